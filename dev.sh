@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# pyint's one entry point on a fresh Debian 12 machine (see README):
+#   ./dev.sh studies [ARGS]   install what is missing, build, run every study (default size)
+#   ./dev.sh test [ARGS]      install what is missing, build, run the test suite (pytest ARGS)
+#   ./dev.sh bench [ARGS]     install what is missing, build, run the benchmarks
+#   ./dev.sh setup            only install and build
+# Installs Debian packages (apt-get, as root or through sudo) and the pinned
+# Python packages of requirements.lock into .venv, then builds pyint into it.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+VENV=${PYINT_VENV:-$ROOT/.venv}
+PYTHON=${PYTHON:-python3}
+APT_PACKAGES="gfortran libsundials-dev liblapack-dev libblas-dev pkg-config"
+
+log() { printf '[dev.sh] %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    log "need root (or sudo) to run: $*"; exit 1; fi
+}
+
+install_debian() {
+  local missing=""
+  for p in $APT_PACKAGES; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+  done
+  if ! "$PYTHON" -m venv --help >/dev/null 2>&1 || ! "$PYTHON" -c "import ensurepip" 2>/dev/null; then
+    missing="$missing python3-venv"
+  fi
+  if [ -n "$missing" ]; then
+    log "installing Debian packages:$missing"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing
+  fi
+}
+
+install_python() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating $VENV"
+    "$PYTHON" -m venv "$VENV"
+  fi
+  local stamp="$VENV/.requirements.sha256" want
+  want=$(sha256sum requirements.lock | cut -d' ' -f1)
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    log "installing pinned Python packages (requirements.lock)"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check -r requirements.lock
+    echo "$want" > "$stamp"
+  fi
+  log "building pyint (incremental build in build/)"
+  PATH="$VENV/bin:$PATH" "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    --no-build-isolation --no-deps -Cbuild-dir="build/cp-$("$VENV/bin/python" -c 'import sys;print(f"{sys.version_info[0]}{sys.version_info[1]}")')" .
+}
+
+setup() { install_debian; install_python; }
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  setup) setup ;;
+  test)
+    setup
+    # run from tests/ so the source tree's pyint/ never shadows the installed package
+    cd "$ROOT/tests" && exec "$VENV/bin/python" -m pytest -c "$ROOT/pyproject.toml" --rootdir "$ROOT" "$@" ;;
+  studies)
+    setup
+    exec "$VENV/bin/pyint" study run --all "$@" ;;
+  bench)
+    setup
+    exec "$VENV/bin/python" "$ROOT/bench/run.py" "$@" ;;
+  *)
+    sed -n '2,8p' "$0" >&2; exit 2 ;;
+esac

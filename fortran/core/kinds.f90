@@ -1,0 +1,17 @@
+!> Working precision and the status codes shared by every kernel.
+module pyint_kinds
+  use iso_c_binding, only: c_double, c_int
+  implicit none
+  private
+  public :: wp, c_double, c_int
+  public :: STATUS_OK, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_BAD_INPUT, STATUS_NONFINITE
+
+  integer, parameter :: wp = c_double
+
+  ! Status codes returned in istat(1) by every driver (mirrored in pyint/_status.py).
+  integer, parameter :: STATUS_OK = 0
+  integer, parameter :: STATUS_NEWTON_FAILED = 1   !< Newton did not converge within maxit
+  integer, parameter :: STATUS_SINGULAR = 2        !< singular iteration matrix (LAPACK info > 0)
+  integer, parameter :: STATUS_BAD_INPUT = 3       !< inconsistent sizes or options
+  integer, parameter :: STATUS_NONFINITE = 4       !< NaN/Inf appeared in the state
+end module pyint_kinds

@@ -1,0 +1,52 @@
+!> Dense linear algebra used by the kernels (LAPACK).
+module pyint_linalg
+  use pyint_kinds
+  implicit none
+  private
+  public :: lu_factor, lu_solve, inf_norm
+
+  interface
+    subroutine dgetrf(m, n, a, lda, ipiv, info)
+      import :: wp
+      integer, intent(in) :: m, n, lda
+      real(wp), intent(inout) :: a(lda, *)
+      integer, intent(out) :: ipiv(*), info
+    end subroutine
+    subroutine dgetrs(trans, n, nrhs, a, lda, ipiv, b, ldb, info)
+      import :: wp
+      character, intent(in) :: trans
+      integer, intent(in) :: n, nrhs, lda, ldb
+      real(wp), intent(in) :: a(lda, *)
+      integer, intent(in) :: ipiv(*)
+      real(wp), intent(inout) :: b(ldb, *)
+      integer, intent(out) :: info
+    end subroutine
+  end interface
+
+contains
+
+  !> LU factorization in place; info > 0 means exactly singular.
+  subroutine lu_factor(a, ipiv, info)
+    real(wp), intent(inout) :: a(:, :)
+    integer, intent(out) :: ipiv(:), info
+    call dgetrf(size(a, 1), size(a, 2), a, size(a, 1), ipiv, info)
+  end subroutine
+
+  !> Solve with a factor from lu_factor; b is overwritten by the solution.
+  subroutine lu_solve(a, ipiv, b)
+    real(wp), intent(in) :: a(:, :)
+    integer, intent(in) :: ipiv(:)
+    real(wp), intent(inout) :: b(:)
+    integer :: info
+    call dgetrs('N', size(a, 1), 1, a, size(a, 1), ipiv, b, size(b), info)
+  end subroutine
+
+  pure real(wp) function inf_norm(x)
+    real(wp), intent(in) :: x(:)
+    if (size(x) == 0) then
+      inf_norm = 0
+    else
+      inf_norm = maxval(abs(x))
+    end if
+  end function
+end module pyint_linalg

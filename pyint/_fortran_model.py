@@ -1,0 +1,78 @@
+"""The model argument block of every Fortran API call.
+
+Each kernel entry point takes ``model_id, ipar, rpar, usercb, n, mh, mn, mflags``:
+``model_id > 0`` selects a built-in Fortran model (the whole time loop stays in
+Fortran); ``model_id = 0`` makes the kernel call ``usercb`` (a Python callable
+built by :meth:`Model.fortran_callback`) for every model item.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _fortran
+
+
+def _never_called(*args):  # placeholder callback for built-in models
+    raise RuntimeError("the Fortran kernel called the Python callback of a built-in model")
+
+
+def model_args(model, backend="auto"):
+    """Return the dict of Fortran model arguments for ``model``.
+
+    backend: "fortran" (built-in Fortran twin; error if there is none),
+    "callback" (always through Python), or "auto" (Fortran when available).
+    """
+    if backend not in ("auto", "fortran", "callback"):
+        raise ValueError(f"backend must be 'auto', 'fortran' or 'callback', got {backend!r}")
+    ipar, rpar = model.fortran_params()
+    ipar = np.ascontiguousarray(ipar, dtype=np.int32)
+    rpar = np.ascontiguousarray(rpar, dtype=np.float64)
+    use_fortran = model.fortran_name is not None and backend != "callback"
+    if backend == "fortran" and model.fortran_name is None:
+        raise ValueError(f"model {model.name!r} has no built-in Fortran twin; use backend='callback'")
+    if use_fortran:
+        model_id, n, mh, mn, _, _, ierr = _fortran.model_lookup(model.fortran_name, ipar, rpar)
+        if ierr != 0 or model_id < 1:
+            raise ValueError(f"Fortran model {model.fortran_name!r} rejected its parameters")
+        if (n, mh, mn) != (model.n, model.n_hol, model.n_nonhol):
+            raise RuntimeError(f"Fortran and NumPy twins of {model.name!r} disagree on sizes: "
+                               f"{(n, mh, mn)} vs {(model.n, model.n_hol, model.n_nonhol)}")
+        cb = _never_called
+    else:
+        model_id = 0
+        cb = model.fortran_callback()
+    if ipar.size == 0:
+        ipar = np.zeros(1, dtype=np.int32)
+    if rpar.size == 0:
+        rpar = np.zeros(1)
+    mflags = np.array([int(model.constant_mass), int(model.conservative)], dtype=np.int32)
+    return dict(model_id=int(model_id), ipar=ipar, rpar=rpar, usercb=cb,
+                mh=int(model.n_hol), mn=int(model.n_nonhol), mflags=mflags)
+
+
+def fortran_eval(model, req, t, q, v, w=None, backend="fortran"):
+    """Evaluate one model item through the Fortran model (for tests and checks)."""
+    from .models.base import CALLBACK_REQUESTS
+    codes = {v_: k for k, v_ in CALLBACK_REQUESTS.items()}
+    code = codes[req] if isinstance(req, str) else int(req)
+    n, mh, mn = model.n, model.n_hol, model.n_nonhol
+    nw = max(n, mh, mn, 1)
+    wbuf = np.zeros(nw)
+    if w is not None:
+        wbuf[:len(w)] = w
+    out = np.zeros(max(n * n, 1))
+    args = model_args(model, backend)
+    ierr = _fortran.model_eval(args["model_id"], args["ipar"], args["rpar"], args["usercb"],
+                               mh, mn, args["mflags"], code, float(t),
+                               np.asarray(q, dtype=float), np.asarray(v, dtype=float), wbuf, out)
+    if ierr != 0:
+        raise RuntimeError(f"model_eval failed with ierr={ierr}")
+    name = CALLBACK_REQUESTS[code]
+    shapes = {"mass": (n, n), "mass_dq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
+              "hol": (mh,), "hol_jac": (mh, n), "hol_t": (mh,), "hol_vel_q": (mh, n), "hol_gamma": (mh,),
+              "hol_gtl_q": (n, n), "nh_A": (mn, n), "nh_b": (mn,), "nh_vel_q": (mn, n),
+              "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}
+    shape = shapes[name]
+    size = int(np.prod(shape)) if shape else 1
+    res = out[:size].reshape(shape, order="F") if shape else out[0]
+    return res

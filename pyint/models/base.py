@@ -1,0 +1,250 @@
+"""The one model interface (Python side).
+
+A constrained mechanical system is written
+
+    M(q) a = f(t, q, v) - G(t, q)^T lam_h - A(t, q)^T lam_n
+    g(t, q) = 0                  (n_hol holonomic constraints, G = g_q)
+    A(t, q) v + b(t, q) = 0      (n_nonhol nonholonomic constraints)
+
+Subclass :class:`Model` and define at least ``mass`` and ``force`` (and
+``hol`` and/or ``nh_A``/``nh_b`` when the system is constrained).  Every other
+item has a central finite-difference fallback here, so a quick prototype
+works at once and gets faster as analytic derivatives are added.  The Fortran
+twin of this class is ``fortran/core/model.f90`` (same item names, same sign
+conventions); a user model reaches the Fortran integrators through
+:meth:`Model.fortran_callback`, a built-in one runs entirely in Fortran.
+
+Acceleration-level constraints are ``G a + hol_gamma = 0`` and
+``A a + nh_gamma = 0`` with
+
+    hol_gamma = (G v)_q v + 2 G_t v + g_tt
+    nh_gamma  = (A v + b)_q v + A_t v + b_t.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+#: Request codes of the Fortran callback (fortran/core/callback_model.f90).
+CALLBACK_REQUESTS = {
+    1: "mass", 2: "mass_dq", 3: "force", 4: "force_q", 5: "force_v",
+    6: "hol", 7: "hol_jac", 8: "hol_t", 9: "hol_vel_q", 10: "hol_gamma",
+    11: "hol_gtl_q", 12: "nh_A", 13: "nh_b", 14: "nh_vel_q", 15: "nh_gamma",
+    16: "nh_atl_q", 17: "energy",
+}
+
+_FD_EPS = 6.0e-6  # ~ eps**(1/3): the relative step of central differences
+
+
+def _step(x):
+    return _FD_EPS * max(1.0, abs(float(x)))
+
+
+def fd_jacobian(fun, x):
+    """Central-difference Jacobian of ``fun`` at ``x`` (columns = components of x)."""
+    x = np.asarray(x, dtype=float)
+    f0 = np.atleast_1d(fun(x))
+    jac = np.empty((f0.size, x.size))
+    for j in range(x.size):
+        e = _step(x[j])
+        xp = x.copy(); xp[j] += e
+        xm = x.copy(); xm[j] -= e
+        jac[:, j] = (np.atleast_1d(fun(xp)) - np.atleast_1d(fun(xm))).ravel() / (2 * e)
+    return jac
+
+
+def fd_derivative(fun, t):
+    """Central difference of ``fun`` with respect to the scalar ``t``."""
+    e = _step(t)
+    return (np.asarray(fun(t + e)) - np.asarray(fun(t - e))) / (2 * e)
+
+
+class Model:
+    """Base class of every model: built-in ones and the ones users write.
+
+    Class attributes a subclass sets:
+
+    ``name``           short identifier used in results and datasets
+    ``n``              number of coordinates
+    ``n_hol``          number of holonomic constraints g(t, q) = 0
+    ``n_nonhol``       number of nonholonomic constraints A(t, q) v + b = 0
+    ``coord_names``    one name per coordinate (defaults q0, q1, ...)
+    ``coord_units``    one unit string per coordinate (defaults "1")
+    ``constant_mass``  True when M does not depend on q
+    ``conservative``   True when ``energy`` is a conserved total energy
+    ``fortran_name``   name of the built-in Fortran twin, or None
+    """
+
+    name = "model"
+    n = 0
+    n_hol = 0
+    n_nonhol = 0
+    coord_names: tuple[str, ...] | None = None
+    coord_units: tuple[str, ...] | None = None
+    constant_mass = True
+    conservative = False
+    fortran_name: str | None = None
+
+    # -- what a subclass must define ------------------------------------------
+    def mass(self, q):
+        """Mass matrix M(q), shape (n, n)."""
+        raise NotImplementedError(f"{type(self).__name__} must define mass(q)")
+
+    def force(self, t, q, v):
+        """Applied forces f(t, q, v), shape (n,)."""
+        raise NotImplementedError(f"{type(self).__name__} must define force(t, q, v)")
+
+    def hol(self, t, q):
+        """Holonomic constraints g(t, q), shape (n_hol,)."""
+        if self.n_hol:
+            raise NotImplementedError(f"{type(self).__name__} declares n_hol > 0 but defines no hol(t, q)")
+        return np.zeros(0)
+
+    def nh_A(self, t, q):
+        """Nonholonomic constraint matrix A(t, q), shape (n_nonhol, n)."""
+        if self.n_nonhol:
+            raise NotImplementedError(f"{type(self).__name__} declares n_nonhol > 0 but defines no nh_A(t, q)")
+        return np.zeros((0, self.n))
+
+    def nh_b(self, t, q):
+        """Nonholonomic constraint offset b(t, q), shape (n_nonhol,). Default zero."""
+        return np.zeros(self.n_nonhol)
+
+    def energy(self, t, q, v):
+        """Total energy (only meaningful when ``conservative``)."""
+        return np.nan
+
+    # -- derived items: finite-difference fallbacks ----------------------------
+    def mass_dq(self, q, a):
+        """(M(q) a)_q, shape (n, n); zero for a constant mass matrix."""
+        if self.constant_mass:
+            return np.zeros((self.n, self.n))
+        return fd_jacobian(lambda x: self.mass(x) @ a, q)
+
+    def force_jac(self, t, q, v):
+        """(f_q, f_v), each (n, n)."""
+        return (fd_jacobian(lambda x: self.force(t, x, v), q),
+                fd_jacobian(lambda x: self.force(t, q, x), v))
+
+    def hol_jac(self, t, q):
+        """G = g_q, shape (n_hol, n)."""
+        return fd_jacobian(lambda x: self.hol(t, x), q).reshape(self.n_hol, self.n)
+
+    def hol_t(self, t, q):
+        """g_t, shape (n_hol,)."""
+        return np.asarray(fd_derivative(lambda s: self.hol(s, q), t)).reshape(self.n_hol)
+
+    def hol_jac_t(self, t, q):
+        """G_t, shape (n_hol, n)."""
+        return np.asarray(fd_derivative(lambda s: self.hol_jac(s, q), t)).reshape(self.n_hol, self.n)
+
+    def hol_tt(self, t, q):
+        """g_tt, shape (n_hol,)."""
+        return np.asarray(fd_derivative(lambda s: self.hol_t(s, q), t)).reshape(self.n_hol)
+
+    def hol_vel(self, t, q, v):
+        """Velocity-level residual G v + g_t."""
+        return self.hol_jac(t, q) @ v + self.hol_t(t, q)
+
+    def hol_vel_q(self, t, q, v):
+        """(G v + g_t)_q, shape (n_hol, n)."""
+        return fd_jacobian(lambda x: self.hol_vel(t, x, v), q).reshape(self.n_hol, self.n)
+
+    def hol_gamma(self, t, q, v):
+        """(G v)_q v + 2 G_t v + g_tt: the acceleration constraint is G a + hol_gamma = 0."""
+        gv_q = fd_jacobian(lambda x: self.hol_jac(t, x) @ v, q).reshape(self.n_hol, self.n)
+        return gv_q @ v + 2 * self.hol_jac_t(t, q) @ v + self.hol_tt(t, q)
+
+    def hol_acc(self, t, q, v, a):
+        """Acceleration-level residual G a + hol_gamma."""
+        return self.hol_jac(t, q) @ a + self.hol_gamma(t, q, v)
+
+    def hol_gtl_q(self, t, q, lam):
+        """(G^T lam)_q, shape (n, n)."""
+        return fd_jacobian(lambda x: self.hol_jac(t, x).T @ lam, q)
+
+    def nh_vel(self, t, q, v):
+        """Nonholonomic residual A v + b."""
+        return self.nh_A(t, q) @ v + self.nh_b(t, q)
+
+    def nh_vel_q(self, t, q, v):
+        """(A v + b)_q, shape (n_nonhol, n)."""
+        return fd_jacobian(lambda x: self.nh_vel(t, x, v), q).reshape(self.n_nonhol, self.n)
+
+    def nh_dt(self, t, q, v):
+        """A_t v + b_t, shape (n_nonhol,)."""
+        return np.asarray(fd_derivative(lambda s: self.nh_vel(s, q, v), t)).reshape(self.n_nonhol)
+
+    def nh_gamma(self, t, q, v):
+        """(A v + b)_q v + A_t v + b_t: the acceleration constraint is A a + nh_gamma = 0."""
+        return self.nh_vel_q(t, q, v) @ v + self.nh_dt(t, q, v)
+
+    def nh_acc(self, t, q, v, a):
+        """Acceleration-level nonholonomic residual A a + nh_gamma."""
+        return self.nh_A(t, q) @ a + self.nh_gamma(t, q, v)
+
+    def nh_atl_q(self, t, q, lam):
+        """(A^T lam)_q, shape (n, n)."""
+        return fd_jacobian(lambda x: self.nh_A(t, x).T @ lam, q)
+
+    # -- conveniences ----------------------------------------------------------
+    @property
+    def n_constraints(self):
+        return self.n_hol + self.n_nonhol
+
+    def names(self):
+        return tuple(self.coord_names) if self.coord_names else tuple(f"q{i}" for i in range(self.n))
+
+    def units(self):
+        return tuple(self.coord_units) if self.coord_units else ("1",) * self.n
+
+    def fortran_params(self):
+        """(ipar, rpar) of the built-in Fortran twin: int32 and float64 arrays."""
+        return np.zeros(0, dtype=np.int32), np.zeros(0)
+
+    def describe(self):
+        """Scalar parameters for provenance attributes (override to add more)."""
+        return {"model": self.name, "n": self.n, "n_hol": self.n_hol, "n_nonhol": self.n_nonhol}
+
+    def consistent_acceleration(self, t, q, v):
+        """Solve the index-1 system for (a, lam_h, lam_n) at (t, q, v)."""
+        n, mh, mn = self.n, self.n_hol, self.n_nonhol
+        c = np.vstack([self.hol_jac(t, q).reshape(mh, n), self.nh_A(t, q).reshape(mn, n)])
+        k = np.zeros((n + mh + mn, n + mh + mn))
+        k[:n, :n] = self.mass(q)
+        k[:n, n:] = c.T
+        k[n:, :n] = c
+        rhs = np.concatenate([self.force(t, q, v), -self.hol_gamma(t, q, v), -self.nh_gamma(t, q, v)])
+        sol = np.linalg.solve(k, rhs)
+        return sol[:n], sol[n:n + mh], sol[n + mh:]
+
+    # -- the bridge to Fortran ---------------------------------------------------
+    def fortran_callback(self):
+        """The callable the Fortran callback model calls: ``cb(req, t, q, v, w, out)``."""
+        n, mh, mn = self.n, self.n_hol, self.n_nonhol
+
+        def items(req, t, q, v, w):
+            name = CALLBACK_REQUESTS[req]
+            if name == "mass":
+                return self.mass(q)
+            if name == "mass_dq":
+                return self.mass_dq(q, w[:n])
+            if name == "force":
+                return self.force(t, q, v)
+            if name == "force_q":
+                return self.force_jac(t, q, v)[0]
+            if name == "force_v":
+                return self.force_jac(t, q, v)[1]
+            if name == "hol_gtl_q":
+                return self.hol_gtl_q(t, q, w[:mh])
+            if name == "nh_atl_q":
+                return self.nh_atl_q(t, q, w[:mn])
+            if name in ("hol", "hol_jac", "hol_t", "nh_A", "nh_b"):
+                return getattr(self, name)(t, q)
+            if name == "energy":
+                return self.energy(t, q, v)
+            return getattr(self, name)(t, q, v)
+
+        def cb(req, t, q, v, w, out):
+            out[:] = np.asarray(items(int(req), float(t), q, v, w), dtype=float).ravel(order="F")
+
+        return cb
