@@ -90,3 +90,32 @@ subroutine model_eval(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mfl
     ierr = 3
   end select
 end subroutine model_eval
+
+!> Constraint residuals (5 x nt: |g|, |Gv+g_t|, |Ga+gamma_h|, |Av+b|, |Aa+gamma_n|) and energy along a trajectory.
+subroutine model_residuals(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, nt, t, q, v, a, res, energy, ierr)
+  use pyint_kinds
+  use pyint_model, only: model_t
+  use pyint_registry, only: setup_model
+  use pyint_metrics, only: trajectory_residuals
+  implicit none
+  integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nt
+  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  real(c_double), intent(in) :: rpar(nrpar), t(nt), q(n, nt), v(n, nt), a(n, nt)
+  real(c_double), intent(inout) :: res(5, nt), energy(nt)
+  integer(c_int), intent(out) :: ierr
+  external usercb
+  interface
+    subroutine usercb(req, t, n, q, v, nw, w, nout, out)
+      import :: c_double, c_int
+      integer(c_int), intent(in) :: req, n, nw, nout
+      real(c_double), intent(in) :: t, q(n), v(n), w(nw)
+      real(c_double), intent(inout) :: out(nout)
+    end subroutine
+  end interface
+  class(model_t), allocatable :: m
+  integer :: e
+  call setup_model(model_id, ipar, rpar, usercb, n, mh, mn, mflags, m, e)
+  ierr = e
+  if (e /= 0) return
+  call trajectory_residuals(m, t, q, v, a, res, energy)
+end subroutine model_residuals

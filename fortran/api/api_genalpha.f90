@@ -1,0 +1,42 @@
+! f2py interface of the alpha family (fortran/genalpha.f90): generalized-alpha
+! and alpha-RATTLE.  Plain arrays in, plain arrays out; the caller allocates
+! the outputs (nout samples, column k = sample k).
+
+!> Generalized-alpha (variant = 0) or alpha-RATTLE (variant = 1) over nsteps steps.
+!> Outputs: tout, qout, vout, aout, lout; istat = [status, steps done, samples];
+!> stats = [newton iterations, factorizations, max iterations/step, start-up iterations].
+subroutine alpha_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
+                     variant, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, nsteps, every, &
+                     q0, v0, a0, nl, lam0, nout, tout, qout, vout, aout, lout, istat, stats)
+  use pyint_kinds
+  use pyint_model, only: model_t
+  use pyint_registry, only: setup_model
+  use genalpha, only: alpha_driver
+  implicit none
+  integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
+  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  real(c_double), intent(in) :: rpar(nrpar)
+  integer(c_int), intent(in) :: variant, mass_mode, start_mode, maxit, nsteps, every
+  real(c_double), intent(in) :: rho_inf, tol, t0, h
+  real(c_double), intent(in) :: q0(n), v0(n), a0(n), lam0(nl)
+  real(c_double), intent(inout) :: tout(nout), qout(n, nout), vout(n, nout), aout(n, nout), lout(nl, nout)
+  integer(c_int), intent(out) :: istat(3)
+  real(c_double), intent(out) :: stats(4)
+  external usercb
+  interface
+    subroutine usercb(req, t, n, q, v, nw, w, nout, out)
+      import :: c_double, c_int
+      integer(c_int), intent(in) :: req, n, nw, nout
+      real(c_double), intent(in) :: t, q(n), v(n), w(nw)
+      real(c_double), intent(inout) :: out(nout)
+    end subroutine
+  end interface
+  class(model_t), allocatable :: m
+  integer :: ierr
+  stats = 0
+  istat = [STATUS_BAD_INPUT, 0, 0]
+  call setup_model(model_id, ipar, rpar, usercb, n, mh, mn, mflags, m, ierr)
+  if (ierr /= 0 .or. nl /= max(mh + mn, 1) .or. every < 1 .or. nsteps < 0) return
+  call alpha_driver(m, variant, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, nsteps, every, &
+                    q0, v0, a0, lam0(1:mh + mn), tout, qout, vout, aout, lout, istat, stats)
+end subroutine alpha_run

@@ -1,0 +1,146 @@
+"""Input checks shared by every integrator: shapes, finiteness, step size,
+consistency of the initial state with the constraints, rank of the
+constraint Jacobian.  Every failure is a ValueError/TypeError that names the
+problem and, for constraint violations, says by how much."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+#: Default tolerance for "the initial state satisfies the constraints".
+CONSISTENCY_TOL = 1e-10
+
+
+def as_vector(x, n, name):
+    """x as a float64 vector of length n, finite."""
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:  # pragma: no cover - exotic input
+        raise TypeError(f"{name} must be an array of numbers: {exc}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got complex values")
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.all(np.isfinite(arr)):
+        bad = np.flatnonzero(~np.isfinite(arr))
+        raise ValueError(f"{name} contains NaN or Inf at index {bad.tolist()}")
+    return arr
+
+
+def as_real(x, name, positive=False, lo=None, hi=None):
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        try:
+            x = float(np.asarray(x).item())
+        except Exception:
+            raise TypeError(f"{name} must be a real number, got {x!r}") from None
+    x = float(x)
+    if not np.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x}")
+    if positive and x <= 0:
+        raise ValueError(f"{name} must be > 0, got {x}")
+    if lo is not None and x < lo or hi is not None and x > hi:
+        raise ValueError(f"{name} must lie in [{lo}, {hi}], got {x}")
+    return x
+
+
+def as_int(x, name, minimum=None):
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {x!r}")
+    x = int(x)
+    if minimum is not None and x < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {x}")
+    return x
+
+
+def step_count(t0, t_end, h):
+    """Number of steps of size h from t0 to t_end (which must be a multiple of h)."""
+    span = t_end - t0
+    if span <= 0:
+        raise ValueError(f"t_end must be greater than t0, got t0={t0}, t_end={t_end}")
+    nsteps = int(round(span / h))
+    if nsteps < 1 or abs(nsteps * h - span) > 1e-8 * max(1.0, abs(span)):
+        raise ValueError(f"(t_end - t0) = {span} is not an integer multiple of h = {h}")
+    return nsteps
+
+
+def constraint_matrix(model, t, q):
+    """[G; A] at (t, q), shape (n_hol + n_nonhol, n)."""
+    n = model.n
+    return np.vstack([np.asarray(model.hol_jac(t, q), dtype=float).reshape(model.n_hol, n),
+                      np.asarray(model.nh_A(t, q), dtype=float).reshape(model.n_nonhol, n)])
+
+
+def check_rank(model, t, q):
+    """Raise if the constraint Jacobian [G; A] is rank deficient at (t, q)."""
+    c = constraint_matrix(model, t, q)
+    if c.shape[0] == 0:
+        return
+    s = np.linalg.svd(c, compute_uv=False)
+    if s[-1] <= 1e-12 * max(1.0, s[0]) or c.shape[0] > c.shape[1]:
+        rank = int(np.sum(s > 1e-12 * max(1.0, s[0])))
+        raise ValueError(
+            f"the constraint Jacobian [G; A] is singular at t={t}: rank {rank} < {c.shape[0]} "
+            f"constraints (smallest singular value {s[-1]:.3e}); redundant or degenerate constraints")
+
+
+def project_position(model, t, q, tol=1e-13, maxit=50):
+    """Project q onto g(t, q) = 0 (M-orthogonal Gauss-Newton)."""
+    q = q.copy()
+    for _ in range(maxit):
+        g = np.asarray(model.hol(t, q), dtype=float)
+        if np.max(np.abs(g), initial=0.0) <= tol:
+            return q
+        gq = np.asarray(model.hol_jac(t, q), dtype=float)
+        minv_gt = np.linalg.solve(model.mass(q), gq.T)
+        q -= minv_gt @ np.linalg.solve(gq @ minv_gt, g)
+    raise ValueError(f"could not project the initial position onto g = 0 (|g| = {np.max(np.abs(g)):.3e})")
+
+
+def project_velocity(model, t, q, v):
+    """M-orthogonal projection of v onto G v + g_t = 0, A v + b = 0."""
+    c = constraint_matrix(model, t, q)
+    if c.shape[0] == 0:
+        return v
+    r = np.concatenate([np.asarray(model.hol_vel(t, q, v), dtype=float).reshape(model.n_hol),
+                        np.asarray(model.nh_vel(t, q, v), dtype=float).reshape(model.n_nonhol)])
+    minv_ct = np.linalg.solve(model.mass(q), c.T)
+    return v - minv_ct @ np.linalg.solve(c @ minv_ct, r)
+
+
+def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL):
+    """Check (or, with project=True, enforce) g = 0, G v + g_t = 0, A v + b = 0 at t0.
+
+    Returns (q0, v0).  Raises ValueError naming the violated level and the
+    size of the violation when project is False.
+    """
+    check_rank(model, t0, q0)
+    scale_q = max(1.0, float(np.max(np.abs(q0), initial=0.0)))
+    if model.n_hol:
+        g = np.asarray(model.hol(t0, q0), dtype=float)
+        err = float(np.max(np.abs(g)))
+        if err > tol * scale_q:
+            if not project:
+                raise ValueError(
+                    f"the initial position violates the holonomic constraints: max|g(q0)| = {err:.3e} "
+                    f"> {tol * scale_q:.1e}; pass project=True to project it onto g = 0")
+            q0 = project_position(model, t0, q0)
+    scale_v = max(1.0, float(np.max(np.abs(v0), initial=0.0)))
+    parts = []
+    if model.n_hol:
+        parts.append(("G v + g_t", np.asarray(model.hol_vel(t0, q0, v0), dtype=float)))
+    if model.n_nonhol:
+        parts.append(("A v + b", np.asarray(model.nh_vel(t0, q0, v0), dtype=float)))
+    for label, r in parts:
+        err = float(np.max(np.abs(r), initial=0.0))
+        if err > tol * scale_v:
+            if not project:
+                raise ValueError(
+                    f"the initial velocity violates the constraints: max|{label}| = {err:.3e} "
+                    f"> {tol * scale_v:.1e}; pass project=True to project it onto the constraints")
+            v0 = project_velocity(model, t0, q0, v0)
+            break
+    return q0, v0

@@ -1,0 +1,122 @@
+"""Base class of every integrator, and the method registry that feeds the tests.
+
+Adding a method (the checklist):
+
+1. ``fortran/<method>.f90``: the kernel, generic over ``class(model_t)``; the
+   whole time loop lives there.  ``fortran/api/api_<method>.f90``: one thin
+   f2py routine taking the model argument block (see ``_fortran_model.py``).
+2. ``pyint/<method>.py``: a subclass of :class:`Integrator` that declares the
+   class attributes below, validates its options in ``__init__`` and
+   implements ``_run`` (one call into Fortran, returning the raw arrays).
+3. Decorate it with :func:`register`: it joins ``METHODS`` and with it the
+   shared tests (convergence order, agreement with the IDA reference, the
+   invariants it claims).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from . import _validate as V
+from ._status import STATUS_ERRORS, STATUS_NAMES, STATUS_OK, STATUS_TEXT
+from .results import Result, trajectory_residuals
+
+#: name -> Integrator subclass; every registered method is in the shared test list.
+METHODS: dict[str, type] = {}
+
+
+def register(cls):
+    METHODS[cls.name] = cls
+    return cls
+
+
+class Integrator:
+    """An integrator for M(q) a = f - G^T lam_h - A^T lam_n with constraints.
+
+    Class attributes a subclass declares:
+
+    ``name``         registry name (also the ``method`` coordinate in datasets)
+    ``order``        claimed convergence order in q and v
+    ``supports``     subset of {"holonomic", "nonholonomic"}
+    ``keeps``        constraint levels kept to round-off, per kind of constraint:
+                     {"holonomic": {"position", ...}, "nonholonomic": {"velocity"}}
+    ``invariants``   other claims the tests check, e.g. {"energy_bounded", "symplectic"}
+    """
+
+    name = "integrator"
+    order = 1
+    supports: frozenset = frozenset()
+    keeps: dict = {}
+    invariants: frozenset = frozenset()
+
+    def params(self):
+        """Method parameters (scalars) for results and provenance."""
+        return {}
+
+    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):  # pragma: no cover - abstract
+        """Call the Fortran kernel; return dict with t, q, v, a, lam (time-major), istat, stats."""
+        raise NotImplementedError
+
+    def check_model(self, model):
+        if model.n_hol and "holonomic" not in self.supports:
+            raise ValueError(f"{self.name} does not handle holonomic constraints (model {model.name!r} has {model.n_hol})")
+        if model.n_nonhol and "nonholonomic" not in self.supports:
+            raise ValueError(f"{self.name} does not handle nonholonomic constraints (model {model.name!r} has {model.n_nonhol})")
+
+    def integrate(self, model, q0, v0, t_end, h, t0=0.0, every=1, backend="auto", project=False,
+                  raise_on_failure=True):
+        """Integrate from (t0, q0, v0) to t_end with step h; keep every `every`-th step.
+
+        project: project an inconsistent initial state onto the constraints
+        instead of raising.  backend: "auto" (built-in Fortran model when the
+        model has one), "fortran", or "callback" (model evaluated in Python).
+        On failure (Newton, singular matrix, NaN) raises an IntegrationError
+        whose ``result`` holds the trajectory computed so far, or returns that
+        result with ``status`` set when raise_on_failure is False.
+        """
+        self.check_model(model)
+        h = V.as_real(h, "h", positive=True)
+        t0 = V.as_real(t0, "t0")
+        t_end = V.as_real(t_end, "t_end")
+        every = V.as_int(every, "every", minimum=1)
+        nsteps = V.step_count(t0, t_end, h)
+        q0 = V.as_vector(q0, model.n, "q0")
+        v0 = V.as_vector(v0, model.n, "v0")
+        q0, v0 = V.consistent_initial_state(model, t0, q0, v0, project=project)
+
+        cpu = time.process_time()
+        raw = self._run(model, t0, h, nsteps, every, q0, v0, backend)
+        cpu = time.process_time() - cpu
+
+        status, steps_done, nsamples = (int(x) for x in raw["istat"])
+        sl = slice(0, nsamples)
+        t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
+        res, energy = trajectory_residuals(model, t, q, v, a, backend)
+        result = Result(
+            method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res,
+            energy=energy if model.conservative else None, stats=raw["stats"],
+            params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
+            cpu_time=cpu)
+        if status != STATUS_OK:
+            t_fail = t0 + (steps_done + 1) * h
+            result.message = (f"{self.name}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
+                              f"(t = {t_fail:.6g}); returning the {steps_done} steps computed before it")
+            if raise_on_failure:
+                raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result,
+                                                               step=steps_done + 1, time=t_fail)
+        return result
+
+
+def output_buffers(n, nl, nsteps, every):
+    """Fortran-ordered output arrays for nsteps // every + 1 samples."""
+    nout = nsteps // every + 1
+    return dict(tout=np.zeros(nout), qout=np.zeros((n, nout), order="F"),
+                vout=np.zeros((n, nout), order="F"), aout=np.zeros((n, nout), order="F"),
+                lout=np.zeros((max(nl, 1), nout), order="F"))
+
+
+def raw_result(buf, nl, istat, stats):
+    """Time-major views of the output buffers."""
+    return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T,
+                lam=buf["lout"][:nl].T, istat=np.asarray(istat), stats=stats)
