@@ -101,6 +101,7 @@ class GeneralizedAlpha(_AlphaFamily):
     """Generalized-alpha for holonomic (index 3) and nonholonomic (index 2) systems."""
 
     name = "genalpha"
+    lambda_order = 2
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"position"}), "nonholonomic": frozenset({"velocity"})}
     _variant = 0

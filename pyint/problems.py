@@ -1,0 +1,93 @@
+"""Test problems in one place, each with the source of its reference values.
+
+A :class:`Problem` is a model, an initial state, a time span, the coarsest
+step of its convergence study, and a reference solution at the final time:
+closed form where one exists, otherwise a tight reference computed by the
+command named in ``source`` (cached per process).  The shared method tests
+(tests/test_methods.py) run every registered method on every problem whose
+constraint kinds it supports.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .models import PendulumChain
+
+
+@dataclass
+class Problem:
+    name: str
+    make_model: Callable
+    make_state: Callable          # model -> (q0, v0)
+    t_end: float
+    h0: float                     # coarsest step of the order study (2nd-order methods)
+    source: str                   # where the reference values come from
+    exact: Callable | None = None  # t -> (q, v, lam) closed form
+    tags: frozenset = field(default_factory=frozenset)
+
+    @functools.cached_property
+    def model(self):
+        return self.make_model()
+
+    @functools.cached_property
+    def initial_state(self):
+        return self.make_state(self.model)
+
+    @property
+    def kinds(self):
+        k = set()
+        if self.model.n_hol:
+            k.add("holonomic")
+        if self.model.n_nonhol:
+            k.add("nonholonomic")
+        return frozenset(k)
+
+    @functools.cached_property
+    def reference(self):
+        """(q, v, lam) at t_end."""
+        if self.exact is not None:
+            return self.exact(self.t_end)
+        return ode_reference(self.model, *self.initial_state, self.t_end)
+
+
+def ode_reference(model, q0, v0, t_end, rtol=1e-13, atol=1e-13):
+    """Tight reference at t_end: SciPy DOP853 on the index-1 ODE form
+    (a from the KKT system at every right-hand side).  The index-1 form drifts
+    off the constraints only at the tolerance level over these short spans."""
+    from scipy.integrate import solve_ivp
+
+    n = model.n
+
+    def rhs(t, y):
+        a, _, _ = model.consistent_acceleration(t, y[:n], y[n:])
+        return np.concatenate([y[n:], a])
+
+    sol = solve_ivp(rhs, (0.0, t_end), np.concatenate([q0, v0]), method="DOP853", rtol=rtol, atol=atol)
+    if not sol.success:
+        raise RuntimeError(f"reference integration failed: {sol.message}")
+    q, v = sol.y[:n, -1], sol.y[n:, -1]
+    _, lh, ln = model.consistent_acceleration(t_end, q, v)
+    return q, v, np.concatenate([lh, ln])
+
+
+PROBLEMS: dict[str, Problem] = {}
+
+
+def add_problem(problem):
+    PROBLEMS[problem.name] = problem
+    return problem
+
+
+add_problem(Problem(
+    name="chain2",
+    make_model=lambda: PendulumChain(2, mass=[1.0, 1.5], length=[1.0, 0.8]),
+    make_state=lambda m: m.initial_state([np.pi / 3, np.pi / 2]),
+    t_end=1.0,
+    h0=1 / 32,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    tags=frozenset({"conservative"}),
+))

@@ -1,0 +1,192 @@
+"""Generalized-alpha and alpha-RATTLE: parameters, variants, paths, bad input."""
+import numpy as np
+import pytest
+
+from pyint import _fortran
+from pyint._fortran_model import model_args
+from pyint.errors import NewtonConvergenceError, SingularMatrixError
+from pyint.genalpha import AlphaRattle, GeneralizedAlpha, alpha_parameters
+from pyint.models import Model, PendulumChain
+from pyint.problems import PROBLEMS
+
+
+def test_parameters_printed_values_and_spectral_radius():
+    p = alpha_parameters(3 / 7)
+    assert p["alpha_m"] == pytest.approx(-0.1, abs=1e-15)
+    assert p["alpha_f"] == pytest.approx(0.3, abs=1e-15)
+    assert p["alpha"] == pytest.approx(-0.4, abs=1e-15)
+    assert p["beta"] == pytest.approx(0.49, abs=1e-15)
+    assert p["gamma"] == pytest.approx(0.9, abs=1e-15)
+    # the amplification matrix of y'' = -w^2 y has spectral radius rho_inf as w h -> inf
+    for rho in (0.0, 0.3, 3 / 7, 0.8, 1.0):
+        p = alpha_parameters(rho)
+        am, af, b, g = p["alpha_m"], p["alpha_f"], p["beta"], p["gamma"]
+        # unknowns (d_{n+1}, v_{n+1}, a_{n+1}); in the limit w h -> inf only the stiffness part survives
+        # (1-am) a1 + am a0 = -k[(1-af) d1 + af d0], k -> inf  =>  (1-af) d1 + af d0 = 0 ...
+        wh = 1e8
+        k = wh**2
+        lhs = np.array([[1, 0, -b], [0, 1, -g], [(1 - af) * k, 0, (1 - am)]], dtype=float)
+        rhs = np.array([[1, 1, 0.5 - b], [0, 1, 1 - g], [-af * k, 0, -am]], dtype=float)
+        amp = np.linalg.solve(lhs, rhs)
+        # at w h = 1e8 the radius is within ~1e-5 of its limit (rho_inf = 0 is a triple,
+        # defective eigenvalue: perturbed by ~ k**(-1/3) = 5e-6)
+        assert max(abs(np.linalg.eigvals(amp))) == pytest.approx(rho, abs=2e-5)
+
+
+def test_rho_inf_outside_unit_interval_rejected():
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="rho_inf"):
+            GeneralizedAlpha(rho_inf=bad)
+
+
+def test_fortran_and_callback_paths_identical():
+    prob = PROBLEMS["chain2"]
+    q0, v0 = prob.initial_state
+    a = GeneralizedAlpha().integrate(prob.model, q0, v0, 0.5, 1e-2, backend="fortran")
+    b = GeneralizedAlpha().integrate(prob.model, q0, v0, 0.5, 1e-2, backend="callback")
+    assert np.max(np.abs(a.q - b.q)) <= 1e-13
+    assert np.max(np.abs(a.lam - b.lam)) <= 1e-10
+    assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
+
+
+def test_builtin_model_time_loop_never_calls_python():
+    """Run the Fortran driver directly with a counting callback: zero calls for a built-in model."""
+    m = PendulumChain(4)
+    q0, v0 = m.initial_state()
+    calls = []
+
+    def never(req, t, q, v, w, out):  # f2py reads the callback's signature: explicit arguments
+        calls.append(req)
+
+    args = model_args(m, "fortran")
+    a0, lh, _ = m.consistent_acceleration(0.0, q0, v0)
+    nsteps, n = 200, m.n
+    out = dict(tout=np.zeros(nsteps + 1), qout=np.zeros((n, nsteps + 1), order="F"),
+               vout=np.zeros((n, nsteps + 1), order="F"), aout=np.zeros((n, nsteps + 1), order="F"),
+               lout=np.zeros((m.n_hol, nsteps + 1), order="F"))
+    istat, stats = _fortran.alpha_run(args["model_id"], args["ipar"], args["rpar"],
+                                      never, args["mh"], args["mn"], args["mflags"],
+                                      0, 0.9, 0, 0, 1e-10, 25, 0.0, 1e-3, nsteps, 1, q0, v0, a0, lh,
+                                      out["tout"], out["qout"], out["vout"], out["aout"], out["lout"])
+    assert istat[0] == 0 and istat[1] == nsteps
+    assert calls == []
+    # and the callback path does call it, many times
+    cb_model = model_args(m, "callback")
+    calls2 = []
+    inner = cb_model["usercb"]
+
+    def counting(req, t, q, v, w, out):
+        calls2.append(req)
+        inner(req, t, q, v, w, out)
+
+    istat, _ = _fortran.alpha_run(0, cb_model["ipar"], cb_model["rpar"], counting, m.n_hol, 0, cb_model["mflags"],
+                                  0, 0.9, 0, 0, 1e-10, 25, 0.0, 1e-3, 10, 1, q0, v0, a0, lh,
+                                  out["tout"], out["qout"], out["vout"], out["aout"], out["lout"])
+    assert istat[0] == 0 and len(calls2) > 10
+
+
+def test_paper_start_satisfies_its_equation():
+    """M a0 = (1 - alpha) F0 + alpha F1 holds for the paper start."""
+    prob = PROBLEMS["chain2"]
+    m = prob.model
+    q0, v0 = prob.initial_state
+    meth = GeneralizedAlpha(rho_inf=3 / 7, start="paper")
+    r = meth.integrate(m, q0, v0, 0.1, 1e-2)
+    alpha = alpha_parameters(3 / 7)["alpha"]
+
+    def force(k):
+        return m.force(r.t[k], r.q[k], r.v[k]) - m.hol_jac(r.t[k], r.q[k]).T @ r.lam[k]
+
+    _, lam0, _ = m.consistent_acceleration(0.0, q0, v0)
+    f0 = m.force(0.0, q0, v0) - m.hol_jac(0.0, q0).T @ lam0
+    lhs = m.mass(q0) @ r.a[0]
+    rhs = (1 - alpha) * f0 + alpha * force(1)
+    assert np.max(np.abs(lhs - rhs)) <= 1e-8 * np.max(np.abs(rhs))
+    assert r.stats["startup_iterations"] >= 2
+
+
+def test_paper_start_same_order():
+    prob = PROBLEMS["chain2"]
+    q0, v0 = prob.initial_state
+    qr = prob.reference[0]
+    hs = prob.h0 / 2.0 ** np.arange(5)
+    errs = [np.max(np.abs(GeneralizedAlpha(start="paper").integrate(prob.model, q0, v0, prob.t_end, h).q[-1] - qr))
+            for h in hs]
+    assert abs(np.polyfit(np.log(hs), np.log(errs), 1)[0] - 2) <= 0.15
+
+
+class _Bad(Model):
+    """A pendulum with the same constraint written twice: G is rank deficient."""
+    name = "redundant"
+    n = 2
+    n_hol = 2
+
+    def mass(self, q):
+        return np.eye(2)
+
+    def force(self, t, q, v):
+        return np.array([0.0, -9.81])
+
+    def hol(self, t, q):
+        c = 0.5 * (q @ q - 1)
+        return np.array([c, 2 * c])
+
+
+def test_bad_inputs_give_clear_errors():
+    m = PendulumChain(2)
+    q0, v0 = m.initial_state()
+    ga = GeneralizedAlpha()
+    with pytest.raises(ValueError, match="shape"):
+        ga.integrate(m, q0[:3], v0, 1.0, 0.01)
+    with pytest.raises(ValueError, match="NaN"):
+        ga.integrate(m, np.where(np.arange(4) == 1, np.nan, q0), v0, 1.0, 0.01)
+    with pytest.raises(ValueError, match="Inf"):
+        ga.integrate(m, q0, np.full(4, np.inf), 1.0, 0.01)
+    with pytest.raises(TypeError, match="numeric"):
+        ga.integrate(m, ["a", "b", "c", "d"], v0, 1.0, 0.01)
+    for h in (0.0, -1e-3):
+        with pytest.raises(ValueError, match="h must be > 0"):
+            ga.integrate(m, q0, v0, 1.0, h)
+    with pytest.raises(ValueError, match="integer multiple"):
+        ga.integrate(m, q0, v0, 1.0, 0.3)
+    with pytest.raises(ValueError, match=r"holonomic constraints: max\|g\(q0\)\| = 1.500e\+00"):
+        ga.integrate(m, q0 * 2, v0, 1.0, 0.01)
+    with pytest.raises(ValueError, match=r"initial velocity violates the constraints: max\|G v"):
+        ga.integrate(m, q0, np.array([1.0, 0, 0, 0]), 1.0, 0.01)
+    with pytest.raises(ValueError, match="singular"):
+        ga.integrate(_Bad(), np.array([0.0, -1.0]), np.zeros(2), 1.0, 0.01)
+    with pytest.raises(ValueError, match="does not handle holonomic"):
+        AlphaRattle().integrate(m, q0, v0, 1.0, 0.01)
+
+
+def test_projection_option_repairs_initial_state():
+    m = PendulumChain(2)
+    q0, v0 = m.initial_state([0.3, 0.5])
+    r = GeneralizedAlpha().integrate(m, q0 * 1.01, np.array([0.3, 0.1, -0.2, 0.4]), 0.1, 0.01, project=True)
+    assert np.max(np.abs(m.hol(0, r.q[0]))) <= 1e-13
+    assert np.max(np.abs(m.hol_vel(0, r.q[0], r.v[0]))) <= 1e-12
+
+
+def test_newton_failure_reports_step_time_and_partial_result():
+    prob = PROBLEMS["chain2"]
+    q0, v0 = prob.initial_state
+    with pytest.raises(NewtonConvergenceError) as exc:
+        GeneralizedAlpha(maxit=1, tol=1e-14).integrate(prob.model, q0, v0, 1.0, 0.05)
+    err = exc.value
+    assert "step" in str(err) and "t =" in str(err)
+    assert err.step >= 1 and err.time == pytest.approx(err.step * 0.05)
+    assert len(err.result.t) == err.step  # samples 0 .. step-1
+    r = GeneralizedAlpha(maxit=1, tol=1e-14).integrate(prob.model, q0, v0, 1.0, 0.05, raise_on_failure=False)
+    assert r.status == "newton_failed" and len(r.t) == err.step
+
+
+def test_to_xarray_has_units_and_params():
+    prob = PROBLEMS["chain2"]
+    q0, v0 = prob.initial_state
+    ds = GeneralizedAlpha(rho_inf=0.5).integrate(prob.model, q0, v0, 0.2, 0.01, every=5).to_xarray()
+    assert ds.sizes["time"] == 5 and ds.sizes["coord"] == 4
+    for name, var in ds.variables.items():
+        if name not in ("coord", "multiplier", "constraint_level"):
+            assert "units" in var.attrs, name
+        assert "long_name" in var.attrs, name
+    assert '"rho_inf": 0.5' in ds.attrs["method_params"]

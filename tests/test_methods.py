@@ -1,0 +1,66 @@
+"""The shared test list: every registered method on every problem it supports.
+
+For each (method, problem) pair:
+* measured convergence order in q and v (slope of log error against log h
+  over four halvings) equals the claimed order within 0.2 (and in lam where
+  the method claims ``lambda_order``);
+* the constraint levels the method claims to keep stay at round-off.
+"""
+import numpy as np
+import pytest
+
+import pyint.genalpha  # noqa: F401  (registers its methods)
+from pyint.integrator import METHODS
+from pyint.problems import PROBLEMS
+
+
+def _pairs():
+    for mname, cls in sorted(METHODS.items()):
+        for pname, prob in sorted(PROBLEMS.items()):
+            if prob.kinds <= cls.supports:
+                yield pytest.param(cls, prob, id=f"{mname}-{pname}")
+
+
+PAIRS = list(_pairs())
+
+
+def measured_orders(method, problem, halvings=4):
+    q0, v0 = problem.initial_state
+    qr, vr, lr = problem.reference
+    hs = problem.h0 / 2.0 ** np.arange(halvings + 1)
+    errs = []
+    for h in hs:
+        r = method.integrate(problem.model, q0, v0, problem.t_end, h)
+        errs.append([np.max(np.abs(r.q[-1] - qr)), np.max(np.abs(r.v[-1] - vr)),
+                     np.max(np.abs(r.lam[-1] - lr), initial=0.0)])
+    errs = np.array(errs)
+    slopes = [np.polyfit(np.log(hs), np.log(errs[:, j]), 1)[0] if np.all(errs[:, j] > 0) else np.nan
+              for j in range(3)]
+    return np.array(slopes), errs
+
+
+@pytest.mark.parametrize("cls,problem", PAIRS)
+def test_convergence_order(cls, problem):
+    method = cls()
+    slopes, errs = measured_orders(method, problem)
+    assert abs(slopes[0] - cls.order) <= 0.2, (slopes, errs)
+    assert abs(slopes[1] - cls.order) <= 0.2, (slopes, errs)
+    lam_order = getattr(cls, "lambda_order", None)
+    if lam_order is not None and problem.model.n_constraints:
+        assert abs(slopes[2] - lam_order) <= 0.2, (slopes, errs)
+
+
+@pytest.mark.parametrize("cls,problem", PAIRS)
+def test_claimed_constraint_levels_kept(cls, problem):
+    q0, v0 = problem.initial_state
+    r = cls().integrate(problem.model, q0, v0, problem.t_end, problem.h0)
+    levels = {"position": r.residual[:, 0], "velocity": r.residual[:, 1], "acceleration": r.residual[:, 2]}
+    nh_levels = {"velocity": r.residual[:, 3], "acceleration": r.residual[:, 4]}
+    scale = max(1.0, np.max(np.abs(r.q)), np.max(np.abs(r.v)))
+    for kind, kept in cls.keeps.items():
+        if kind == "holonomic" and problem.model.n_hol:
+            for level in kept:
+                assert np.max(levels[level]) <= 1e-13 * scale, (kind, level, np.max(levels[level]))
+        if kind == "nonholonomic" and problem.model.n_nonhol:
+            for level in kept:
+                assert np.max(nh_levels[level]) <= 1e-13 * scale, (kind, level, np.max(nh_levels[level]))
