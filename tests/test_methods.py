@@ -9,7 +9,7 @@ For each (method, problem) pair:
 import numpy as np
 import pytest
 
-import pyint.genalpha  # noqa: F401  (registers its methods)
+import pyint.methods  # noqa: F401  (registers every method)
 from pyint.integrator import METHODS
 from pyint.problems import PROBLEMS
 

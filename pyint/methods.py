@@ -1,0 +1,9 @@
+"""Every integrator of pyint, by name: importing this module registers them all.
+
+``METHODS`` maps the registry name to the class; the shared tests
+(tests/test_methods.py) run every entry.  Add one import line per method
+module below.
+"""
+from .integrator import METHODS  # noqa: F401
+
+from . import genalpha  # noqa: F401  generalized-alpha, alpha-RATTLE (seed 000)
