@@ -7,3 +7,5 @@ module below.
 from .integrator import METHODS  # noqa: F401
 
 from . import genalpha  # noqa: F401  generalized-alpha, alpha-RATTLE (seed 000)
+from . import symplectic  # noqa: F401  seed-002 composition (Gauss-Legendre), RATTLE, Lobatto IIIA-IIIB
+from . import baumgarte  # noqa: F401  Baumgarte-stabilized RK4 (seed 002 baseline)

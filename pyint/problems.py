@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from .models import PendulumChain
+from .models import AnharmonicChain
 
 
 @dataclass
@@ -90,4 +91,36 @@ add_problem(Problem(
     h0=1 / 32,
     source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
     tags=frozenset({"conservative"}),
+))
+
+
+def triple_pendulum_model():
+    """The planar triple pendulum of seed 002 (SPEC "Seed 002"): m = l = g = 1."""
+    return PendulumChain(3, mass=1.0, length=1.0, grav=1.0)
+
+
+def triple_pendulum_state(model):
+    """Seed 002's start q(0) = (0.5, -sqrt(.75), 0, -2 sqrt(.75), 0, -1 - 2 sqrt(.75)), p(0) = 0:
+    links at 30, -30 and 0 degrees from the downward vertical, all of length 1."""
+    return model.initial_state([np.pi / 6, -np.pi / 6, 0.0])
+
+
+add_problem(Problem(
+    name="triple_pendulum",
+    make_model=triple_pendulum_model,
+    make_state=triple_pendulum_state,
+    t_end=2.0,
+    h0=1 / 32,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    tags=frozenset({"conservative", "seed002"}),
+))
+
+add_problem(Problem(
+    name="anharmonic_chain2",
+    make_model=lambda: AnharmonicChain.example(),
+    make_state=lambda m: m.initial_state([np.pi / 2, np.pi / 2]),
+    t_end=2.0,
+    h0=1 / 32,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    tags=frozenset({"conservative", "nonlinear_potential"}),
 ))

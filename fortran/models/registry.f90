@@ -10,14 +10,16 @@ module pyint_registry
   use pyint_model, only: model_t
   use pyint_callback_model, only: callback_model_t, usercb_i
   use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
+  use model_anharmonic_chain, only: anharmonic_chain_t, anharmonic_chain_new
   implicit none
   private
   public :: setup_model, builtin_info, model_lookup_id, MODEL_NAMES, NAME_LEN
 
   integer, parameter :: NAME_LEN = 32
   !> Index in this list = model id (0 is the Python callback).
-  character(len=NAME_LEN), parameter :: MODEL_NAMES(1) = [character(len=NAME_LEN) :: &
-       'pendulum_chain']
+  character(len=NAME_LEN), parameter :: MODEL_NAMES(*) = [character(len=NAME_LEN) :: &
+       'pendulum_chain', &
+       'anharmonic_chain']
 
 contains
 
@@ -59,6 +61,12 @@ contains
       block
         type(pendulum_chain_t) :: x
         call pendulum_chain_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('anharmonic_chain')
+      block
+        type(anharmonic_chain_t) :: x
+        call anharmonic_chain_new(ipar, rpar, x, ierr)
         if (ierr == 0) allocate(m, source=x)
       end block
     end select

@@ -5,10 +5,13 @@ Built-in models have a NumPy implementation here and a Fortran twin in
 """
 from .base import Model, CALLBACK_REQUESTS, fd_jacobian
 from .pendulum_chain import PendulumChain
+from .anharmonic_chain import AnharmonicChain
 
 #: Built-in models by name (the Fortran twin has the same ``fortran_name``).
 BUILTIN_MODELS = {
     "pendulum_chain": PendulumChain,
+    "anharmonic_chain": AnharmonicChain,
 }
 
 __all__ = ["Model", "CALLBACK_REQUESTS", "fd_jacobian", "BUILTIN_MODELS", "PendulumChain"]
+__all__ += ["AnharmonicChain"]
