@@ -20,6 +20,8 @@
 !>   implicit midpoint rule) or Lobatto IIIA-IIIB with s = 2, which is the
 !>   Stormer-Verlet method: the composition is then exactly RATTLE.  The
 !>   composition is symmetric and of order 2 whatever the inner method.
+!>   (The explicit midpoint rule is also accepted as inner tableau: the
+!>   composition then keeps both constraint levels but is not symplectic.)
 !>
 !> SCHEME_LOBATTO (Jay 1996; Hairer-Lubich-Wanner, GNI VII.1): the Lobatto
 !> IIIA-IIIB pair with the constraint force inside the stages,
@@ -43,15 +45,16 @@ module symplectic
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
-  use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib
+  use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
   use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
   implicit none
   private
-  public :: sym_driver, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO
+  public :: sym_driver, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO, &
+            TAB_EXPLICIT_MIDPOINT
 
   integer, parameter :: SCHEME_COMPOSITION = 0, SCHEME_LOBATTO = 1
-  integer, parameter :: TAB_GAUSS = 0, TAB_LOBATTO = 1
+  integer, parameter :: TAB_GAUSS = 0, TAB_LOBATTO = 1, TAB_EXPLICIT_MIDPOINT = 2
 
   !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
   type :: sym_work_t
@@ -73,7 +76,8 @@ module symplectic
 
 contains
 
-  !> The inner tableau: kind TAB_GAUSS (s >= 1) or TAB_LOBATTO (s >= 2).
+  !> The inner tableau: kind TAB_GAUSS (s >= 1), TAB_LOBATTO (s >= 2) or
+  !> TAB_EXPLICIT_MIDPOINT (s = 2; not symplectic: the tests' negative control).
   subroutine sym_tableau(kind, s, a, ah, b, c, info)
     integer, intent(in) :: kind, s
     real(wp), intent(out) :: a(s, s), ah(s, s), b(s), c(s)
@@ -83,6 +87,9 @@ contains
       call gauss_legendre(s, a, ah, b, c, info)
     case (TAB_LOBATTO)
       call lobatto_iiia_iiib(s, a, ah, b, c, info)
+    case (TAB_EXPLICIT_MIDPOINT)
+      info = STATUS_BAD_INPUT
+      if (s == 2) call explicit_midpoint(a, ah, b, c, info)
     case default
       info = STATUS_BAD_INPUT
     end select

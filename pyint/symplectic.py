@@ -2,11 +2,13 @@
 Fortran kernel: fortran/symplectic.f90 (canonical field: fortran/core/hamiltonian.f90,
 coefficients: fortran/core/tableaux.f90).
 
-With p = M(q) v the model's equations of motion are
+With p = M(q) v the model's equations of motion M a = f - G^T lam become
 
-    qdot = M^{-1} p,   pdot = 1/2 (M_q v)^T v + f(t, q, v) - G^T lam,   g(t, q) = 0,
+    qdot = M^{-1} p,   pdot = f(t, q, v) + (M v)_q v - G^T lam,   g(t, q) = 0
 
-the canonical system of H = 1/2 p^T M^{-1} p + V(q) when f = -grad V(q).
+(pyint's f holds the Coriolis/centrifugal terms of a configuration-dependent
+M), the canonical system of H = 1/2 p^T M^{-1} p + V(q) when the model is
+Lagrangian with potential V (f = -grad V for a constant M).
 
 * :class:`SymplecticComposition` -- the seed's three-step composition
   (SPEC "Seed 002"): half kick p - h/2 G(q_k)^T Lam_k, one step of the
@@ -42,19 +44,19 @@ from .integrator import Integrator, output_buffers, raw_result, register
 MAX_STAGES = 10
 
 _SCHEMES = {"composition": 0, "lobatto": 1}
-_TABLEAUX = {"gauss": 0, "lobatto": 1}
+_TABLEAUX = {"gauss": 0, "lobatto": 1, "explicit_midpoint": 2}
 
 
 def tableau(kind, s):
     """Coefficients (a, ahat, b, c) of the s-stage "gauss" (Gauss-Legendre,
-    ahat = a) or "lobatto" (Lobatto IIIA a, IIIB ahat) tableau, computed and
-    checked in Fortran (fortran/core/tableaux.f90)."""
+    ahat = a) or "lobatto" (Lobatto IIIA a, IIIB ahat) tableau, or of the
+    "explicit_midpoint" rule (s = 2), computed and checked in Fortran
+    (fortran/core/tableaux.f90)."""
     if kind not in _TABLEAUX:
         raise ValueError(f"tableau kind must be one of {sorted(_TABLEAUX)}, got {kind!r}")
-    lo = 1 if kind == "gauss" else 2
-    s = V.as_int(s, "stages", minimum=lo)
-    if s > MAX_STAGES:
-        raise ValueError(f"stages must be <= {MAX_STAGES}, got {s}")
+    s = V.as_int(s, "stages", minimum=1 if kind == "gauss" else 2)
+    if s > MAX_STAGES or kind == "explicit_midpoint" and s != 2:
+        raise ValueError(f"stages must be <= {MAX_STAGES} (2 for the explicit midpoint rule), got {s}")
     a, ahat, b, c, info = _fortran.prk_tableau(_TABLEAUX[kind], s)
     if info != 0:
         raise RuntimeError(f"the {kind} tableau with {s} stages failed its identity checks (info={info})")
@@ -64,7 +66,7 @@ def tableau(kind, s):
 def canonical_field(model, t, q, p, backend="auto"):
     """(v, psi, phi_q, phi_p, psi_q, psi_p) of the canonical field at (t, q, p), from Fortran.
 
-    v = H_p = M^{-1} p and psi = -H_q = 1/2 (M_q v)^T v + f for conservative models.
+    v = M^{-1} p and psi = f + (M v)_q v; for a conservative model v = H_p, psi = -H_q.
     """
     args = model_args(model, backend)
     q = V.as_vector(q, model.n, "q")
@@ -160,3 +162,17 @@ class LobattoIIIAB(_SymplecticFamily):
         super().__init__(stages, tol, maxit)
         self.order = 2 * self.stages - 2
         self.lambda_order = self.order
+
+
+class ExplicitMidpointComposition(_SymplecticFamily):
+    """The seed's composition with the explicit midpoint rule as middle step:
+    keeps both constraint levels, order 2, but NOT symplectic (SPEC "Seed 002").
+    Not registered: it is the negative control of the symplecticity tests."""
+
+    name = "composition_explicit_midpoint"
+    order = 2
+    invariants = frozenset()
+    _tableau = "explicit_midpoint"
+
+    def __init__(self, tol=1e-10, maxit=20):
+        super().__init__(2, tol, maxit)

@@ -3,7 +3,8 @@
 ! Lobatto IIIA-IIIB; plus the coefficients and the canonical field, for tests.
 ! Plain arrays in, plain arrays out; the caller allocates the outputs.
 
-!> scheme 0 = composition, 1 = Lobatto IIIA-IIIB; kind 0 = Gauss-Legendre, 1 = Lobatto tableau; s stages.
+!> scheme 0 = composition, 1 = Lobatto IIIA-IIIB; kind 0 = Gauss-Legendre, 1 = Lobatto tableau,
+!> 2 = explicit midpoint (s = 2); s stages.
 !> Outputs: tout, qout, vout, aout, lout, pout; istat = [status, steps done, samples];
 !> stats = [Newton iterations, LU factorizations, max iterations/step].
 subroutine symplectic_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
@@ -43,7 +44,8 @@ subroutine symplectic_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn,
                   tout, qout, vout, aout, lout, pout, istat, stats)
 end subroutine symplectic_run
 
-!> Coefficients of the inner tableau: kind 0 = Gauss-Legendre, 1 = Lobatto IIIA (a) - IIIB (ahat).
+!> Coefficients of the inner tableau: kind 0 = Gauss-Legendre, 1 = Lobatto IIIA (a) - IIIB (ahat),
+!> 2 = explicit midpoint (s = 2).
 !> info = 0 when every identity of fortran/core/tableaux.f90 holds.
 subroutine prk_tableau(kind, s, a, ahat, b, c, info)
   use pyint_kinds
@@ -57,7 +59,7 @@ subroutine prk_tableau(kind, s, a, ahat, b, c, info)
   info = e
 end subroutine prk_tableau
 
-!> The canonical field at (t, q, p): v = phi = M^{-1} p, psi = 1/2 (M_q v)^T v + f,
+!> The canonical field at (t, q, p): v = phi = M^{-1} p, psi = f + (M v)_q v,
 !> and the Jacobians phi_q, phi_p, psi_q, psi_p (fortran/core/hamiltonian.f90).
 subroutine canonical_field(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
                            t, q, p, v, psi, phq, php, psq, psp, ierr)

@@ -1,23 +1,28 @@
 !> The canonical (q, p) form of a model_t with holonomic constraints.
 !>
-!> With p = M(q) v the equations of motion M a = f - G^T lam become
+!> pyint writes the equations of motion M(q) a = f(t, q, v) - G^T lam with
+!> the velocity-quadratic (Coriolis, centrifugal) terms of a configuration-
+!> dependent M inside f.  With p = M(q) v, pdot = Mdot v + M a, and
+!> Mdot v = (M v)_q v = D v, D = mass_dq(q, v):
 !>
-!>     qdot = phi(q, p)    = M(q)^{-1} p                          (= H_p)
-!>     pdot = psi(t, q, p) = 1/2 (M_q v)^T v + f(t, q, v) - G^T lam   (= -H_q - G^T lam)
+!>     qdot = phi(q, p)    = M(q)^{-1} p
+!>     pdot = psi(t, q, p) = f(t, q, v) + D v - G^T lam
 !>
-!> where (M_q v)^T v is the vector (v^T M_{,j} v)_j = mass_dq(q, v)^T v.  When
-!> the force is conservative, f = -grad V(q), this is exactly the canonical
-!> system of H(q, p) = 1/2 p^T M(q)^{-1} p + V(q) (H_p = phi, H_q = -psi);
-!> for other forces (f depending on t or v) phi and psi are still the
-!> equations of motion, but there is no Hamiltonian and no symplecticity.
+!> For a Lagrangian system with potential V the model's f is
+!> -grad V + 1/2 D^T v - D v, so psi = -grad V + 1/2 D^T v: this is exactly
+!> the canonical system of H(q, p) = 1/2 p^T M(q)^{-1} p + V(q)
+!> (phi = H_p, psi = -H_q).  For other forces (f depending on t, or
+!> dissipative) phi and psi are still the equations of motion, but there is
+!> no Hamiltonian and no symplecticity.
 !>
-!> Jacobians (v = M^{-1} p, D = mass_dq(q, v) = (M v)_q):
-!>   phi_p = M^{-1},                 phi_q = -M^{-1} D
-!>   psi_v = D^T + f_v,              psi_p = psi_v M^{-1}
-!>   psi_q = K + f_q + psi_v phi_q,  K = d/dq (1/2 D^T v)|_v
-!> For a constant mass matrix D = K = 0 and M^{-1} is formed once.  K needs
-!> second derivatives of M, which the model interface does not provide: it is
-!> a central difference of mass_dq (it only enters Newton matrices).
+!> Jacobians (v = M^{-1} p, Mdot = sum_j v_j M_{,j}):
+!>   phi_p = M^{-1},                      phi_q = -M^{-1} D
+!>   psi_v = f_v + D + Mdot,              psi_p = psi_v M^{-1}
+!>   psi_q = f_q + K + psi_v phi_q,       K = d/dq (D(q, v) v)|_v
+!> For a constant mass matrix D = Mdot = K = 0 and M^{-1} is formed once.
+!> Mdot and K need second derivatives of M, which the model interface does
+!> not provide: they are central differences of mass and mass_dq (they only
+!> enter Newton matrices, never the equations).
 module pyint_hamiltonian
   use pyint_kinds
   use pyint_model, only: model_t
@@ -111,7 +116,7 @@ contains
     call model%force(t, q, v, psi)
     if (.not. w%const_mass) then
       call model%mass_dq(q, v, w%d)
-      psi = psi + 0.5_wp * matmul(v, w%d)
+      psi = psi + matmul(w%d, v)
     end if
   end subroutine
 
@@ -135,19 +140,24 @@ contains
       return
     end if
     phq = -matmul(w%minv, w%d)
-    ! K = d/dq (1/2 D(q, v)^T v) at fixed v, by central differences of mass_dq
+    ! K = d/dq (D(q, v) v) at fixed v, by central differences of mass_dq
     do j = 1, w%n
       e = FD_EPS * max(1.0_wp, abs(q(j)))
       w%x = q; w%x(j) = q(j) + e
       call model%mass_dq(w%x, v, w%fq)
-      w%gp = matmul(v, w%fq)
+      w%gp = matmul(w%fq, v)
       w%x(j) = q(j) - e
       call model%mass_dq(w%x, v, w%fq)
-      w%gm = matmul(v, w%fq)
-      w%kq(:, j) = 0.25_wp * (w%gp - w%gm) / e
+      w%gm = matmul(w%fq, v)
+      w%kq(:, j) = 0.5_wp * (w%gp - w%gm) / e
     end do
+    ! Mdot = d/de M(q + e v) by a central difference along v
+    e = FD_EPS * max(1.0_wp, maxval(abs(q))) / max(1.0_wp, maxval(abs(v)))
+    call model%mass(q + e * v, w%fq)
+    call model%mass(q - e * v, w%psiv)
+    w%psiv = (w%fq - w%psiv) / (2 * e) + w%d
     call model%force_jac(t, q, v, w%fq, w%fv)
-    w%psiv = transpose(w%d) + w%fv
+    w%psiv = w%psiv + w%fv
     psq = w%kq + w%fq + matmul(w%psiv, phq)
     psp = matmul(w%psiv, w%minv)
   end subroutine

@@ -7,7 +7,10 @@
 !>   2s - 2; s = 2 is the Stormer-Verlet / RATTLE pair).  Nodes: 0, 1 and the
 !>   roots of P_{s-1}' mapped to [0, 1]; weights b_i = 1/(s (s - 1) P_{s-1}(x_i)^2).
 !>
-!> In both, A is the collocation matrix a_ij = int_0^{c_i} l_j(tau) dtau
+!> explicit_midpoint: the explicit midpoint rule (order 2, NOT symplectic:
+!>   b_i a_ij + b_j a_ji - b_i b_j /= 0), the negative control of the tests.
+!>
+!> In the first two, A is the collocation matrix a_ij = int_0^{c_i} l_j(tau) dtau
 !> (l_j the Lagrange polynomial of the nodes; the integral is evaluated with
 !> the s-point Gauss rule, exact for degree 2s - 1 >= s - 1).  The partner
 !> matrix (the one applied to p) is ahat_ij = b_j (1 - a_ji / b_i), the
@@ -25,7 +28,7 @@ module pyint_tableaux
   use pyint_kinds
   implicit none
   private
-  public :: gauss_legendre, lobatto_iiia_iiib, TAB_MAX_STAGES, TAB_TOL
+  public :: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint, TAB_MAX_STAGES, TAB_TOL
 
   integer, parameter :: TAB_MAX_STAGES = 10
   real(wp), parameter :: TAB_TOL = 1.0e-13_wp
@@ -200,6 +203,19 @@ contains
     if (info == 0) then
       if (maxval(abs(a(s, :) - b)) > TAB_TOL .or. maxval(abs(ahat(:, s))) > TAB_TOL) info = 1
     end if
+  end subroutine
+
+  !> The explicit midpoint rule as a 2-stage tableau (ahat = a); info: 0 ok, 1 identity failed.
+  pure subroutine explicit_midpoint(a, ahat, b, c, info)
+    real(wp), intent(out) :: a(2, 2), ahat(2, 2), b(2), c(2)
+    integer, intent(out) :: info
+    real(wp) :: err
+    a = reshape([0.0_wp, 0.5_wp, 0.0_wp, 0.0_wp], [2, 2])
+    ahat = a
+    b = [0.0_wp, 1.0_wp]
+    c = [0.0_wp, 0.5_wp]
+    err = max(maxval(abs(sum(a, dim=2) - c)), abs(sum(b) - 1), abs(sum(b * c) - 0.5_wp))
+    info = merge(0, 1, err <= TAB_TOL)
   end subroutine
 
 end module pyint_tableaux
