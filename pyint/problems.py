@@ -105,6 +105,8 @@ def triple_pendulum_state(model):
     return model.initial_state([np.pi / 6, -np.pi / 6, 0.0])
 
 
+# tag "long_run": the motion keeps visiting the same region of phase space, so a long
+# run at h0 tests energy boundedness (tests/test_methods.py).
 add_problem(Problem(
     name="triple_pendulum",
     make_model=triple_pendulum_model,
@@ -112,7 +114,7 @@ add_problem(Problem(
     t_end=2.0,
     h0=1 / 32,
     source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
-    tags=frozenset({"conservative", "seed002"}),
+    tags=frozenset({"conservative", "seed002", "long_run"}),
 ))
 
 add_problem(Problem(

@@ -64,3 +64,39 @@ def test_claimed_constraint_levels_kept(cls, problem):
         if kind == "nonholonomic" and problem.model.n_nonhol:
             for level in kept:
                 assert np.max(nh_levels[level]) <= 1e-13 * scale, (kind, level, np.max(nh_levels[level]))
+
+
+# -- invariants a method claims (Integrator.invariants) ---------------------------------------
+# "symplectic", on every conservative holonomic problem (pyint.invariants.symplecticity_defect:
+# the step map preserves the symplectic form on the constraint manifold);
+# "energy_bounded", on the problems tagged "long_run" (no drift: the energy error of the
+# second half of a 10^4-step run at h0 is not larger than 1.5 times that of the first half; a
+# linear drift doubles it).  Only problems whose motion keeps visiting the same region are
+# tagged: on a chaotic one with violent phases (chain2 at h0) the energy error of a
+# symplectic method wanders with the region the trajectory is in, and the halves differ.
+
+def _invariant_pairs(invariant, tag="conservative"):
+    for mname, cls in sorted(METHODS.items()):
+        if invariant not in cls.invariants:
+            continue
+        for pname, prob in sorted(PROBLEMS.items()):
+            if prob.kinds == frozenset({"holonomic"}) and {"conservative", tag} <= prob.tags:
+                yield pytest.param(cls, prob, id=f"{mname}-{pname}")
+
+
+@pytest.mark.parametrize("cls,problem", list(_invariant_pairs("symplectic")))
+def test_claimed_symplecticity(cls, problem):
+    from pyint.invariants import symplecticity_defect
+    q0, v0 = problem.initial_state
+    start = cls().integrate(problem.model, q0, v0, 10 * problem.h0, problem.h0)   # a state in motion
+    defect = symplecticity_defect(cls(tol=1e-12), problem.model, start.q[-1], start.v[-1], 2 * problem.h0)
+    assert defect <= 1e-10, defect
+
+
+@pytest.mark.parametrize("cls,problem", list(_invariant_pairs("energy_bounded", "long_run")))
+def test_claimed_energy_bounded(cls, problem):
+    from pyint.invariants import energy_halves
+    q0, v0 = problem.initial_state
+    r = cls().integrate(problem.model, q0, v0, 10_000 * problem.h0, problem.h0, every=10)
+    first, second = energy_halves(r)
+    assert second <= 1.5 * first, (first, second)

@@ -11,6 +11,7 @@ from pyint import _fortran
 from pyint._fortran_model import model_args
 from pyint.baumgarte import BaumgarteRK4
 from pyint.errors import NewtonConvergenceError
+from pyint.invariants import symplecticity_defect
 from pyint.models import AnharmonicChain, Model
 from pyint.models.base import fd_jacobian
 from pyint.problems import PROBLEMS, ode_reference
@@ -294,49 +295,6 @@ def test_orders_on_nonlinear_potential(method, order):
 
 
 # -- numerical symplecticity ---------------------------------------------------------------
-
-def _on_manifold(model, q0, p0, xi, eps):
-    """A point of {g = 0, G M^{-1} p = 0} near (q0, p0) + eps xi (projection along fixed directions)."""
-    n = model.n
-    dq = np.linalg.solve(model.mass(q0), model.hol_jac(0.0, q0).T)
-    q = q0 + eps * xi[:n]
-    eta = np.zeros(model.n_hol)
-    for _ in range(20):
-        eta -= np.linalg.solve(model.hol_jac(0.0, q + dq @ eta) @ dq, model.hol(0.0, q + dq @ eta))
-    q = q + dq @ eta
-    g, minv = model.hol_jac(0.0, q), np.linalg.inv(model.mass(q))
-    p = p0 + eps * xi[n:]
-    return q, p - g.T @ np.linalg.solve(g @ minv @ g.T, g @ minv @ p)
-
-
-def symplecticity_defect(method, model, q0, v0, h, nsteps, eps=1e-3):
-    """max |W' - W| / max |W| with W_ab = omega(xi_a, xi_b) on a basis of the tangent space of
-    the constraint manifold at (q0, p0) and W' the same for the step map's image (nsteps
-    steps).  Derivatives by Richardson-extrapolated central differences along curves on
-    the manifold."""
-    n = model.n
-    p0 = model.mass(q0) @ v0
-    g = model.hol_jac(0.0, q0)
-    gp_q = fd_jacobian(lambda x: model.hol_jac(0.0, x) @ np.linalg.solve(model.mass(x), p0), q0)
-    c = np.block([[g, np.zeros_like(g)], [gp_q, g @ np.linalg.inv(model.mass(q0))]])
-    basis = np.linalg.svd(c)[2][c.shape[0]:]
-
-    def flow(q, p):
-        r = method.integrate(model, q, np.linalg.solve(model.mass(q), p), nsteps * h, h)
-        return np.concatenate([r.q[-1], model.mass(r.q[-1]) @ r.v[-1]])
-
-    def tangent(fun, xi):
-        c_ = lambda e: fun(*_on_manifold(model, q0, p0, xi, e))
-        d1 = (c_(eps) - c_(-eps)) / (2 * eps)
-        d2 = (c_(eps / 2) - c_(-eps / 2)) / eps
-        return (4 * d2 - d1) / 3
-
-    x = np.array([tangent(lambda q, p: np.concatenate([q, p]), xi) for xi in basis]).T
-    y = np.array([tangent(flow, xi) for xi in basis]).T
-    j = np.block([[np.zeros((n, n)), np.eye(n)], [-np.eye(n), np.zeros((n, n))]])
-    w0, w1 = x.T @ j @ x, y.T @ j @ y
-    return np.max(np.abs(w1 - w0)) / np.max(np.abs(w0))
-
 
 @pytest.fixture(scope="module")
 def moving_state():
