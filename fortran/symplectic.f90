@@ -174,22 +174,25 @@ contains
     end do
   end subroutine
 
-  !> The stage rows Q_i - q_k - h sum a_ij phi_j and their Jacobian blocks (both schemes).
-  subroutine stage_q_rows(w, qk, h, jac)
+  !> Rows x_i - base - h sum_j coef_ij f_j (i = 1..s) of block `part` (0: the Q rows,
+  !> 1: the P rows) and, with jac, their Jacobian blocks I - h coef_ij [dfq_j, dfp_j].
+  subroutine stage_rows(w, part, base, f, coef, dfq, dfp, h, jac)
     type(sym_work_t), intent(inout) :: w
-    real(wp), intent(in) :: qk(:), h
+    integer, intent(in) :: part
+    real(wp), intent(in) :: base(:), f(:, :), coef(:, :), dfq(:, :, :), dfp(:, :, :), h
     logical, intent(in) :: jac
-    integer :: i, j, k, n
+    integer :: i, j, k, n, r
     n = w%n
     do i = 1, w%s
-      w%e(oq(w, i) + 1:oq(w, i) + n) = w%x(oq(w, i) + 1:oq(w, i) + n) - qk - h * matmul(w%v, w%a(i, :))
+      r = (part * w%s + i - 1) * n
+      w%e(r + 1:r + n) = w%x(r + 1:r + n) - base - h * matmul(f, coef(i, :))
       if (.not. jac) cycle
       do j = 1, w%s
-        w%jac(oq(w, i) + 1:oq(w, i) + n, oq(w, j) + 1:oq(w, j) + n) = -h * w%a(i, j) * w%phq(:, :, j)
-        w%jac(oq(w, i) + 1:oq(w, i) + n, op(w, j) + 1:op(w, j) + n) = -h * w%a(i, j) * w%php(:, :, j)
+        w%jac(r + 1:r + n, oq(w, j) + 1:oq(w, j) + n) = -h * coef(i, j) * dfq(:, :, j)
+        w%jac(r + 1:r + n, op(w, j) + 1:op(w, j) + n) = -h * coef(i, j) * dfp(:, :, j)
       end do
       do k = 1, n
-        w%jac(oq(w, i) + k, oq(w, i) + k) = w%jac(oq(w, i) + k, oq(w, i) + k) + 1
+        w%jac(r + k, r + k) = w%jac(r + k, r + k) + 1
       end do
     end do
   end subroutine
@@ -201,26 +204,20 @@ contains
     real(wp), intent(in) :: t, h, qk(:), pk(:)
     logical, intent(in) :: jac
     integer, intent(out) :: info
-    integer :: i, j, k, n, m
+    integer :: i, j, n, m
     n = w%n; m = w%m
     call eval_stages(model, w, t, h, jac, info)
     if (info /= 0) return
     if (jac) w%jac = 0
-    call stage_q_rows(w, qk, h, jac)
     w%pbar = pk
     if (m > 0) w%pbar = pk - matmul(w%x(om(w, 1) + 1:om(w, 1) + m), w%gk)
-    do i = 1, w%s
-      w%e(op(w, i) + 1:op(w, i) + n) = w%x(op(w, i) + 1:op(w, i) + n) - w%pbar - h * matmul(w%psi, w%ah(i, :))
-      if (.not. jac) cycle
-      do j = 1, w%s
-        w%jac(op(w, i) + 1:op(w, i) + n, oq(w, j) + 1:oq(w, j) + n) = -h * w%ah(i, j) * w%psq(:, :, j)
-        w%jac(op(w, i) + 1:op(w, i) + n, op(w, j) + 1:op(w, j) + n) = -h * w%ah(i, j) * w%psp(:, :, j)
+    call stage_rows(w, 0, qk, w%v, w%a, w%phq, w%php, h, jac)
+    call stage_rows(w, 1, w%pbar, w%psi, w%ah, w%psq, w%psp, h, jac)
+    if (jac .and. m > 0) then
+      do i = 1, w%s
+        w%jac(op(w, i) + 1:op(w, i) + n, om(w, 1) + 1:om(w, 1) + m) = transpose(w%gk)
       end do
-      do k = 1, n
-        w%jac(op(w, i) + k, op(w, i) + k) = w%jac(op(w, i) + k, op(w, i) + k) + 1
-      end do
-      if (m > 0) w%jac(op(w, i) + 1:op(w, i) + n, om(w, 1) + 1:om(w, 1) + m) = transpose(w%gk)
-    end do
+    end if
     w%q1 = qk + h * matmul(w%v, w%b)
     if (m == 0) return
     ! g(t_{k+1}, q_{k+1}) / h = 0
@@ -246,7 +243,7 @@ contains
     call eval_stages(model, w, t, h, jac, info)
     if (info /= 0) return
     if (jac) w%jac = 0
-    call stage_q_rows(w, qk, h, jac)
+    call stage_rows(w, 0, qk, w%v, w%a, w%phq, w%php, h, jac)
     ! hf_j = h psi_j - G_j^T mu_j: the momentum increment of stage j
     do j = 1, s
       w%hf(:, j) = h * w%psi(:, j)
