@@ -86,10 +86,10 @@ class _SymplecticFamily(Integrator):
     _tableau = "gauss"
 
     def __init__(self, stages, tol=1e-10, maxit=20):
-        self.stages = stages
+        tableau(self._tableau, stages)   # validates the stage count
+        self.stages = int(stages)
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
-        tableau(self._tableau, stages)   # validates the stage count
 
     def params(self):
         return {"scheme": self._scheme, "tableau": self._tableau, "stages": self.stages,
