@@ -9,8 +9,8 @@ module pyint_registry
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_callback_model, only: callback_model_t, usercb_i
-  use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
   use model_anharmonic_chain, only: anharmonic_chain_t, anharmonic_chain_new
+  use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
   implicit none
   private
   public :: setup_model, builtin_info, model_lookup_id, MODEL_NAMES, NAME_LEN
@@ -57,16 +57,16 @@ contains
     integer, intent(out) :: ierr
     ierr = 1
     select case (trim(MODEL_NAMES(model_id)))
-    case ('pendulum_chain')
-      block
-        type(pendulum_chain_t) :: x
-        call pendulum_chain_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
     case ('anharmonic_chain')
       block
         type(anharmonic_chain_t) :: x
         call anharmonic_chain_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('pendulum_chain')
+      block
+        type(pendulum_chain_t) :: x
+        call pendulum_chain_new(ipar, rpar, x, ierr)
         if (ierr == 0) allocate(m, source=x)
       end block
     end select
