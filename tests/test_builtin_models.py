@@ -159,7 +159,7 @@ def test_coupled_snakeboard_is_the_seed000_board_with_coupled_axles(rng):
         q, v = rng.normal(size=5), rng.normal(size=5)
         assert np.allclose(sc.nh_A(0.0, q), sb.nh_A(0.0, p @ q) @ p, rtol=0, atol=1e-15)
         assert abs(sc.energy(0.0, q, v) - sb.energy(0.0, p @ q, p @ v)) < 1e-14
-    _wheel_check(sc, [(-sc.l, lambda q: -q[4]), (sc.l, lambda q: q[4])], rng)
+    _wheel_check(sc, [(-sc.L, lambda q: -q[4]), (sc.L, lambda q: q[4])], rng)
 
 
 @pytest.mark.parametrize("kind", ["straight", "locked", "general"])

@@ -10,32 +10,37 @@
 !> energy = T + 1/2 k_r psi^2 + 1/2 k_w (phi_b^2 + phi_f^2) (not conserved: F does work).
 !> ipar = []; rpar = [m, J, J_r, J_w, L, F, k_r, k_w].
 !>
-!> The wheel_* routines are the no-slip rows of wheels on a board whose
+!> board_t holds the no-slip constraints of two wheels on a board whose
 !> (x, y, theta) are q(1:3): wheel k sits at distance d(k) along the board axis
 !> with heading theta + beta_k, beta_k = s(k) * q(iw(k)).  The coupled
-!> snakeboard (snakeboard_coupled.f90) uses them too.
+!> snakeboard (snakeboard_coupled.f90) extends it too.
 !> NumPy twin: pyint/models/snakeboard.py.
 module model_snakeboard
   use pyint_kinds
   use pyint_model, only: model_t
   implicit none
   private
-  public :: snakeboard_t, snakeboard_new
-  public :: wheel_rows, wheel_vel_q, wheel_gamma, wheel_atl_q
+  public :: board_t, board_init, snakeboard_t, snakeboard_new
 
-  type, extends(model_t) :: snakeboard_t
-    real(wp) :: m = 0, j = 0, jr = 0, jw = 0, l = 0, f = 0, kr = 0, kw = 0
+  !> Mass, inertias and wheel layout of a snakeboard; nonholonomic items for any layout.
+  type, abstract, extends(model_t) :: board_t
+    real(wp) :: m = 0, j = 0, jr = 0, jw = 0, l = 0
     real(wp) :: d(2) = 0, s(2) = 1
-    integer :: iw(2) = [5, 6]
+    integer :: iw(2) = 0
+  contains
+    procedure :: mass_dq => board_mass_dq
+    procedure :: nh => board_nh
+    procedure :: nh_vel_q => board_nh_vel_q
+    procedure :: nh_gamma => board_nh_gamma
+    procedure :: nh_atl_q => board_nh_atl_q
+  end type
+
+  type, extends(board_t) :: snakeboard_t
+    real(wp) :: f = 0, kr = 0, kw = 0
   contains
     procedure :: mass => sb_mass
     procedure :: force => sb_force
-    procedure :: mass_dq => sb_mass_dq
     procedure :: force_jac => sb_force_jac
-    procedure :: nh => sb_nh
-    procedure :: nh_vel_q => sb_nh_vel_q
-    procedure :: nh_gamma => sb_nh_gamma
-    procedure :: nh_atl_q => sb_nh_atl_q
     procedure :: energy => sb_energy
   end type
 
@@ -49,84 +54,102 @@ contains
     ierr = 1
     if (size(rpar) /= 8) return
     if (any(rpar(1:5) <= 0) .or. any(rpar(7:8) < 0)) return
-    m%n = 6
-    m%mh = 0
-    m%mn = 2
-    m%const_mass = .true.
-    m%has_energy = .true.
-    m%m = rpar(1); m%j = rpar(2); m%jr = rpar(3); m%jw = rpar(4); m%l = rpar(5)
+    call board_init(m, 6, rpar(1:5), [1.0_wp, 1.0_wp], [5, 6])
     m%f = rpar(6); m%kr = rpar(7); m%kw = rpar(8)
-    m%d = [-m%l, m%l]
-    m%s = [1.0_wp, 1.0_wp]
-    m%iw = [5, 6]
     ierr = 0
   end subroutine
 
-  ! -- no-slip rows of wheels on a board -----------------------------------------
+  !> Sizes and board data: rpar = [m, J, J_r, J_w, L]; back wheel at -L with
+  !> heading theta + s(1) q(iw(1)), front wheel at +L with theta + s(2) q(iw(2)).
+  subroutine board_init(b, n, rpar, s, iw)
+    class(board_t), intent(inout) :: b
+    integer, intent(in) :: n, iw(2)
+    real(wp), intent(in) :: rpar(5), s(2)
+    b%n = n
+    b%mh = 0
+    b%mn = 2
+    b%const_mass = .true.
+    b%has_energy = .true.
+    b%m = rpar(1); b%j = rpar(2); b%jr = rpar(3); b%jw = rpar(4); b%l = rpar(5)
+    b%d = [-b%l, b%l]
+    b%s = s
+    b%iw = iw
+  end subroutine
+
+  ! -- the board: no-slip rows of its wheels -----------------------------------
+
+  subroutine board_mass_dq(self, q, a, d)
+    class(board_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n)
+    real(wp), intent(out) :: d(self%n, self%n)
+    d = 0
+  end subroutine
 
   !> A: row k = [-sin(th+b), cos(th+b), d cos b] on (x, y, theta).
-  pure subroutine wheel_rows(q, d, iw, s, a)
-    real(wp), intent(in) :: q(:), d(:), s(:)
-    integer, intent(in) :: iw(:)
-    real(wp), intent(out) :: a(:, :)
-    real(wp) :: b
+  subroutine board_nh(self, t, q, a, b)
+    class(board_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
+    real(wp) :: be
     integer :: k
     a = 0
-    do k = 1, size(d)
-      b = s(k) * q(iw(k))
-      a(k, 1) = -sin(q(3) + b)
-      a(k, 2) = cos(q(3) + b)
-      a(k, 3) = d(k) * cos(b)
+    b = 0
+    do k = 1, 2
+      be = self%s(k) * q(self%iw(k))
+      a(k, 1) = -sin(q(3) + be)
+      a(k, 2) = cos(q(3) + be)
+      a(k, 3) = self%d(k) * cos(be)
     end do
   end subroutine
 
   !> (A v)_q: by theta -P, by the wheel coordinate s (-P - d sin(b) theta'),
   !> P = cos(th+b) x' + sin(th+b) y' the speed along the wheel heading.
-  pure subroutine wheel_vel_q(q, v, d, iw, s, dq)
-    real(wp), intent(in) :: q(:), v(:), d(:), s(:)
-    integer, intent(in) :: iw(:)
-    real(wp), intent(out) :: dq(:, :)
-    real(wp) :: b, p
-    integer :: k
-    dq = 0
-    do k = 1, size(d)
-      b = s(k) * q(iw(k))
-      p = cos(q(3) + b) * v(1) + sin(q(3) + b) * v(2)
-      dq(k, 3) = -p
-      dq(k, iw(k)) = dq(k, iw(k)) + s(k) * (-p - d(k) * sin(b) * v(3))
+  subroutine board_nh_vel_q(self, t, q, v, d)
+    class(board_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: d(self%mn, self%n)
+    real(wp) :: be, p
+    integer :: k, i
+    d = 0
+    do k = 1, 2
+      i = self%iw(k)
+      be = self%s(k) * q(i)
+      p = cos(q(3) + be) * v(1) + sin(q(3) + be) * v(2)
+      d(k, 3) = -p
+      d(k, i) = d(k, i) + self%s(k) * (-p - self%d(k) * sin(be) * v(3))
     end do
   end subroutine
 
   !> (A v)_q v = -P (theta' + b') - d sin(b) theta' b'.
-  pure subroutine wheel_gamma(q, v, d, iw, s, gam)
-    real(wp), intent(in) :: q(:), v(:), d(:), s(:)
-    integer, intent(in) :: iw(:)
-    real(wp), intent(out) :: gam(:)
-    real(wp) :: b, bd, p
+  subroutine board_nh_gamma(self, t, q, v, gam)
+    class(board_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: gam(self%mn)
+    real(wp) :: be, bd, p
     integer :: k
-    do k = 1, size(d)
-      b = s(k) * q(iw(k))
-      bd = s(k) * v(iw(k))
-      p = cos(q(3) + b) * v(1) + sin(q(3) + b) * v(2)
-      gam(k) = -p * (v(3) + bd) - d(k) * sin(b) * v(3) * bd
+    do k = 1, 2
+      be = self%s(k) * q(self%iw(k))
+      bd = self%s(k) * v(self%iw(k))
+      p = cos(q(3) + be) * v(1) + sin(q(3) + be) * v(2)
+      gam(k) = -p * (v(3) + bd) - self%d(k) * sin(be) * v(3) * bd
     end do
   end subroutine
 
   !> (A^T lam)_q: columns theta and the wheel coordinates.
-  pure subroutine wheel_atl_q(q, lam, d, iw, s, dq)
-    real(wp), intent(in) :: q(:), lam(:), d(:), s(:)
-    integer, intent(in) :: iw(:)
-    real(wp), intent(out) :: dq(:, :)
-    real(wp) :: b, c(2)
+  subroutine board_nh_atl_q(self, t, q, lam, d)
+    class(board_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
+    real(wp), intent(out) :: d(self%n, self%n)
+    real(wp) :: be, c(2)
     integer :: k, i
-    dq = 0
-    do k = 1, size(d)
-      i = iw(k)
-      b = s(k) * q(i)
-      c = lam(k) * [-cos(q(3) + b), -sin(q(3) + b)]
-      dq(1:2, 3) = dq(1:2, 3) + c
-      dq(1:2, i) = dq(1:2, i) + s(k) * c
-      dq(3, i) = dq(3, i) - s(k) * lam(k) * d(k) * sin(b)
+    d = 0
+    do k = 1, 2
+      i = self%iw(k)
+      be = self%s(k) * q(i)
+      c = lam(k) * [-cos(q(3) + be), -sin(q(3) + be)]
+      d(1:2, 3) = d(1:2, 3) + c
+      d(1:2, i) = d(1:2, i) + self%s(k) * c
+      d(3, i) = d(3, i) - self%s(k) * lam(k) * self%d(k) * sin(be)
     end do
   end subroutine
 
@@ -143,13 +166,6 @@ contains
     mq(3, 4) = self%jr; mq(4, 3) = self%jr; mq(4, 4) = self%jr
     mq(3, 5) = self%jw; mq(5, 3) = self%jw; mq(5, 5) = self%jw
     mq(3, 6) = self%jw; mq(6, 3) = self%jw; mq(6, 6) = self%jw
-  end subroutine
-
-  subroutine sb_mass_dq(self, q, a, d)
-    class(snakeboard_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
   end subroutine
 
   subroutine sb_force(self, t, q, v, f)
@@ -170,35 +186,6 @@ contains
     fq(4, 4) = -self%kr
     fq(5, 5) = -self%kw
     fq(6, 6) = -self%kw
-  end subroutine
-
-  subroutine sb_nh(self, t, q, a, b)
-    class(snakeboard_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
-    call wheel_rows(q, self%d, self%iw, self%s, a)
-    b = 0
-  end subroutine
-
-  subroutine sb_nh_vel_q(self, t, q, v, d)
-    class(snakeboard_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: d(self%mn, self%n)
-    call wheel_vel_q(q, v, self%d, self%iw, self%s, d)
-  end subroutine
-
-  subroutine sb_nh_gamma(self, t, q, v, gam)
-    class(snakeboard_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: gam(self%mn)
-    call wheel_gamma(q, v, self%d, self%iw, self%s, gam)
-  end subroutine
-
-  subroutine sb_nh_atl_q(self, t, q, lam, d)
-    class(snakeboard_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
-    real(wp), intent(out) :: d(self%n, self%n)
-    call wheel_atl_q(q, lam, self%d, self%iw, self%s, d)
   end subroutine
 
   real(wp) function sb_energy(self, t, q, v)

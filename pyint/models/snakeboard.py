@@ -33,10 +33,11 @@ The system is not conservative (the thrust F does work): ``energy`` returns
 the mechanical energy T + 1/2 k_r psi^2 + 1/2 k_w (phi_b^2 + phi_f^2), whose
 rate is the thrust power F (x' cos theta + y' sin theta).
 
-The no-slip rows of a wheel are shared with :mod:`.snakeboard_coupled`: a
-wheel sits at distance ``d`` along the board axis (d = -L back, +L front)
-and has heading theta + beta with beta = s * q[i] (s = +/-1) for one wheel
-coordinate q[i].  Fortran twin: fortran/models/snakeboard.f90.
+The no-slip rows live in :class:`WheeledBoard`, shared with
+:mod:`.snakeboard_coupled`: a wheel sits at distance ``d`` along the board
+axis (d = -L back, +L front) and has heading theta + beta with
+beta = s * q[i] (s = +/-1) for one wheel coordinate q[i].
+Fortran twin: fortran/models/snakeboard.f90.
 """
 from __future__ import annotations
 
@@ -45,57 +46,86 @@ import numpy as np
 from ._params import nonnegative, positive, real
 from .base import Model
 
-# -- the no-slip constraint of wheels on a board (x, y, theta = q[0:3]) --------
-# wheels: sequence of (d, i, s): distance along the axis, wheel coordinate, sign
+
+class WheeledBoard(Model):
+    """A board with two no-slip wheels (shared by both snakeboards).
+
+    (x, y, theta) = q[0:3]; ``self._wheels`` holds one (d, i, s) per wheel:
+    distance d along the board axis, wheel coordinate q[i], heading
+    theta + s * q[i].  Row k of A is [-sin(th+b), cos(th+b), d cos b] on
+    (x, y, theta) with b = s q[i].
+    """
+
+    n_hol = 0
+    n_nonhol = 2
+    constant_mass = True
+    _wheels = ()
+
+    def __init__(self, mass, inertia, rotor_inertia, wheel_inertia, wheel_distance):
+        self.m = positive("mass", mass)
+        self.J = positive("inertia", inertia)
+        self.Jr = positive("rotor_inertia", rotor_inertia)
+        self.Jw = positive("wheel_inertia", wheel_inertia)
+        self.L = positive("wheel_distance", wheel_distance)
+
+    def _heading(self, q, v=None):
+        """Per wheel: (d, i, s, b, P) with P = cos(th+b) x' + sin(th+b) y' (speed along the heading)."""
+        for d, i, s in self._wheels:
+            b = s * q[i]
+            p = None if v is None else np.cos(q[2] + b) * v[0] + np.sin(q[2] + b) * v[1]
+            yield d, i, s, b, p
+
+    def nh_A(self, t, q):
+        q = np.asarray(q, dtype=float)
+        a = np.zeros((2, self.n))
+        for k, (d, _, _, b, _) in enumerate(self._heading(q)):
+            a[k, :3] = (-np.sin(q[2] + b), np.cos(q[2] + b), d * np.cos(b))
+        return a
+
+    def nh_b(self, t, q):
+        return np.zeros(2)
+
+    def nh_vel_q(self, t, q, v):
+        """(A v)_q: by theta -P, by the wheel coordinate s (-P - d sin(b) theta')."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        out = np.zeros((2, self.n))
+        for k, (d, i, s, b, p) in enumerate(self._heading(q, v)):
+            out[k, 2] = -p
+            out[k, i] += s * (-p - d * np.sin(b) * v[2])
+        return out
+
+    def nh_dt(self, t, q, v):
+        return np.zeros(2)
+
+    def nh_gamma(self, t, q, v):
+        """(A v)_q v = -P (theta' + b') - d sin(b) theta' b'."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        return np.array([-p * (v[2] + s * v[i]) - d * np.sin(b) * v[2] * s * v[i]
+                         for d, i, s, b, p in self._heading(q, v)])
+
+    def nh_atl_q(self, t, q, lam):
+        """(A^T lam)_q: columns theta and the wheel coordinates."""
+        q = np.asarray(q, dtype=float)
+        out = np.zeros((self.n, self.n))
+        for k, (d, i, s, b, _) in enumerate(self._heading(q)):
+            c = lam[k] * np.array([-np.cos(q[2] + b), -np.sin(q[2] + b)])
+            out[:2, 2] += c
+            out[:2, i] += s * c
+            out[2, i] -= s * lam[k] * d * np.sin(b)
+        return out
+
+    def kinetic_energy(self, q, v):
+        v = np.asarray(v, dtype=float)
+        return float(0.5 * v @ self.mass(q) @ v)
+
+    def describe(self):
+        d = super().describe()
+        d.update(mass=self.m, inertia=self.J, rotor_inertia=self.Jr, wheel_inertia=self.Jw,
+                 wheel_distance=self.L)
+        return d
 
 
-def wheel_rows(q, wheels):
-    """A: one row per wheel, [-sin(th+b), cos(th+b), d cos b] on (x, y, theta)."""
-    th = q[2]
-    a = np.zeros((len(wheels), q.size))
-    for k, (d, i, s) in enumerate(wheels):
-        b = s * q[i]
-        a[k, :3] = (-np.sin(th + b), np.cos(th + b), d * np.cos(b))
-    return a
-
-
-def wheel_vel_q(q, v, wheels):
-    """(A v)_q: by theta -P, by the wheel coordinate s (-P - d sin(b) theta')."""
-    th, thd = q[2], v[2]
-    out = np.zeros((len(wheels), q.size))
-    for k, (d, i, s) in enumerate(wheels):
-        b = s * q[i]
-        p = np.cos(th + b) * v[0] + np.sin(th + b) * v[1]   # speed along the wheel heading
-        out[k, 2] = -p
-        out[k, i] += s * (-p - d * np.sin(b) * thd)
-    return out
-
-
-def wheel_gamma(q, v, wheels):
-    """(A v)_q v = -P (theta' + b') - d sin(b) theta' b'."""
-    th, thd = q[2], v[2]
-    gam = np.zeros(len(wheels))
-    for k, (d, i, s) in enumerate(wheels):
-        b, bd = s * q[i], s * v[i]
-        p = np.cos(th + b) * v[0] + np.sin(th + b) * v[1]
-        gam[k] = -p * (thd + bd) - d * np.sin(b) * thd * bd
-    return gam
-
-
-def wheel_atl_q(q, lam, wheels):
-    """(A^T lam)_q: columns theta and the wheel coordinates."""
-    th = q[2]
-    out = np.zeros((q.size, q.size))
-    for k, (d, i, s) in enumerate(wheels):
-        b = s * q[i]
-        c = lam[k] * np.array([-np.cos(th + b), -np.sin(th + b)])
-        out[:2, 2] += c
-        out[:2, i] += s * c
-        out[2, i] += -s * lam[k] * d * np.sin(b)
-    return out
-
-
-class Snakeboard(Model):
+class Snakeboard(WheeledBoard):
     """Seed-000 snakeboard (6 coordinates, 2 nonholonomic constraints, constant M).
 
     Parameters
@@ -113,20 +143,13 @@ class Snakeboard(Model):
     name = "snakeboard"
     fortran_name = "snakeboard"
     n = 6
-    n_hol = 0
-    n_nonhol = 2
-    constant_mass = True
     conservative = False
     coord_names = ("x", "y", "theta", "psi", "phi_b", "phi_f")
     coord_units = ("m", "m", "rad", "rad", "rad", "rad")
 
     def __init__(self, mass=6.0, inertia=0.016, rotor_inertia=0.072, wheel_inertia=0.0013,
                  wheel_distance=0.2, thrust=20.0, k_rotor=1.0, k_wheel=0.1):
-        self.m = positive("mass", mass)
-        self.J = positive("inertia", inertia)
-        self.Jr = positive("rotor_inertia", rotor_inertia)
-        self.Jw = positive("wheel_inertia", wheel_inertia)
-        self.L = positive("wheel_distance", wheel_distance)
+        super().__init__(mass, inertia, rotor_inertia, wheel_inertia, wheel_distance)
         self.F = real("thrust", thrust)
         self.kr = nonnegative("k_rotor", k_rotor)
         self.kw = nonnegative("k_wheel", k_wheel)
@@ -163,29 +186,10 @@ class Snakeboard(Model):
         fq[4, 4] = fq[5, 5] = -self.kw
         return fq, np.zeros((6, 6))
 
-    def nh_A(self, t, q):
-        return wheel_rows(np.asarray(q, dtype=float), self._wheels)
-
-    def nh_b(self, t, q):
-        return np.zeros(2)
-
-    def nh_vel_q(self, t, q, v):
-        return wheel_vel_q(np.asarray(q, dtype=float), np.asarray(v, dtype=float), self._wheels)
-
-    def nh_dt(self, t, q, v):
-        return np.zeros(2)
-
-    def nh_gamma(self, t, q, v):
-        return wheel_gamma(np.asarray(q, dtype=float), np.asarray(v, dtype=float), self._wheels)
-
-    def nh_atl_q(self, t, q, lam):
-        return wheel_atl_q(np.asarray(q, dtype=float), np.asarray(lam, dtype=float), self._wheels)
-
     def energy(self, t, q, v):
         """Mechanical energy T + V_springs (NOT conserved: the thrust does work)."""
-        v = np.asarray(v, dtype=float)
-        return float(0.5 * v @ self.mass(q) @ v
-                     + 0.5 * self.kr * q[3] ** 2 + 0.5 * self.kw * (q[4] ** 2 + q[5] ** 2))
+        return (self.kinetic_energy(q, v)
+                + 0.5 * self.kr * q[3] ** 2 + 0.5 * self.kw * (q[4] ** 2 + q[5] ** 2))
 
     def thrust_power(self, q, v):
         """Power of the thrust, F (x' cos theta + y' sin theta) = d(energy)/dt on a solution."""
@@ -197,7 +201,6 @@ class Snakeboard(Model):
 
     def describe(self):
         d = super().describe()
-        d.update(mass=self.m, inertia=self.J, rotor_inertia=self.Jr, wheel_inertia=self.Jw,
-                 wheel_distance=self.L, thrust=self.F, k_rotor=self.kr, k_wheel=self.kw,
+        d.update(thrust=self.F, k_rotor=self.kr, k_wheel=self.kw,
                  parameter_source="F, k_r, k_w: seed 000 (printed); m, J, J_r, J_w, L: seed 004")
         return d

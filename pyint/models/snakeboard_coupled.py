@@ -46,12 +46,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._params import positive, real
-from .base import Model
-from .snakeboard import wheel_atl_q, wheel_gamma, wheel_rows, wheel_vel_q
+from ._params import real
+from .snakeboard import WheeledBoard
 
 
-class SnakeboardCoupled(Model):
+class SnakeboardCoupled(WheeledBoard):
     """Seed-004 snakeboard: q = (x, y, theta, psi, phi), 2 nonholonomic constraints, conservative.
 
     Parameters
@@ -66,21 +65,14 @@ class SnakeboardCoupled(Model):
     name = "snakeboard_coupled"
     fortran_name = "snakeboard_coupled"
     n = 5
-    n_hol = 0
-    n_nonhol = 2
-    constant_mass = True
     conservative = True
     coord_names = ("x", "y", "theta", "psi", "phi")
     coord_units = ("m", "m", "rad", "rad", "rad")
 
     def __init__(self, mass=6.0, inertia=0.016, rotor_inertia=0.072, wheel_inertia=0.0013,
                  wheel_distance=0.2):
-        self.m = positive("mass", mass)
-        self.J = positive("inertia", inertia)
-        self.Jr = positive("rotor_inertia", rotor_inertia)
-        self.Jw = positive("wheel_inertia", wheel_inertia)
-        self.l = positive("wheel_distance", wheel_distance)
-        self._wheels = ((-self.l, 4, -1.0), (self.l, 4, 1.0))   # phi_b = -phi, phi_f = +phi
+        super().__init__(mass, inertia, rotor_inertia, wheel_inertia, wheel_distance)
+        self._wheels = ((-self.L, 4, -1.0), (self.L, 4, 1.0))   # phi_b = -phi, phi_f = +phi
 
     @classmethod
     def example(cls):
@@ -96,7 +88,7 @@ class SnakeboardCoupled(Model):
         if abs(np.cos(phi)) < 1e-8:
             raise ValueError(f"phi = {phi} puts both wheels perpendicular to the board (A drops rank)")
         q = np.array([real("x", x), real("y", y), theta, real("psi", psi), phi])
-        v = np.array([u * np.cos(theta), u * np.sin(theta), u * np.tan(phi) / self.l,
+        v = np.array([u * np.cos(theta), u * np.sin(theta), u * np.tan(phi) / self.L,
                       real("psi_dot", psi_dot), real("phi_dot", phi_dot)])
         return q, v
 
@@ -134,7 +126,7 @@ class SnakeboardCoupled(Model):
 
     def circle_radius(self, phi):
         """Radius l cot(phi) of the locked-steering circle of the board's centre."""
-        return self.l / np.tan(real("phi", phi))
+        return self.L / np.tan(real("phi", phi))
 
     def locked_steering(self, t, phi=np.pi / 8, speed=1.0, theta=0.0, psi_dot=0.0):
         """Exact locked-steering motion from :meth:`initial_state` ("locked") at time t.
@@ -186,33 +178,13 @@ class SnakeboardCoupled(Model):
     def force_jac(self, t, q, v):
         return np.zeros((5, 5)), np.zeros((5, 5))
 
-    def nh_A(self, t, q):
-        return wheel_rows(np.asarray(q, dtype=float), self._wheels)
-
-    def nh_b(self, t, q):
-        return np.zeros(2)
-
-    def nh_vel_q(self, t, q, v):
-        return wheel_vel_q(np.asarray(q, dtype=float), np.asarray(v, dtype=float), self._wheels)
-
-    def nh_dt(self, t, q, v):
-        return np.zeros(2)
-
-    def nh_gamma(self, t, q, v):
-        return wheel_gamma(np.asarray(q, dtype=float), np.asarray(v, dtype=float), self._wheels)
-
-    def nh_atl_q(self, t, q, lam):
-        return wheel_atl_q(np.asarray(q, dtype=float), np.asarray(lam, dtype=float), self._wheels)
-
     def energy(self, t, q, v):
-        v = np.asarray(v, dtype=float)
-        return float(0.5 * v @ self.mass(q) @ v)
+        return self.kinetic_energy(q, v)
 
     def fortran_params(self):
-        return np.zeros(0, dtype=np.int32), np.array([self.m, self.J, self.Jr, self.Jw, self.l])
+        return np.zeros(0, dtype=np.int32), np.array([self.m, self.J, self.Jr, self.Jw, self.L])
 
     def describe(self):
         d = super().describe()
-        d.update(mass=self.m, inertia=self.J, rotor_inertia=self.Jr, wheel_inertia=self.Jw,
-                 wheel_distance=self.l, parameter_source="seed 004")
+        d.update(parameter_source="seed 004")
         return d
