@@ -30,9 +30,17 @@ module genalpha
   implicit none
   private
   public :: alpha_params_t, alpha_params, alpha_work_t, alpha_work_init, alpha_newton, &
-            alpha_history, alpha_driver, VARIANT_GENALPHA, VARIANT_RATTLE
+            alpha_history, alpha_driver, VARIANT_GENALPHA, VARIANT_RATTLE, &
+            FORM_PAPER, FORM_ARNOLD_BRULS
 
   integer, parameter :: VARIANT_GENALPHA = 0, VARIANT_RATTLE = 1
+  !> FORM_PAPER: seed 000's  M_{n+1} a_{n+1} + am/(1-am) M_n a_n = c F_{n+1} + af/(1-am) F_n.
+  !> FORM_ARNOLD_BRULS: M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
+  !>   (1-am) a_{n+1} + am a_n = (1-af) w_{n+1} + af w_n for the algorithmic one.
+  !> Identical for constant M; for M(q) the paper's form is first order unless
+  !> am = af (rho_inf = 1): M_{n+1} multiplies an acceleration that approximates
+  !> qddot at t_{n+1} + (am - af) h.  Arnold-Bruls is second order for any M(q).
+  integer, parameter :: FORM_PAPER = 0, FORM_ARNOLD_BRULS = 1
 
   !> Method constants derived from the spectral radius at infinity.
   type :: alpha_params_t
@@ -40,6 +48,7 @@ module genalpha
     real(wp) :: c   !< (1 - af) / (1 - am): weight of F_{n+1}
     real(wp) :: k   !< am / (1 - am):       weight of M_n a_n
     real(wp) :: d   !< af / (1 - am):       weight of F_n
+    integer :: form = FORM_PAPER
   end type
 
   !> Per-trajectory workspace (allocated once per call: the kernels are reentrant).
@@ -57,9 +66,11 @@ contains
 
   !> am = (2 rho - 1)/(rho + 1), af = rho/(rho + 1), alpha = am - af,
   !> beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha (seed 000; = Chung-Hulbert).
-  function alpha_params(rho_inf) result(p)
+  function alpha_params(rho_inf, form) result(p)
     real(wp), intent(in) :: rho_inf
+    integer, intent(in) :: form
     type(alpha_params_t) :: p
+    p%form = form
     p%rho_inf = rho_inf
     p%alpha_m = (2 * rho_inf - 1) / (rho_inf + 1)
     p%alpha_f = rho_inf / (rho_inf + 1)
@@ -122,21 +133,29 @@ contains
         w%force_tot = w%force_tot - matmul(ln, w%cn)
         w%e(n + mh + 1:w%nx) = (matmul(w%cn, w%v) + w%bn) / h
       end if
-      w%ma = matmul(w%mq, a)
-      if (variant == VARIANT_RATTLE) then
-        w%e(1:n) = w%ma + hist - p%c * w%f
+      ! hist: paper form, am/(1-am) M_n a_n - af/(1-am) F_n;
+      !       Arnold-Bruls, ahist = af/(1-am) w_n - am/(1-am) a_n, so that c w = a - ahist
+      if (p%form == FORM_ARNOLD_BRULS) then
+        w%ma = matmul(w%mq, a - hist)          ! = c M w_{n+1}
+        w%e(1:n) = w%ma
       else
-        w%e(1:n) = w%ma + hist - p%c * w%force_tot
+        w%ma = matmul(w%mq, a)                 ! M_{n+1} a_{n+1}, reused by alpha_history
+        w%e(1:n) = w%ma + hist
+      end if
+      if (variant == VARIANT_RATTLE) then
+        w%e(1:n) = w%e(1:n) - p%c * w%f
+      else
+        w%e(1:n) = w%e(1:n) - p%c * w%force_tot
       end if
     end associate
   end subroutine
 
   !> Newton matrix at the current iterate (after alpha_residual at the same x).
-  subroutine alpha_jacobian(model, variant, p, mass_mode, t1, h, w)
+  subroutine alpha_jacobian(model, variant, p, mass_mode, t1, h, hist, w)
     class(model_t), intent(in) :: model
     integer, intent(in) :: variant, mass_mode
     type(alpha_params_t), intent(in) :: p
-    real(wp), intent(in) :: t1, h
+    real(wp), intent(in) :: t1, h, hist(:)
     type(alpha_work_t), intent(inout) :: w
     integer :: n, mh, mn
     n = w%n; mh = w%mh; mn = w%mn
@@ -145,7 +164,11 @@ contains
       ! Dq = (M a)_q - c F_q ;  Dv = -c f_v (kept in fv)
       w%dq = -p%c * w%fq
       if (mass_mode == 0 .and. .not. model%const_mass) then
-        call model%mass_dq(w%q, a, w%dtmp)
+        if (p%form == FORM_ARNOLD_BRULS) then
+          call model%mass_dq(w%q, a - hist, w%dtmp)
+        else
+          call model%mass_dq(w%q, a, w%dtmp)
+        end if
         w%dq = w%dq + w%dtmp
       end if
       if (variant == VARIANT_GENALPHA) then
@@ -203,7 +226,7 @@ contains
         return
       end if
       if (it == maxit + 1) exit
-      call alpha_jacobian(model, variant, p, mass_mode, t1, h, w)
+      call alpha_jacobian(model, variant, p, mass_mode, t1, h, hist, w)
       call lu_factor(w%jac, w%ipiv, lapack_info)
       nfact = nfact + 1
       if (lapack_info /= 0) then
@@ -223,13 +246,17 @@ contains
     info = STATUS_NEWTON_FAILED
   end subroutine
 
-  !> The history term am/(1-am) M a - af/(1-am) F of the converged step.
+  !> The history term of the converged step (see alpha_residual); on entry hist
+  !> is the previous step's.
   subroutine alpha_history(variant, p, w, hist)
     integer, intent(in) :: variant
     type(alpha_params_t), intent(in) :: p
     type(alpha_work_t), intent(in) :: w
-    real(wp), intent(out) :: hist(:)
-    if (variant == VARIANT_RATTLE) then
+    real(wp), intent(inout) :: hist(:)
+    if (p%form == FORM_ARNOLD_BRULS) then
+      ! w_{n+1} = (a_{n+1} - ahist) / c ;  ahist' = d w_{n+1} - k a_{n+1}
+      hist = p%d * (w%x(1:w%n) - hist) / p%c - p%k * w%x(1:w%n)
+    else if (variant == VARIANT_RATTLE) then
       hist = p%k * w%ma - p%d * w%f
     else
       hist = p%k * w%ma - p%d * w%force_tot
@@ -296,11 +323,11 @@ contains
   !> multipliers at t0.  istat = [status, steps done, samples written];
   !> stats = [newton iterations, factorizations, max iterations in a step,
   !> start-up iterations].
-  subroutine alpha_driver(model, variant, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, &
+  subroutine alpha_driver(model, variant, form, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, &
                           nsteps, every, q0, v0, a0, lam0, tout, qout, vout, aout, lout, &
                           istat, stats)
     class(model_t), intent(in) :: model
-    integer, intent(in) :: variant, mass_mode, start_mode, maxit, nsteps, every
+    integer, intent(in) :: variant, form, mass_mode, start_mode, maxit, nsteps, every
     real(wp), intent(in) :: rho_inf, tol, t0, h, q0(:), v0(:), a0(:), lam0(:)
     real(wp), intent(out) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :)
     integer, intent(out) :: istat(3)
@@ -310,7 +337,7 @@ contains
     real(wp) :: q(size(q0)), v(size(v0)), a(size(a0)), lam(size(lam0)), hist(size(q0))
     real(wp) :: t, m0(size(q0), size(q0)), f0(size(q0)), ftot0(size(q0))
     integer :: step, iters, nfact, info, ns
-    p = alpha_params(rho_inf)
+    p = alpha_params(rho_inf, form)
     if (variant == VARIANT_RATTLE .and. model%mh > 0) then
       istat = [STATUS_BAD_INPUT, 0, 0]   ! alpha-RATTLE is written for nonholonomic constraints
       stats = 0
@@ -332,11 +359,7 @@ contains
         return
       end if
     end if
-    if (variant == VARIANT_RATTLE) then
-      hist = p%k * matmul(m0, a) - p%d * f0
-    else
-      hist = p%k * matmul(m0, a) - p%d * ftot0
-    end if
+    hist = initial_history(a)
     ns = 1
     call store(ns)
     do step = 1, nsteps
@@ -358,6 +381,19 @@ contains
     istat = [STATUS_OK, nsteps, ns]
 
   contains
+
+    !> History term at t0 for the algorithmic acceleration a (a0 = qddot(0) is the physical one).
+    function initial_history(a) result(hst)
+      real(wp), intent(in) :: a(:)
+      real(wp) :: hst(size(a))
+      if (p%form == FORM_ARNOLD_BRULS) then
+        hst = p%d * a0 - p%k * a
+      else if (variant == VARIANT_RATTLE) then
+        hst = p%k * matmul(m0, a) - p%d * f0
+      else
+        hst = p%k * matmul(m0, a) - p%d * ftot0
+      end if
+    end function
 
     subroutine store(k)
       integer, intent(in) :: k
@@ -383,11 +419,7 @@ contains
       end if
       do it = 1, 4 * maxit
         q1 = q0; v1 = v0; a1 = a; l1 = lam
-        if (variant == VARIANT_RATTLE) then
-          h1 = p%k * matmul(m0, a) - p%d * f0
-        else
-          h1 = p%k * matmul(m0, a) - p%d * ftot0
-        end if
+        h1 = initial_history(a)
         call alpha_step(model, variant, p, mass_mode, t0, h, q1, v1, a1, l1, h1, tol, maxit, w, &
                         iters, nfact, info)
         stats(4) = stats(4) + 1

@@ -46,6 +46,7 @@ assert np.allclose([_P["alpha_m"], _P["alpha_f"], _P["alpha"], _P["beta"], _P["g
 del _P
 
 _MASS_MODES = {"exact": 0, "predictor": 1}
+_FORMULATIONS = {"paper": 0, "arnold_bruls": 1}
 _START_MODES = {"consistent": 0, "paper": 1}
 
 
@@ -53,8 +54,14 @@ class _AlphaFamily(Integrator):
     order = 2
     _variant = 0
 
-    def __init__(self, rho_inf=0.9, mass_update="exact", start="consistent", tol=1e-10, maxit=25):
+    def __init__(self, rho_inf=0.9, formulation="arnold_bruls", mass_update="exact", start="consistent",
+                 tol=1e-10, maxit=25):
         """rho_inf: spectral radius at infinity in [0, 1] (1: no numerical dissipation).
+        formulation: "arnold_bruls" (default) solves M(q_{n+1}) w_{n+1} = F_{n+1} for the
+        physical acceleration w and carries the alpha recursion on accelerations;
+        "paper" is seed 000's M_{n+1} a_{n+1} + am/(1-am) M_n a_n = ... .  The two are
+        the same method for a constant mass matrix; for M(q) the paper's form is first
+        order unless rho_inf = 1 (measured: tests/test_genalpha.py).
         mass_update: "exact" (M(q_{n+1}) with the exact (M a)_q) or "predictor"
         (the paper's M(q_n + h v_n), no (M a)_q needed).
         start: "consistent" (a_0 = qddot(0)) or "paper" (M a_0 = (1 - alpha) F_0 + alpha F_1).
@@ -66,13 +73,16 @@ class _AlphaFamily(Integrator):
             raise ValueError(f"mass_update must be one of {sorted(_MASS_MODES)}, got {mass_update!r}")
         if start not in _START_MODES:
             raise ValueError(f"start must be one of {sorted(_START_MODES)}, got {start!r}")
+        if formulation not in _FORMULATIONS:
+            raise ValueError(f"formulation must be one of {sorted(_FORMULATIONS)}, got {formulation!r}")
+        self.formulation = formulation
         self.mass_update = mass_update
         self.start = start
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
 
     def params(self):
-        p = {"rho_inf": self.rho_inf, "mass_update": self.mass_update, "start": self.start,
+        p = {"rho_inf": self.rho_inf, "formulation": self.formulation, "mass_update": self.mass_update, "start": self.start,
              "tol": self.tol, "maxit": self.maxit}
         p.update(alpha_parameters(self.rho_inf))
         return p
@@ -85,7 +95,7 @@ class _AlphaFamily(Integrator):
         buf = output_buffers(model.n, nl, nsteps, every)
         istat, stats = _fortran.alpha_run(
             args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], self._variant, self.rho_inf, _MASS_MODES[self.mass_update],
+            args["mflags"], self._variant, _FORMULATIONS[self.formulation], self.rho_inf, _MASS_MODES[self.mass_update],
             _START_MODES[self.start], self.tol, self.maxit, t0, h, nsteps, every,
             q0, v0, np.ascontiguousarray(a0, dtype=float),
             np.ascontiguousarray(lam0 if nl else np.zeros(1), dtype=float),

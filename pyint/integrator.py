@@ -95,7 +95,7 @@ class Integrator:
         res, energy = trajectory_residuals(model, t, q, v, a, backend)
         result = Result(
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res,
-            energy=energy if model.conservative else None, stats=raw["stats"],
+            energy=energy if model.has_energy else None, stats=raw["stats"],
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
             cpu_time=cpu)
         if status != STATUS_OK:

@@ -2,11 +2,12 @@
 ! and alpha-RATTLE.  Plain arrays in, plain arrays out; the caller allocates
 ! the outputs (nout samples, column k = sample k).
 
-!> Generalized-alpha (variant = 0) or alpha-RATTLE (variant = 1) over nsteps steps.
+!> Generalized-alpha (variant = 0) or alpha-RATTLE (variant = 1) over nsteps steps;
+!> form = 0 seed 000's formulation, 1 Arnold-Bruls (see fortran/genalpha.f90).
 !> Outputs: tout, qout, vout, aout, lout; istat = [status, steps done, samples];
 !> stats = [newton iterations, factorizations, max iterations/step, start-up iterations].
 subroutine alpha_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
-                     variant, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, nsteps, every, &
+                     variant, form, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, nsteps, every, &
                      q0, v0, a0, nl, lam0, nout, tout, qout, vout, aout, lout, istat, stats)
   use pyint_kinds
   use pyint_model, only: model_t
@@ -16,7 +17,7 @@ subroutine alpha_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mfla
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
   integer(c_int), intent(in) :: ipar(nipar), mflags(2)
   real(c_double), intent(in) :: rpar(nrpar)
-  integer(c_int), intent(in) :: variant, mass_mode, start_mode, maxit, nsteps, every
+  integer(c_int), intent(in) :: variant, form, mass_mode, start_mode, maxit, nsteps, every
   real(c_double), intent(in) :: rho_inf, tol, t0, h
   real(c_double), intent(in) :: q0(n), v0(n), a0(n), lam0(nl)
   real(c_double), intent(inout) :: tout(nout), qout(n, nout), vout(n, nout), aout(n, nout), lout(nl, nout)
@@ -37,6 +38,6 @@ subroutine alpha_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mfla
   istat = [STATUS_BAD_INPUT, 0, 0]
   call setup_model(model_id, ipar, rpar, usercb, n, mh, mn, mflags, m, ierr)
   if (ierr /= 0 .or. nl /= max(mh + mn, 1) .or. every < 1 .or. nsteps < 0) return
-  call alpha_driver(m, variant, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, nsteps, every, &
+  call alpha_driver(m, variant, form, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, nsteps, every, &
                     q0, v0, a0, lam0(1:mh + mn), tout, qout, vout, aout, lout, istat, stats)
 end subroutine alpha_run
