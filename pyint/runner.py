@@ -400,7 +400,7 @@ def _run_dask(study, todo, address):
     with client:
         futures = {client.submit(_execute_case, study.run_case, c.params, study.meta, pure=False): c
                    for c in todo}
-        for fut in as_completed(list(futures)):
+        for fut in as_completed(list(futures), loop=client.loop):
             case = futures[fut]
             try:
                 ds = fut.result()
@@ -517,9 +517,8 @@ def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
                                  f"{dims_of(var)} in another")
         is_coord = any(name in ds.coords for _, ds in results if name in ds.variables)
         attrs = dict(present[0][1].attrs)
-        if is_coord and len(present) == len(results) and all(
-                var.equals(present[0][1]) for _, var in present):
-            coords[name] = (vdims, present[0][1].values, attrs)  # the same in every case: once
+        if is_coord and vdims and all(var.equals(present[0][1]) for _, var in present):
+            coords[name] = (vdims, present[0][1].values, attrs)  # the same wherever present: once
             continue
         strings = any(_string_kind(var.dtype) for _, var in present)
         dtype = object if strings else np.result_type(*(var.dtype for _, var in present))
@@ -535,7 +534,8 @@ def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
                 else:
                     where.append(np.arange(size))
             sel = (*idx, *np.ix_(*where)) if where else idx
-            data[sel] = var.values
+            values = var.values.astype(object) if strings else var.values
+            data[sel] = values.item() if values.ndim == 0 else values
             filled[sel] = True
         if not filled.all():
             if strings:
