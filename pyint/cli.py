@@ -65,13 +65,18 @@ def cmd_study_run(args) -> int:
         return EXIT_OK
     if args.grid and len(chosen) > 1:
         raise ValueError("--grid applies to one study; name only one")
-    runs = []
-    for study in chosen:
-        overrides = study.parse_overrides(args.grid)
-        runs.append((study, run_study(study, out=args.out, grid=overrides, quick=args.quick, workers=args.workers,
-                                      scheduler=args.scheduler, rerun_failed=args.rerun_failed,
-                                      figures=not args.no_figures)))
-    status = EXIT_OK
+    overrides = [study.parse_overrides(args.grid) for study in chosen]
+    runs, status = [], EXIT_OK
+    for study, grid in zip(chosen, overrides):
+        try:
+            runs.append((study, run_study(study, out=args.out, grid=grid, quick=args.quick, workers=args.workers,
+                                          scheduler=args.scheduler, rerun_failed=args.rerun_failed,
+                                          figures=not args.no_figures)))
+        except Exception as exc:  # noqa: BLE001 - one broken study must not stop the others
+            if len(chosen) == 1:
+                raise
+            print(f"pyint: study {study.name} did not finish: {type(exc).__name__}: {exc}", file=sys.stderr)
+            status = EXIT_ERROR
     for study, run in runs:
         print()
         print(study.summary(run.dataset) if study.summary is not None else summary_table(run.dataset))

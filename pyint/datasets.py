@@ -212,6 +212,22 @@ def measured_order(error: xr.DataArray, dim: str = "h") -> xr.DataArray:
     return out.rename("order")
 
 
+def select_case(ds: xr.Dataset, **params) -> xr.Dataset:
+    """One case of a study file, with ``time`` as its dimension (the ``sample`` padding dropped).
+
+    ``select_case(ds, method="rk4", h=0.01)``: keyword names are grid
+    parameters (``ds.sel(method=...)`` would not work: ``method`` is a
+    keyword of ``sel`` itself).
+    """
+    unknown = sorted(set(params) - set(ds.dims))
+    if unknown:
+        raise ValueError(f"{unknown} are not dimensions of the dataset: {sorted(map(str, ds.dims))}")
+    case = ds.sel(params)
+    if "sample" in case.dims and "time" in case.coords:
+        case = case.isel(sample=np.isfinite(case["time"].values)).swap_dims(sample="time")
+    return case
+
+
 def trajectory_dataset(model, t, q, v, a=None, lam=None) -> xr.Dataset:
     """The standard time series and metrics of one trajectory of ``model``.
 
