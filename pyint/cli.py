@@ -134,6 +134,9 @@ def main(argv=None) -> int:
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"pyint: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except (RuntimeError, OSError) as exc:
+        print(f"pyint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import json
-import math
 import os
 import subprocess
 from pathlib import Path
@@ -88,7 +87,7 @@ PROVENANCE_ATTRS = ("pyint_version", "git_commit", "created", "study")
 
 
 # -- attributes and provenance ---------------------------------------------------
-def _jsonable(value):
+def json_default(value):
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, np.ndarray):
@@ -110,7 +109,7 @@ def attr_value(value):
         return int(value)
     if isinstance(value, (str, int, float)):
         return value
-    return json.dumps(value, sort_keys=True, default=_jsonable)
+    return json.dumps(value, sort_keys=True, default=json_default)
 
 
 def git_commit() -> str:
@@ -239,15 +238,14 @@ def trajectory_dataset(model, t, q, v, a=None, lam=None) -> xr.Dataset:
     ``eps_acc`` of the levels that apply, and for a conservative model
     ``energy``, ``energy_error`` and ``energy_drift``.
     """
-    t = np.asarray(t, dtype=float)
-    q = np.asarray(q, dtype=float)
-    v = np.asarray(v, dtype=float)
+    t, q, v = (np.asarray(x, dtype=float) for x in (t, q, v))
+    a = None if a is None else np.asarray(a, dtype=float)
+    if t.ndim != 1:
+        raise ValueError(f"t must be one-dimensional, got shape {t.shape}")
     nt, n = t.size, model.n
-    for name, arr in (("q", q), ("v", v)) + ((("a", np.asarray(a, dtype=float)),) if a is not None else ()):
-        if arr.shape != (nt, n):
+    for name, arr in (("q", q), ("v", v), ("a", a)):
+        if arr is not None and arr.shape != (nt, n):
             raise ValueError(f"{name} must have shape ({nt}, {n}) for {nt} times and n = {n}, got {arr.shape}")
-    if a is not None:
-        a = np.asarray(a, dtype=float)
     viol = np.full((nt, 3), np.nan)
     for k in range(nt):
         tk, qk, vk = t[k], q[k], v[k]
@@ -356,12 +354,3 @@ def remove_stale_temporaries(directory) -> int:
             tmp.unlink()
             removed += 1
     return removed
-
-
-def format_value(value) -> str:
-    """Short text for a summary table cell."""
-    if isinstance(value, (float, np.floating)):
-        if math.isnan(value):
-            return "-"
-        return f"{value:.3g}" if 1e-3 <= abs(value) < 1e4 or value == 0 else f"{value:.2e}"
-    return str(value)

@@ -125,6 +125,14 @@ def _positive(x, y):
     return x[keep], y[keep]
 
 
+def _finish_single(fig, ax, ds, xname, yname, what, outdir):
+    ax.set_xlabel(axis_label(ds, xname))
+    ax.set_ylabel(axis_label(ds, yname))
+    ax.legend(fontsize="small")
+    ax.set_title(_title(ds, what))
+    return _save(fig, outdir, what.replace(" ", "_").replace("-", "_") + ".png")
+
+
 def plot_trajectories(ds, gdims, outdir):
     coords = [str(c) for c in ds["coord"].values][:9]
     ncol = min(3, len(coords))
@@ -189,13 +197,7 @@ def plot_energy(ds, gdims, outdir):
         if x.size:
             ax.semilogy(x, y, label=_with_h(ds, gdims, label, sel))
             drawn = True
-    if not drawn:
-        return None
-    ax.set_xlabel(axis_label(ds, "time"))
-    ax.set_ylabel(axis_label(ds, "energy_error"))
-    ax.legend(fontsize="small")
-    ax.set_title(_title(ds, "energy error"))
-    return _save(fig, outdir, "energy_error.png")
+    return _finish_single(fig, ax, ds, "time", "energy_error", "energy error", outdir) if drawn else None
 
 
 def plot_against_h(ds, gdims, outdir, names, filename, what, slope=False):
@@ -231,22 +233,14 @@ def plot_work_precision(ds, gdims, outdir):
     drawn = False
     for label, sel in _series(ds, gdims):
         ok = _ok(ds, sel)
-        x = np.where(ok, ds["cpu_time"].isel(sel).values, np.nan)
-        y = np.where(ok, ds["error"].isel(sel).values, np.nan)
+        x = np.atleast_1d(np.where(ok, ds["cpu_time"].isel(sel).values, np.nan))
+        y = np.atleast_1d(np.where(ok, ds["error"].isel(sel).values, np.nan))
         keep = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-        if not keep.any():
-            continue
-        order = np.argsort(np.atleast_1d(x)[np.atleast_1d(keep)])
-        ax.loglog(np.atleast_1d(x)[np.atleast_1d(keep)][order], np.atleast_1d(y)[np.atleast_1d(keep)][order],
-                  "o-", label=label)
-        drawn = True
-    if not drawn:
-        return None
-    ax.set_xlabel(axis_label(ds, "cpu_time"))
-    ax.set_ylabel(axis_label(ds, "error"))
-    ax.legend(fontsize="small")
-    ax.set_title(_title(ds, "work-precision"))
-    return _save(fig, outdir, "work_precision.png")
+        if keep.any():
+            order = np.argsort(x[keep])
+            ax.loglog(x[keep][order], y[keep][order], "o-", label=label)
+            drawn = True
+    return _finish_single(fig, ax, ds, "cpu_time", "error", "work-precision", outdir) if drawn else None
 
 
 def plot_file(path, outdir=None) -> list[Path]:

@@ -57,9 +57,9 @@ The contract (:class:`Study` fields)
     "failed"`` with the exception as ``message``; to record a soft failure
     with partial data, return a dataset with a string ``status`` other than
     ``"ok"`` and a ``message``.  Parameter names may not be used as names
-    of the case's dimensions or variables.  Case attributes equal in all
-    cases become global attributes; if they differ, each case's attributes
-    are kept as JSON in the ``case_attrs`` variable.
+    of the case's dimensions or variables.  Case attributes that all cases
+    with attributes agree on become global attributes; if they differ, each
+    case's attributes are kept as JSON in the ``case_attrs`` variable.
 ``fixed``
     ``{parameter: value}`` passed to every case, written as attributes
     (dicts and lists as JSON), part of the cache key.
@@ -125,8 +125,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import xarray as xr
 
-from .datasets import (_jsonable, annotate, attr_value, format_value, load_netcdf, provenance,
-                       remove_stale_temporaries, write_netcdf)
+from .datasets import (annotate, attr_value, json_default, load_netcdf, provenance, remove_stale_temporaries,
+                       write_netcdf)
 
 #: Names a study parameter may not take (they are attributes or dimensions of every dataset).
 RESERVED = frozenset({"pyint_version", "git_commit", "created", "study", "description", "grid",
@@ -286,7 +286,7 @@ def cache_key(study: Study, params: Mapping) -> str:
     """Hash of the study name and version, the case parameters and the pyint version."""
     from . import __version__
     blob = json.dumps({"study": study.name, "study_version": study.version, "pyint_version": __version__,
-                       "params": dict(params)}, sort_keys=True, default=_jsonable)
+                       "params": dict(params)}, sort_keys=True, default=json_default)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -368,7 +368,15 @@ def _run_processes(study, todo, workers):
         pool = ProcessPoolExecutor(max_workers=size)
         clean = False
         try:
-            futures = {pool.submit(_execute_case, study.run_case, c.params, study.meta): c for c in batch}
+            futures = {}
+            for i, c in enumerate(batch):
+                try:
+                    futures[pool.submit(_execute_case, study.run_case, c.params, study.meta)] = c
+                except BrokenProcessPool:  # a worker died while we were still submitting
+                    if not futures:
+                        raise RuntimeError("the local process pool cannot start its workers") from None
+                    queue.extend(batch[i:])
+                    break
             for fut in as_completed(futures):
                 case = futures[fut]
                 try:
@@ -555,12 +563,11 @@ def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
     out = xr.Dataset(data_vars, coords)
     out = out.transpose(*gdims, ...)
 
-    # case attributes: global when equal everywhere, else per case as JSON
+    # case attributes: global when all cases that have any agree, else per case as JSON
     attr_sets = [(idx, ds.attrs) for idx, ds in results if ds.attrs]
     if attr_sets:
-        first = json.dumps(attr_sets[0][1], sort_keys=True, default=_jsonable)
-        if all(json.dumps(a, sort_keys=True, default=_jsonable) == first for _, a in attr_sets) \
-                and len(attr_sets) == len(results):
+        first = json.dumps(attr_sets[0][1], sort_keys=True, default=json_default)
+        if all(json.dumps(a, sort_keys=True, default=json_default) == first for _, a in attr_sets):
             out.attrs.update(attr_sets[0][1])
         else:
             text = np.full(gshape, "", dtype=object)
@@ -619,6 +626,11 @@ class StudyRun:
     figure_error: str | None = None
 
 
+def _params_json(params) -> str:
+    """The case parameters as stored in its cache file (checked when the file is reused)."""
+    return json.dumps(params, sort_keys=True, default=json_default)
+
+
 def _load_cached(path: Path, case: Case, rerun_failed: bool):
     if not path.is_file():
         return None
@@ -626,7 +638,7 @@ def _load_cached(path: Path, case: Case, rerun_failed: bool):
         ds = load_netcdf(path)
     except Exception:  # noqa: BLE001 - unreadable: recompute
         return None
-    if ds.attrs.get("runner_params") != json.dumps(case.params, sort_keys=True, default=_jsonable):
+    if ds.attrs.get("runner_params") != _params_json(case.params):
         return None
     if rerun_failed and str(ds["status"].values.item()) != OK:
         return None
@@ -691,7 +703,7 @@ def run_study(study: Study | str, out="results", grid: Mapping[str, list] | None
                 _run_processes(study, todo, n)
         try:
             for case, ds in stream:
-                ds.attrs["runner_params"] = json.dumps(case.params, sort_keys=True, default=_jsonable)
+                ds.attrs["runner_params"] = _params_json(case.params)
                 write_netcdf(ds, cache_dir / f"{case.key}.nc")
                 bar.update()
         except KeyboardInterrupt:
@@ -744,6 +756,15 @@ SUMMARY_COLUMNS = ("error", "order", "eps_pos", "eps_vel", "eps_acc", "energy_dr
                    "failed_steps")
 
 
+def _cell(value) -> str:
+    """Short text for a summary table cell."""
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return "-"
+        return f"{value:.3g}" if 1e-3 <= abs(value) < 1e4 or value == 0 else f"{value:.2e}"
+    return str(value)
+
+
 def summary_table(ds: xr.Dataset) -> str:
     """One row per case: the grid parameters, the status and the per-case metrics."""
     gdims = json.loads(ds.attrs["grid_dims"]) if "grid_dims" in ds.attrs else list(ds["status"].dims)
@@ -755,12 +776,12 @@ def summary_table(ds: xr.Dataset) -> str:
     status = ds["status"].transpose(*gdims)
     for index in itertools.product(*(range(ds.sizes[d]) for d in gdims)):
         sel = dict(zip(gdims, index))
-        row = [format_value(ds[d].values[i]) for d, i in sel.items()]
+        row = [_cell(ds[d].values[i]) for d, i in sel.items()]
         st = str(status.values[index])
         row.append(st)
         for name in metrics:
             var = ds[name].isel({d: i for d, i in sel.items() if d in ds[name].dims})
-            row.append(format_value(var.values.item()))
+            row.append(_cell(var.values.item()))
         msg = str(ds["message"].transpose(*gdims).values[index])
         if msg:
             row.append(msg if len(msg) <= 70 else msg[:67] + "...")

@@ -20,7 +20,7 @@ def slow_case(p):
 
 
 SLOW = Study(name="slowtest", description="selftest cases with a pause each", grid=SELFTEST.grid,
-             fixed={**SELFTEST.fixed, "delay": 0.2}, run_case=slow_case, post=SELFTEST.post)
+             fixed={**SELFTEST.fixed, "delay": 0.1}, run_case=slow_case, post=SELFTEST.post)
 
 
 def toy_case(p):
