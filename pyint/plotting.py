@@ -158,6 +158,14 @@ def plot_trajectories(ds, gdims, outdir):
     return _save(fig, outdir, "trajectories.png")
 
 
+def _level_units(units, level):
+    """The units of one level from the violation's "<g units>/s^k" (k = 0, 1, 2)."""
+    k = {"position": 0, "velocity": 1, "acceleration": 2}.get(level)
+    if k is None or not units.endswith("/s^k"):
+        return units
+    return units[:-4] + ("", "/s", "/s^2")[k]
+
+
 def plot_violation(ds, gdims, outdir):
     levels = [str(lv) for lv in ds["constraint_level"].values]
     shown = [i for i, lv in enumerate(levels) if (np.abs(ds["violation"].isel(constraint_level=i).values) > 0).any()]
@@ -175,7 +183,7 @@ def plot_violation(ds, gdims, outdir):
             ax.semilogy(x, y, label=_with_h(ds, gdims, label, sel))
     for ax, i in zip(axes, shown):
         var = _LEVEL_VAR.get(levels[i])
-        units = ds[var].attrs["units"] if var in ds else ds["violation"].attrs["units"]
+        units = ds[var].attrs["units"] if var in ds else _level_units(ds["violation"].attrs["units"], levels[i])
         ax.set_title(f"{levels[i]} level")
         ax.set_xlabel(axis_label(ds, "time"))
         ax.set_ylabel(axis_label(ds, "violation", short=f"|{levels[i]} violation|", units=units))

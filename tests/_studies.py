@@ -45,3 +45,26 @@ def toy_study(crash_k=-1.0, nounits_k=-1.0, notds_k=-1.0, **kw):
                  grid={"k": [0.5, 1.0, 2.0], "h": [0.1, 0.05]},
                  fixed={"crash_k": crash_k, "nounits_k": nounits_k, "notds_k": notds_k},
                  meta={"k": ("1/s", "decay rate")}, run_case=toy_case, **kw)
+
+
+def rolling_case(p):
+    """Synthetic nonholonomic-looking output (velocity and acceleration levels only, mixed units),
+    with errors C h^p of a known order p = 2 (method a) or 1 (method b): exercises the figures."""
+    if p["method"] == "b" and p["rho_inf"] == 0.5:
+        raise RuntimeError("Newton did not converge")
+    order = 2 if p["method"] == "a" else 1
+    h = p["h"]
+    t = np.arange(0.0, 1.0 + h / 2, h)
+    q = np.stack([np.cos(t), np.sin(t), (1 + p["rho_inf"]) * t], axis=1)
+    viol = np.stack([np.full(t.size, np.nan), h**order * np.abs(np.sin(5 * t)), 1e-15 * (1 + t)], axis=1)
+    return xr.Dataset(
+        {"q": (("time", "coord"), q), "violation": (("time", "constraint_level"), viol),
+         "energy_error": ("time", h**order * t), "error": ((), 3.0 * h**order, {"units": "m"}),
+         "eps_vel": ((), float(np.nanmax(viol[:, 1]))), "cpu_time": ((), 0.01 / h)},
+        coords={"time": t, "coord": ["x", "y", "theta"], "coord_units": ("coord", ["m", "m", "rad"]),
+                "constraint_level": ["position", "velocity", "acceleration"]})
+
+
+ROLLING = Study(name="rolling", description="synthetic nonholonomic-like output",
+                grid={"method": ["a", "b"], "rho_inf": [0.0, 0.5], "h": [0.1, 0.05, 0.025]},
+                run_case=rolling_case, meta={})
