@@ -77,6 +77,9 @@ def cmd_study_run(args) -> int:
                 raise
             print(f"pyint: study {study.name} did not finish: {type(exc).__name__}: {exc}", file=sys.stderr)
             status = EXIT_ERROR
+    if len(chosen) > 1:
+        total = sum(run.seconds for _, run in runs)
+        print(f"\n{len(runs)} of {len(chosen)} studies finished in {total / 60:.1f} min", file=sys.stderr)
     for study, run in runs:
         print()
         print(study.summary(run.dataset) if study.summary is not None else summary_table(run.dataset))

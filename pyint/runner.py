@@ -65,7 +65,10 @@ The contract (:class:`Study` fields)
     (dicts and lists as JSON), part of the cache key.
 ``quick_grid``
     overrides for ``--quick``: a list of values for a grid parameter, a new
-    value for a fixed one.
+    value for a fixed one.  The quick grid is the smoke test every
+    registered study gets in the test suite (tests/test_cli.py): keep it to
+    seconds.  The default grid is what ``./dev.sh studies`` runs: all
+    studies together should finish in about 10 minutes on 2 cores.
 ``where(params) -> bool`` (optional)
     keep only the cases it accepts; the others appear with ``status =
     "skipped"``.
@@ -579,13 +582,16 @@ def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
 
 # -- the studies -----------------------------------------------------------------------------------
 def studies(include_selftest: bool = False) -> dict[str, Study]:
-    """Every registered study: the ``STUDY`` of each module of ``pyint.studies``.
+    """Every registered study: the ``STUDY`` of each module of ``pyint.studies``
+    (modules whose names start with ``_`` are helpers).
 
     A module that fails to import is reported on stderr and left out.
     """
     import pyint.studies as package
     found: dict[str, Study] = {}
     for info in sorted(pkgutil.iter_modules(package.__path__, package.__name__ + "."), key=lambda i: i.name):
+        if info.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
         try:
             module = importlib.import_module(info.name)
         except Exception as exc:  # noqa: BLE001 - one broken study must not hide the others
