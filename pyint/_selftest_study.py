@@ -99,7 +99,7 @@ def run_case(p):
     ds["cpu_time"] = ((), cpu)
     ds["n_steps"] = ((), np.int64(n_steps))
     ds["rhs_evaluations"] = ((), np.int64(n_steps * len(b_tab)))
-    for name, units in (("eps_pos", "m^2"), ("eps_vel", "m^2/s"), ("eps_acc", "m^2/s^2")):
+    for name, units in (("eps_pos", "m^2"), ("eps_vel", "m^2/s"), ("eps_acc", "m^2/s^2"), ("violation", "m^2/s^k")):
         ds[name].attrs["units"] = units  # g = (x^2 + y^2 - l^2)/2 is in m^2
     return ds
 

@@ -108,8 +108,10 @@ def _save(fig, outdir: Path, name: str) -> Path:
 
 
 def _h_ticks(ax, h):
-    """Ticks at the step sizes of the grid, labelled plainly."""
+    """Ticks at the step sizes of the grid, labelled plainly (up to 8 of them; else the log ticks)."""
     h = np.sort(np.asarray(h, dtype=float))
+    if not 0 < h.size <= 8:
+        return
     ax.set_xticks(h, [f"{x:g}" for x in h])
     ax.xaxis.set_minor_formatter(NullFormatter())
 
