@@ -305,8 +305,9 @@ contains
         if (.not. w%reuse) return
         ! simplified Newton: the error left is ~ theta |dx|, not |dx|^2 as in
         ! Newton's method; go on until the constraint rows are at round-off (the
-        ! level generalized-alpha keeps), or the increments are
-        if (constraints_at_roundoff() .or. nrm * tol <= 100 * epsilon(1.0_wp)) return
+        ! level generalized-alpha keeps), or the iteration stops contracting
+        ! (theta > 1/2: it has reached round-off itself)
+        if (constraints_at_roundoff() .or. w%theta > 0.5_wp) return
         converged = .false.
       end if
       if (.not. all(abs(w%e) <= huge(1.0_wp))) then
@@ -352,7 +353,11 @@ contains
         converged = nrm <= 1
         w%have_factor = .false.
       else
-        converged = w%theta < 1 .and. nrm * max(1.0_wp, w%theta / (1 - w%theta)) <= 1
+        if (w%theta < 0.99_wp) then
+          converged = nrm * max(1.0_wp, w%theta / (1 - w%theta)) <= 1
+        else   ! no contraction: either diverging or stagnating at round-off far below tol
+          converged = nrm <= 0.01_wp
+        end if
         if (.not. fresh .and. w%theta > THETA_REFACTOR) w%have_factor = .false.
       end if
     end do
@@ -361,13 +366,12 @@ contains
 
   contains
 
-    !> |g| and h |A v + b| (the scaled constraint rows times their scale) within
-    !> 100 eps (1 + |q|)
+    !> |g| within 10 eps (1 + |q|) and |A v + b| within 10 eps (1 + |v|) (the
+    !> scaled constraint rows times their scale)
     logical function constraints_at_roundoff()
-      real(wp) :: lim
-      lim = 100 * epsilon(1.0_wp) * (1 + maxval(abs(w%q)))
-      constraints_at_roundoff = all(abs(w%e(w%n + 1:w%n + w%mh)) * sh <= lim) .and. &
-                                all(abs(w%e(w%n + w%mh + 1:w%nx)) * h <= lim)
+      constraints_at_roundoff = &
+        all(abs(w%e(w%n + 1:w%n + w%mh)) * sh <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%q)))) .and. &
+        all(abs(w%e(w%n + w%mh + 1:w%nx)) * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v))))
     end function
   end subroutine
 

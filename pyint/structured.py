@@ -71,7 +71,9 @@ def solve_coo(nx, rows, cols, vals, b, linear_solver="auto"):
     rows = np.asarray(rows, dtype=np.int32) + 1
     cols = np.asarray(cols, dtype=np.int32) + 1
     x = np.array(b, dtype=float)
-    info = _fortran.newton_matrix_solve(int(nx), rows, cols, np.asarray(vals, dtype=float),
+    if x.shape != (nx,):
+        raise ValueError(f"b must have shape ({nx},), got {x.shape}")
+    info = _fortran.newton_matrix_solve(rows, cols, np.asarray(vals, dtype=float),
                                         check_linear_solver(linear_solver), x)
     if info[0] == 1:
         raise np.linalg.LinAlgError("singular matrix")

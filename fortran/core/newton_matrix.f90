@@ -142,11 +142,19 @@ contains
     class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: nx
     call self%release()
+    if (allocated(self%pi)) deallocate(self%pi, self%pj)
+    if (allocated(self%perm)) deallocate(self%perm, self%iperm)
+    if (allocated(self%a)) deallocate(self%a)
+    if (allocated(self%ab)) deallocate(self%ab)
+    if (allocated(self%tmp)) deallocate(self%tmp)
+    if (allocated(self%ipiv)) deallocate(self%ipiv)
+    if (allocated(self%colptr)) deallocate(self%colptr, self%rowind, self%vals)
     self%nx = nx
+    self%kl = 0
+    self%ku = 0
     self%kind = RECORDING
     self%np = 0
     self%out_of_pattern = .false.
-    if (allocated(self%pi)) deallocate(self%pi, self%pj)
     allocate(self%pi(max(64, 8 * nx)), self%pj(max(64, 8 * nx)))
   end subroutine
 
