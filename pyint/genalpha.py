@@ -74,12 +74,13 @@ class _AlphaFamily(Integrator):
         start: "consistent" (a_0 = qddot(0)) or "paper" (M a_0 = (1 - alpha) F_0 + alpha F_1).
         tol: Newton stops when beta h^2 |increment| <= tol (1 + |q|) (position units);
         maxit: iterations per step.
-        linear_solver: "auto" (dense up to 12 unknowns, else banded after reverse
-        Cuthill-McKee when the band is narrow, else sparse), "dense" (LAPACK LU),
-        "banded" (LAPACK band LU) or "sparse" (SuiteSparse KLU).  alpha-RATTLE is
-        always dense.  The choice made is in ``Result.stats["linear_solver"]``.
+        linear_solver: "auto" (SuiteSparse KLU when built in, dense LU for large
+        matrices with over 30 % nonzeros; without KLU banded or dense by flop
+        count), "dense" (LAPACK LU), "banded" (LAPACK band LU after reverse
+        Cuthill-McKee) or "sparse" (KLU).  alpha-RATTLE is always dense.  The
+        choice made is in ``Result.stats["linear_solver"]``.
         jacobian_reuse: simplified Newton, keeping the factorization across
-        iterations and steps while the contraction rate stays below 1/4 (False:
+        iterations and steps while the contraction rate stays below 0.1 (False:
         Newton's method, a new matrix every iteration).
         """
         self.rho_inf = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)

@@ -8,8 +8,9 @@ its pattern recorded once per trajectory, and factored by one of
 * ``"banded"`` LAPACK band LU after a reverse Cuthill-McKee ordering;
 * ``"sparse"`` SuiteSparse KLU (fill-reducing ordering once, refactorization per call);
 
-``"auto"`` picks dense for small systems (up to 12 unknowns), banded when the
-band after RCM is narrow, sparse otherwise.  This module holds the names, the
+``"auto"`` picks KLU when pyint was built with it (dense LU for a matrix of
+more than 40 unknowns with over 30 % nonzeros), else banded when its flop
+count is below half the dense one, else dense.  This module holds the names, the
 availability check, the O(nnz) consistent acceleration of built-in models,
 and a COO solve used by the tests.
 """

@@ -29,11 +29,13 @@ module pyint_newton_matrix
   integer, parameter :: SOLVER_AUTO = 0, SOLVER_DENSE = 1, SOLVER_BANDED = 2, SOLVER_SPARSE = 3
   integer, parameter :: RECORDING = -1, UNSET = -2
 
-  !> Automatic choice: a pattern with more than DENSE_FILL of its entries
-  !> nonzero is factored densely; otherwise KLU when built in, else banded
-  !> (when its flop count beats dense).  Measured on the chain (bench/run.py,
-  !> solvers table): KLU with Jacobian reuse is the fastest from N = 2 (6
-  !> unknowns) up, the banded LU close behind, dense LAPACK slowest.
+  !> Automatic choice: KLU when built in, except for a matrix of more than
+  !> DENSE_MIN unknowns with more than DENSE_FILL of its entries nonzero (dense
+  !> LU); without KLU, banded when its flop count is below half the dense one.
+  !> Measured on the chain (bench/run.py, solvers table): KLU with Jacobian
+  !> reuse is the fastest from N = 2 (6 unknowns, where reference LAPACK's
+  !> call overhead dominates) up; banded LU is within 10-30 %, dense far behind.
+  integer, parameter :: DENSE_MIN = 40
   real(wp), parameter :: DENSE_FILL = 0.3_wp
 
   type :: newton_matrix_t
@@ -128,12 +130,11 @@ contains
     real(wp) :: band_flops, dense_flops
     dense_flops = real(nx, wp)**3 / 3
     band_flops = 2 * real(nx, wp) * (kl + 1) * (kl + ku + 1)
-    if (real(nnz, wp) > DENSE_FILL * real(nx, wp)**2) then
-      kind = SOLVER_DENSE
-    else if (klu_available()) then
+    if (klu_available()) then
       kind = SOLVER_SPARSE
+      if (nx > DENSE_MIN .and. real(nnz, wp) > DENSE_FILL * real(nx, wp)**2) kind = SOLVER_DENSE
     else
-      kind = merge(SOLVER_BANDED, SOLVER_DENSE, band_flops < dense_flops)
+      kind = merge(SOLVER_BANDED, SOLVER_DENSE, band_flops < dense_flops / 2)
     end if
   end function
 
