@@ -49,7 +49,11 @@ def test_fortran_and_callback_paths_identical():
     a = ga.integrate(prob.model, q0, v0, 0.5, 1e-2, backend="fortran")
     b = ga.integrate(prob.model, q0, v0, 0.5, 1e-2, backend="callback")
     assert np.max(np.abs(a.q - b.q)) <= 1e-13
-    assert np.max(np.abs(a.lam - b.lam)) <= 1e-10
+    # the built-in model assembles the Newton matrix with its own O(N) hooks (another
+    # summation order) and starts from the Fortran consistent acceleration: lam agrees
+    # to its round-off floor eps / (beta h^2) (relative), not bit for bit
+    lam_floor = 100 * np.finfo(float).eps / (a.params["beta"] * 1e-2**2)
+    assert np.max(np.abs(a.lam - b.lam)) <= lam_floor * np.max(np.abs(a.lam))
     assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
 
 
