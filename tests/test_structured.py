@@ -225,3 +225,23 @@ def test_nonholonomic_path_solvers_and_reuse(cls):
     r = cls(jacobian_reuse=True).integrate(m, q0, v0, 1.0, 1e-2)
     assert r.stats["jacobian_reuses"] > 0
     assert np.max(np.abs(r.q - ref.q)) <= 1e-9 and r.eps_vel <= 1e-13
+
+
+def test_integrate_cases_groups_batches_and_keeps_order():
+    from pyint.batch import integrate_cases
+
+    ga = GeneralizedAlpha()
+    chains = [PendulumChain(3, mass=[1.0, 1.0 + 0.3 * k, 1.0]) for k in range(3)]
+    cases = [dict(method=ga, model=mm, q0=mm.initial_state([0.3 * k + 0.2, 1.0, 1.5])[0], v0=np.zeros(6),
+                  t_end=0.2, h=1e-3, every=20) for k, mm in enumerate(chains)]
+    cases.insert(1, dict(method=ga, model=_Knife(), q0=np.zeros(3), v0=np.array([1.0, 0, 0.5]), t_end=0.2, h=1e-2))
+    cases.append(dict(cases[0], h=2e-3))  # another step: its own group of one
+    res = integrate_cases(cases, threads=2)
+    assert len(res) == len(cases)
+    for c, r in zip(cases, res):
+        one = ga.integrate(c["model"], c["q0"], c["v0"], c["t_end"], c["h"], every=c.get("every", 1))
+        assert r.model is c["model"] and r.h == c["h"]
+        assert np.array_equal(r.q, one.q)
+    assert res[0].stats.get("batch_size") == 3 and "batch_size" not in res[1].stats
+    with pytest.raises(ValueError, match="lacks"):
+        integrate_cases([dict(method=ga, model=chains[0])])
