@@ -245,3 +245,27 @@ def test_integrate_cases_groups_batches_and_keeps_order():
     assert res[0].stats.get("batch_size") == 3 and "batch_size" not in res[1].stats
     with pytest.raises(ValueError, match="lacks"):
         integrate_cases([dict(method=ga, model=chains[0])])
+
+
+class _RedundantChain(PendulumChain):
+    """A 300-link chain with its first link constraint written twice (Python only)."""
+    fortran_name = None
+
+    def __init__(self):
+        super().__init__(300)
+        self.n_hol = 301
+
+    def hol(self, t, q):
+        g = super().hol(t, q)
+        return np.append(g, g[0])
+
+    def hol_jac(self, t, q):
+        gq = super().hol_jac(t, q)
+        return np.vstack([gq, gq[:1]])
+
+
+def test_rank_check_of_large_models_flags_redundant_constraints():
+    m = _RedundantChain()
+    q0, v0 = PendulumChain(300).initial_state()
+    with pytest.raises(ValueError, match="singular"):
+        GeneralizedAlpha().integrate(m, q0, v0, 0.01, 1e-3)

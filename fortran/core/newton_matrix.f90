@@ -49,6 +49,8 @@ module pyint_newton_matrix
     integer, allocatable :: ipiv(:)
     integer(c_int), allocatable :: colptr(:), rowind(:)   !< CSC pattern, 0-based (KLU)
     real(c_double), allocatable :: vals(:)
+    integer, allocatable :: slot(:)     !< sparse: position of the k-th add of an assembly (replayed)
+    integer :: nadd = 0                  !< adds since the last zero()
     type(c_ptr) :: klu = c_null_ptr
   contains
     procedure :: record => nm_record
@@ -149,7 +151,7 @@ contains
     if (allocated(self%ab)) deallocate(self%ab)
     if (allocated(self%tmp)) deallocate(self%tmp)
     if (allocated(self%ipiv)) deallocate(self%ipiv)
-    if (allocated(self%colptr)) deallocate(self%colptr, self%rowind, self%vals)
+    if (allocated(self%colptr)) deallocate(self%colptr, self%rowind, self%vals, self%slot)
     self%nx = nx
     self%kl = 0
     self%ku = 0
@@ -178,13 +180,26 @@ contains
         self%ab(self%kl + self%ku + 1 + r - c, c) = self%ab(self%kl + self%ku + 1 + r - c, c) + v
       end if
     case (SOLVER_SPARSE)
+      ! an assembly adds its entries in the same order every time: replay the
+      ! position of the k-th add when it still fits, else search and remember it
+      self%nadd = self%nadd + 1
+      key = i - 1
+      if (self%nadd <= size(self%slot)) then
+        mid = self%slot(self%nadd)
+        if (mid > self%colptr(j) .and. mid <= self%colptr(j + 1)) then
+          if (self%rowind(mid) == key) then
+            self%vals(mid) = self%vals(mid) + v
+            return
+          end if
+        end if
+      end if
       lo = self%colptr(j) + 1
       hi = self%colptr(j + 1)
-      key = i - 1
       do while (lo <= hi)
         mid = (lo + hi) / 2
         if (self%rowind(mid) == key) then
           self%vals(mid) = self%vals(mid) + v
+          if (self%nadd <= size(self%slot)) self%slot(self%nadd) = mid
           return
         else if (self%rowind(mid) < key) then
           lo = mid + 1
@@ -270,7 +285,8 @@ contains
         info = 1
         return
       end if
-      allocate(self%colptr(nx + 1), self%rowind(self%nnz), self%vals(self%nnz))
+      allocate(self%colptr(nx + 1), self%rowind(self%nnz), self%vals(self%nnz), self%slot(4 * self%nnz))
+      self%slot = 0
       self%colptr = int(cp - 1, c_int)
       self%rowind = int(ri - 1, c_int)
       self%klu = pyint_klu_new(int(nx, c_int), self%colptr, self%rowind, kinfo)
@@ -289,6 +305,7 @@ contains
       self%ab = 0
     case (SOLVER_SPARSE)
       self%vals = 0
+      self%nadd = 0
     end select
   end subroutine
 
