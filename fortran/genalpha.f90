@@ -505,12 +505,7 @@ contains
         return
       end if
     end if
-    call model%mass_mul(q0, a, w%ma)
-    if (variant == VARIANT_RATTLE) then
-      hist = p%k * w%ma - p%d * f0
-    else
-      hist = p%k * w%ma - p%d * ftot0
-    end if
+    call start_history(a, hist)
     ns = 1
     call store(ns)
     do step = 1, nsteps
@@ -545,6 +540,18 @@ contains
       if (size(lam) > 0) lout(:, k) = lam
     end subroutine
 
+    !> The history term of step 1 for the start acceleration a0.
+    subroutine start_history(a0_, hist_)
+      real(wp), intent(in) :: a0_(:)
+      real(wp), intent(out) :: hist_(:)
+      call model%mass_mul(q0, a0_, w%ma)
+      if (variant == VARIANT_RATTLE) then
+        hist_ = p%k * w%ma - p%d * f0
+      else
+        hist_ = p%k * w%ma - p%d * ftot0
+      end if
+    end subroutine
+
     !> M a_0 = (1 - alpha) F_0 + alpha F_1 by fixed-point iteration over step 1
     !> (a dense LU of M(q_0), once).
     subroutine paper_start(info)
@@ -561,12 +568,7 @@ contains
       end if
       do it = 1, 4 * maxit
         q1 = q0; v1 = v0; a1 = a; l1 = lam
-        call model%mass_mul(q0, a, w%ma)
-        if (variant == VARIANT_RATTLE) then
-          h1 = p%k * w%ma - p%d * f0
-        else
-          h1 = p%k * w%ma - p%d * ftot0
-        end if
+        call start_history(a, h1)
         call alpha_step(model, p, t0, h, q1, v1, a1, l1, h1, tol, maxit, w, iters, nfact, nreuse, info)
         stats(4) = stats(4) + 1
         stats(2) = stats(2) + nfact

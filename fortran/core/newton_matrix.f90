@@ -21,6 +21,7 @@
 module pyint_newton_matrix
   use iso_c_binding, only: c_ptr, c_null_ptr, c_associated, c_int, c_double
   use pyint_kinds, only: wp
+  use pyint_linalg, only: lu_factor, lu_solve
   implicit none
   private
   public :: newton_matrix_t, klu_available, choose_solver
@@ -63,21 +64,6 @@ module pyint_newton_matrix
   end type
 
   interface
-    subroutine dgetrf(m, n, a, lda, ipiv, info)
-      import :: wp
-      integer, intent(in) :: m, n, lda
-      real(wp), intent(inout) :: a(lda, *)
-      integer, intent(out) :: ipiv(*), info
-    end subroutine
-    subroutine dgetrs(trans, n, nrhs, a, lda, ipiv, b, ldb, info)
-      import :: wp
-      character, intent(in) :: trans
-      integer, intent(in) :: n, nrhs, lda, ldb
-      real(wp), intent(in) :: a(lda, *)
-      integer, intent(in) :: ipiv(*)
-      real(wp), intent(inout) :: b(ldb, *)
-      integer, intent(out) :: info
-    end subroutine
     subroutine dgbtrf(m, n, kl, ku, ab, ldab, ipiv, info)
       import :: wp
       integer, intent(in) :: m, n, kl, ku, ldab
@@ -315,7 +301,7 @@ contains
     integer, intent(out) :: info
     select case (self%kind)
     case (SOLVER_DENSE)
-      call dgetrf(self%nx, self%nx, self%a, self%nx, self%ipiv, info)
+      call lu_factor(self%a, self%ipiv, info)
     case (SOLVER_BANDED)
       call dgbtrf(self%nx, self%nx, self%kl, self%ku, self%ab, self%ldab, self%ipiv, info)
     case (SOLVER_SPARSE)
@@ -332,7 +318,7 @@ contains
     integer :: info, k
     select case (self%kind)
     case (SOLVER_DENSE)
-      call dgetrs('N', self%nx, 1, self%a, self%nx, self%ipiv, b, self%nx, info)
+      call lu_solve(self%a, self%ipiv, b)
     case (SOLVER_BANDED)
       do k = 1, self%nx
         self%tmp(k) = b(self%perm(k))
