@@ -328,7 +328,7 @@ def plot_wp(path):
     ds = xr.open_dataset(path)
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for lab in ds.method.values:
-        d = ds.sel(method=lab)
+        d = ds.sel({"method": lab})  # (sel(method=...) is the interpolation keyword)
         ok = np.isfinite(d.error.values)
         ax.loglog(d.time.values[ok], d.error.values[ok], "o-", ms=3, label=str(lab))
     for e in (1e-4, 1e-6):
