@@ -204,6 +204,8 @@ def _batch_inputs(models, q0s, v0s):
     v0s = np.asarray(v0s, dtype=float)
     if q0s.ndim not in (1, 2) or v0s.ndim not in (1, 2):
         raise ValueError(f"q0s and v0s must have shape (nb, n) or (n,), got {q0s.shape} and {v0s.shape}")
+    if q0s.ndim == 2 and q0s.shape[0] == 0:
+        raise ValueError("integrate_batch needs at least one trajectory")
     if not single:
         nb = len(models)
     else:
