@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV=${PYINT_VENV:-$ROOT/.venv}
 PYTHON=${PYTHON:-python3}
-APT_PACKAGES="gfortran libsundials-dev liblapack-dev libblas-dev pkg-config"
+APT_PACKAGES="gfortran libsundials-dev liblapack-dev libblas-dev pkg-config libsuitesparse-dev"
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 

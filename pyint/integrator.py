@@ -88,7 +88,11 @@ class Integrator:
         cpu = time.process_time()
         raw = self._run(model, t0, h, nsteps, every, q0, v0, backend)
         cpu = time.process_time() - cpu
+        return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure)
 
+    def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True):
+        """The Result of one trajectory from the raw kernel output (see ``_run``);
+        raises the IntegrationError of a failed run when raise_on_failure."""
         status, steps_done, nsamples = (int(x) for x in raw["istat"])
         sl = slice(0, nsamples)
         t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
