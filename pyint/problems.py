@@ -1,7 +1,9 @@
 """Test problems in one place, each with the source of its reference values.
 
 A :class:`Problem` is a model, an initial state, a time span, the coarsest
-step of its convergence study, and a reference solution at the final time:
+step of its convergence study, and a reference solution at ``n_samples``
+equally spaced times (errors are maxima over them: an error at one time alone
+can cross zero as h varies and fake a slope):
 closed form where one exists, otherwise a tight reference computed by the
 command named in ``source`` (cached per process).  The shared method tests
 (tests/test_methods.py) run every registered method on every problem whose
@@ -29,6 +31,7 @@ class Problem:
     source: str                   # where the reference values come from
     exact: Callable | None = None  # t -> (q, v, lam) closed form
     tags: frozenset = field(default_factory=frozenset)
+    n_samples: int = 8            # reference times t_end * k / n_samples, k = 1..n_samples
 
     @functools.cached_property
     def model(self):
@@ -47,32 +50,43 @@ class Problem:
             k.add("nonholonomic")
         return frozenset(k)
 
+    @property
+    def sample_times(self):
+        return self.t_end * np.arange(1, self.n_samples + 1) / self.n_samples
+
     @functools.cached_property
     def reference(self):
-        """(q, v, lam) at t_end."""
+        """(q, v, lam) at ``sample_times``, each of shape (n_samples, dim)."""
         if self.exact is not None:
-            return self.exact(self.t_end)
-        return ode_reference(self.model, *self.initial_state, self.t_end)
+            out = [self.exact(t) for t in self.sample_times]
+            return tuple(np.array([np.atleast_1d(o[k]) for o in out]) for k in range(3))
+        return ode_reference(self.model, *self.initial_state, self.sample_times)
 
 
-def ode_reference(model, q0, v0, t_end, rtol=1e-13, atol=1e-13):
-    """Tight reference at t_end: SciPy DOP853 on the index-1 ODE form
+def ode_reference(model, q0, v0, times, rtol=1e-13, atol=1e-13):
+    """Tight reference at ``times``: SciPy DOP853 on the index-1 ODE form
     (a from the KKT system at every right-hand side).  The index-1 form drifts
-    off the constraints only at the tolerance level over these short spans."""
+    off the constraints only at the tolerance level over these short spans.
+    Returns (q, v, lam), each (len(times), dim)."""
     from scipy.integrate import solve_ivp
 
     n = model.n
+    times = np.atleast_1d(np.asarray(times, dtype=float))
 
     def rhs(t, y):
         a, _, _ = model.consistent_acceleration(t, y[:n], y[n:])
         return np.concatenate([y[n:], a])
 
-    sol = solve_ivp(rhs, (0.0, t_end), np.concatenate([q0, v0]), method="DOP853", rtol=rtol, atol=atol)
+    sol = solve_ivp(rhs, (0.0, times[-1]), np.concatenate([q0, v0]), method="DOP853", rtol=rtol, atol=atol,
+                    t_eval=times)
     if not sol.success:
         raise RuntimeError(f"reference integration failed: {sol.message}")
-    q, v = sol.y[:n, -1], sol.y[n:, -1]
-    _, lh, ln = model.consistent_acceleration(t_end, q, v)
-    return q, v, np.concatenate([lh, ln])
+    q, v = sol.y[:n].T, sol.y[n:].T
+    lam = []
+    for t, qk, vk in zip(times, q, v):
+        _, lh, ln = model.consistent_acceleration(t, qk, vk)
+        lam.append(np.concatenate([lh, ln]))
+    return q, v, np.array(lam)
 
 
 PROBLEMS: dict[str, Problem] = {}
@@ -91,6 +105,53 @@ add_problem(Problem(
     h0=1 / 32,
     source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
     tags=frozenset({"conservative"}),
+))
+
+
+def _skate_exact(t):
+    from .models import Skate
+    q, v, _, lam = Skate().exact(t)
+    return q, v, np.atleast_1d(lam)
+
+
+add_problem(Problem(
+    name="skate",
+    make_model=lambda: __import__("pyint.models", fromlist=["Skate"]).Skate(),
+    make_state=lambda m: m.initial_state(),
+    t_end=2.0,
+    h0=1 / 16,
+    source="closed form (SPEC, seed 004): theta = w t, x = g sin(a)/(2 w^2) sin^2(w t), ...",
+    exact=_skate_exact,
+    tags=frozenset({"conservative", "closed_form"}),
+))
+
+add_problem(Problem(
+    name="snakeboard",
+    make_model=lambda: __import__("pyint.models", fromlist=["Snakeboard"]).Snakeboard(),
+    make_state=lambda m: m.initial_state(),
+    t_end=0.5,
+    h0=1 / 64,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+))
+
+add_problem(Problem(
+    name="sleigh_qmass",
+    make_model=lambda: __import__("pyint.models", fromlist=["ChaplyginSleigh"]).ChaplyginSleigh(),
+    make_state=lambda m: m.initial_state(),
+    t_end=2.0,
+    h0=1 / 16,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    tags=frozenset({"configuration_dependent_mass"}),
+))
+
+add_problem(Problem(
+    name="driven_pendulum",
+    make_model=lambda: __import__("pyint.models", fromlist=["DrivenPendulum"]).DrivenPendulum(),
+    make_state=lambda m: m.initial_state(),
+    t_end=1.0,
+    h0=1 / 32,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    tags=frozenset({"rheonomic"}),
 ))
 
 
