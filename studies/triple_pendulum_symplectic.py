@@ -208,11 +208,11 @@ def figures(path, outdir=None):
         if not chosen:
             continue
         fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
-        for ax, var in zip(axes, ("pos_error", "vel_error")):
+        for ax, var, short in zip(axes, ("pos_error", "vel_error"), ("position: max|g(q)|", "velocity: max|G v|")):
             for m in chosen:
                 y = np.maximum(ds[var].sel({"method": m}).values, FLOOR)
                 ax.semilogy(ds.time, y, STYLES.get(m, "-"), color=COLORS.get(m), lw=1, label=m)
-            ax.set_ylabel(_label(ds, var), fontsize=8)
+            ax.set_ylabel(f"{short} [{ds[var].attrs.get('units', '')}]")
             ax.grid(True, which="major", alpha=0.3)
         axes[0].set_title(f"Triple pendulum, h = {ds.attrs['h_paper']}: {title}", fontsize=9)
         axes[0].legend(fontsize=7)
