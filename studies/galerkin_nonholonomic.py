@@ -121,7 +121,7 @@ def _convergence(p, quick):
     return ds
 
 
-def fitted_slopes(etas, err, floor=1e-11):
+def fitted_slopes(etas, err, floor=1e-12):
     """Per row of err: least-squares slope of log(err) against log(eta) over the errors above
     ``floor`` (round-off: the state is O(1)); NaN when fewer than two remain."""
     slopes, npts = [], []
@@ -278,33 +278,35 @@ def figures(nc_path, outdir):
             ax[k].set_xlabel("x [m]")
             ax[k].set_ylabel("y [m]")
             ax[k].legend(fontsize=6)
-            ax[k].set_aspect("equal", adjustable="datalim")
+            if k > 0:
+                ax[k].set_aspect("equal", adjustable="datalim")
         fig.suptitle("Fig. 3 — snakeboard orbits, T = %g" % float(sel(sb4[0])["time"].max()))
         save(fig, "fig3_snakeboard_orbits.png")
 
-        locked = [r for r in ("sb_locked_pi8", "sb_locked_pi16", "sb_locked_pi32") if r in runs]
-        if locked:
-            fig, ax = plt.subplots(len(locked), 3, figsize=(13, 3.2 * len(locked)), squeeze=False)
-            for i, run in enumerate(locked):
-                for run_, style in ((run, "-"), (run + "_s1", ":")):
-                    if run_ not in runs:
-                        continue
-                    d = sel(run_)
-                    lab = "s=4, η=1/16" if run_ == run else "s=1, η=1/2"
-                    ax[i, 0].semilogy(d["time"], np.abs(d["circle_deviation"]) + 1e-17, style, label=lab)
-                    ax[i, 1].plot(d["time"], d["energy_error"], style, label=lab)
-                    ax[i, 2].plot(d["time"], d["v"].sel(coord="theta"), style, label=lab)
-                    ax[i, 2].plot(d["time"], d["v"].sel(coord="psi"), style, label=lab.replace("s=", "ψ', s="))
-                ax[i, 0].set_ylabel(f"{run}\n|distance from circle| [m]")
-                ax[i, 1].set_ylabel("(H − H0)/|H0| [1]")
-                ax[i, 2].set_ylabel("θ', ψ' [rad/s]")
-                for a in ax[i]:
-                    a.legend(fontsize=7)
-            for a in ax[-1]:
-                a.set_xlabel("time [s]")
-            fig.suptitle("Fig. 3(b) detail — locked steering: exact motion is the circle of radius l·cot φ "
-                         "with constant θ'")
-            save(fig, "fig3b_locked_steering.png")
+
+    locked = [r for r in ("sb_locked_pi8", "sb_locked_pi16", "sb_locked_pi32") if r in runs or r + "_s1" in runs]
+    if locked:
+        fig, ax = plt.subplots(len(locked), 3, figsize=(13, 3.2 * len(locked)), squeeze=False)
+        for i, run in enumerate(locked):
+            for run_, style in ((run, "-"), (run + "_s1", ":")):
+                if run_ not in runs:
+                    continue
+                d = sel(run_)
+                lab = "s=4, η=1/16" if run_ == run else "s=1, η=1/2"
+                ax[i, 0].semilogy(d["time"], np.abs(d["circle_deviation"]) + 1e-17, style, label=lab)
+                ax[i, 1].plot(d["time"], d["energy_error"], style, label=lab)
+                ax[i, 2].plot(d["time"], d["v"].sel(coord="theta"), style, label="θ', " + lab)
+                ax[i, 2].plot(d["time"], d["v"].sel(coord="psi"), style, label=lab.replace("s=", "ψ', s="))
+            ax[i, 0].set_ylabel(f"{run}\n|distance from circle| [m]")
+            ax[i, 1].set_ylabel("(H − H0)/|H0| [1]")
+            ax[i, 2].set_ylabel("θ', ψ' [rad/s]")
+            for a in ax[i]:
+                a.legend(fontsize=7)
+        for a in ax[-1]:
+            a.set_xlabel("time [s]")
+        fig.suptitle("Fig. 3(b) detail — locked steering: exact motion is the circle of radius l·cot φ "
+                     "with constant θ'")
+        save(fig, "fig3b_locked_steering.png")
 
     s1 = [r for r in ("sb_locked_pi8_s1", "sb_locked_pi16_s1", "sb_locked_pi32_s1") if r in runs]
     if s1:
