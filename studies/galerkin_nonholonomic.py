@@ -150,7 +150,7 @@ def _long_run(name, p):
     q[:, idx] = r.q
     vel = np.full_like(q, np.nan)
     vel[:, idx] = r.v
-    cons = np.zeros((ns, 2)) * np.nan
+    cons = np.full((ns, 2), np.nan)
     for k in range(ns):
         cons[k, :model.n_nonhol] = model.nh_A(r.t[k], r.q[k]) @ r.v[k] + model.nh_b(r.t[k], r.q[k])
     lam = np.full((ns, 2), np.nan)
@@ -188,7 +188,7 @@ def _long_run(name, p):
         "cpu_time": (r.cpu_time, "s", "CPU time of the integration"),
         "newton_iterations": (r.stats["newton_iterations"], "1", "total number of Newton iterations"),
         "n_steps": (r.stats["steps"], "1", "number of time steps done"),
-        "wall_T": (float(r.t[-1]), "s", "time reached"),
+        "t_reached": (float(r.t[-1]), "s", "time reached"),
         "state_scale": (max(1.0, float(np.max(np.abs(r.q))), float(np.max(np.abs(r.v)))), "1",
                         "max(1, |q|, |v|) over the run: the round-off scale of the constraint"),
     }
@@ -354,7 +354,7 @@ def summary(ds):
                            if np.isfinite(x))
             lines.append(f"{'convergence':<20} slopes {sl}")
             continue
-        lines.append(f"{run:<20} {str(d['status'].values):<14} {float(d['wall_T']):>9.1f} "
+        lines.append(f"{run:<20} {str(d['status'].values):<14} {float(d['t_reached']):>9.1f} "
                      f"{float(d['eps_vel']):>10.1e} {float(d['state_scale']):>8.1f} "
                      f"{float(d['energy_drift']):>9.1e} {float(d['cpu_time']):>8.2f}")
     return "\n".join(lines)
