@@ -7,3 +7,4 @@ module below.
 from .integrator import METHODS  # noqa: F401
 
 from . import genalpha  # noqa: F401  generalized-alpha, alpha-RATTLE (seed 000)
+from . import galerkin  # noqa: F401  Galerkin-Lobatto variational integrator, s = 1..4 registered (seed 004)

@@ -152,3 +152,22 @@ add_problem(Problem(
     source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
     tags=frozenset({"rheonomic"}),
 ))
+
+
+def _skate_torsion_model():
+    from ._seed004_models import SkateTwin
+    return SkateTwin(torsion=0.5)
+
+
+add_problem(Problem(
+    name="skate_torsion",
+    make_model=_skate_torsion_model,
+    make_state=lambda m: m.initial_state(omega=1.0),
+    t_end=3.0,
+    h0=3 / 32,                   # divides the sample spacing t_end / 8
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13 "
+           "(seed-004 skate plus a torsion spring k = 0.5 on the heading, so that theta is not "
+           "linear in t and the multiplier is not degenerate; the plain skate has a closed form, "
+           "tests/test_galerkin.py uses it)",
+    tags=frozenset({"conservative"}),
+))
