@@ -337,3 +337,28 @@ def test_newton_failure_raises_with_partial_result():
     assert err.step == 1 and err.result is not None and len(err.result.t) == 1
     res = LieDAE3(maxit=1).integrate(s, (x, rot), v, 0.1, 1e-3, raise_on_failure=False)
     assert res.status == "newton_failed" and "step 1" in res.message
+
+
+# -- the study ---------------------------------------------------------------------------
+
+def test_study_case_dataset_and_figures_from_file(tmp_path):
+    import xarray as xr
+    from pyint.studies import lie_group_manipulator as study
+    cases = {(m, 1e-3): study.run_case({"method": m, "h": 1e-3, "T": 0.05}) for m in ("DAE3", "DAES")}
+    ds = cases[("DAES", 1e-3)]
+    assert ds.sizes["time"] == 51
+    for name in list(ds.data_vars) + list(ds.coords):
+        assert "units" in ds[name].attrs and "long_name" in ds[name].attrs, name
+    assert float(ds["eps_pos"]) <= 1e-12 and float(ds["eps_vel"]) <= 1e-10 and float(ds["eps_acc"]) <= 1e-8
+    assert np.isnan(float(ds["paper_energy_drift"]))          # no paper value at h = 1e-3
+    assert study._paper_value(1e-5, "DAES", 0) == 0.0086
+    combined = study.combine(cases)
+    assert dict(combined.sizes)["method"] == 2 and not combined["energy"].isnull().any()
+    path = tmp_path / "lie.nc"
+    study._write_netcdf_atomic(combined, path)
+    pngs = study.figures(path, tmp_path / "fig")
+    assert len(pngs) == 7 and all(p.stat().st_size > 10_000 for p in pngs)
+    table = study.summary(xr.open_dataset(path))
+    assert "DAES" in table and "eps(Phi)" in table
+    with pytest.raises(ValueError, match="unknown method"):
+        study.run_case({"method": "RK4", "h": 1e-3})
