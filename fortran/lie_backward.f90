@@ -32,7 +32,8 @@
 !> and the Jacobian is exact: with P = d(q^{k+1})/dW = h diag(I, T(h Omega_i)),
 !>   [ M - h Q_V + (B^T h lam)_q P    B^T ]
 !>   [ d(constraint row)/dW           0   ].
-!> Convergence: |dW| <= tol (1 + |W|) and |d(h lam)| <= tol (1 + |M W|) (max norms).
+!> Convergence: |dW| <= tol (1 + |W|) and |d(h lam)| <= tol (1 + |M W|) (max norms),
+!> or the round-off floor of these increments (newton_stop in rigid_body.f90).
 module lie_backward
   use pyint_kinds
   use pyint_linalg, only: lu_factor, lu_solve
@@ -127,8 +128,9 @@ contains
     type(bd_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
     integer :: it, lapack_info
-    real(wp) :: vscale, pscale
+    real(wp) :: d, dprev
     iters = 0
+    d = huge(1.0_wp)
     do it = 1, maxit
       call bd_eval(s, form, h, x, r, vk, vh, w, .true.)
       if (.not. all(abs(w%res) <= huge(1.0_wp))) then
@@ -144,10 +146,10 @@ contains
       call lu_solve(w%jac, w%ipiv, w%dz)
       w%z = w%z + w%dz
       iters = iters + 1
-      vscale = 1 + maxval(abs(w%z(1:w%nv)))
-      pscale = 1 + maxval(abs(matmul(w%mm, w%z(1:w%nv))))
-      if (maxval(abs(w%dz(1:w%nv))) <= tol * vscale .and. &
-          maxval(abs(w%dz(w%nv + 1:))) <= tol * pscale) then   ! maxval of no rows: -huge
+      dprev = d
+      d = max(maxval(abs(w%dz(1:w%nv))) / (1 + maxval(abs(w%z(1:w%nv)))), &
+              maxval(abs(w%dz(w%nv + 1:))) / (1 + maxval(abs(matmul(w%mm, w%z(1:w%nv)))))) / tol
+      if (newton_stop(d, dprev, it)) then
         info = 0
         return
       end if

@@ -21,7 +21,8 @@
 !>   [ c B1 + (h beta c/gamma) (B1 V)_q P'              0      (beta h/gamma) (B1 V)_q P' B0^T ]
 !> Convergence in velocity units: h |dW| <= tol (1 + |V|), h |dlam| <= tol (1 + |M V|),
 !> beta h^2 |dmu| <= tol (1 + |x|) (max norms): the 1/(beta h^2) rows carry a
-!> round-off floor eps/(beta h^2) in W and lam that does not reach V or q.
+!> round-off floor eps/(beta h^2) in W and lam that does not reach V or q; when
+!> even the scaled increments reach their floor, newton_stop (rigid_body.f90) accepts.
 module lie_genalpha
   use pyint_kinds
   use pyint_linalg, only: lu_factor, lu_solve
@@ -123,9 +124,10 @@ contains
     type(ga_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
     integer :: it, lapack_info, nv, m
-    logical :: ok
+    real(wp) :: d, dprev
     nv = w%nv; m = w%m
     iters = 0
+    d = huge(1.0_wp)
     do it = 1, maxit
       call ga_eval(s, variant, p, h, x, r, v, vd, a, w, .true.)
       if (.not. all(abs(w%res) <= huge(1.0_wp))) then
@@ -141,11 +143,13 @@ contains
       call lu_solve(w%jac, w%ipiv, w%dz)
       w%z = w%z + w%dz
       iters = iters + 1
-      ok = h * maxval(abs(w%dz(1:nv))) <= tol * (1 + maxval(abs(w%v1))) .and. &
-           h * maxval(abs(w%dz(nv + 1:nv + m))) <= tol * (1 + maxval(abs(matmul(w%mm, w%v1))))
-      if (variant == LGA_STAB2) ok = ok .and. &
-           p%beta * h * h * maxval(abs(w%dz(nv + m + 1:))) <= tol * (1 + maxval(abs(x)))
-      if (ok) then
+      dprev = d
+      d = max(h * maxval(abs(w%dz(1:nv))) / (1 + maxval(abs(w%v1))), &
+              h * maxval(abs(w%dz(nv + 1:nv + m))) / (1 + maxval(abs(matmul(w%mm, w%v1)))))
+      if (variant == LGA_STAB2) &
+        d = max(d, p%beta * h * h * maxval(abs(w%dz(nv + m + 1:))) / (1 + maxval(abs(x))))
+      d = d / tol
+      if (newton_stop(d, dprev, it)) then
         info = 0
         return
       end if

@@ -362,3 +362,18 @@ def test_study_case_dataset_and_figures_from_file(tmp_path):
     assert "DAES" in table and "eps(Phi)" in table
     with pytest.raises(ValueError, match="unknown method"):
         study.run_case({"method": "RK4", "h": 1e-3})
+
+
+def test_newton_accepts_the_round_off_floor_at_small_steps():
+    """Index-3 rows scaled by 1/(beta h^2) leave a round-off floor in the increments;
+    at h = 1e-5 this system once stalled Newton at step 11148 (regression)."""
+    from pyint.models.rigid_bodies import PointJoint
+    j = (0.00625, 0.42, 0.42)
+    s = RigidBodySystem([Body(5.0, j), Body(5.0, j)],
+                        [PointJoint(0, (-0.5, 0, 0)), PointJoint(0, (0.5, 0, 0), 1, (-0.5, 0, 0)),
+                         PerpJoint(1, (0, 0, 1), 0, (1, 0, 0)), PerpJoint(1, (0, 1, 0), None, (0, 0, 1))])
+    x0 = np.array([[0.5, 0, 0], [1.5, 0, 0]])
+    r0 = np.stack([np.eye(3)] * 2)
+    for method in (LieGeneralizedAlpha(rho_inf=0.8), LieDAE3()):
+        r = method.integrate(s, (x0, r0), np.zeros(12), 0.12, 1e-5, every=1000)
+        assert r.ok and r.eps_pos <= 1e-12 and r.stats["max_newton_iterations"] <= 4
