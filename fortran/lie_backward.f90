@@ -285,19 +285,10 @@ contains
 
     subroutine store(k)
       integer, intent(in) :: k
-      if (k > size(tout)) return
-      tout(k) = t
-      xout(:, :, k) = x
-      rout(:, :, :, k) = r
-      vout(:, k) = v
-      aout(:, k) = a
-      if (m > 0) lout(:, k) = lam
-      auxout(:, k) = 0
-      if (form == FORM_DAES) then
-        auxout(1:nv, k) = vp
-        auxout(nv + 1:nv + m, k) = mu
-        auxout(nv + m + 1:nv + 2 * m, k) = om
-      end if
+      real(wp) :: aux(nv + 2 * m)
+      aux = 0
+      if (form == FORM_DAES) aux = [vp, mu, om]
+      call rigid_store(k, t, x, r, v, a, lam, aux, tout, xout, rout, vout, aout, lout, auxout)
     end subroutine
 
   end subroutine lie_backward_driver

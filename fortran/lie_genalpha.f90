@@ -224,16 +224,7 @@ contains
 
     subroutine store(k)
       integer, intent(in) :: k
-      if (k > size(tout)) return
-      tout(k) = t
-      xout(:, :, k) = x
-      rout(:, :, :, k) = r
-      vout(:, k) = v
-      aout(:, k) = vd
-      if (m > 0) lout(:, k) = lam
-      auxout(:, k) = 0
-      auxout(1:nv, k) = a
-      auxout(nv + 1:nv + m, k) = mu
+      call rigid_store(k, t, x, r, v, vd, lam, [a, mu], tout, xout, rout, vout, aout, lout, auxout)
     end subroutine
 
   end subroutine lie_genalpha_driver

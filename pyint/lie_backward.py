@@ -25,12 +25,10 @@ equations).  ``history="printed"`` differences V' as eq. (10) prints it;
 """
 from __future__ import annotations
 
-import numpy as np
-
 from . import _fortran
 from . import _validate as V
 from .integrator import register
-from .lie_integrator import LieIntegrator, lie_output_buffers, lie_raw_result
+from .lie_integrator import LieIntegrator
 
 _HISTORY = {"printed": 0, "projected": 1}
 
@@ -52,15 +50,9 @@ class _LieBackward(LieIntegrator):
         return 0
 
     def _run(self, system, t0, h, nsteps, every, x0, r0, v0):
-        ipar, rpar = system.fortran_params()
-        naux = system.nv + 2 * system.m
-        buf = lie_output_buffers(system.nb, system.m, nsteps, every, naux)
-        xf, rf = self._fortran_state(x0, r0)
-        istat, stats = _fortran.lie_backward_run(
-            ipar, rpar, self._form, self._history_mode(), self.tol, self.maxit, t0, h, nsteps, every,
-            xf, rf, np.ascontiguousarray(v0, dtype=float), buf["tout"], buf["xout"], buf["rout"],
-            buf["vout"], buf["aout"], buf["lout"], buf["auxout"])
-        return lie_raw_result(buf, system.m, istat, stats)
+        options = (self._form, self._history_mode(), self.tol, self.maxit)
+        return self._call_kernel(_fortran.lie_backward_run, options, system.nv + 2 * system.m,
+                                 system, t0, h, nsteps, every, x0, r0, v0)
 
 
 @register

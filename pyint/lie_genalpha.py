@@ -17,13 +17,11 @@ algorithmic acceleration a is in ``extra["a_alg"]``.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from . import _fortran
 from . import _validate as V
 from .genalpha import alpha_parameters
 from .integrator import register
-from .lie_integrator import LieIntegrator, lie_output_buffers, lie_raw_result
+from .lie_integrator import LieIntegrator
 
 
 class _LieAlpha(LieIntegrator):
@@ -43,15 +41,9 @@ class _LieAlpha(LieIntegrator):
                 **alpha_parameters(self.rho_inf)}
 
     def _run(self, system, t0, h, nsteps, every, x0, r0, v0):
-        ipar, rpar = system.fortran_params()
-        naux = system.nv + system.m
-        buf = lie_output_buffers(system.nb, system.m, nsteps, every, naux)
-        xf, rf = self._fortran_state(x0, r0)
-        istat, stats = _fortran.lie_genalpha_run(
-            ipar, rpar, self._variant, self.rho_inf, self.tol, self.maxit, t0, h, nsteps, every,
-            xf, rf, np.ascontiguousarray(v0, dtype=float), buf["tout"], buf["xout"], buf["rout"],
-            buf["vout"], buf["aout"], buf["lout"], buf["auxout"])
-        return lie_raw_result(buf, system.m, istat, stats)
+        options = (self._variant, self.rho_inf, self.tol, self.maxit)
+        return self._call_kernel(_fortran.lie_genalpha_run, options, system.nv + system.m,
+                                 system, t0, h, nsteps, every, x0, r0, v0)
 
     def _extra(self, system, raw):
         nv, m = system.nv, system.m

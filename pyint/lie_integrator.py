@@ -220,7 +220,7 @@ def lie_raw_result(buf, m, istat, stats):
 class LieIntegrator(Integrator):
     """Base of the Lie-group family.  A subclass declares name, order, keeps
     ({"holonomic": levels}), and implements ``_run(system, t0, h, nsteps,
-    every, x0, R0, V0)`` (one Fortran call) returning :func:`lie_raw_result`,
+    every, x0, R0, V0)`` (one Fortran call through :meth:`_call_kernel`),
     and ``_extra(system, raw)`` naming its auxiliary arrays."""
 
     supports = frozenset({"lie_group"})
@@ -283,6 +283,15 @@ class LieIntegrator(Integrator):
         return result
 
     @staticmethod
-    def _fortran_state(x0, r0):
-        return np.asfortranarray(np.asarray(x0, dtype=float).T), \
-            np.asfortranarray(np.transpose(np.asarray(r0, dtype=float), (1, 2, 0)))
+    def _call_kernel(kernel, options, naux, system, t0, h, nsteps, every, x0, r0, v0):
+        """One call of a Lie-group f2py driver: kernel(ipar, rpar, *options, t0, h, nsteps,
+        every, x0, r0, v0, outputs...); returns :func:`lie_raw_result`."""
+        ipar, rpar = system.fortran_params()
+        buf = lie_output_buffers(system.nb, system.m, nsteps, every, naux)
+        istat, stats = kernel(
+            ipar, rpar, *options, t0, h, nsteps, every,
+            np.asfortranarray(np.asarray(x0, dtype=float).T),
+            np.asfortranarray(np.transpose(np.asarray(r0, dtype=float), (1, 2, 0))),
+            np.ascontiguousarray(v0, dtype=float), buf["tout"], buf["xout"], buf["rout"],
+            buf["vout"], buf["aout"], buf["lout"], buf["auxout"])
+        return lie_raw_result(buf, system.m, istat, stats)

@@ -317,6 +317,9 @@ def test_bad_input_gets_clear_errors():
         LieDAES(history="both")
     with pytest.raises(ValueError, match="not an integer multiple"):
         m.integrate(s, (x, rot), v, 1.0, 0.3)
+    twice = RigidBodySystem(s.bodies, s.joints + s.joints[:1])
+    with pytest.raises(ValueError, match="singular"):
+        m.integrate(twice, (x, rot), v, 1.0, 1e-3)
     assert not isinstance(GeneralizedAlpha(), type(m))
 
 

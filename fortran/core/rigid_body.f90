@@ -38,7 +38,7 @@ module pyint_rigid
   public :: rigid_system_t, rigid_system_new, JOINT_POINT, JOINT_PERP
   public :: rigid_phi, rigid_bmat, rigid_bdotv, rigid_btl_q, rigid_bw_q, rigid_bdotv_jac
   public :: rigid_force, rigid_force_v, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
-  public :: rigid_orthogonality, rigid_advance, rigid_right_tangent, newton_stop
+  public :: rigid_orthogonality, rigid_advance, rigid_right_tangent, newton_stop, rigid_store
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
 
@@ -454,6 +454,22 @@ contains
       o = iv(i) + 3
       k(:, o + 1:o + 3) = matmul(k(:, o + 1:o + 3), tangent(psi(o + 1:o + 3)))
     end do
+  end subroutine
+
+  !> Write sample k of a Lie-group trajectory into the caller's arrays (nothing past their end).
+  subroutine rigid_store(k, t, x, r, v, a, lam, aux, tout, xout, rout, vout, aout, lout, auxout)
+    integer, intent(in) :: k
+    real(wp), intent(in) :: t, x(:, :), r(:, :, :), v(:), a(:), lam(:), aux(:)
+    real(wp), intent(inout) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
+                               lout(:, :), auxout(:, :)
+    if (k > size(tout)) return
+    tout(k) = t
+    xout(:, :, k) = x
+    rout(:, :, :, k) = r
+    vout(:, k) = v
+    aout(:, k) = a
+    if (size(lam) > 0) lout(:, k) = lam
+    auxout(:, k) = aux
   end subroutine
 
   !> Newton stopping rule of the Lie-group kernels.  d = largest scaled increment / tol:
