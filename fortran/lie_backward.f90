@@ -127,24 +127,14 @@ contains
     real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:), tol
     type(bd_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    integer :: it, lapack_info
+    integer :: it
     real(wp) :: d, dprev
     iters = 0
     d = huge(1.0_wp)
     do it = 1, maxit
       call bd_eval(s, form, h, x, r, vk, vh, w, .true.)
-      if (.not. all(abs(w%res) <= huge(1.0_wp))) then
-        info = STATUS_NONFINITE
-        return
-      end if
-      call lu_factor(w%jac, w%ipiv, lapack_info)
-      if (lapack_info /= 0) then
-        info = STATUS_SINGULAR
-        return
-      end if
-      w%dz = -w%res
-      call lu_solve(w%jac, w%ipiv, w%dz)
-      w%z = w%z + w%dz
+      call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
+      if (info /= 0) return
       iters = iters + 1
       dprev = d
       d = max(maxval(abs(w%dz(1:w%nv))) / (1 + maxval(abs(w%z(1:w%nv)))), &

@@ -25,7 +25,6 @@
 !> even the scaled increments reach their floor, newton_stop (rigid_body.f90) accepts.
 module lie_genalpha
   use pyint_kinds
-  use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
   use genalpha, only: alpha_params_t, alpha_params
   implicit none
@@ -123,25 +122,15 @@ contains
     real(wp), intent(in) :: h, x(:, :), r(:, :, :), v(:), vd(:), a(:), tol
     type(ga_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    integer :: it, lapack_info, nv, m
+    integer :: it, nv, m
     real(wp) :: d, dprev
     nv = w%nv; m = w%m
     iters = 0
     d = huge(1.0_wp)
     do it = 1, maxit
       call ga_eval(s, variant, p, h, x, r, v, vd, a, w, .true.)
-      if (.not. all(abs(w%res) <= huge(1.0_wp))) then
-        info = STATUS_NONFINITE
-        return
-      end if
-      call lu_factor(w%jac, w%ipiv, lapack_info)
-      if (lapack_info /= 0) then
-        info = STATUS_SINGULAR
-        return
-      end if
-      w%dz = -w%res
-      call lu_solve(w%jac, w%ipiv, w%dz)
-      w%z = w%z + w%dz
+      call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
+      if (info /= 0) return
       iters = iters + 1
       dprev = d
       d = max(h * maxval(abs(w%dz(1:nv))) / (1 + maxval(abs(w%v1))), &
