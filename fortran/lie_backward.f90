@@ -65,13 +65,12 @@ contains
     call rigid_mass_matrix(s, w%mm)
   end subroutine
 
-  !> Residual (and with jac = .true. the Newton matrix) at the iterate w%z.
-  subroutine bd_eval(s, form, h, x, r, vk, vh, w, jac)
+  !> Residual and Newton matrix at the iterate w%z.
+  subroutine bd_eval(s, form, h, x, r, vk, vh, w)
     type(rigid_system_t), intent(in) :: s
     integer, intent(in) :: form
     real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:)
     type(bd_work_t), intent(inout) :: w
-    logical, intent(in) :: jac
     integer :: nv, m
     nv = w%nv; m = w%m
     associate (wv => w%z(1:nv), hl => w%z(nv + 1:), rd => w%res(1:nv), rc => w%res(nv + 1:))
@@ -90,7 +89,6 @@ contains
         call rigid_bdotv(s, w%r1, wv, w%g)
         rc = matmul(w%bm, wv - vk) + h * w%g
       end select
-      if (.not. jac) return
       ! momentum rows
       call rigid_force_v(s, wv, w%kvv)
       w%jac(1:nv, 1:nv) = w%mm - h * w%kvv
@@ -132,7 +130,7 @@ contains
     iters = 0
     d = huge(1.0_wp)
     do it = 1, maxit
-      call bd_eval(s, form, h, x, r, vk, vh, w, .true.)
+      call bd_eval(s, form, h, x, r, vk, vh, w)
       call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
       if (info /= 0) return
       iters = iters + 1

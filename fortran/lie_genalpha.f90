@@ -73,13 +73,13 @@ contains
     call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
   end subroutine
 
-  subroutine ga_eval(s, variant, p, h, x, r, v, vd, a, w, jac)
+  !> Residual and Newton matrix at the iterate w%z.
+  subroutine ga_eval(s, variant, p, h, x, r, v, vd, a, w)
     type(rigid_system_t), intent(in) :: s
     integer, intent(in) :: variant
     type(alpha_params_t), intent(in) :: p
     real(wp), intent(in) :: h, x(:, :), r(:, :, :), v(:), vd(:), a(:)
     type(ga_work_t), intent(inout) :: w
-    logical, intent(in) :: jac
     integer :: nv, m
     real(wp) :: c, bh2
     nv = w%nv; m = w%m
@@ -93,7 +93,6 @@ contains
       call rigid_phi(s, w%x1, w%r1, w%res(nv + 1:nv + m))
       w%res(nv + 1:nv + m) = w%res(nv + 1:nv + m) / bh2
       if (variant == LGA_STAB2) w%res(nv + m + 1:) = matmul(w%b1, w%v1) / (p%gamma * h)
-      if (.not. jac) return
       w%jac = 0
       call rigid_force_v(s, w%v1, w%kvv)
       w%jac(1:nv, 1:nv) = w%mm - h * p%gamma * c * w%kvv
@@ -128,7 +127,7 @@ contains
     iters = 0
     d = huge(1.0_wp)
     do it = 1, maxit
-      call ga_eval(s, variant, p, h, x, r, v, vd, a, w, .true.)
+      call ga_eval(s, variant, p, h, x, r, v, vd, a, w)
       call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
       if (info /= 0) return
       iters = iters + 1
