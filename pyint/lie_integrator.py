@@ -266,7 +266,7 @@ class LieIntegrator(Integrator):
         res, energy = lie_residuals(model, x, rot, v, a)
         residual = np.zeros((len(t), 5))
         residual[:, :3] = res[:, :3]
-        q = np.stack([model.pack(x[k], rot[k]) for k in range(len(t))]) if len(t) else np.zeros((0, 12 * model.nb))
+        q = np.concatenate([x, rot.reshape(len(t), model.nb, 9)], axis=2).reshape(len(t), 12 * model.nb)
         extra = {"x": x, "R": rot, "orthogonality": res[:, 3]}
         extra.update({k: arr[sl] for k, arr in self._extra(model, raw).items()})
         result = LieResult(

@@ -380,3 +380,11 @@ def test_newton_accepts_the_round_off_floor_at_small_steps():
     for method in (LieGeneralizedAlpha(rho_inf=0.8), LieDAE3()):
         r = method.integrate(s, (x0, r0), np.zeros(12), 0.12, 1e-5, every=1000)
         assert r.ok and r.eps_pos <= 1e-12 and r.stats["max_newton_iterations"] <= 4
+
+
+def test_result_q_is_the_packed_configuration():
+    prob = LIE_PROBLEMS["hinged_pair"]
+    q0, v0 = prob.initial_state
+    r = LieDAE2().integrate(prob.model, q0, v0, 0.01, 1e-3)
+    assert np.array_equal(r.q[0], q0)
+    assert all(np.array_equal(r.q[k], prob.model.pack(r.x[k], r.R[k])) for k in range(len(r.t)))

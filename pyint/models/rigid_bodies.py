@@ -189,7 +189,7 @@ class RigidBodySystem:
 
     # -- state packing -----------------------------------------------------------
     def pack(self, x, rot):
-        """Flat configuration q = (x_1, R_1 row-major, x_2, ...): 12 per body."""
+        """Flat configuration q = (x_1, R_1 row-major, x_2, ...): 12 per body (the layout of LieResult.q)."""
         x = np.asarray(x, dtype=float).reshape(self.nb, 3)
         rot = np.asarray(rot, dtype=float).reshape(self.nb, 3, 3)
         return np.concatenate([np.concatenate([x[i], rot[i].ravel()]) for i in range(self.nb)])
