@@ -20,8 +20,12 @@ All are first order.  DAES: the driving velocity V' (which moves q) solves the
 index-3 step; V = V' + B^T mu and Vdot = (V' - V'_hist)/h + B^T omega are its
 projections onto B V = 0 and B Vdot + Bdot V = 0 at q^{k+1} (the rows of
 eq. (10); see fortran/lie_backward.f90 for the reading of the printed
-equations).  ``history="printed"`` differences V' as eq. (10) prints it;
-``history="projected"`` starts each step from the projected V instead.
+equations).  ``history="printed"`` (default) differences V' as eq. (10)
+prints it: q and V' are then exactly DAE3's.  ``history="projected"`` starts
+each step from the projected V instead; this is consistent only with
+M-orthogonal projections (V = V' + M^-1 B^T mu, ...), which it uses, and its
+reported multiplier is lam - omega (the index-1 multiplier at q^{k+1}, V^{k+1}).
+Feeding back the printed Euclidean projection does not converge (O(1) error).
 """
 from __future__ import annotations
 
@@ -92,7 +96,8 @@ class LieDAES(_LieBackward):
 
     def __init__(self, tol=1e-10, maxit=20, history="printed"):
         """history: "printed" (eq. (10): the backward difference of the driving
-        velocity V') or "projected" (start each step from the projected V)."""
+        velocity V') or "projected" (start each step from the M-orthogonally
+        projected V); see the module docstring."""
         super().__init__(tol=tol, maxit=maxit)
         if history not in _HISTORY:
             raise ValueError(f"history must be one of {sorted(_HISTORY)}, got {history!r}")
