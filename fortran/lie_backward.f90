@@ -182,7 +182,8 @@ contains
   !> tout, xout(3, nb), rout(3, 3, nb), vout (V), aout (A), lout (lam) and
   !> auxout = (V', mu, omega) (DAES; zero for DAE1-3).  history_mode: see the header.
   !> istat = [status, steps done, samples written]; stats = [newton iterations,
-  !> factorizations, max iterations in a step].
+  !> factorizations, max iterations in a step, then the maxima over every step of
+  !> |Phi|, |B V|, |B A + Bdot V|, |R^T R - I|_F, |H - H0|] (rigid_track).
   subroutine lie_backward_driver(s, form, history_mode, tol, maxit, t0, h, nsteps, every, &
                                  x0, r0, v0, tout, xout, rout, vout, aout, lout, auxout, istat, stats)
     type(rigid_system_t), intent(in) :: s
@@ -191,10 +192,10 @@ contains
     real(wp), intent(out) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
                              lout(:, :), auxout(:, :)
     integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(3)
+    real(wp), intent(out) :: stats(8)
     type(bd_work_t) :: w
     real(wp) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), vp(s%nv), a(s%nv), lam(s%m)
-    real(wp) :: vh(s%nv), mu(s%m), om(s%m), ahat(s%nv), t, pw(s%nv, s%nv)
+    real(wp) :: vh(s%nv), mu(s%m), om(s%m), ahat(s%nv), t, pw(s%nv, s%nv), e0
     integer :: step, iters, info, ns, nv, m
     nv = s%nv; m = s%m
     stats = 0
@@ -219,6 +220,8 @@ contains
       return
     end if
     t = t0
+    e0 = rigid_energy(s, x, v)
+    call rigid_track(s, x, r, v, a, e0, stats(4:8))
     ns = 1
     call store(ns)
     do step = 1, nsteps
@@ -262,6 +265,7 @@ contains
         vp = v
       end if
       t = t0 + step * h
+      call rigid_track(s, x, r, v, a, e0, stats(4:8))
       if (mod(step, every) == 0) then
         ns = ns + 1
         call store(ns)

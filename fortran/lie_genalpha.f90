@@ -148,8 +148,8 @@ contains
   !> The whole trajectory (see lie_backward_driver for the output layout).
   !> aout holds the acceleration Vdot; auxout = (a, mu): the algorithmic
   !> acceleration and, for variant 1, the stabilizing multiplier.
-  !> istat = [status, steps done, samples]; stats = [newton iterations,
-  !> factorizations, max iterations in a step].
+  !> istat = [status, steps done, samples]; stats as lie_backward_driver (with the
+  !> running maxima of rigid_track).
   subroutine lie_genalpha_driver(s, variant, rho_inf, tol, maxit, t0, h, nsteps, every, &
                                  x0, r0, v0, tout, xout, rout, vout, aout, lout, auxout, istat, stats)
     type(rigid_system_t), intent(in) :: s
@@ -158,10 +158,10 @@ contains
     real(wp), intent(out) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
                              lout(:, :), auxout(:, :)
     integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(3)
+    real(wp), intent(out) :: stats(8)
     type(ga_work_t) :: w
     type(alpha_params_t) :: p
-    real(wp) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), vd(s%nv), a(s%nv), lam(s%m), mu(s%m), t
+    real(wp) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), vd(s%nv), a(s%nv), lam(s%m), mu(s%m), t, e0
     integer :: step, iters, info, ns, nv, m
     nv = s%nv; m = s%m
     stats = 0
@@ -179,6 +179,8 @@ contains
     a = vd
     mu = 0
     t = t0
+    e0 = rigid_energy(s, x, v)
+    call rigid_track(s, x, r, v, vd, e0, stats(4:8))
     ns = 1
     call store(ns)
     do step = 1, nsteps
@@ -201,6 +203,7 @@ contains
       lam = w%z(nv + 1:nv + m)
       if (variant == LGA_STAB2) mu = w%z(nv + m + 1:)
       t = t0 + step * h
+      call rigid_track(s, x, r, v, vd, e0, stats(4:8))
       if (mod(step, every) == 0) then
         ns = ns + 1
         call store(ns)

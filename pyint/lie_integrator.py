@@ -34,6 +34,9 @@ from .results import CONSTRAINT_LEVELS, Result
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10
 
+#: The maxima the kernels track over every step (not only the output samples).
+STEP_MAX_KEYS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality", "energy_change")
+
 
 def lie_residuals(system, x, rot, v, a):
     """Per-sample |Phi|, |B V|, |B A + Bdot V|, max_i |R_i^T R_i - I|_F and energy (Fortran).
@@ -119,7 +122,11 @@ def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_T
 
 
 class LieResult(Result):
-    """A :class:`~pyint.results.Result` on (R^3 x SO(3))^nb (see the module docstring)."""
+    """A :class:`~pyint.results.Result` on (R^3 x SO(3))^nb (see the module docstring).
+
+    The run metrics (eps_pos, eps_vel, eps_acc, energy_drift, orthogonality)
+    are maxima over every step, tracked in Fortran (``extra["step_max"]``),
+    not only over the output samples: a transient between samples counts."""
 
     @property
     def x(self):
@@ -129,10 +136,32 @@ class LieResult(Result):
     def R(self):
         return self.extra["R"]
 
+    def _step_max(self, key):
+        return float(self.extra.get("step_max", {}).get(key, 0.0))
+
+    @property
+    def eps_pos(self):
+        return max(super().eps_pos, self._step_max("eps_pos"))
+
+    @property
+    def eps_vel(self):
+        return max(super().eps_vel, self._step_max("eps_vel"))
+
+    @property
+    def eps_acc(self):
+        return max(super().eps_acc, self._step_max("eps_acc"))
+
+    @property
+    def energy_drift(self):
+        drift = super().energy_drift
+        if len(self.energy):
+            drift = max(drift, self._step_max("energy_change") / max(abs(self.energy[0]), np.finfo(float).tiny))
+        return drift
+
     @property
     def orthogonality(self):
         """max over the run of max_i |R_i^T R_i - I|_F."""
-        return float(np.max(self.extra["orthogonality"], initial=0.0))
+        return max(float(np.max(self.extra["orthogonality"], initial=0.0)), self._step_max("orthogonality"))
 
     def summary(self):
         return super().summary() + f", orth={self.orthogonality:.2e}"
@@ -212,6 +241,7 @@ def lie_raw_result(buf, m, istat, stats):
     return dict(t=buf["tout"], x=np.transpose(buf["xout"], (2, 1, 0)),
                 R=np.transpose(buf["rout"], (3, 2, 0, 1)), v=buf["vout"].T, a=buf["aout"].T,
                 lam=buf["lout"][:m].T, aux=buf["auxout"].T, istat=np.asarray(istat),
+                step_max=dict(zip(STEP_MAX_KEYS, map(float, stats[3:8]))),
                 stats={"steps": int(istat[1]), "newton_iterations": int(stats[0]),
                        "jacobian_factorizations": int(stats[1]),
                        "max_newton_iterations": int(stats[2]), "failed_steps": int(istat[0] != 0)})
@@ -267,7 +297,7 @@ class LieIntegrator(Integrator):
         residual = np.zeros((len(t), 5))
         residual[:, :3] = res[:, :3]
         q = np.concatenate([x, rot.reshape(len(t), model.nb, 9)], axis=2).reshape(len(t), 12 * model.nb)
-        extra = {"x": x, "R": rot, "orthogonality": res[:, 3]}
+        extra = {"x": x, "R": rot, "orthogonality": res[:, 3], "step_max": raw["step_max"]}
         extra.update({k: arr[sl] for k, arr in self._extra(model, raw).items()})
         result = LieResult(
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=residual,

@@ -5,7 +5,8 @@
 !> form: 1 DAE1, 2 DAE2, 3 DAE3, 4 DAES; history_mode (DAES): 0 printed V'^k, 1 projected V^k.
 !> Outputs tout, xout, rout, vout, aout, lout, auxout (V', mu, omega for DAES);
 !> istat = [status, steps done, samples]; stats = [newton iterations, factorizations,
-!> max iterations/step].
+!> max iterations/step, then maxima over every step of |Phi|, |B V|, |B A + Bdot V|,
+!> |R^T R - I|_F, |H - H0|].
 subroutine lie_backward_run(ipar, nipar, rpar, nrpar, nb, nv, nl, form, history_mode, tol, maxit, &
                             t0, h, nsteps, every, x0, r0, v0, nout, naux, tout, xout, rout, vout, &
                             aout, lout, auxout, istat, stats)
@@ -20,7 +21,7 @@ subroutine lie_backward_run(ipar, nipar, rpar, nrpar, nb, nv, nl, form, history_
   real(c_double), intent(inout) :: tout(nout), xout(3, nb, nout), rout(3, 3, nb, nout), &
                                    vout(nv, nout), aout(nv, nout), lout(nl, nout), auxout(naux, nout)
   integer(c_int), intent(out) :: istat(3)
-  real(c_double), intent(out) :: stats(3)
+  real(c_double), intent(out) :: stats(8)
   type(rigid_system_t) :: s
   integer :: ierr
   stats = 0

@@ -15,7 +15,7 @@ subroutine lie_genalpha_run(ipar, nipar, rpar, nrpar, nb, nv, nl, variant, rho_i
   real(c_double), intent(inout) :: tout(nout), xout(3, nb, nout), rout(3, 3, nb, nout), &
                                    vout(nv, nout), aout(nv, nout), lout(nl, nout), auxout(naux, nout)
   integer(c_int), intent(out) :: istat(3)
-  real(c_double), intent(out) :: stats(3)
+  real(c_double), intent(out) :: stats(8)
   type(rigid_system_t) :: s
   integer :: ierr
   stats = 0

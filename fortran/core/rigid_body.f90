@@ -39,7 +39,7 @@ module pyint_rigid
   public :: rigid_phi, rigid_bmat, rigid_bdotv, rigid_btl_q, rigid_bw_q, rigid_bdotv_jac
   public :: rigid_force, rigid_force_v, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
   public :: rigid_orthogonality, rigid_advance, rigid_right_tangent, newton_stop, rigid_store
-  public :: newton_increment
+  public :: newton_increment, rigid_track
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
 
@@ -455,6 +455,27 @@ contains
       o = iv(i) + 3
       k(:, o + 1:o + 3) = matmul(k(:, o + 1:o + 3), tangent(psi(o + 1:o + 3)))
     end do
+  end subroutine
+
+  !> Running maxima over every step (not only the output samples):
+  !> runmax = max of [ |Phi|, |B V|, |B A + Bdot V|, max_i |R_i^T R_i - I|_F, |H - e0| ].
+  subroutine rigid_track(s, x, r, v, a, e0, runmax)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), a(s%nv), e0
+    real(wp), intent(inout) :: runmax(5)
+    real(wp) :: phi(s%m), bm(s%m, s%nv), g(s%m), lev(5)
+    call rigid_phi(s, x, r, phi)
+    call rigid_bmat(s, r, bm)
+    call rigid_bdotv(s, r, v, g)
+    lev = 0
+    if (s%m > 0) then
+      lev(1) = maxval(abs(phi))
+      lev(2) = maxval(abs(matmul(bm, v)))
+      lev(3) = maxval(abs(matmul(bm, a) + g))
+    end if
+    lev(4) = rigid_orthogonality(s, r)
+    lev(5) = abs(rigid_energy(s, x, v) - e0)
+    runmax = max(runmax, lev)
   end subroutine
 
   !> Write sample k of a Lie-group trajectory into the caller's arrays (nothing past their end).
