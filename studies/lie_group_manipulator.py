@@ -133,9 +133,11 @@ def run_case(p):
     ds["potential_energy"] = ("time", potential, {"units": "J", "long_name": "potential energy"})
     scalars = {
         "energy_drift": (res.energy_drift, "1", "max |H - H0| / |H0|"),
-        "eps_pos": (res.eps_pos, "m", "max |Phi| over the run"),
-        "eps_vel": (res.eps_vel, "m/s", "max |B V| over the run"),
-        "eps_acc": (res.eps_acc, "m/s^2", "max |B Vdot + Bdot V| over the run"),
+        "eps_pos": (res.eps_pos, "m", "max |Phi| over every step"),
+        "eps_vel": (res.eps_vel, "m/s", "max |B V| over every step"),
+        "eps_acc": (res.eps_acc, "m/s^2", "max |B Vdot + Bdot V| over every step"),
+        "eps_acc_sampled": (float(np.max(res.residual[:, 2])), "m/s^2",
+                            "max |B Vdot + Bdot V| over the 1 ms samples"),
         "orthogonality_max": (res.orthogonality, "1", "max |R^T R - I|_F over the run"),
         "cpu_time": (res.cpu_time, "s", "CPU time of the integration"),
         "newton_iterations": (res.stats["newton_iterations"], "1", "Newton iterations"),
@@ -289,19 +291,25 @@ def figures(nc_path, outdir):
 
 
 def summary(ds):
-    """Tables 1-2: ours beside the paper's (p:) for every method and h."""
+    """Tables 1-2: ours beside the paper's (p:) for every method and h.  Our maxima are over
+    every step; eps(Phiddot) is also given at the 1 ms samples ("smp"), which leaves out the
+    first step: there DAE3's A = (V^1 - V^0)/h pairs the exact V^0 with a chord velocity and
+    misses half the centripetal term (~1e3 m/s^2 whatever h), a value the paper's tables do not show."""
     lines = []
     for h in sorted(ds.h.values):
         table = 1 if np.isclose(h, 1e-5) else 2 if np.isclose(h, 1e-4) else None
         lines.append(f"h = {float(h):g} s" + (f" (paper Table {table})" if table else ""))
         lines.append(f"{'method':16s} {'delta(H)':>21s} {'eps(Phi)':>21s} {'eps(Phidot)':>21s} "
-                     f"{'eps(Phiddot)':>21s} {'|RtR-I|':>9s} {'err x':>9s} {'cpu s':>6s}")
+                     f"{'eps(Phiddot)':>9s} {'smp':>21s} {'|RtR-I|':>9s} {'err x':>9s} {'cpu s':>6s}")
         for m in ds.method.values:
             c = ds.sel({"h": h, "method": m})
-            cells = []
-            for name in METRICS:
-                ours, paper = float(c[name]), float(c[f"paper_{name}"])
-                cells.append(f"{ours:9.3e} (p:{paper:9.3e})" if np.isfinite(paper) else f"{ours:9.3e}{'':12s}")
+
+            def cell(name, paper_name):
+                ours, paper = float(c[name]), float(c[paper_name])
+                return f"{ours:9.3e} (p:{paper:9.3e})" if np.isfinite(paper) else f"{ours:9.3e}{'':12s}"
+
+            cells = [cell(name, f"paper_{name}") for name in METRICS[:3]]
+            cells += [f"{float(c['eps_acc']):9.3e}", cell("eps_acc_sampled", "paper_eps_acc")]
             err = float(c["error_x"]) if "error_x" in c else float("nan")
             lines.append(f"{str(m):16s} " + " ".join(cells) +
                          f" {float(c['orthogonality_max']):9.2e} {err:9.2e} {float(c['cpu_time']):6.2f}")
