@@ -102,9 +102,10 @@ contains
   !> beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha (seed 000; = Chung-Hulbert).
   function alpha_params(rho_inf, form) result(p)
     real(wp), intent(in) :: rho_inf
-    integer, intent(in) :: form
+    integer, intent(in), optional :: form    !< default FORM_PAPER (the constants do not depend on it)
     type(alpha_params_t) :: p
-    p%form = form
+    p%form = FORM_PAPER
+    if (present(form)) p%form = form
     p%rho_inf = rho_inf
     p%alpha_m = (2 * rho_inf - 1) / (rho_inf + 1)
     p%alpha_f = rho_inf / (rho_inf + 1)

@@ -56,7 +56,7 @@ class Integrator:
 
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):  # pragma: no cover - abstract
         """Call the Fortran kernel; return dict with t, q, v, a, lam (time-major), istat, stats,
-        and optionally ``extra``: further time-major arrays (e.g. momenta p) for ``Result.extra``."""
+        and optionally extra (name -> time-major array, e.g. momenta p) for ``Result.extra``."""
         raise NotImplementedError
 
     def check_model(self, model):
@@ -98,7 +98,7 @@ class Integrator:
         sl = slice(0, nsamples)
         t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
         res, energy = trajectory_residuals(model, t, q, v, a, backend)
-        extra = {k: np.asarray(x)[sl] for k, x in raw.get("extra", {}).items()}  # time-major arrays
+        extra = {k: x[sl] for k, x in raw.get("extra", {}).items()}   # method-specific arrays (time-major)
         result = Result(
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res,
             energy=energy if model.has_energy else None, stats=raw["stats"],
