@@ -83,13 +83,19 @@ The IDA driver (:func:`ida.integrate`)
   test IDA's step control became erratic below rtol = 1e-10 (on chain2,
   rtol = 1e-12: 28887 steps and an error of 2e-9 with them, 1119 steps and
   7e-11 without).
-* Outputs: IDA runs in one-step mode; at each requested time, q and v are
-  IDA's interpolant within its last step, and a, lam are the values
-  consistent with that (t, q, v) (the KKT system).  The acceleration-level
-  residual at the outputs is therefore at round-off for every form; what a
-  form keeps at its own steps is in ``stats["step_residual_position"]``,
-  ``["step_residual_velocity"]``, ``["step_residual_acceleration"]`` (the
-  largest residuals over all accepted steps, on IDA's (y, y') there).
+* Outputs: IDA runs in one-step mode; at each requested time q and v are
+  IDA's interpolant within its last step.  For the dummy-derivative form
+  the algebraic components q[Sq], v[Sv] are then re-solved from g = 0 and
+  the velocity constraints given the others (IDA solves those equations
+  only to its Newton tolerance; the change is ``stats["output_correction"]``,
+  in units of rtol |x| + atol); a and lam are the values consistent with
+  (t, q, v) (the KKT system).  So at the outputs the dummy-derivative form
+  holds every constraint level to round-off, the index-1 form shows its
+  position and velocity drift, and the acceleration level is at round-off
+  for every form by construction.  What a form keeps at IDA's own steps is
+  in ``stats["step_residual_position"]``, ``["step_residual_velocity"]``,
+  ``["step_residual_acceleration"]`` (the largest residuals over all
+  accepted steps, on IDA's (y, y') there: Newton-tolerance sized).
 * Statistics: scikits.odes 2.7 does not expose IDA's counters
   (IDAGetNumSteps, IDAGetNumErrTestFails, ...), so pyint counts them from
   IDA's calls into Python: ``steps``, ``residual_evaluations``,

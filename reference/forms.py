@@ -154,6 +154,10 @@ class _Form:
     def selection(self):
         return {}
 
+    def complete(self, t, q, v):
+        """(q, v) with the algebraic components re-solved from the form's equations (here: none)."""
+        return q, v
+
     @property
     def ids(self):
         """1.0 for a differential component of y, 0.0 for an algebraic one."""
@@ -341,6 +345,23 @@ class DummyDerivative(_Form):
     def algebraic_idx(self):
         n = self.n
         return np.concatenate([self.sq, n + self.sv, np.arange(2 * n, self.size)]).astype(int)
+
+    def complete(self, t, q, v):
+        """Solve g = 0 for q[Sq] and the velocity constraints for v[Sv], given the other
+        components, to round-off (IDA solves them only to its Newton tolerance)."""
+        q, v = q.copy(), v.copy()
+        if self.mh:
+            for _ in range(8):
+                gq, _ = self._constraint_matrices(t, q)
+                dq = np.linalg.solve(gq[:, self.sq], np.asarray(self.model.hol(t, q), dtype=float))
+                q[self.sq] -= dq
+                if np.max(np.abs(dq)) <= 4 * np.finfo(float).eps * max(1.0, np.max(np.abs(q))):
+                    break
+        if self.m:
+            gq, an = self._constraint_matrices(t, q)
+            r = np.concatenate(self._velocity_constraints(t, q, v, gq, an))
+            v[self.sv] -= np.linalg.solve(np.vstack([gq, an])[:, self.sv], r)
+        return q, v
 
     def _derivatives(self, y, yp):
         """(qd, vd): y' with the dummies in place of the selected derivatives."""

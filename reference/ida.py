@@ -61,6 +61,7 @@ class _Counters:
         self.failed_attempts = 0
         self.attempt_times = set()
         self.error = None
+        self.messages = []  # what IDA's error handler reported (instead of printing it)
 
 
 def _callbacks(form, counts):
@@ -85,7 +86,12 @@ def _callbacks(form, counts):
             return -1
         return 0 if np.all(np.isfinite(jac)) else 1
 
-    return resfn, jacfn
+    def errfn(code, module, function, msg, *user_data):
+        text = msg.decode(errors="replace") if isinstance(msg, bytes) else str(msg)
+        name = function.decode(errors="replace") if isinstance(function, bytes) else str(function)
+        counts.messages.append(f"{name}: {text}")
+
+    return resfn, jacfn, errfn
 
 
 def _flag_info(ret):
@@ -155,15 +161,21 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
            "lam": np.full((nt, m), np.nan)}
     extra_out = {}
     counts = _Counters()
-    resfn, jacfn = _callbacks(fm, counts)
+    resfn, jacfn, errfn = _callbacks(fm, counts)
     selections = []
     step_res = np.zeros(3)
-    ic_correction = 0.0
+    ic_correction = float("nan")  # stays NaN when IDACalcIC is not run
+    out_correction = 0.0
     nout = 0
     t_reached = t0
 
     def store(k, t, y, yp):
-        q, v, _, _, extra = fm.unpack(y, yp)
+        nonlocal out_correction
+        q_ida, v_ida, _, _, extra = fm.unpack(y, yp)
+        q, v = fm.complete(t, q_ida, v_ida)
+        change = np.concatenate([np.abs(q - q_ida) / (rtol * np.abs(q_ida) + atol),
+                                 np.abs(v - v_ida) / (rtol * np.abs(v_ida) + atol)])
+        out_correction = max(out_correction, float(np.max(change)))
         a, lh, ln = model.consistent_acceleration(t, q, v)
         out["q"][k], out["v"][k], out["a"][k], out["lam"][k] = q, v, a, np.concatenate([lh, ln])
         for key, val in extra.items():
@@ -177,6 +189,7 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
         stats = {"steps": counts.steps, "residual_evaluations": counts.residuals,
                  "jacobian_evaluations": counts.jacobians, "failed_step_attempts": counts.failed_attempts,
                  "restarts": max(len(selections) - 1, 0), "initial_correction": ic_correction,
+                 "output_correction": out_correction,
                  "step_residual_position": step_res[0], "step_residual_velocity": step_res[1],
                  "step_residual_acceleration": step_res[2]}
         params = {"form": form, "rtol": rtol, "atol": atol, "reselect": reselect, "max_order": max_order,
@@ -204,9 +217,11 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
                  f"the model raised {type(exc).__name__}: {exc}", cause=exc)
         if ret.flag < 0:
             flag, name, text = _flag_info(ret)
+            said = f" IDA said: {counts.messages[-1]}" if counts.messages else ""
             fail(f"IDA failed on the {form} form of {model.name!r} during {what}: flag {flag} ({name}: "
                  f"{text or ret.message}); reached t = {t_reached:.10g} after {counts.steps} steps, "
-                 f"{nout} of {nt} output times computed", flag, name, text or str(ret.message))
+                 f"{nout} of {nt} output times computed.{said}", flag, name,
+                 counts.messages[-1] if counts.messages else text or str(ret.message))
 
     def start(t, q, v):
         """A new IDA run from (t, q, v): select dummies, consistent values, IDACalcIC check."""
@@ -216,15 +231,15 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
         y0, yp0 = fm.initial(t, q, v, a, np.concatenate([lh, ln]))
         atol_vec = np.full(fm.size, atol)
         atol_vec[fm.error_excluded_idx] = fm.newton_atol_excluded or atol
-        opts = dict(old_api=False, rtol=rtol, atol=atol_vec, jacfn=jacfn, one_step_compute=True,
-                    order=max_order, max_steps=max_steps)
+        opts = dict(old_api=False, rtol=rtol, atol=atol_vec, jacfn=jacfn, err_handler=errfn,
+                    one_step_compute=True, order=max_order)
         if check_initial and fm.index1 and fm.algebraic_idx.size:
             checker = dae("ida", resfn, algebraic_vars_idx=fm.algebraic_idx, compute_initcond="yp0",
                           compute_initcond_t0=1e-3 * (times[-1] - t), **opts)
             ret = checker.init_step(t, y0, yp0)
             check(ret, "the consistent-initial-value check (IDACalcIC)")
             change = np.abs(np.asarray(ret.values.y) - y0) / (rtol * np.abs(y0) + atol)
-            ic_correction = max(ic_correction, float(np.max(change)))
+            ic_correction = float(np.fmax(ic_correction, np.max(change)))
         if fm.error_excluded_idx.size:
             opts.update(algebraic_vars_idx=fm.error_excluded_idx, exclude_algvar_from_error=True)
         solver = dae("ida", resfn, **opts)
@@ -234,8 +249,8 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
         return solver, y0, yp0
 
     cpu = _time.process_time()
-    solver, y, yp = start(t0, q0, v0)
-    store(0, t0, y, yp)
+    solver, y0, yp0 = start(t0, q0, v0)
+    store(0, t0, y0, yp0)
     nout = 1
     while nout < nt:
         if counts.steps >= max_steps:
@@ -261,5 +276,8 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
             nout += 1
         if nout < nt and fm.reselects and reselect is not None:
             if fm.selection_quality(tn, q) > reselect:
-                solver, y, yp = start(tn, q, v)
+                # IDA's step holds the constraints to its Newton tolerance: project onto them
+                # (an O(tolerance) change) so that the restart is consistent to round-off
+                q = V.project_position(model, tn, q) if model.n_hol else q
+                solver = start(tn, q, V.project_velocity(model, tn, q, v))[0]
     return finish("ok", "")

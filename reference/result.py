@@ -20,6 +20,8 @@ STAT_NAMES = {
     "restarts": "IDA restarts after a re-selection of the dummy derivatives",
     "initial_correction": "largest change IDACalcIC made to the computed initial values, "
                           "in units of rtol |y| + atol",
+    "output_correction": "largest change the completion of the algebraic q, v made at an output time, "
+                         "in units of rtol |x| + atol",
     "step_residual_position": "largest |g| over the accepted IDA steps",
     "step_residual_velocity": "largest |G v + g_t|, |A v + b| over the accepted IDA steps",
     "step_residual_acceleration": "largest |G a + gamma|, |A a + gamma_n| over the accepted IDA steps",
