@@ -237,7 +237,7 @@ class GGL(_Form):
     name = "ggl"
     description = ("stabilized index-2 (Gear-Gupta-Leimkuhler) form: y = (q, v, lam, mu) with "
                    "M (q' - v) + G^T mu = 0; position and velocity constraints imposed; "
-                   "lam and mu excluded from the error test")
+                   "lam and mu excluded from the error test, unit absolute tolerance in the Newton test")
     index1 = False
     # Index-2 multipliers come out of the corrector only to O(tolerance / h): with atol on
     # them IDA's Newton iteration fails to converge at rtol <= 1e-10 (CONV_FAIL in the first

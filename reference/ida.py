@@ -121,8 +121,10 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
     IDA's local error test covers q and v only; the multipliers and the
     dummy derivatives (force-, velocity- and acceleration-level unknowns)
     are left out of it.  At each output time q and v are IDA's (interpolated
-    within its last step); a and lam are the values consistent with them
-    (the index-1 system at that (t, q, v)).
+    within its last step; for the dummy-derivative form with q[Sq], v[Sv]
+    re-solved from the constraints, :meth:`forms.DummyDerivative.complete`);
+    a and lam are the values consistent with them (the index-1 system at that
+    (t, q, v)).
 
     Statistics (counted by pyint from IDA's calls into Python, exact):
     ``steps`` (successful internal steps), ``residual_evaluations``,
@@ -130,7 +132,9 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
     differences the residual), ``failed_step_attempts`` (rejected attempts:
     error-test and nonlinear-convergence failures together, counted from the
     distinct times at which IDA evaluated the residual within one step),
-    ``restarts`` (re-selections of the dummies), and the largest constraint
+    ``restarts`` (re-selections of the dummies), ``output_correction`` (the
+    largest change that completion made, in units of rtol |x| + atol), and the
+    largest constraint
     residuals over all accepted steps, evaluated on IDA's own (y, y') there:
     ``step_residual_position``, ``step_residual_velocity``,
     ``step_residual_acceleration`` (holonomic and nonholonomic together).

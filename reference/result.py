@@ -68,8 +68,11 @@ class ReferenceResult(Result):
         for key in STAT_NAMES:
             if key in ds:
                 ds[key].attrs["long_name"] = STAT_NAMES[key]
+        from .forms import FORMS
+
         ds.attrs.update({
             "form": self.form,
+            "form_description": FORMS[self.form].description,
             "rtol": float(self.rtol),
             "atol": float(self.atol),
             "selections": json.dumps(self.extra.get("selections", []), default=float),
