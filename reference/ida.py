@@ -133,11 +133,11 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
     error-test and nonlinear-convergence failures together, counted from the
     distinct times at which IDA evaluated the residual within one step),
     ``restarts`` (re-selections of the dummies), ``output_correction`` (the
-    largest change that completion made, in units of rtol |x| + atol), and the
-    largest constraint
-    residuals over all accepted steps, evaluated on IDA's own (y, y') there:
-    ``step_residual_position``, ``step_residual_velocity``,
-    ``step_residual_acceleration`` (holonomic and nonholonomic together).
+    largest change that completion made, in units of rtol |x| + atol), and
+    the largest constraint residuals over all accepted steps, evaluated on
+    IDA's own (y, y') there: ``step_residual_position``,
+    ``step_residual_velocity``, ``step_residual_acceleration`` (holonomic and
+    nonholonomic together).
     """
     from scikits.odes import dae
 
