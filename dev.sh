@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV=${PYINT_VENV:-$ROOT/.venv}
 PYTHON=${PYTHON:-python3}
-APT_PACKAGES="gfortran libsundials-dev liblapack-dev libblas-dev pkg-config"
+APT_PACKAGES="gfortran libsundials-dev liblapack-dev libblas-dev pkg-config libsuitesparse-dev"
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 
@@ -71,7 +71,14 @@ case "$cmd" in
     exec "$VENV/bin/pyint" study run --all "$@" ;;
   bench)
     setup
-    exec "$VENV/bin/python" "$ROOT/bench/run.py" "$@" ;;
+    # peers (Exudyn) live in the benchmark's own directory, never in pyint's environment
+    BENCH_DEPS="$ROOT/build/bench-deps"
+    if [ ! -d "$BENCH_DEPS/exudyn" ]; then
+      log "installing benchmark peers (exudyn) into $BENCH_DEPS"
+      "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps --target "$BENCH_DEPS" exudyn==1.13.6 \
+        || log "could not install exudyn: benchmarks run without it"
+    fi
+    cd "$ROOT/bench" && PYTHONPATH="$BENCH_DEPS" exec "$VENV/bin/python" "$ROOT/bench/run.py" "$@" ;;
   *)
     sed -n '2,8p' "$0" >&2; exit 2 ;;
 esac

@@ -1,7 +1,9 @@
 """Test problems in one place, each with the source of its reference values.
 
 A :class:`Problem` is a model, an initial state, a time span, the coarsest
-step of its convergence study, and a reference solution at the final time:
+step of its convergence study, and a reference solution at ``n_samples``
+equally spaced times (errors are maxima over them: an error at one time alone
+can cross zero as h varies and fake a slope):
 closed form where one exists, otherwise a tight reference computed by the
 command named in ``source`` (cached per process).  The shared method tests
 (tests/test_methods.py) run every registered method on every problem whose
@@ -28,6 +30,7 @@ class Problem:
     source: str                   # where the reference values come from
     exact: Callable | None = None  # t -> (q, v, lam) closed form
     tags: frozenset = field(default_factory=frozenset)
+    n_samples: int = 8            # reference times t_end * k / n_samples, k = 1..n_samples
 
     @functools.cached_property
     def model(self):
@@ -46,32 +49,43 @@ class Problem:
             k.add("nonholonomic")
         return frozenset(k)
 
+    @property
+    def sample_times(self):
+        return self.t_end * np.arange(1, self.n_samples + 1) / self.n_samples
+
     @functools.cached_property
     def reference(self):
-        """(q, v, lam) at t_end."""
+        """(q, v, lam) at ``sample_times``, each of shape (n_samples, dim)."""
         if self.exact is not None:
-            return self.exact(self.t_end)
-        return ode_reference(self.model, *self.initial_state, self.t_end)
+            out = [self.exact(t) for t in self.sample_times]
+            return tuple(np.array([np.atleast_1d(o[k]) for o in out]) for k in range(3))
+        return ode_reference(self.model, *self.initial_state, self.sample_times)
 
 
-def ode_reference(model, q0, v0, t_end, rtol=1e-13, atol=1e-13):
-    """Tight reference at t_end: SciPy DOP853 on the index-1 ODE form
+def ode_reference(model, q0, v0, times, rtol=1e-13, atol=1e-13):
+    """Tight reference at ``times``: SciPy DOP853 on the index-1 ODE form
     (a from the KKT system at every right-hand side).  The index-1 form drifts
-    off the constraints only at the tolerance level over these short spans."""
+    off the constraints only at the tolerance level over these short spans.
+    Returns (q, v, lam), each (len(times), dim)."""
     from scipy.integrate import solve_ivp
 
     n = model.n
+    times = np.atleast_1d(np.asarray(times, dtype=float))
 
     def rhs(t, y):
         a, _, _ = model.consistent_acceleration(t, y[:n], y[n:])
         return np.concatenate([y[n:], a])
 
-    sol = solve_ivp(rhs, (0.0, t_end), np.concatenate([q0, v0]), method="DOP853", rtol=rtol, atol=atol)
+    sol = solve_ivp(rhs, (0.0, times[-1]), np.concatenate([q0, v0]), method="DOP853", rtol=rtol, atol=atol,
+                    t_eval=times)
     if not sol.success:
         raise RuntimeError(f"reference integration failed: {sol.message}")
-    q, v = sol.y[:n, -1], sol.y[n:, -1]
-    _, lh, ln = model.consistent_acceleration(t_end, q, v)
-    return q, v, np.concatenate([lh, ln])
+    q, v = sol.y[:n].T, sol.y[n:].T
+    lam = []
+    for t, qk, vk in zip(times, q, v):
+        _, lh, ln = model.consistent_acceleration(t, qk, vk)
+        lam.append(np.concatenate([lh, ln]))
+    return q, v, np.array(lam)
 
 
 PROBLEMS: dict[str, Problem] = {}
@@ -91,3 +105,163 @@ add_problem(Problem(
     source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
     tags=frozenset({"conservative"}),
 ))
+
+
+def _skate_exact(t):
+    from .models import Skate
+    q, v, _, lam = Skate().exact(t)
+    return q, v, np.atleast_1d(lam)
+
+
+add_problem(Problem(
+    name="skate",
+    make_model=lambda: __import__("pyint.models", fromlist=["Skate"]).Skate(),
+    make_state=lambda m: m.initial_state(),
+    t_end=2.0,
+    h0=1 / 16,
+    source="closed form (SPEC, seed 004): theta = w t, x = g sin(a)/(2 w^2) sin^2(w t), ...",
+    exact=_skate_exact,
+    tags=frozenset({"conservative", "closed_form"}),
+))
+
+add_problem(Problem(
+    name="snakeboard",
+    make_model=lambda: __import__("pyint.models", fromlist=["Snakeboard"]).Snakeboard(),
+    make_state=lambda m: m.initial_state(),
+    t_end=0.5,
+    h0=1 / 64,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+))
+
+add_problem(Problem(
+    name="sleigh_qmass",
+    make_model=lambda: __import__("pyint.models", fromlist=["ChaplyginSleigh"]).ChaplyginSleigh(),
+    make_state=lambda m: m.initial_state(),
+    t_end=2.0,
+    h0=1 / 16,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    tags=frozenset({"configuration_dependent_mass"}),
+))
+
+add_problem(Problem(
+    name="driven_pendulum",
+    make_model=lambda: __import__("pyint.models", fromlist=["DrivenPendulum"]).DrivenPendulum(),
+    make_state=lambda m: m.initial_state(),
+    t_end=1.0,
+    h0=1 / 32,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    tags=frozenset({"rheonomic"}),
+))
+
+
+def _skate_torsion_model():
+    from ._seed004_models import SkateTwin
+    return SkateTwin(torsion=0.5)
+
+
+add_problem(Problem(
+    name="skate_torsion",
+    make_model=_skate_torsion_model,
+    make_state=lambda m: m.initial_state(omega=1.0),
+    t_end=3.0,
+    h0=3 / 32,                   # divides the sample spacing t_end / 8
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13 "
+           "(seed-004 skate plus a torsion spring k = 0.5 on the heading, so that theta is not "
+           "linear in t and the multiplier is not degenerate; the plain skate has a closed form, "
+           "tests/test_galerkin.py uses it)",
+    tags=frozenset({"conservative"}),
+))
+
+
+# -- Lie-group problems: rigid bodies on (R^3 x SO(3))^nb (seed 001) -----------------
+# Kept apart from PROBLEMS (vector models): the Lie-group methods (supports =
+# {"lie_group"}) run on these, in the Lie-group section of tests/test_methods.py.
+# A LieProblem is a Problem whose model is a RigidBodySystem, whose state is
+# (q = RigidBodySystem.pack(x, R), V) and whose reference (q, V, lam) at t_end is
+# the quaternion DOP853 solution of pyint.lie_reference.
+
+@dataclass
+class LieProblem(Problem):
+    @property
+    def kinds(self):
+        return frozenset({"lie_group"})
+
+    @functools.cached_property
+    def reference(self):
+        """(q, V, lam) at t_end (q = pack(x, R))."""
+        from .lie_reference import reference
+
+        x0, r0 = self.model.unpack(self.initial_state[0])
+        xs, rs, vs, lams, _ = reference(self.model, x0, r0, self.initial_state[1], [0.0, self.t_end])
+        return self.model.pack(xs[-1], rs[-1]), vs[-1], lams[-1]
+
+
+LIE_PROBLEMS: dict[str, LieProblem] = {}
+
+
+def add_lie_problem(problem):
+    LIE_PROBLEMS[problem.name] = problem
+    return problem
+
+
+def _manipulator():
+    from .models.rigid_bodies import RigidBodySystem
+    return RigidBodySystem.two_link_manipulator()
+
+
+def _manipulator_state(system):
+    x, rot, v = system.manipulator_initial_state()
+    return system.pack(x, rot), v
+
+
+def _hinged_pair():
+    """Two bodies: body 1 hinged to the ground about the world z axis at its end,
+    body 2 hinged to body 1 about body 1's x axis: both joint primitives."""
+    from .models.rigid_bodies import Body, RigidBodySystem, revolute
+    bodies = [Body(2.0, (0.02, 0.2, 0.21)), Body(1.0, [[0.05, 0.01, 0.0], [0.01, 0.04, 0.0], [0.0, 0.0, 0.02]])]
+    joints = (revolute(0, (-0.5, 0.0, 0.0), (0.0, 0.0, 1.0), None, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))
+              + revolute(1, (0.0, 0.0, 0.3), (1.0, 0.0, 0.0), 0, (0.5, 0.0, 0.0), (1.0, 0.0, 0.0)))
+    return RigidBodySystem(bodies, joints, gravity=(0.0, -9.81, 0.0), name="hinged_pair")
+
+
+def _hinged_pair_state(system):
+    """Body 1 along +x turning about z at 2 rad/s, body 2 below the hinge swinging about x at 5 rad/s."""
+    from .so3 import cross
+    w1, w2 = np.array([0.0, 0.0, 2.0]), np.array([5.0, 0.0, 2.0])
+    x1 = np.array([0.5, 0.0, 0.0])
+    hinge = x1 + np.array([0.5, 0.0, 0.0])
+    x2 = hinge - np.array([0.0, 0.0, 0.3])
+    v1 = cross(w1, x1)
+    v2 = v1 + cross(w1, np.array([0.5, 0.0, 0.0])) - cross(w2, np.array([0.0, 0.0, 0.3]))
+    rot = np.stack([np.eye(3), np.eye(3)])
+    return system.pack(np.stack([x1, x2]), rot), np.concatenate([v1, w1, v2, w2])
+
+
+def _heavy_top():
+    from .models.rigid_bodies import RigidBodySystem
+    return RigidBodySystem.heavy_top()
+
+
+def _heavy_top_state(system):
+    """Tilted by 0.3 rad about x, spinning at 20 rad/s about its axis."""
+    from .so3 import expm
+    rot = expm([0.3, 0.0, 0.0])[None]
+    x = (rot[0] @ np.array([0.0, 0.0, 0.5]))[None]
+    om = np.array([0.0, 0.0, 20.0])
+    v = rot[0] @ np.cross(om, [0.0, 0.0, 0.5])
+    return system.pack(x, rot), np.concatenate([v, om])
+
+
+_LIE_SOURCE = "pyint.lie_reference.reference: quaternion ODE, index-1, SciPy DOP853 at rtol = atol = 1e-13"
+
+add_lie_problem(LieProblem(
+    name="manipulator_short", make_model=_manipulator, make_state=_manipulator_state,
+    t_end=0.1, h0=5e-4, source=_LIE_SOURCE + " (seed 001 manipulator, SPEC initial state)",
+    tags=frozenset({"conservative"})))
+add_lie_problem(LieProblem(
+    name="heavy_top", make_model=_heavy_top, make_state=_heavy_top_state,
+    t_end=0.5, h0=2e-3, source=_LIE_SOURCE, tags=frozenset({"conservative"})))
+add_lie_problem(LieProblem(
+    name="hinged_pair", make_model=_hinged_pair, make_state=_hinged_pair_state,
+    t_end=0.5, h0=2e-3, source=_LIE_SOURCE + " (point + perpendicularity joints)",
+    tags=frozenset({"conservative"})))

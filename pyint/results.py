@@ -80,11 +80,12 @@ class Result:
 
     @property
     def energy_drift(self):
-        """max |H(t) - H(0)| / |H(0)| (NaN when the model has no conserved energy)."""
-        if self.energy is None or len(self.energy) == 0:
+        """max |H(t) - H(0)| / |H(0)| (NaN when the model has no conserved energy;
+        the absolute drift when H(0) = 0)."""
+        if self.energy is None or len(self.energy) == 0 or not self.model.conservative:
             return float("nan")
         h0 = self.energy[0]
-        return float(np.max(np.abs(self.energy - h0)) / max(abs(h0), np.finfo(float).tiny))
+        return float(np.max(np.abs(self.energy - h0)) / (abs(h0) if h0 != 0 else 1.0))
 
     @property
     def level_residuals(self):
@@ -131,7 +132,8 @@ class Result:
         ds["residual"] = (("time", "constraint_level"), self.level_residuals,
                           {"long_name": "constraint residual (max norm)", "units": "model units"})
         if self.energy is not None:
-            ds["energy"] = ("time", self.energy, {"long_name": "total energy", "units": "J"})
+            ds["energy"] = ("time", self.energy, {"long_name": "total energy" if self.model.conservative
+                                                  else "mechanical energy (not conserved)", "units": "J"})
         scalars = {
             "eps_pos": (self.eps_pos, "max |g(q)| over the run"),
             "eps_vel": (self.eps_vel, "max |G v + g_t|, |A v + b| over the run"),

@@ -10,14 +10,24 @@ module pyint_registry
   use pyint_model, only: model_t
   use pyint_callback_model, only: callback_model_t, usercb_i
   use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
+  use model_snakeboard, only: snakeboard_t, snakeboard_new
+  use model_snakeboard_coupled, only: snakeboard_coupled_t, snakeboard_coupled_new
+  use model_chaplygin_sleigh, only: chaplygin_sleigh_t, chaplygin_sleigh_new
+  use model_skate, only: skate_t, skate_new
+  use model_driven_pendulum, only: driven_pendulum_t, driven_pendulum_new
   implicit none
   private
   public :: setup_model, builtin_info, model_lookup_id, MODEL_NAMES, NAME_LEN
 
   integer, parameter :: NAME_LEN = 32
   !> Index in this list = model id (0 is the Python callback).
-  character(len=NAME_LEN), parameter :: MODEL_NAMES(1) = [character(len=NAME_LEN) :: &
-       'pendulum_chain']
+  character(len=NAME_LEN), parameter :: MODEL_NAMES(*) = [character(len=NAME_LEN) :: &
+       'pendulum_chain', &
+       'snakeboard', &
+       'snakeboard_coupled', &
+       'chaplygin_sleigh', &
+       'skate', &
+       'driven_pendulum']
 
 contains
 
@@ -59,6 +69,36 @@ contains
       block
         type(pendulum_chain_t) :: x
         call pendulum_chain_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('snakeboard')
+      block
+        type(snakeboard_t) :: x
+        call snakeboard_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('snakeboard_coupled')
+      block
+        type(snakeboard_coupled_t) :: x
+        call snakeboard_coupled_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('chaplygin_sleigh')
+      block
+        type(chaplygin_sleigh_t) :: x
+        call chaplygin_sleigh_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('skate')
+      block
+        type(skate_t) :: x
+        call skate_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('driven_pendulum')
+      block
+        type(driven_pendulum_t) :: x
+        call driven_pendulum_new(ipar, rpar, x, ierr)
         if (ierr == 0) allocate(m, source=x)
       end block
     end select

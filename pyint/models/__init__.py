@@ -5,10 +5,21 @@ Built-in models have a NumPy implementation here and a Fortran twin in
 """
 from .base import Model, CALLBACK_REQUESTS, fd_jacobian
 from .pendulum_chain import PendulumChain
+from .snakeboard import Snakeboard
+from .snakeboard_coupled import SnakeboardCoupled
+from .chaplygin_sleigh import ChaplyginSleigh
+from .skate import Skate
+from .driven_pendulum import DrivenPendulum
 
 #: Built-in models by name (the Fortran twin has the same ``fortran_name``).
 BUILTIN_MODELS = {
     "pendulum_chain": PendulumChain,
+    "snakeboard": Snakeboard,
+    "snakeboard_coupled": SnakeboardCoupled,
+    "chaplygin_sleigh": ChaplyginSleigh,
+    "skate": Skate,
+    "driven_pendulum": DrivenPendulum,
 }
 
 __all__ = ["Model", "CALLBACK_REQUESTS", "fd_jacobian", "BUILTIN_MODELS", "PendulumChain"]
+__all__ += ["Snakeboard", "SnakeboardCoupled", "ChaplyginSleigh", "Skate", "DrivenPendulum"]

@@ -70,7 +70,8 @@ class Model:
     ``coord_names``    one name per coordinate (defaults q0, q1, ...)
     ``coord_units``    one unit string per coordinate (defaults "1")
     ``constant_mass``  True when M does not depend on q
-    ``conservative``   True when ``energy`` is a conserved total energy
+    ``conservative``   True when ``energy`` is a conserved total energy (models that
+                       define ``energy`` without conserving it report it, but no drift)
     ``fortran_name``   name of the built-in Fortran twin, or None
     """
 
@@ -187,6 +188,11 @@ class Model:
         return fd_jacobian(lambda x: self.nh_A(t, x).T @ lam, q)
 
     # -- conveniences ----------------------------------------------------------
+    @property
+    def has_energy(self):
+        """True when the model defines ``energy`` (conserved or not)."""
+        return type(self).energy is not Model.energy
+
     @property
     def n_constraints(self):
         return self.n_hol + self.n_nonhol

@@ -1,0 +1,78 @@
+!> Snakeboard of seed 004 (Man, Gao, Zhong 2020): the seed-000 snakeboard with
+!> the axle angles coupled, phi_f = -phi_b = phi, and no forces.
+!>
+!> q = (x, y, theta, psi, phi).  Substituting phi_b = -phi, phi_f = phi into the
+!> seed-000 T gives the constant
+!>   M = [[m,0,0,0,0], [0,m,0,0,0], [0,0,J+J_r+2J_w,J_r,0], [0,0,J_r,J_r,0], [0,0,0,0,2J_w]]
+!> and the constraints
+!>   A = [[-sin(theta-phi), cos(theta-phi), -l cos phi, 0, 0],
+!>        [-sin(theta+phi), cos(theta+phi), +l cos phi, 0, 0]].
+!> f = 0; energy = T (conserved).
+!> ipar = []; rpar = [m, J, J_r, J_w, l].
+!> NumPy twin (with the derivation): pyint/models/snakeboard_coupled.py.
+module model_snakeboard_coupled
+  use pyint_kinds
+  use model_snakeboard, only: board_t, board_init
+  implicit none
+  private
+  public :: snakeboard_coupled_t, snakeboard_coupled_new
+
+  !> The nonholonomic items come from board_t (wheel layout set in the constructor).
+  type, extends(board_t) :: snakeboard_coupled_t
+  contains
+    procedure :: mass => sbc_mass
+    procedure :: force => sbc_force
+    procedure :: force_jac => sbc_force_jac
+    procedure :: energy => sbc_energy
+  end type
+
+contains
+
+  subroutine snakeboard_coupled_new(ipar, rpar, m, ierr)
+    integer, intent(in) :: ipar(:)
+    real(wp), intent(in) :: rpar(:)
+    type(snakeboard_coupled_t), intent(out) :: m
+    integer, intent(out) :: ierr
+    ierr = 1
+    if (size(rpar) /= 5) return
+    if (any(rpar <= 0)) return
+    call board_init(m, 5, rpar, [-1.0_wp, 1.0_wp], [5, 5])   ! phi_b = -phi, phi_f = +phi
+    ierr = 0
+  end subroutine
+
+  subroutine sbc_mass(self, q, mq)
+    class(snakeboard_coupled_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n)
+    real(wp), intent(out) :: mq(self%n, self%n)
+    mq = 0
+    mq(1, 1) = self%m
+    mq(2, 2) = self%m
+    mq(3, 3) = self%j + self%jr + 2 * self%jw
+    mq(3, 4) = self%jr; mq(4, 3) = self%jr; mq(4, 4) = self%jr
+    mq(5, 5) = 2 * self%jw
+  end subroutine
+
+  subroutine sbc_force(self, t, q, v, f)
+    class(snakeboard_coupled_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: f(self%n)
+    f = 0
+  end subroutine
+
+  subroutine sbc_force_jac(self, t, q, v, fq, fv)
+    class(snakeboard_coupled_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
+    fq = 0
+    fv = 0
+  end subroutine
+
+  real(wp) function sbc_energy(self, t, q, v)
+    class(snakeboard_coupled_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp) :: mq(self%n, self%n)
+    call sbc_mass(self, q, mq)
+    sbc_energy = 0.5_wp * dot_product(v, matmul(mq, v))
+  end function
+
+end module model_snakeboard_coupled

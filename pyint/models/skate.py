@@ -1,0 +1,123 @@
+"""Skate (knife edge) on an inclined plane: seed 004 (Man, Gao, Zhong 2020), example 1.
+
+q = (x, y, theta): contact point and blade heading; x points down the slope.
+
+    L = 1/2 m (x'^2 + y'^2) + 1/2 J theta'^2 + m g x sin(alpha),
+    A = [sin theta, -cos theta, 0],   A v = x' sin theta - y' cos theta = 0,
+
+so M = diag(m, m, J), f = (m g sin alpha, 0, 0) and the energy
+T - m g x sin(alpha) is conserved.  Seed 004: m = J = 1, g = 10, alpha = pi/12.
+
+Closed form from q(0) = 0, v(0) = (0, 0, omega) (:meth:`Skate.exact`):
+
+    theta = omega t,
+    x = g sin(alpha) / (2 omega^2) sin^2(omega t),
+    y = g sin(alpha) / (2 omega^2) (omega t - 1/2 sin(2 omega t)).
+
+Multiplier sign.  SPEC/seed 004 write p' = -H_q + G^T lam with
+G = [sin theta, -cos theta, 0] and get lam = -2 m g sin(alpha) sin(omega t).
+pyint writes M a = f - A^T lam, the opposite sign, so here
+
+    lam = +2 m g sin(alpha) sin(omega t)
+
+(check: the y row m y'' = +lam cos theta with y'' = g sin(alpha) sin(2 omega t)).
+Fortran twin: fortran/models/skate.f90.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._params import positive, real
+from .base import Model
+
+
+class Skate(Model):
+    """Knife edge on an inclined plane (3 coordinates, 1 nonholonomic constraint, conservative).
+
+    Parameters
+    ----------
+    mass : m [kg]
+    inertia : J, moment of inertia about the vertical axis [kg m^2]
+    grav : g [m/s^2]
+    slope : alpha, inclination of the plane [rad]; x points down the slope
+    """
+
+    name = "skate"
+    fortran_name = "skate"
+    n = 3
+    n_hol = 0
+    n_nonhol = 1
+    constant_mass = True
+    conservative = True
+    coord_names = ("x", "y", "theta")
+    coord_units = ("m", "m", "rad")
+
+    def __init__(self, mass=1.0, inertia=1.0, grav=10.0, slope=np.pi / 12):
+        self.m = positive("mass", mass)
+        self.J = positive("inertia", inertia)
+        self.grav = real("grav", grav)
+        self.alpha = real("slope", slope)
+
+    @classmethod
+    def example(cls):
+        return cls()
+
+    def initial_state(self, omega=1.0):
+        """q = 0, v = (0, 0, omega): the start of the closed form (consistent)."""
+        return np.zeros(3), np.array([0.0, 0.0, real("omega", omega)])
+
+    def exact(self, t, omega=1.0):
+        """Closed-form (q, v, a, lam) at time t from :meth:`initial_state` (omega != 0)."""
+        t, w = real("t", t), real("omega", omega)
+        if w == 0.0:
+            raise ValueError("the closed form needs omega != 0")
+        c = self.grav * np.sin(self.alpha)
+        s, co = np.sin(w * t), np.cos(w * t)
+        q = np.array([c / (2 * w**2) * s**2, c / (2 * w**2) * (w * t - s * co), w * t])
+        v = np.array([c / w * s * co, c / w * s**2, w])
+        a = np.array([c * (co**2 - s**2), 2 * c * s * co, 0.0])
+        lam = np.array([2 * self.m * c * s])
+        return q, v, a, lam
+
+    # -- the model ---------------------------------------------------------------
+    def mass(self, q):
+        return np.diag([self.m, self.m, self.J])
+
+    def force(self, t, q, v):
+        return np.array([self.m * self.grav * np.sin(self.alpha), 0.0, 0.0])
+
+    def force_jac(self, t, q, v):
+        return np.zeros((3, 3)), np.zeros((3, 3))
+
+    def nh_A(self, t, q):
+        return np.array([[np.sin(q[2]), -np.cos(q[2]), 0.0]])
+
+    def nh_b(self, t, q):
+        return np.zeros(1)
+
+    def nh_vel_q(self, t, q, v):
+        return np.array([[0.0, 0.0, np.cos(q[2]) * v[0] + np.sin(q[2]) * v[1]]])
+
+    def nh_dt(self, t, q, v):
+        return np.zeros(1)
+
+    def nh_gamma(self, t, q, v):
+        return np.array([v[2] * (np.cos(q[2]) * v[0] + np.sin(q[2]) * v[1])])
+
+    def nh_atl_q(self, t, q, lam):
+        d = np.zeros((3, 3))
+        d[0, 2] = lam[0] * np.cos(q[2])
+        d[1, 2] = lam[0] * np.sin(q[2])
+        return d
+
+    def energy(self, t, q, v):
+        return float(0.5 * self.m * (v[0] ** 2 + v[1] ** 2) + 0.5 * self.J * v[2] ** 2
+                     - self.m * self.grav * np.sin(self.alpha) * q[0])
+
+    def fortran_params(self):
+        return np.zeros(0, dtype=np.int32), np.array([self.m, self.J, self.grav, self.alpha])
+
+    def describe(self):
+        d = super().describe()
+        d.update(mass=self.m, inertia=self.J, grav=self.grav, slope=self.alpha)
+        return d
