@@ -13,72 +13,16 @@ import xarray as xr
 from scipy.integrate import solve_ivp
 
 from pyint.genalpha import GeneralizedAlpha
-from pyint.models import Model, PendulumChain
+from pyint.models import BUILTIN_MODELS, Model, PendulumChain, Skate
 from pyint.models.base import fd_jacobian
 from pyint.problems import PROBLEMS, ode_reference
 from pyint.reference import FORMS, IDAFailure, ReferenceResult, select_columns, selection_quality, solve
 from pyint.reference import cache as ref_cache
 
-
-# -- test models (user models: they reach the Fortran integrators through the callback) ----------
-class Skate(Model):
-    """Skate on an inclined plane (SPEC, seed 004); q = (x, y, theta), A = [sin th, -cos th, 0].
-
-    Closed form for theta(0) = 0, theta'(0) = omega, otherwise at rest: theta = omega t,
-    x = c sin^2(omega t), y = c (omega t - sin(2 omega t) / 2), c = g sin(alpha) / (2 omega^2),
-    and in pyint's convention M a = f - A^T lam: lam = +2 m g sin(alpha) sin(omega t)
-    (SPEC's -2 m g sin(alpha) sin(omega t) is for the paper's p' = -H_q + G^T lam).
-    """
-    name = "test_skate"
-    n, n_hol, n_nonhol = 3, 0, 1
-    conservative = True
-    coord_names = ("x", "y", "theta")
-    coord_units = ("m", "m", "rad")
-
-    def __init__(self, m=1.0, J=1.0, g=10.0, alpha=np.pi / 12):
-        self.m, self.J, self.g, self.alpha = m, J, g, alpha
-
-    def mass(self, q):
-        return np.diag([self.m, self.m, self.J])
-
-    def force(self, t, q, v):
-        return np.array([self.m * self.g * np.sin(self.alpha), 0.0, 0.0])
-
-    def force_jac(self, t, q, v):
-        return np.zeros((3, 3)), np.zeros((3, 3))
-
-    def nh_A(self, t, q):
-        return np.array([[np.sin(q[2]), -np.cos(q[2]), 0.0]])
-
-    def nh_vel_q(self, t, q, v):
-        return np.array([[0.0, 0.0, v[0] * np.cos(q[2]) + v[1] * np.sin(q[2])]])
-
-    def nh_dt(self, t, q, v):
-        return np.zeros(1)
-
-    def nh_gamma(self, t, q, v):
-        return np.array([(v[0] * np.cos(q[2]) + v[1] * np.sin(q[2])) * v[2]])
-
-    def nh_atl_q(self, t, q, lam):
-        d = np.zeros((3, 3))
-        d[:, 2] = lam[0] * np.array([np.cos(q[2]), np.sin(q[2]), 0.0])
-        return d
-
-    def energy(self, t, q, v):
-        return (0.5 * self.m * (v[0] ** 2 + v[1] ** 2) + 0.5 * self.J * v[2] ** 2
-                - self.m * self.g * np.sin(self.alpha) * q[0])
-
-    def describe(self):
-        return {**super().describe(), "m": self.m, "J": self.J, "g": self.g, "alpha": self.alpha}
-
-    def exact(self, t, omega=1.0):
-        c = self.g * np.sin(self.alpha) / (2 * omega ** 2)
-        w = omega * t
-        q = np.array([c * np.sin(w) ** 2, c * (w - 0.5 * np.sin(2 * w)), w])
-        v = np.array([c * omega * np.sin(2 * w), c * omega * (1 - np.cos(2 * w)), omega])
-        return q, v, np.array([2 * self.m * self.g * np.sin(self.alpha) * np.sin(w)])
+from conftest import builtin_examples
 
 
+# -- a test model with both kinds of constraint (a user model: Fortran integrators call it back) --
 class BowlSkate(Model):
     """A skate in the paraboloid bowl z = (x^2 + y^2)/(2R): one holonomic, one nonholonomic constraint.
 
@@ -183,6 +127,7 @@ def _state(model, rng):
 
 MODELS = {"chain3": lambda: PendulumChain(3, mass=[1.0, 1.5, 0.7], length=[1.0, 0.8, 0.6]),
           "skate": Skate, "bowl": BowlSkate}
+EXAMPLES = builtin_examples()
 
 
 # -- the dummy selection ---------------------------------------------------------------------------
@@ -231,8 +176,7 @@ def test_form_jacobian_matches_finite_differences(form, key, rng):
 def test_computed_initial_values_are_consistent(form, key):
     """(y0, y0') built from (q0, v0) and the KKT solution zero the residual of every form."""
     model = MODELS[key]()
-    q0, v0 = model.initial_state([0.4, 1.0, -0.3]) if key == "chain3" else (
-        model.exact(0.0)[:2] if key == "skate" else model.initial_state())
+    q0, v0 = model.initial_state([0.4, 1.0, -0.3]) if key == "chain3" else model.initial_state()
     fm = FORMS[form](model)
     fm.select(0.0, q0)
     a, lh, ln = model.consistent_acceleration(0.0, q0, v0)
@@ -245,15 +189,15 @@ def test_computed_initial_values_are_consistent(form, key):
 
 # -- validation ----------------------------------------------------------------------------------------
 def test_skate_closed_form_through_dummy_derivatives():
-    """Seed 004's skate: the dummy-derivative form at rtol = 1e-10 matches the closed form to 1e-8
+    """Seed 004's skate (built-in pyint.models.Skate): the dummy-derivative form at rtol = 1e-10 matches the closed form to 1e-8
     with every constraint level <= 1e-9 at the outputs (and at IDA's own steps, to its Newton
     tolerance); the selection switches between x and y as the skate turns."""
     sk = Skate()
-    q0, v0, _ = sk.exact(0.0)
+    q0, v0 = sk.initial_state()
     times = np.linspace(0.0, np.pi, 31)
     ref = solve(sk, times, q0, v0, rtol=1e-10, cache_dir=False)
     exact = [sk.exact(t) for t in times]
-    for k, name in enumerate(("q", "v", "lam")):
+    for k, name in enumerate(("q", "v", "a", "lam")):
         err = np.max(np.abs(getattr(ref, name) - np.array([e[k] for e in exact])))
         assert err <= 1e-8, (name, err)
     assert np.max(ref.level_residuals) <= 1e-9
@@ -285,10 +229,11 @@ def test_pendulum_chain_against_minimal_coordinates(n_links):
     assert np.max(ref.level_residuals) <= 1e-9
     assert ref.energy_drift <= 1e-8
     assert ref.stats["restarts"] >= 1
-    if n_links == 2:  # the shared problem's reference value (DOP853 on the index-1 ODE) agrees
+    if n_links == 2:  # the shared problem's reference values (DOP853 on the index-1 ODE) agree
         prob = PROBLEMS["chain2"]
-        assert np.max(np.abs(ref.q[-1] - prob.reference[0])) <= 1e-8
-        assert np.max(np.abs(ref.lam[-1] - prob.reference[2])) <= 1e-8 * np.max(np.abs(prob.reference[2]))
+        r2 = solve(chain, np.concatenate([[0.0], prob.sample_times]), q0, v0, rtol=1e-11, cache_dir=False)
+        assert np.max(np.abs(r2.q[1:] - prob.reference[0])) <= 1e-8
+        assert np.max(np.abs(r2.lam[1:] - prob.reference[2])) <= 1e-8 * np.max(np.abs(prob.reference[2]))
 
 
 @pytest.mark.parametrize("case", ["chain2-fortran", "skate-callback"])
@@ -298,7 +243,7 @@ def test_generalized_alpha_converges_to_ida_reference_at_order_2(case):
         model, (q0, v0), t_end, h0, backend = prob.model, prob.initial_state, 1.0, 1 / 32, "fortran"
     else:
         model = Skate()
-        (q0, v0, _), t_end, h0, backend = model.exact(0.0), 1.0, 1 / 16, "callback"
+        (q0, v0), t_end, h0, backend = model.initial_state(), 1.0, 1 / 16, "callback"
     ref = solve(model, [0.0, t_end], q0, v0, rtol=1e-11, cache_dir=False)
     hs = h0 / 2.0 ** np.arange(5)
     errs = []
@@ -327,9 +272,9 @@ def test_holonomic_and_nonholonomic_together_reduce_automatically():
     assert np.max(ref.residual[:, [0, 1, 3]]) <= 1e-9  # holonomic and nonholonomic columns
     assert ref.energy_drift <= 1e-8
     assert np.max(np.abs(ref.q[:, 3] - (q0[3] + v0[3] * times))) <= 1e-9
-    qr, vr, lr = ode_reference(bowl, q0, v0, times[-1], rtol=1e-12, atol=1e-12)
-    assert np.max(np.abs(ref.q[-1] - qr)) <= 1e-8 and np.max(np.abs(ref.v[-1] - vr)) <= 1e-8
-    assert np.max(np.abs(ref.lam[-1] - lr)) <= 1e-7
+    qr, vr, lr = ode_reference(bowl, q0, v0, times, rtol=1e-12, atol=1e-12)
+    assert np.max(np.abs(ref.q - qr)) <= 1e-8 and np.max(np.abs(ref.v - vr)) <= 1e-8
+    assert np.max(np.abs(ref.lam - lr)) <= 1e-7
 
 
 def test_reselection_is_what_carries_the_chain_through():
@@ -357,7 +302,7 @@ def test_forms_keep_what_they_claim():
     res = {f: solve(prob.model, times, *prob.initial_state, rtol=1e-8, form=f, cache_dir=False) for f in FORMS}
     for f, r in res.items():
         assert r.form == f and r.to_xarray().attrs["form"] == f
-        assert np.max(np.abs(r.q[-1] - prob.reference[0])) <= 2e-6, f
+        assert np.max(np.abs(r.q[-1] - prob.reference[0][-1])) <= 2e-6, f
     dd, i1, ggl = res["dummy_derivative"], res["index1"], res["ggl"]
     # measured: index-1 drifts to 3.3e-7 (position) and 7.9e-7 (velocity) at its steps; the
     # dummy-derivative and GGL forms hold them to IDA's Newton tolerance (1.5e-9 / 4.8e-8 and
@@ -369,6 +314,21 @@ def test_forms_keep_what_they_claim():
         assert r.stats["step_residual_velocity"] <= 0.2 * i1.stats["step_residual_velocity"]
     assert np.max(np.abs(ggl.extra["mu"])) <= 1e-4
     assert np.isnan(ggl.stats["initial_correction"])  # IDACalcIC needs index 1: not run
+
+
+@pytest.mark.parametrize("model", EXAMPLES, ids=[m.name for m in EXAMPLES])
+def test_every_builtin_model_reduces_automatically(model):
+    """Each built-in model from its default initial state (the snakeboard's violent start, the
+    driven pendulum's moving support, the sleigh's configuration-dependent mass): every level
+    <= 1e-9 at the outputs, and agreement with DOP853 on the index-1 ODE (rtol 1e-12)."""
+    q0, v0 = model.initial_state()
+    times = np.linspace(0.0, 0.5, 6)
+    ref = solve(model, times, q0, v0, rtol=1e-10, cache_dir=False)
+    assert np.max(ref.level_residuals) <= 1e-9
+    qr, vr, _ = ode_reference(model, q0, v0, times, rtol=1e-12, atol=1e-12)
+    scale = max(1.0, np.max(np.abs(vr)))
+    assert np.max(np.abs(ref.q - qr)) <= 1e-8 * scale and np.max(np.abs(ref.v - vr)) <= 1e-7 * scale
+    assert ref.stats["initial_correction"] < 1.0
 
 
 def test_unconstrained_model_is_an_ode():
@@ -469,7 +429,7 @@ def test_bad_input_is_rejected_clearly():
     with pytest.raises(ValueError, match="reselect must be > 1"):
         solve(m, [0, 1], q0, v0, reselect=0.5, cache_dir=False)
     with pytest.raises(TypeError, match="no initial_state"):
-        solve(Skate(), [0, 1], cache_dir=False)
+        solve(Model(), [0, 1], cache_dir=False)
     r = solve(m, [0, 0.1], q0 * 1.01, v0 + 0.1, project=True, cache_dir=False)
     assert np.max(np.abs(m.hol(0.0, r.q[0]))) <= 1e-12
 
@@ -477,7 +437,7 @@ def test_bad_input_is_rejected_clearly():
 # -- cache -------------------------------------------------------------------------------------------
 def test_cache_stores_netcdf_and_reloads(tmp_path, monkeypatch):
     sk = Skate()
-    q0, v0, _ = sk.exact(0.0)
+    q0, v0 = sk.initial_state()
     times = np.linspace(0.0, 1.0, 11)
     first = solve(sk, times, q0, v0, rtol=1e-9, form="ggl", cache_dir=tmp_path)
     assert not first.from_cache and len(list(tmp_path.glob("*.nc"))) == 1
@@ -505,16 +465,16 @@ def test_cache_stores_netcdf_and_reloads(tmp_path, monkeypatch):
         with pytest.raises(AssertionError, match="IDA ran"):
             solve(sk, times, q0, v0, **{"rtol": 1e-9, "form": "ggl", **kwargs}, cache_dir=tmp_path)
     with pytest.raises(AssertionError, match="IDA ran"):
-        solve(Skate(g=9.81), times, q0, v0, rtol=1e-9, form="ggl", cache_dir=tmp_path)
+        solve(Skate(grav=9.81), times, q0, v0, rtol=1e-9, form="ggl", cache_dir=tmp_path)
     # the default directory follows $PYINT_REFERENCE_CACHE
     monkeypatch.setenv("PYINT_REFERENCE_CACHE", str(tmp_path))
     assert solve(sk, times, q0, v0, rtol=1e-9, form="ggl").from_cache
 
 
 def test_cache_key_sees_parameters_outside_describe():
-    a, b = Skate(), Skate(alpha=0.3)
+    a, b = Skate(), Skate(slope=0.3)
     a.describe = b.describe = lambda: {"model": "same"}
-    q0, v0, _ = a.exact(0.0)
+    q0, v0 = a.initial_state()
     ka = ref_cache.cache_key(a, np.array([0.0, 1.0]), q0, v0, "index1", {})[0]
     kb = ref_cache.cache_key(b, np.array([0.0, 1.0]), q0, v0, "index1", {})[0]
     assert ka != kb
