@@ -28,6 +28,10 @@ install_debian() {
   if ! "$PYTHON" -m venv --help >/dev/null 2>&1 || ! "$PYTHON" -c "import ensurepip" 2>/dev/null; then
     missing="$missing python3-venv"
   fi
+  # Python.h: pyint's extension and scikits.odes (built from its sdist against SUNDIALS) need it
+  if [ ! -f "$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+    missing="$missing python3-dev"
+  fi
   if [ -n "$missing" ]; then
     log "installing Debian packages:$missing"
     as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
