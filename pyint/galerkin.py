@@ -64,6 +64,10 @@ from .integrator import Integrator, output_buffers, register
 #: Largest interpolation degree the kernel supports (fortran/galerkin.f90: GL_SMAX).
 S_MAX = 8
 
+#: Multiplier treatments (fortran/galerkin.f90: GL_SPEC, GL_REDUCED).
+VARIANTS = {"spec": 0, "reduced": 1}
+DEFAULT_VARIANT = "reduced"
+
 
 def galerkin_order(s):
     """Convergence order in q and p of degree s: s + 1 for odd s, s for even s (seed 004, eq. (29))."""
@@ -97,13 +101,18 @@ class GalerkinLobatto(Integrator):
     keeps = {"nonholonomic": frozenset({"velocity"})}
     invariants = frozenset({"symmetric"})
 
-    def __init__(self, s=3, tol=1e-12, maxit=20):
+    def __init__(self, s=3, tol=1e-12, maxit=20, variant=DEFAULT_VARIANT):
         """s: interpolation degree 1..8 (s + 1 Lobatto nodes per step).
+        variant: "reduced" (lam_0 an unknown of the step, multiplier polynomial
+        of degree s - 1) or "spec" (lam_0 = lam_s of the previous step, SPEC.md).
         tol: Newton stops when every increment is below tol (1 + |x|) (the
         multiplier increments measured as h lam, in momentum units);
         maxit: Newton iterations per step.
         """
         self.s = s = _degree(s)
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+        self.variant = variant
         self.name = f"galerkin_s{s}"
         self.order = galerkin_order(s)
         self.tol = V.as_real(tol, "tol", positive=True)
@@ -111,11 +120,12 @@ class GalerkinLobatto(Integrator):
 
     @property
     def reports_multiplier(self):
-        """True when the nodal lam_s converges to the multiplier (odd s)."""
-        return self.s % 2 == 1
+        """True when the nodal lam_s converges to the multiplier (variant "reduced", or odd s)."""
+        return self.variant == "reduced" or self.s % 2 == 1
 
     def params(self):
-        return {"s": self.s, "order": self.order, "tol": self.tol, "maxit": self.maxit}
+        return {"s": self.s, "variant": self.variant, "order": self.order, "tol": self.tol,
+                "maxit": self.maxit}
 
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
         args = model_args(model, backend)
@@ -126,7 +136,7 @@ class GalerkinLobatto(Integrator):
         pout = np.zeros_like(buf["qout"], order="F")
         istat, stats = _fortran.galerkin_run(
             args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], self.s, self.tol, self.maxit, t0, h, nsteps, every, q0, p0,
+            args["mflags"], self.s, VARIANTS[self.variant], self.tol, self.maxit, t0, h, nsteps, every, q0, p0,
             np.ascontiguousarray(lam0 if nl else np.zeros(1), dtype=float),
             buf["tout"], buf["qout"], pout, buf["vout"], buf["lout"])
         lam_nodal = buf["lout"][:nl].T
