@@ -378,8 +378,7 @@ def test_locked_steering_long_time(s, h, T, circle_tol):
     assert np.max(dev[r.t >= 0.75 * T]) <= 1.01 * np.max(dev[r.t <= 0.25 * T]) + 1e-12   # no drift
     assert np.max(np.abs(_forward_speed(r) - 1.0)) <= 1e-10
     assert np.max(np.abs(r.energy / r.energy[0] - 1)) <= 1e-10
-    # the constraint at round-off relative to the state (theta grows to ~T tan(phi) / l)
-    assert r.eps_vel <= 1e-15 * max(1.0, np.max(np.abs(r.q)))
+    assert r.eps_vel <= 1e-14        # absolute, although theta grows to ~T tan(phi) / l
     t_short = 30.0 if s == 4 else 10.0
     r = GalerkinLobatto(s=s, variant="spec").integrate(SNAKEBOARD, q0, v0, t_short, h)
     assert np.min(_forward_speed(r)) < -0.5                 # the spurious reversal
