@@ -29,6 +29,21 @@
 !> x = (q_1..q_s, phat_0..phat_s, P_s, lam_1..lam_s): 2(s+1)n + s c of them, as
 !> many as equations.  Output per step: (q_s, P_s, lam_s).
 !>
+!> Two variants of the multiplier (argument `variant`):
+!> GL_SPEC (SPEC.md): lam_0 is known, = lam_s of the previous step.  The
+!>   multiplier is then part of the state and, for s = 1, the node impulse
+!>   reflects the constraint-violating part of phat instead of projecting it;
+!>   on the locked-steering snakeboard that part grows and the board reverses
+!>   (docs/galerkin_snakeboard.md).
+!> GL_REDUCED: lam_0 is an unknown too, and c more equations
+!>     L: sum_j lw_j lam_j = 0,  lw_j = 1 / prod_{k /= j} (d_j - d_k)
+!>   (the multiplier polynomial has degree s - 1: s c free parameters, the
+!>   paper's count).  The step is a map (q_0, P_0) -> (q_s, P_s); lw_{s-j} =
+!>   (-1)^s lw_j keeps it symmetric.  Same orders on the skate, no reversal.
+!> After each step P_s gets one Newton correction onto A(q_s) H_p(q_s, P) + b = 0
+!> with q_s fixed (see gl_driver: it removes the ulp(q_s) rounding of Newton's
+!> last update from the constraint).
+!>
 !> Symmetry: d_v = 1 - d_{s-v}, b_v = b_{s-v}, D_vj = -D_{s-v,s-j} (enforced
 !> exactly on the coefficients) map the system for (q_0, P_0, lam_0; h) onto
 !> the one for (q_s, P_s, lam_s; -h) with the control points reversed.
@@ -513,7 +528,7 @@ contains
           p = p - matmul(mu, w%an(:, :, 0))
           call dual_grad(model, t, q, p, w%dw, v, w%tmp, info)
         end if
-        info = 0
+        info = 0                    ! A H_pp A^T singular (rank drop of A): no correction
         stats(4) = max(stats(4), maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
       end if
       ! predictor of the next step: the control points shifted by this step's increments
