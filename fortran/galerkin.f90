@@ -29,6 +29,21 @@
 !> x = (q_1..q_s, phat_0..phat_s, P_s, lam_1..lam_s): 2(s+1)n + s c of them, as
 !> many as equations.  Output per step: (q_s, P_s, lam_s).
 !>
+!> Two variants of the multiplier (argument `variant`):
+!> GL_SPEC (SPEC.md): lam_0 is known, = lam_s of the previous step.  The
+!>   multiplier is then part of the state and, for s = 1, the node impulse
+!>   reflects the constraint-violating part of phat instead of projecting it;
+!>   on the locked-steering snakeboard that part grows and the board reverses
+!>   (docs/galerkin_snakeboard.md).
+!> GL_REDUCED: lam_0 is an unknown too, and c more equations
+!>     L: sum_j lw_j lam_j = 0,  lw_j = 1 / prod_{k /= j} (d_j - d_k)
+!>   (the multiplier polynomial has degree s - 1: s c free parameters, the
+!>   paper's count).  The step is a map (q_0, P_0) -> (q_s, P_s); lw_{s-j} =
+!>   (-1)^s lw_j keeps it symmetric.  Same orders on the skate, no reversal.
+!> After each step P_s gets one Newton correction onto A(q_s) H_p(q_s, P) + b = 0
+!> with q_s fixed (see gl_driver: it removes the ulp(q_s) rounding of Newton's
+!> last update from the constraint).
+!>
 !> Symmetry: d_v = 1 - d_{s-v}, b_v = b_{s-v}, D_vj = -D_{s-v,s-j} (enforced
 !> exactly on the coefficients) map the system for (q_0, P_0, lam_0; h) onto
 !> the one for (q_s, P_s, lam_s; -h) with the control points reversed.
@@ -42,14 +57,21 @@ module galerkin
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   implicit none
   private
-  public :: GL_SMAX, lobatto_rule, gl_work_t, gl_work_init, gl_residual, gl_jacobian, gl_driver
+  public :: GL_SMAX, GL_SPEC, GL_REDUCED, lobatto_rule, gl_work_t, gl_work_init, gl_residual, &
+            gl_jacobian, gl_driver
 
   integer, parameter :: GL_SMAX = 8
+  !> Variants of the multiplier treatment (see the header):
+  !> GL_SPEC: lam_0 = lam_s of the previous step (SPEC.md's reconstruction);
+  !> GL_REDUCED: lam_0 is an unknown of the step and the multiplier polynomial
+  !> has degree s - 1 (its degree-s coefficient sum_j w_j lam_j vanishes).
+  integer, parameter :: GL_SPEC = 0, GL_REDUCED = 1
 
   !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
   type :: gl_work_t
-    integer :: s = 0, n = 0, c = 0, nx = 0
+    integer :: s = 0, n = 0, c = 0, nx = 0, variant = GL_SPEC
     real(wp), allocatable :: d(:), b(:), dm(:, :)          !< Lobatto rule: d(0:s), b(0:s), dm(0:s, 0:s)
+    real(wp), allocatable :: lw(:)                         !< lw(0:s): degree-s coefficient weights (GL_REDUCED)
     real(wp), allocatable :: x(:), dx(:), e(:), jac(:, :)  !< unknowns, increment, residual, Newton matrix
     integer, allocatable :: ipiv(:)
     real(wp), allocatable :: qn(:, :), pn(:, :), un(:, :), rn(:, :), ln(:, :)  !< nodal q, phat, H_p, R, lam
@@ -179,8 +201,9 @@ contains
   end subroutine
 
   ! -- layout of unknowns and equations (0-based offsets) ------------------------
-  !   x = (q_1..q_s | phat_0..phat_s | P_s | lam_1..lam_s)
-  !   e = (E_0..E_s | F_0..F_s | C_1..C_s)
+  !   x = (q_1..q_s | phat_0..phat_s | P_s | lam_1..lam_s [| lam_0])
+  !   e = (E_0..E_s | F_0..F_s | C_1..C_s [| L])
+  ! (the bracketed blocks with GL_REDUCED only; L = sum_j lw_j lam_j)
 
   pure integer function cq(w, j)       ! q_j, j = 1..s
     type(gl_work_t), intent(in) :: w
@@ -200,27 +223,44 @@ contains
     cl = 2 * (w%s + 1) * w%n + (v - 1) * w%c
   end function
 
+  pure integer function cl0(w)         ! lam_0 (also the L rows), GL_REDUCED only
+    type(gl_work_t), intent(in) :: w
+    cl0 = 2 * (w%s + 1) * w%n + w%s * w%c
+  end function
+
   !> Allocate the workspace and build the rule (info: STATUS_BAD_INPUT for a bad
   !> s or a failed coefficient check, STATUS_SINGULAR for a singular M).
-  subroutine gl_work_init(w, model, s, q0, info)
+  subroutine gl_work_init(w, model, s, variant, q0, info)
     type(gl_work_t), intent(out) :: w
     class(model_t), intent(in) :: model
-    integer, intent(in) :: s
+    integer, intent(in) :: s, variant
     real(wp), intent(in) :: q0(:)
     integer, intent(out) :: info
-    integer :: n, c
+    integer :: n, c, j, k
     info = STATUS_BAD_INPUT
     if (s < 1 .or. s > GL_SMAX .or. model%mh > 0) return
+    if (variant /= GL_SPEC .and. variant /= GL_REDUCED) return
     n = model%n
     c = model%mn
-    w%s = s; w%n = n; w%c = c
+    w%s = s; w%n = n; w%c = c; w%variant = variant
     w%nx = 2 * (s + 1) * n + s * c
-    allocate(w%d(0:s), w%b(0:s), w%dm(0:s, 0:s))
+    if (variant == GL_REDUCED) w%nx = w%nx + c
+    allocate(w%d(0:s), w%b(0:s), w%dm(0:s, 0:s), w%lw(0:s))
     call lobatto_rule(s, w%d, w%b, w%dm, info)
     if (info /= 0) then
       info = STATUS_BAD_INPUT
       return
     end if
+    ! degree-s coefficient of the interpolant: sum_j lw_j f_j, lw_j = 1 / prod_{k /= j} (d_j - d_k),
+    ! made exactly (anti)symmetric, lw_{s-j} = (-1)^s lw_j, and scaled to max |lw| = 1
+    do j = 0, s
+      w%lw(j) = 1
+      do k = 0, s
+        if (k /= j) w%lw(j) = w%lw(j) / (w%d(j) - w%d(k))
+      end do
+    end do
+    w%lw = 0.5_wp * (w%lw + (-1)**s * w%lw(s:0:-1))
+    w%lw = w%lw / maxval(abs(w%lw))
     allocate(w%x(w%nx), w%dx(w%nx), w%e(w%nx), w%jac(w%nx, w%nx), w%ipiv(w%nx))
     allocate(w%qn(n, 0:s), w%pn(n, 0:s), w%un(n, 0:s), w%rn(n, 0:s), w%ln(c, 0:s), &
              w%an(c, n, 0:s), w%bn(c, 0:s), w%ps(n), w%us(n), w%tmp(n))
@@ -240,7 +280,11 @@ contains
     integer :: s, n, c, v, i, j, r
     s = w%s; n = w%n; c = w%c
     w%qn(:, 0) = q0
-    w%ln(:, 0) = l0
+    if (w%variant == GL_REDUCED) then
+      w%ln(:, 0) = w%x(cl0(w) + 1:cl0(w) + c)
+    else
+      w%ln(:, 0) = l0
+    end if
     do j = 1, s
       w%qn(:, j) = w%x(cq(w, j) + 1:cq(w, j) + n)
       w%ln(:, j) = w%x(cl(w, j) + 1:cl(w, j) + c)
@@ -277,6 +321,7 @@ contains
     call dual_grad(model, t + h, w%qn(:, s), w%ps, w%dw, w%us, w%tmp, info)
     if (info /= 0) return
     w%e(cl(w, s) + 1:cl(w, s) + c) = matmul(w%an(:, :, s), w%us) + w%bn(:, s)   ! C_s
+    if (w%variant == GL_REDUCED) w%e(cl0(w) + 1:cl0(w) + c) = matmul(w%ln, w%lw)  ! L
   end subroutine
 
   !> Newton matrix de/dx at the iterate of the last gl_residual call.
@@ -319,6 +364,8 @@ contains
         w%jac(rf + 1:rf + n, cq(w, v) + 1:cq(w, v) + n) = -sig * h * w%b(v) * (w%hqq + w%atl)
         if (c > 0) w%jac(rf + 1:rf + n, cl(w, v) + 1:cl(w, v) + c) = &
                    -sig * h * w%b(v) * transpose(w%an(:, :, v))
+      else if (c > 0 .and. w%variant == GL_REDUCED) then
+        w%jac(rf + 1:rf + n, cl0(w) + 1:cl0(w) + c) = -sig * h * w%b(0) * transpose(w%an(:, :, 0))
       end if
       if (v == s) then
         do k = 1, n
@@ -341,6 +388,15 @@ contains
     call model%nh_vel_q(t + h, w%qn(:, s), w%us, w%velq)
     w%jac(rc + 1:rc + c, cq(w, s) + 1:cq(w, s) + n) = w%velq + matmul(w%an(:, :, s), w%hpq)
     w%jac(rc + 1:rc + c, cp(w, s + 1) + 1:cp(w, s + 1) + n) = matmul(w%an(:, :, s), w%hpp)
+    if (w%variant == GL_REDUCED) then                      ! L = sum_j lw_j lam_j
+      rc = cl0(w)
+      do k = 1, c
+        w%jac(rc + k, rc + k) = w%lw(0)
+        do j = 1, s
+          w%jac(rc + k, cl(w, j) + k) = w%lw(j)
+        end do
+      end do
+    end if
   end subroutine
 
   !> Solve the step equations for w%x (start value on entry) by Newton's method.
@@ -399,20 +455,22 @@ contains
   !> istat = [status, steps done, samples written]; stats = [Newton iterations,
   !> LU factorizations, max iterations in a step, max over all steps of
   !> |A(q_s) H_p(q_s, P_s) + b|].
-  subroutine gl_driver(model, s, tol, maxit, t0, h, nsteps, every, q0, p0, l0, &
+  subroutine gl_driver(model, s, variant, tol, maxit, t0, h, nsteps, every, q0, p0, l0, &
                        tout, qout, pout, vout, lout, istat, stats)
     class(model_t), intent(in) :: model
-    integer, intent(in) :: s, maxit, nsteps, every
+    integer, intent(in) :: s, variant, maxit, nsteps, every
     real(wp), intent(in) :: tol, t0, h, q0(:), p0(:), l0(:)
     real(wp), intent(out) :: tout(:), qout(:, :), pout(:, :), vout(:, :), lout(:, :)
     integer, intent(out) :: istat(3)
     real(wp), intent(out) :: stats(4)
     type(gl_work_t) :: w
     real(wp) :: q(size(q0)), p(size(q0)), lam(size(l0)), v(size(q0)), dq(size(q0)), dp(size(q0)), t
+    real(wp) :: kc(size(l0), size(l0)), mu(size(l0))
+    integer :: ipc(size(l0))
     integer :: step, iters, info, ns, n, j
     stats = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
-    call gl_work_init(w, model, s, q0, info)
+    call gl_work_init(w, model, s, variant, q0, info)
     if (info /= 0) then
       istat(1) = info
       return
@@ -431,6 +489,7 @@ contains
       w%x(cq(w, j) + 1:cq(w, j) + n) = q + w%d(j) * h * v
       w%x(cl(w, j) + 1:cl(w, j) + w%c) = lam
     end do
+    if (variant == GL_REDUCED) w%x(cl0(w) + 1:cl0(w) + w%c) = lam
     do j = 0, s + 1
       w%x(cp(w, j) + 1:cp(w, j) + n) = p
     end do
@@ -443,16 +502,33 @@ contains
         istat = [info, step - 1, ns]
         return
       end if
+      ! the new point is the solution itself (q + (q_s - q) may differ from q_s by an
+      ! ulp of q, which would put round-off of the size of |q| eps into the constraint)
       dq = w%x(cq(w, s) + 1:cq(w, s) + n) - q
       dp = w%x(cp(w, s + 1) + 1:cp(w, s + 1) + n) - p
-      q = q + dq
-      p = p + dp
+      q = w%x(cq(w, s) + 1:cq(w, s) + n)
+      p = w%x(cp(w, s + 1) + 1:cp(w, s + 1) + n)
       lam = w%x(cl(w, s) + 1:cl(w, s) + w%c)
       t = t0 + step * h
       ! constraint at the new point with the canonical momentum
       call dual_grad(model, t, q, p, w%dw, v, w%tmp, info)
       if (w%c > 0) then
         call model%nh(t, q, w%an(:, :, 0), w%bn(:, 0))
+        ! Newton's last update of q_s is rounded to an ulp of q_s (4.5e-13 at |theta| ~ 4000): one
+        ! Newton step on P_s alone, P <- P - H_pp A^T (A H_pp A^T)^{-1} (A H_p + b), brings the
+        ! constraint back to round-off at the stored point (a change of P at the level of that ulp)
+        mu = matmul(w%an(:, :, 0), v) + w%bn(:, 0)
+        call dual_hess(model, t, q, p, w%dw, w%hpq, w%hpp, w%hqq, w%hqp, info)
+        if (info == 0) then
+          kc = matmul(w%an(:, :, 0), matmul(w%hpp, transpose(w%an(:, :, 0))))
+          call lu_factor(kc, ipc, info)
+        end if
+        if (info == 0) then
+          call lu_solve(kc, ipc, mu)
+          p = p - matmul(mu, w%an(:, :, 0))
+          call dual_grad(model, t, q, p, w%dw, v, w%tmp, info)
+        end if
+        info = 0                    ! A H_pp A^T singular (rank drop of A): no correction
         stats(4) = max(stats(4), maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
       end if
       ! predictor of the next step: the control points shifted by this step's increments

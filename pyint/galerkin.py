@@ -9,27 +9,42 @@ q_1..q_s, phat_0..phat_s, the end momentum P_s and lam_1..lam_s
 (2(s+1)n + s c unknowns) by Newton's method; see the kernel's header for the
 equations.  Output per step: (q_s, P_s, lam_s).
 
-What the method gives (measured, tests/test_galerkin.py):
+Two treatments of the multiplier (``variant``; measured in
+tests/test_galerkin.py and docs/galerkin_snakeboard.md):
+
+* ``"reduced"`` (default): lam_0 of each step is an *unknown* of the step, and
+  the c extra equations say the multiplier polynomial has degree s - 1 (its
+  degree-s coefficient sum_j w_j lam_j, w_j = 1 / prod_{k != j}(d_j - d_k),
+  vanishes; for s = 1: one constant lam per step).  The step is then a map
+  (q, P) -> (q, P), symmetric, with the constraint on P_s.  Same orders as
+  "spec" on the skate; no spurious reversal on the snakeboard (locked
+  steering stays on its circle with constant speed over T = 2000 for s = 4,
+  h = 1/16 and s = 1, h = 1/2); lam_s converges for every s, with order
+  1, 1, 2, 3, 4 for s = 1..5 (measured, skate with torsion spring).
+* ``"spec"``: SPEC.md's reconstruction, lam_0 = lam_s of the previous step
+  (see the known limitation below).
+
+What both variants give (measured, tests/test_galerkin.py):
 
 * order s + 1 in q and p for odd s, s for even s (seed 004, Fig. 1);
 * A(q) H_p(q, P) + b = 0 to round-off at every step (the constraint is one
   of the step equations, with the canonical momentum);
 * symmetric: a step with h followed by one with -h returns to the start;
-* on the skate, a bounded energy error without drift over T = 2000 (but not
-  on the snakeboard: see the known limitation below, hence no
-  "energy_bounded" in ``invariants``);
+* on the skate, a bounded energy error without drift over T = 2000 (for
+  "spec" not on the snakeboard: see the known limitation below; "reduced"
+  keeps it bounded there too);
 * without constraints it is Lobatto IIIA-IIIB, of order 2s.
 
-The multiplier.  The nodal lam_s is the end control point of the multiplier
+The multiplier ("spec").  The nodal lam_s is the end control point of the multiplier
 polynomial.  SPEC: "for even s the nodal lam does not converge; do not report
 it": ``Result.lam`` is NaN for even s and the nodal values are in
 ``Result.extra["lam_nodal"]`` for every s.  Measured on the skate (T = 2,
 eta = 1/2..1/16): the nodal lam converges with order 2, 0, 2, 2, 4, 4 for
 s = 1..6, i.e. state order - 2 for s >= 2 (only s = 2 fails to converge) and 2
 for s = 1 (exact to round-off on the plain skate, where theta = omega t).
-``lambda_order`` = 2 is claimed for the registered s = 1 and s = 3.
+With "reduced" every s reports lam_s (orders above).
 
-Known limitation (measured; see studies/galerkin_nonholonomic.py).  lam_0 of
+Known limitation of "spec" (measured; see studies/galerkin_nonholonomic.py).  lam_0 of
 a step is the previous step's lam_s, so the multiplier is continuous across
 steps.  For s = 1 (constant M, no potential) the step then reduces to
 phat_n = (I - 2 Pi(q_n)) phat_{n-1}, q_{n+1} = q_n + h M^{-1} phat_n,
@@ -49,7 +64,8 @@ not defined for it), extra = {"p": P_s, "lam_nodal": lam_s}.
 
 Registered methods.  The shared test list instantiates ``cls()``, so one
 class per degree is registered: ``galerkin_s1`` .. ``galerkin_s4`` (orders
-2, 2, 4, 4).  Any other degree: ``GalerkinLobatto(s=...)`` (not registered;
+2, 2, 4, 4; default variant "reduced", lambda_order 1, 1, 2, 3).  Any
+other degree: ``GalerkinLobatto(s=...)`` (not registered;
 its instances carry their own ``order``).
 """
 from __future__ import annotations
@@ -63,6 +79,10 @@ from .integrator import Integrator, output_buffers, register
 
 #: Largest interpolation degree the kernel supports (fortran/galerkin.f90: GL_SMAX).
 S_MAX = 8
+
+#: Multiplier treatments (fortran/galerkin.f90: GL_SPEC, GL_REDUCED).
+VARIANTS = {"spec": 0, "reduced": 1}
+DEFAULT_VARIANT = "reduced"
 
 
 def galerkin_order(s):
@@ -95,15 +115,25 @@ class GalerkinLobatto(Integrator):
     order = 4                  # of the default degree s = 3; instances set their own
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
-    invariants = frozenset({"symmetric"})
+    invariants = frozenset({"symmetric", "energy_bounded"})   # of the default variant "reduced"
 
-    def __init__(self, s=3, tol=1e-12, maxit=20):
+    def __init__(self, s=3, tol=1e-12, maxit=20, variant=DEFAULT_VARIANT):
         """s: interpolation degree 1..8 (s + 1 Lobatto nodes per step).
+        variant: "reduced" (lam_0 an unknown of the step, multiplier polynomial
+        of degree s - 1) or "spec" (lam_0 = lam_s of the previous step, SPEC.md).
         tol: Newton stops when every increment is below tol (1 + |x|) (the
         multiplier increments measured as h lam, in momentum units);
         maxit: Newton iterations per step.
         """
         self.s = s = _degree(s)
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+        self.variant = variant
+        if variant == "spec":
+            self.invariants = frozenset({"symmetric"})   # energy not bounded on the snakeboard
+            self.lambda_order = 2 if s in (1, 3) else None
+        else:
+            self.lambda_order = {1: 1, 2: 1, 3: 2, 4: 3, 5: 4}.get(s)   # measured; s >= 6: round-off
         self.name = f"galerkin_s{s}"
         self.order = galerkin_order(s)
         self.tol = V.as_real(tol, "tol", positive=True)
@@ -111,11 +141,12 @@ class GalerkinLobatto(Integrator):
 
     @property
     def reports_multiplier(self):
-        """True when the nodal lam_s converges to the multiplier (odd s)."""
-        return self.s % 2 == 1
+        """True when the nodal lam_s converges to the multiplier (variant "reduced", or odd s)."""
+        return self.variant == "reduced" or self.s % 2 == 1
 
     def params(self):
-        return {"s": self.s, "order": self.order, "tol": self.tol, "maxit": self.maxit}
+        return {"s": self.s, "variant": self.variant, "order": self.order, "tol": self.tol,
+                "maxit": self.maxit}
 
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
         args = model_args(model, backend)
@@ -126,7 +157,7 @@ class GalerkinLobatto(Integrator):
         pout = np.zeros_like(buf["qout"], order="F")
         istat, stats = _fortran.galerkin_run(
             args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], self.s, self.tol, self.maxit, t0, h, nsteps, every, q0, p0,
+            args["mflags"], self.s, VARIANTS[self.variant], self.tol, self.maxit, t0, h, nsteps, every, q0, p0,
             np.ascontiguousarray(lam0 if nl else np.zeros(1), dtype=float),
             buf["tout"], buf["qout"], pout, buf["vout"], buf["lout"])
         lam_nodal = buf["lout"][:nl].T
@@ -142,8 +173,8 @@ class GalerkinLobatto(Integrator):
 def _fixed_degree(s, lambda_order=None, doc=""):
     """A registered subclass of fixed degree s (the shared tests call cls())."""
 
-    def __init__(self, tol=1e-12, maxit=20):
-        GalerkinLobatto.__init__(self, s=s, tol=tol, maxit=maxit)
+    def __init__(self, tol=1e-12, maxit=20, variant=DEFAULT_VARIANT):
+        GalerkinLobatto.__init__(self, s=s, tol=tol, maxit=maxit, variant=variant)
 
     attrs = {"name": f"galerkin_s{s}", "order": galerkin_order(s), "__init__": __init__,
              "__doc__": f"Galerkin-Lobatto of degree s = {s} (order {galerkin_order(s)}). {doc}"}
@@ -152,10 +183,11 @@ def _fixed_degree(s, lambda_order=None, doc=""):
     return register(type(f"GalerkinS{s}", (GalerkinLobatto,), attrs))
 
 
-# lambda_order: measured (shared problem skate_torsion, tests/test_galerkin.py).
-# Even s: the nodal lam is not reported as the multiplier (SPEC).  On the plain
-# seed-004 skate lam_s of s = 1 is exact to round-off: no slope can be fitted there.
-GalerkinS1 = _fixed_degree(1, lambda_order=2, doc="lam_s converges with order 2 (exact on the plain skate).")
-GalerkinS2 = _fixed_degree(2, doc="lam is not reported (the nodal lam does not converge).")
+# lambda_order: of the default variant "reduced", measured (skate with torsion
+# spring, tests/test_galerkin.py).  With variant="spec" the instance reports
+# lam only for odd s (order 2 for s = 1, 3; SPEC: the even-s nodal lam does
+# not converge).
+GalerkinS1 = _fixed_degree(1, lambda_order=1, doc="lam_s converges with order 1 (one lam per step).")
+GalerkinS2 = _fixed_degree(2, lambda_order=1, doc="lam_s converges with order 1.")
 GalerkinS3 = _fixed_degree(3, lambda_order=2, doc="lam_s converges with order 2.")
-GalerkinS4 = _fixed_degree(4, doc="lam is not reported (even s).")
+GalerkinS4 = _fixed_degree(4, lambda_order=3, doc="lam_s converges with order 3.")

@@ -15,6 +15,10 @@ One case = one named run (grid parameter ``run``, see :data:`RUNS`):
   pi/16, pi/32, whose exact motion is a circle of radius l cot(phi); a
   general one), s = 4, eta = 1/16, T = 2000, and the locked ones again with
   s = 1, eta = 1/2.
+* ``*_spec``: locked steering phi = pi/8 with SPEC.md's reconstruction
+  (``variant="spec"``: lam_0 = previous lam_s), s = 4 and s = 1, for
+  comparison with the default ``variant="reduced"`` used by every other run
+  (docs/galerkin_snakeboard.md): "spec" reverses the board's direction.
 
 Time series are stored at (at most) NSAMPLES evenly spaced steps; the maxima
 over the run (``eps_vel`` = max |A H_p(q, P) + b|, ``energy_drift``) are taken
@@ -53,10 +57,16 @@ RUNS = {
     "sb_locked_pi8": dict(model="snakeboard_coupled", ic="locked", phi=np.pi / 8, s=4, eta=1 / 16, T=2000.0),
     "sb_locked_pi16": dict(model="snakeboard_coupled", ic="locked", phi=np.pi / 16, s=4, eta=1 / 16, T=2000.0),
     "sb_locked_pi32": dict(model="snakeboard_coupled", ic="locked", phi=np.pi / 32, s=4, eta=1 / 16, T=2000.0),
-    "sb_general": dict(model="snakeboard_coupled", ic="general", s=4, eta=1 / 16, T=2000.0),
+    # tol 1e-10: phi passes pi/2 (mod pi, A drops rank) every 31.4 s; at the 42nd passage (t = 1299.9)
+    # the Newton matrix is so ill-conditioned (|lam| ~ 850) that 1e-12 is below its round-off floor
+    "sb_general": dict(model="snakeboard_coupled", ic="general", s=4, eta=1 / 16, T=2000.0, tol=1e-10),
     "sb_locked_pi8_s1": dict(model="snakeboard_coupled", ic="locked", phi=np.pi / 8, s=1, eta=1 / 2, T=2000.0),
     "sb_locked_pi16_s1": dict(model="snakeboard_coupled", ic="locked", phi=np.pi / 16, s=1, eta=1 / 2, T=2000.0),
     "sb_locked_pi32_s1": dict(model="snakeboard_coupled", ic="locked", phi=np.pi / 32, s=1, eta=1 / 2, T=2000.0),
+    "sb_locked_pi8_spec": dict(model="snakeboard_coupled", ic="locked", phi=np.pi / 8, s=4, eta=1 / 16, T=2000.0,
+                               variant="spec"),
+    "sb_locked_pi8_s1_spec": dict(model="snakeboard_coupled", ic="locked", phi=np.pi / 8, s=1, eta=1 / 2,
+                                  T=2000.0, variant="spec"),
 }
 QUICK_T = 40.0             # --quick: every long run to T = 40, the convergence sweep for s <= 4
 
@@ -118,6 +128,7 @@ def _convergence(p, quick):
     ds["run_T"] = _var((), p["T"], "s", "final time of the run")
     ds["status"] = ((), "ok", {"units": "", "long_name": "integration status"})
     ds["message"] = ((), "", {"units": "", "long_name": "integration message"})
+    ds["run_variant"] = ((), "reduced", {"units": "", "long_name": "multiplier treatment (reduced or spec)"})
     return ds
 
 
@@ -142,8 +153,9 @@ def _long_run(name, p):
         q0, v0 = model.initial_state(p["ic"])
     nsteps = int(round(p["T"] / p["eta"]))
     every = max(1, nsteps // NSAMPLES)
-    r = GalerkinLobatto(s=p["s"]).integrate(model, q0, v0, p["T"], p["eta"], every=every,
-                                           raise_on_failure=False)
+    variant = p.get("variant", "reduced")
+    r = GalerkinLobatto(s=p["s"], variant=variant, tol=p.get("tol", 1e-12)).integrate(model, q0, v0, p["T"], p["eta"], every=every,
+                                                            raise_on_failure=False)
     ns = len(r.t)
     q = np.full((ns, len(COORDS)), np.nan)
     idx = [COORDS.index(c) for c in model.names()]
@@ -168,7 +180,7 @@ def _long_run(name, p):
     ds["constraint_value"] = _var(("sample", "constraint"), cons, "m/s",
                                   "constraint A(q) H_p(q, P) + b at the stored samples (signed)")
     ds["lam_nodal"] = _var(("sample", "constraint"), lam, "N",
-                           "nodal multiplier lam_s (pyint's sign; not the multiplier for even s)")
+                           "nodal multiplier lam_s (pyint's sign; variant spec: not the multiplier for even s)")
     ds["energy_error"] = _var("sample", (r.energy - h0) / abs(h0), "1", "relative energy error (H - H0) / |H0|")
     if p["model"] == "skate":
         z, z_ex = _state_error(model, r)
@@ -195,6 +207,7 @@ def _long_run(name, p):
     for key, (val, units, long) in scalars.items():
         ds[key] = _var((), val, units, long)
     ds["run_s"] = _var((), p["s"], "1", "interpolation degree s of the run")
+    ds["run_variant"] = ((), variant, {"units": "", "long_name": "multiplier treatment (reduced or spec)"})
     ds["run_eta"] = _var((), p["eta"], "s", "step size eta of the run")
     ds["run_T"] = _var((), p["T"], "s", "final time of the run")
     ds["builtin_model"] = _var((), int(model.fortran_name is not None), "1",
@@ -367,7 +380,7 @@ def combine(cases):
     parts = [d.expand_dims(run=[run]) for run, d in cases.items()]
     ds = xr.concat(parts, dim="run", join="outer", data_vars="all", coords="minimal", compat="override")
     ds["run"].attrs.update(units="", long_name="named run of the study")
-    for key in ("status", "message", "coord_units"):
+    for key in ("status", "message", "coord_units", "run_variant"):
         ds[key] = ds[key].fillna("").astype(str)
     ds.attrs.update(study=NAME, source="seed 004 (Man, Gao, Zhong 2020)", runs=json.dumps(
         {k: {kk: (float(vv) if isinstance(vv, float) else vv) for kk, vv in v.items()} for k, v in RUNS.items()}))

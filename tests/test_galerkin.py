@@ -13,7 +13,7 @@ from pyint import _fortran
 from pyint._fortran_model import model_args
 from pyint._seed004_models import SkateTwin, seed004_model
 from pyint.errors import IntegrationError
-from pyint.galerkin import GalerkinLobatto, galerkin_order, lobatto_rule
+from pyint.galerkin import VARIANTS, GalerkinLobatto, galerkin_order, lobatto_rule
 from pyint.integrator import METHODS
 from pyint.models import BUILTIN_MODELS, Model, PendulumChain
 from pyint.models.base import fd_jacobian
@@ -99,7 +99,7 @@ def slope(hs, errs):
     return np.polyfit(np.log(hs), np.log(errs), 1)[0]
 
 
-def run_raw(model, s, t0, h, q, p, lam, nsteps=1):
+def run_raw(model, s, t0, h, q, p, lam, nsteps=1, variant="reduced"):
     """The Fortran driver directly (any sign of h); returns q, P, lam after nsteps."""
     args = model_args(model)
     n, nl = model.n, max(model.n_nonhol, 1)
@@ -107,7 +107,7 @@ def run_raw(model, s, t0, h, q, p, lam, nsteps=1):
                pout=np.zeros((n, nsteps + 1), order="F"), vout=np.zeros((n, nsteps + 1), order="F"),
                lout=np.zeros((nl, nsteps + 1), order="F"))
     istat, _ = _fortran.galerkin_run(args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"],
-                                     args["mn"], args["mflags"], s, 1e-12, 20, t0, h, nsteps, 1, q, p,
+                                     args["mn"], args["mflags"], s, VARIANTS[variant], 1e-12, 20, t0, h, nsteps, 1, q, p,
                                      lam if model.n_nonhol else np.zeros(1), **out)
     assert istat[0] == 0, istat
     return out["qout"][:, -1], out["pout"][:, -1], out["lout"][:model.n_nonhol, -1]
@@ -189,7 +189,8 @@ def test_dual_form_is_the_hamiltonian_gradient(model, rng):
 @pytest.mark.parametrize("model", [SkateTwin(torsion=0.5), PolarSkate(), SNAKEBOARD, Pendulum()],
                          ids=["skate_torsion", "polar_skate(M(q))", "snakeboard", "pendulum(unconstrained)"])
 @pytest.mark.parametrize("s", [1, 2, 3, 5])
-def test_newton_jacobian_matches_finite_differences(model, s, rng):
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_newton_jacobian_matches_finite_differences(model, s, variant, rng):
     if isinstance(model, PolarSkate) or isinstance(model, Pendulum):
         q0, v0 = model.initial_state() if isinstance(model, PolarSkate) else (np.array([1.0]), np.array([0.3]))
     elif model is SNAKEBOARD:
@@ -198,17 +199,18 @@ def test_newton_jacobian_matches_finite_differences(model, s, rng):
         q0, v0 = model.initial_state()
     q0, p0, l0 = start(model, q0, v0)
     n, c, h = model.n, model.n_nonhol, 0.2
-    nx = 2 * (s + 1) * n + s * c
+    nl0 = s + 1 if variant == "reduced" else s           # reduced: lam_0 is an unknown too
+    nx = 2 * (s + 1) * n + nl0 * c
     # an iterate near the solution, perturbed so that every block is exercised
     x = np.concatenate([np.concatenate([q0 + (j / s) * h * v0 for j in range(1, s + 1)]),
-                        np.tile(p0, s + 2), np.tile(l0, s)]) + 0.05 * rng.normal(size=nx)
+                        np.tile(p0, s + 2), np.tile(l0, nl0)]) + 0.05 * rng.normal(size=nx)
     args = model_args(model)
     nl = max(c, 1)
 
     def system(xx):
         e, jac = np.zeros(nx), np.zeros((nx, nx), order="F")
         ierr = _fortran.galerkin_system(args["model_id"], args["ipar"], args["rpar"], args["usercb"],
-                                        args["mh"], args["mn"], args["mflags"], s, 0.1, h, q0, p0,
+                                        args["mh"], args["mn"], args["mflags"], s, VARIANTS[variant], 0.1, h, q0, p0,
                                         l0 if c else np.zeros(nl), xx, e, jac)
         assert ierr == 0
         return e, jac
@@ -262,8 +264,22 @@ def test_q_dependent_mass_matrix_orders():
 
 # -- the multiplier --------------------------------------------------------------------
 
-def test_multiplier_orders_and_even_s_not_reported():
-    """On the skate with a torsion spring: lam_s converges with order 2 for s = 1 and 3;
+def test_multiplier_orders_reduced_variant():
+    """Variant "reduced" on the skate with a torsion spring: lam_s is reported for every s and
+    converges with order 1, 1, 2, 3 for s = 1..4 (the registered classes' lambda_order)."""
+    m = SkateTwin(torsion=0.5)
+    q0, v0 = m.initial_state()
+    _, _, lr = ode_reference(m, q0, v0, 2.0)
+    hs = [1 / 8, 1 / 16, 1 / 32, 1 / 64]
+    for s in (1, 2, 3, 4):
+        rs = [GalerkinLobatto(s=s, variant="reduced").integrate(m, q0, v0, 2.0, h) for h in hs]
+        errs = np.array([abs(r.lam[-1, 0] - lr[0]) for r in rs]).ravel()
+        assert abs(slope(hs, errs) - METHODS[f"galerkin_s{s}"].lambda_order) <= 0.2, (s, errs)
+        assert rs[0].params["variant"] == "reduced"
+
+
+def test_multiplier_orders_and_even_s_not_reported_spec_variant():
+    """Variant "spec" on the skate with a torsion spring: lam_s converges with order 2 for s = 1 and 3;
     for s = 2 the nodal value does not converge (error ~ |lam|), and Result.lam is NaN for even s."""
     m = SkateTwin(torsion=0.5)
     q0, v0 = m.initial_state()
@@ -271,7 +287,7 @@ def test_multiplier_orders_and_even_s_not_reported():
     hs = [1 / 8, 1 / 16, 1 / 32, 1 / 64]
     errs = {}
     for s in (1, 2, 3):
-        rs = [GalerkinLobatto(s=s).integrate(m, q0, v0, 2.0, h) for h in hs]
+        rs = [GalerkinLobatto(s=s, variant="spec").integrate(m, q0, v0, 2.0, h) for h in hs]
         errs[s] = np.array([abs(r.extra["lam_nodal"][-1, 0] - lr[0]) for r in rs])
         if s % 2:
             assert np.array_equal(rs[-1].lam, rs[-1].extra["lam_nodal"])
@@ -280,32 +296,36 @@ def test_multiplier_orders_and_even_s_not_reported():
     assert abs(slope(hs, errs[1]) - 2) <= 0.2, errs[1]
     assert abs(slope(hs, errs[3]) - 2) <= 0.2, errs[3]
     assert errs[2][-1] >= 0.5 * errs[2][0] and errs[2][-1] > 0.1 * abs(lr[0]), errs[2]
-    assert METHODS["galerkin_s1"].lambda_order == 2 and METHODS["galerkin_s3"].lambda_order == 2
-    for name in ("galerkin_s2", "galerkin_s4"):
-        assert getattr(METHODS[name], "lambda_order", None) is None
+    assert GalerkinLobatto(s=1, variant="spec").lambda_order == 2
+    assert GalerkinLobatto(s=2, variant="spec").lambda_order is None
 
 
 # -- structure ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("s", range(1, 9))
-def test_symmetric_step(s):
-    """A step with h followed by one with -h returns to (q0, P0) within 1e-13 (lam within 1e-11 |lam|)."""
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_symmetric_step(s, variant):
+    """A step with h followed by one with -h returns to (q0, P0) within 1e-13; "spec" carries lam
+    as part of the state: it returns to lam_0 within 1e-11 |lam| (for "reduced" lam_0 is an
+    unknown of the step, not an input, and the map is (q, P) -> (q, P))."""
     for model, (q0, v0) in ((SKATE, SKATE.initial_state()), (SNAKEBOARD, SNAKEBOARD.initial_state("general"))):
         q0, p0, l0 = start(model, q0, v0)
         for h in (0.5, 1 / 8):
-            q1, p1, l1 = run_raw(model, s, 0.0, h, q0, p0, l0)
-            q2, p2, l2 = run_raw(model, s, h, -h, q1, p1, l1)
+            q1, p1, l1 = run_raw(model, s, 0.0, h, q0, p0, l0, variant=variant)
+            q2, p2, l2 = run_raw(model, s, h, -h, q1, p1, l1, variant=variant)
             assert np.max(np.abs(q1 - q0)) > 1e-2      # it did move
             assert np.max(np.abs(q2 - q0)) <= 1e-13 and np.max(np.abs(p2 - p0)) <= 1e-13, (model.name, h)
-            assert np.max(np.abs(l2 - l0)) <= 1e-11 * max(1.0, np.max(np.abs(l0)))
+            if variant == "spec":
+                assert np.max(np.abs(l2 - l0)) <= 1e-11 * max(1.0, np.max(np.abs(l0)))
 
 
-def test_constraint_every_step_and_energy_bounded_without_drift():
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_constraint_every_step_and_energy_bounded_without_drift(variant):
     """Skate, s = 3, eta = 1/8 (seed 004 Fig. 2) to T = 200: A H_p(q, P) at round-off at every step
     (relative to the size of the state: theta = t grows), the energy error oscillates with a
     bounded amplitude: the last quarter's is no larger than the first quarter's."""
     q0, v0 = SKATE.initial_state()
-    r = GalerkinLobatto(s=3).integrate(SKATE, q0, v0, 200.0, 1 / 8)
+    r = GalerkinLobatto(s=3, variant=variant).integrate(SKATE, q0, v0, 200.0, 1 / 8)
     scale = max(1.0, np.max(np.abs(r.q)), np.max(np.abs(r.v)))
     assert r.stats["max_constraint_residual"] <= 1e-15 * scale
     assert np.max(r.residual[:, 3]) <= 1e-15 * scale
@@ -320,22 +340,48 @@ def test_constraint_every_step_and_energy_bounded_without_drift():
 
 
 @pytest.mark.parametrize("phi", [np.pi / 8, np.pi / 16, np.pi / 32])
-def test_locked_steering_snakeboard_on_its_circle(phi):
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_locked_steering_snakeboard_on_its_circle(phi, variant):
     """Locked steering: the board's centre runs on the circle of radius l cot(phi) through the
     origin; s = 4, eta = 1/16 to T = 4 agrees with the exact motion to O(eta^4) (a halving
-    divides the error by ~16).  (Over longer runs this reconstruction leaves the circle
-    through a spurious direction reversal: see the study and the report.)"""
+    divides the error by ~16).  (Over longer runs "spec" leaves the circle through a spurious
+    direction reversal: see test_locked_steering_long_time.)"""
     q0, v0 = SNAKEBOARD.initial_state("locked", phi=phi)
     R = SNAKEBOARD.circle_radius(phi)
     errs = []
     for h in (1 / 8, 1 / 16):
-        r = GalerkinLobatto(s=4).integrate(SNAKEBOARD, q0, v0, 4.0, h)
+        r = GalerkinLobatto(s=4, variant=variant).integrate(SNAKEBOARD, q0, v0, 4.0, h)
         qe = np.array([SNAKEBOARD.locked_steering(t, phi=phi)[0] for t in r.t])
         errs.append(np.max(np.abs(r.q - qe)))
         assert np.max(np.abs(np.hypot(r.q[:, 0], r.q[:, 1] - R) - R)) <= 2 * errs[-1] + 1e-14
         assert np.max(np.abs(r.q[:, 4] - phi)) <= 1e-14          # phi stays locked
         assert r.eps_vel <= 1e-14
     assert errs[1] <= 1e-5 and 12 <= errs[0] / errs[1] <= 20, errs
+
+
+def _forward_speed(r):
+    return r.v[:, 0] * np.cos(r.q[:, 2]) + r.v[:, 1] * np.sin(r.q[:, 2])
+
+
+@pytest.mark.parametrize("s,h,T,circle_tol", [(4, 1 / 16, 400.0, 1e-7), (1, 1 / 2, 2000.0, 0.25)])
+def test_locked_steering_long_time(s, h, T, circle_tol):
+    """phi = pi/8 (the fastest-growing case of "spec"): "reduced" keeps the board on a circle of
+    radius l cot(phi) (deviation 4.0e-8 for s = 4, h = 1/16; 0.197 = O(h^2) for s = 1, h = 1/2, the
+    same at T = 40 and 2000) with the exact constant speed and energy to round-off; "spec" reverses
+    the direction of motion (s = 4: first at t = 11.3; s = 1: at t = 2.5) and loses the circle."""
+    phi = np.pi / 8
+    q0, v0 = SNAKEBOARD.initial_state("locked", phi=phi)
+    R = SNAKEBOARD.circle_radius(phi)
+    r = GalerkinLobatto(s=s, variant="reduced").integrate(SNAKEBOARD, q0, v0, T, h, every=8)
+    dev = np.abs(np.hypot(r.q[:, 0], r.q[:, 1] - R) - R)
+    assert np.max(dev) <= circle_tol
+    assert np.max(dev[r.t >= 0.75 * T]) <= 1.01 * np.max(dev[r.t <= 0.25 * T]) + 1e-12   # no drift
+    assert np.max(np.abs(_forward_speed(r) - 1.0)) <= 1e-10
+    assert np.max(np.abs(r.energy / r.energy[0] - 1)) <= 1e-10
+    assert r.eps_vel <= 1e-14        # absolute, although theta grows to ~T tan(phi) / l
+    t_short = 30.0 if s == 4 else 10.0
+    r = GalerkinLobatto(s=s, variant="spec").integrate(SNAKEBOARD, q0, v0, t_short, h)
+    assert np.min(_forward_speed(r)) < -0.5                 # the spurious reversal
 
 
 # -- paths and bad input ----------------------------------------------------------------
@@ -367,7 +413,7 @@ def test_builtin_skate_matches_twin_and_never_calls_python():
                vout=np.zeros((3, 2), order="F"), lout=np.zeros((1, 2), order="F"))
     istat, _ = _fortran.galerkin_run(args["model_id"], args["ipar"], args["rpar"],
                                      lambda req, t, q, v, w, o: calls.append(req), 0, 1, args["mflags"],
-                                     3, 1e-12, 20, 0.0, 1 / 8, 50, 50, q0, p0, l0, **out)
+                                     3, 1, 1e-12, 20, 0.0, 1 / 8, 50, 50, q0, p0, l0, **out)
     assert istat[0] == 0 and calls == []
 
 

@@ -6,7 +6,7 @@ from pyint.studies import galerkin_nonholonomic as study
 
 
 def test_cases_combine_write_and_redraw(tmp_path):
-    runs = ("skate_long", "sb_locked_pi8_s1")
+    runs = ("skate_long", "sb_locked_pi8_s1", "sb_locked_pi8_s1_spec")
     cases = {run: study.run_case({"run": run, "short": True}) for run in runs}
     d = cases["skate_long"]
     assert float(d["run_T"]) == study.QUICK_T and str(d["status"].values) == "ok"
@@ -17,6 +17,11 @@ def test_cases_combine_write_and_redraw(tmp_path):
     for name, var in {**ds.data_vars, **ds.coords}.items():
         assert "units" in var.attrs and "long_name" in var.attrs, name
     assert list(ds["run"].values) == list(runs)
+    assert list(ds["run_variant"].values) == ["reduced", "reduced", "spec"]
+    # locked steering, s = 1, eta = 1/2, T = 40: "reduced" stays on a circle (O(eta^2) radius error),
+    # "spec" leaves it (spurious reversals)
+    dev = np.abs(ds["circle_deviation"]).max("sample")
+    assert float(dev.sel(run="sb_locked_pi8_s1")) < 0.2 < float(dev.sel(run="sb_locked_pi8_s1_spec"))
     pngs = study.figures(path, tmp_path / "fig")
     assert {p.name for p in pngs} == {"fig2_skate_long.png", "fig3b_locked_steering.png", "fig4_constraints_s1.png"}
     assert all(p.stat().st_size > 10_000 for p in pngs)

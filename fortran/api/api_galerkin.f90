@@ -2,13 +2,15 @@
 ! and of the dual-variable form of a model (fortran/core/dual_form.f90).
 ! Plain arrays in, plain arrays out; the caller allocates the outputs.
 
-!> nsteps steps of the degree-s Galerkin-Lobatto method from (t0, q0, P0, lam0).
+!> nsteps steps of the degree-s Galerkin-Lobatto method from (t0, q0, P0, lam0);
+!> variant: 0 = SPEC (lam_0 = previous lam_s), 1 = reduced (lam_0 an unknown,
+!> multiplier polynomial of degree s - 1; lam0 is then only the first guess).
 !> Outputs (nout samples, column k = sample k): tout, qout, pout (canonical
 !> momentum P), vout (= H_p(q, P)), lout (nodal multiplier lam_s, pyint's sign);
 !> istat = [status, steps done, samples]; stats = [Newton iterations,
 !> factorizations, max iterations/step, max |A H_p + b| over all steps].
 subroutine galerkin_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
-                        s, tol, maxit, t0, h, nsteps, every, q0, p0, nl, lam0, nout, &
+                        s, variant, tol, maxit, t0, h, nsteps, every, q0, p0, nl, lam0, nout, &
                         tout, qout, pout, vout, lout, istat, stats)
   use pyint_kinds
   use pyint_model, only: model_t
@@ -18,7 +20,7 @@ subroutine galerkin_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, m
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
   integer(c_int), intent(in) :: ipar(nipar), mflags(2)
   real(c_double), intent(in) :: rpar(nrpar)
-  integer(c_int), intent(in) :: s, maxit, nsteps, every
+  integer(c_int), intent(in) :: s, variant, maxit, nsteps, every
   real(c_double), intent(in) :: tol, t0, h
   real(c_double), intent(in) :: q0(n), p0(n), lam0(nl)
   real(c_double), intent(inout) :: tout(nout), qout(n, nout), pout(n, nout), vout(n, nout), lout(nl, nout)
@@ -39,7 +41,7 @@ subroutine galerkin_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, m
   istat = [STATUS_BAD_INPUT, 0, 0]
   call setup_model(model_id, ipar, rpar, usercb, n, mh, mn, mflags, m, ierr)
   if (ierr /= 0 .or. mh /= 0 .or. nl /= max(mn, 1) .or. every < 1 .or. nsteps < 0 .or. h == 0) return
-  call gl_driver(m, s, tol, maxit, t0, h, nsteps, every, q0, p0, lam0(1:mn), &
+  call gl_driver(m, s, variant, tol, maxit, t0, h, nsteps, every, q0, p0, lam0(1:mn), &
                  tout, qout, pout, vout, lout, istat, stats)
 end subroutine galerkin_run
 
@@ -61,15 +63,16 @@ end subroutine galerkin_rule
 
 !> Residual e(x) and Newton matrix jac = de/dx of one step of the degree-s
 !> method from (t, q0, P0, lam0) with step h, at the unknowns x
-!> (q_1..q_s, phat_0..phat_s, P_s, lam_1..lam_s); ierr /= 0: bad input/singular M.
+!> (q_1..q_s, phat_0..phat_s, P_s, lam_1..lam_s[, lam_0 for variant 1]);
+!> ierr /= 0: bad input/singular M.
 subroutine galerkin_system(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
-                           s, t, h, q0, p0, nl, lam0, nx, x, e, jac, ierr)
+                           s, variant, t, h, q0, p0, nl, lam0, nx, x, e, jac, ierr)
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_registry, only: setup_model
   use galerkin, only: gl_work_t, gl_work_init, gl_residual, gl_jacobian
   implicit none
-  integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nx, s
+  integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nx, s, variant
   integer(c_int), intent(in) :: ipar(nipar), mflags(2)
   real(c_double), intent(in) :: rpar(nrpar), t, h, q0(n), p0(n), lam0(nl), x(nx)
   real(c_double), intent(inout) :: e(nx), jac(nx, nx)
@@ -91,7 +94,7 @@ subroutine galerkin_system(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn
   if (info /= 0) return
   ierr = STATUS_BAD_INPUT
   if (nl /= max(mn, 1)) return
-  call gl_work_init(w, m, s, q0, info)
+  call gl_work_init(w, m, s, variant, q0, info)
   ierr = info
   if (info /= 0) return
   if (nx /= w%nx) then
