@@ -10,6 +10,7 @@ from .snakeboard_coupled import SnakeboardCoupled
 from .chaplygin_sleigh import ChaplyginSleigh
 from .skate import Skate
 from .driven_pendulum import DrivenPendulum
+from .natural import NaturalModel, NaturalSystem, two_link_manipulator
 
 #: Built-in models by name (the Fortran twin has the same ``fortran_name``).
 BUILTIN_MODELS = {
@@ -19,7 +20,9 @@ BUILTIN_MODELS = {
     "chaplygin_sleigh": ChaplyginSleigh,
     "skate": Skate,
     "driven_pendulum": DrivenPendulum,
+    "natural_system": NaturalModel,
 }
 
 __all__ = ["Model", "CALLBACK_REQUESTS", "fd_jacobian", "BUILTIN_MODELS", "PendulumChain"]
 __all__ += ["Snakeboard", "SnakeboardCoupled", "ChaplyginSleigh", "Skate", "DrivenPendulum"]
+__all__ += ["NaturalModel", "NaturalSystem", "two_link_manipulator"]
