@@ -124,22 +124,26 @@ contains
     end do
   end subroutine
 
-  !> Linear vector iv at x (with its constant when with_const).
+  !> Linear vector iv at x (with its constant when with_const), in u(1:d).
   pure subroutine linvec(self, iv, x, with_const, u)
-    class(natural_system_t), intent(in) :: self
+    type(natural_system_t), intent(in) :: self
     integer, intent(in) :: iv
-    real(wp), intent(in) :: x(:)
+    real(wp), intent(in) :: x(*)
     logical, intent(in) :: with_const
-    real(wp), intent(out) :: u(self%dim)
-    integer :: t, o
+    real(wp), intent(out) :: u(3)
+    integer :: t, o, l
+    real(wp) :: cf
     if (with_const) then
-      u = self%vconst(:, iv)
+      u(1:self%dim) = self%vconst(:, iv)
     else
       u = 0
     end if
     do t = self%vfirst(iv), self%vlast(iv)
       o = self%toff(t)
-      u = u + self%tcoef(t) * x(o + 1:o + self%dim)
+      cf = self%tcoef(t)
+      do l = 1, self%dim
+        u(l) = u(l) + cf * x(o + l)
+      end do
     end do
   end subroutine
 
@@ -194,11 +198,14 @@ contains
     integer, intent(in) :: j
     real(wp), intent(in) :: q(:), v(:)
     real(wp), intent(out) :: phi(self%dim), phid(self%dim, self%dim), phiv(self%dim, self%dim)
-    real(wp) :: dv(self%dim), ddv(self%dim), u(self%dim), proj(self%dim, self%dim), ell, ldot, mag
+    real(wp) :: dv3(3), ddv3(3), dv(self%dim), ddv(self%dim), u(self%dim), proj(self%dim, self%dim)
+    real(wp) :: ell, ldot, mag
     integer :: iv, l
     iv = 2 * self%mh + j
-    call linvec(self, iv, q, .true., dv)
-    call linvec(self, iv, v, .false., ddv)
+    call linvec(self, iv, q, .true., dv3)
+    call linvec(self, iv, v, .false., ddv3)
+    dv = dv3(1:self%dim)
+    ddv = ddv3(1:self%dim)
     ell = norm2(dv)
     u = dv / ell                     ! ell = 0: the direction is undefined (NaN propagates)
     ldot = dot_product(u, ddv)
@@ -247,12 +254,13 @@ contains
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
     real(wp), intent(out) :: g(self%mh)
-    real(wp) :: u(self%dim), w(self%dim)
-    integer :: k
+    real(wp) :: u(3), w(3)
+    integer :: k, d
+    d = self%dim
     do k = 1, self%mh
       call linvec(self, 2 * k - 1, q, .true., u)
       call linvec(self, 2 * k, q, .true., w)
-      g(k) = self%s(k) * dot_product(u, w) - self%c(k)
+      g(k) = self%s(k) * dot_product(u(1:d), w(1:d)) - self%c(k)
     end do
   end subroutine
 
@@ -262,15 +270,27 @@ contains
     real(wp), intent(in) :: x(:)
     logical, intent(in) :: with_const
     real(wp), intent(out) :: gq(self%mh, self%n)
-    real(wp) :: u(self%dim), w(self%dim), row(self%n)
-    integer :: k
+    real(wp) :: u(3), w(3), cf
+    integer :: k, d, t, o, l
+    d = self%dim
+    gq = 0
     do k = 1, self%mh
       call linvec(self, 2 * k - 1, x, with_const, u)
       call linvec(self, 2 * k, x, with_const, w)
-      row = 0
-      call add_transpose(self, 2 * k - 1, self%s(k), w, row)
-      call add_transpose(self, 2 * k, self%s(k), u, row)
-      gq(k, :) = row
+      do t = self%vfirst(2 * k - 1), self%vlast(2 * k - 1)
+        o = self%toff(t)
+        cf = self%s(k) * self%tcoef(t)
+        do l = 1, d
+          gq(k, o + l) = gq(k, o + l) + cf * w(l)
+        end do
+      end do
+      do t = self%vfirst(2 * k), self%vlast(2 * k)
+        o = self%toff(t)
+        cf = self%s(k) * self%tcoef(t)
+        do l = 1, d
+          gq(k, o + l) = gq(k, o + l) + cf * u(l)
+        end do
+      end do
     end do
   end subroutine
 
@@ -299,12 +319,13 @@ contains
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: gam(self%mh)
-    real(wp) :: u(self%dim), w(self%dim)
-    integer :: k
+    real(wp) :: u(3), w(3)
+    integer :: k, d
+    d = self%dim
     do k = 1, self%mh
       call linvec(self, 2 * k - 1, v, .false., u)
       call linvec(self, 2 * k, v, .false., w)
-      gam(k) = 2 * self%s(k) * dot_product(u, w)
+      gam(k) = 2 * self%s(k) * dot_product(u(1:d), w(1:d))
     end do
   end subroutine
 
@@ -329,12 +350,12 @@ contains
   real(wp) function nat_energy(self, t, q, v)
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp) :: dv(self%dim)
+    real(wp) :: dv(3)
     integer :: j
     nat_energy = 0.5_wp * dot_product(v, matmul(self%mfull, v)) - dot_product(self%fg, q)
     do j = 1, self%nspring
       call linvec(self, 2 * self%mh + j, q, .true., dv)
-      nat_energy = nat_energy + 0.5_wp * self%spk(j) * (norm2(dv) - self%spl0(j))**2
+      nat_energy = nat_energy + 0.5_wp * self%spk(j) * (norm2(dv(1:self%dim)) - self%spl0(j))**2
     end do
   end function
 
