@@ -54,7 +54,8 @@ module block_method
     real(wp), allocatable :: x(:, :), res(:, :), xold(:, :), xold2(:, :), y(:, :), da(:, :), e1(:), e2(:)
     real(wp), allocatable :: q(:, :), z(:, :), qold(:, :), zold(:, :)
     real(wp), allocatable :: d(:, :, :), p1(:, :), p2(:, :), k1(:, :), k2(:, :)
-    integer, allocatable :: dpiv(:, :), bpiv(:, :)
+    integer, allocatable :: dpiv(:, :), bpiv(:, :), jpiv(:)
+    real(wp), allocatable :: jfull(:, :), dxf(:)
     complex(wp), allocatable :: b(:, :, :), yt(:, :)
     real(wp), allocatable :: mq(:, :), ch(:, :), cn(:, :), bn(:), f(:), fq(:, :), fv(:, :), dtmp(:, :)
     real(wp), allocatable :: dh(:, :), dn(:, :)
@@ -173,17 +174,16 @@ contains
     end do
   end subroutine
 
-  !> P1 = K0^(-1) K1, P2 = K0^(-1) K2 at the reference node (current iterate)
-  !> and the factorized coupling blocks I + h mu_j P1_aa + h^2 mu_j^2 P2_aa.
-  subroutine coupling_refresh(model, tb, h, w, info)
+  !> K1 = d(residual)/dz and K2 = d(residual)/dq (columns of a) at node k of the
+  !> current iterate, into w%k1, w%k2.
+  subroutine node_k12(model, tb, h, k, w)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: tb, h
+    integer, intent(in) :: k
     type(block_work_t), intent(inout) :: w
-    integer, intent(out) :: info
-    integer :: n, mh, mn, nx, k, j, l
+    integer :: n, mh, mn, nx
     real(wp) :: t
     n = w%n; mh = w%mh; mn = w%mn; nx = w%nx
-    k = w%ref
     t = tb + w%cc(k) * h
     associate (q => w%q(:, k), v => w%z(:, k), a => w%x(1:n, k), lh => w%x(n + 1:n + mh, k), &
                ln => w%x(n + mh + 1:nx, k))
@@ -213,6 +213,19 @@ contains
         w%k2(n + mh + 1:nx, :) = w%dn
       end if
     end associate
+  end subroutine
+
+  !> P1 = K0^(-1) K1, P2 = K0^(-1) K2 at the reference node (current iterate)
+  !> and the factorized coupling blocks I + h mu_j P1_aa + h^2 mu_j^2 P2_aa.
+  subroutine coupling_refresh(model, tb, h, w, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h
+    type(block_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    integer :: n, k, j, l
+    n = w%n
+    k = w%ref
+    call node_k12(model, tb, h, k, w)
     w%p1 = w%k1
     w%p2 = w%k2
     do l = 1, n
@@ -276,31 +289,111 @@ contains
     w%x(n + 1:nx, :) = w%x(n + 1:nx, :) + w%y(n + 1:nx, :)
   end subroutine
 
-  !> Newton iteration for the block at tb from the predictor in w%x.  Stops when
-  !> the estimated remaining error theta / (1 - theta) * err <= tol, err = the
-  !> last increment's relative effect on the velocities, h max|da| / (1 + max|z|),
-  !> theta = the observed contraction (on the first iteration: theta0, the
-  !> previous block's).  info: 0, STATUS_NEWTON_FAILED (maxit or divergence),
-  !> STATUS_SINGULAR, STATUS_NONFINITE.
-  subroutine block_newton(model, tb, h, tol, maxit, refresh, w, theta0, iters, theta_max, theta_last, info)
+  !> The exact Newton matrix J_kl = delta_kl K0_k + h A_kl K1_k + h^2 (A^2)_kl K2_k at
+  !> the current iterate, factorized in w%jfull (the fallback when the split
+  !> iteration fails: large h, strong coupling).
+  subroutine full_jacobian(model, tb, h, w, info)
     class(model_t), intent(in) :: model
-    real(wp), intent(in) :: tb, h, tol, theta0
+    real(wp), intent(in) :: tb, h
+    type(block_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    integer :: n, mh, mn, nx, k, l, rk, cl
+    real(wp) :: t
+    n = w%n; mh = w%mh; mn = w%mn; nx = w%nx
+    if (.not. allocated(w%jfull)) allocate(w%jfull(w%r * nx, w%r * nx), w%jpiv(w%r * nx), w%dxf(w%r * nx))
+    w%jfull = 0
+    do k = 1, w%r
+      rk = (k - 1) * nx
+      t = tb + w%cc(k) * h
+      call model%mass(w%q(:, k), w%mq)
+      w%jfull(rk + 1:rk + n, rk + 1:rk + n) = w%mq
+      if (mh > 0) then
+        call model%hol_jac(t, w%q(:, k), w%ch)
+        w%jfull(rk + 1:rk + n, rk + n + 1:rk + n + mh) = transpose(w%ch)
+        w%jfull(rk + n + 1:rk + n + mh, rk + 1:rk + n) = w%ch
+      end if
+      if (mn > 0) then
+        call model%nh(t, w%q(:, k), w%cn, w%bn)
+        w%jfull(rk + 1:rk + n, rk + n + mh + 1:rk + nx) = transpose(w%cn)
+        w%jfull(rk + n + mh + 1:rk + nx, rk + 1:rk + n) = w%cn
+      end if
+      call node_k12(model, tb, h, k, w)
+      do l = 1, w%r
+        cl = (l - 1) * nx
+        w%jfull(rk + 1:rk + nx, cl + 1:cl + n) = w%jfull(rk + 1:rk + nx, cl + 1:cl + n) &
+                                                 + h * w%ca(k, l) * w%k1 + h * h * w%ca2(k, l) * w%k2
+      end do
+    end do
+    call slu_factor(w%jfull, w%jpiv, info)
+    if (info /= 0) info = STATUS_SINGULAR
+  end subroutine
+
+  !> Newton with the exact matrix, refactorized at every iterate (the robust
+  !> fallback); same stopping rule as block_newton.
+  subroutine full_newton(model, tb, h, tol, maxit, w, iters, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h, tol
+    integer, intent(in) :: maxit
+    type(block_work_t), intent(inout) :: w
+    integer, intent(out) :: iters, info
+    integer :: it, k
+    real(wp) :: err, eprev, theta
+    iters = 0
+    eprev = huge(1.0_wp)
+    do it = 1, maxit
+      call block_residual(model, tb, h, .false., w, info)
+      if (info /= 0) return
+      if (.not. all(abs(w%res) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        return
+      end if
+      call full_jacobian(model, tb, h, w, info)
+      if (info /= 0) return
+      w%dxf = -reshape(w%res, [size(w%dxf)])
+      call slu_solve(w%jfull, w%jpiv, w%dxf)
+      w%x = w%x + reshape(w%dxf, [w%nx, w%r])
+      iters = iters + 1
+      err = 0
+      do k = 1, w%r
+        err = max(err, maxval(abs(w%dxf((k - 1) * w%nx + 1:(k - 1) * w%nx + w%n))))
+      end do
+      err = h * err / (1 + maxval(abs(w%z)))
+      theta = err / max(eprev, tiny(1.0_wp))
+      if ((it > 1 .and. theta / (1 - min(theta, 0.99_wp)) * err <= tol) .or. err == 0) then
+        call block_update(h, w)
+        info = 0
+        return
+      end if
+      eprev = err
+    end do
+    info = STATUS_NEWTON_FAILED
+  end subroutine
+
+  !> Newton iteration for the block at tb from the predictor in w%x.  With
+  !> err = the last increment's relative effect on the velocities,
+  !> h max|da| / (1 + max|z|), it stops when the estimated remaining error
+  !> theta / (1 - theta) err <= tol, theta = err / err_previous (the observed
+  !> contraction), or after the first iteration when err <= tol (the predictor
+  !> was already that close).  info: 0, STATUS_NEWTON_FAILED (maxit or
+  !> divergence), STATUS_SINGULAR, STATUS_NONFINITE.
+  subroutine block_newton(model, tb, h, tol, maxit, refresh, w, iters, theta_max, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h, tol
     integer, intent(in) :: maxit
     logical, intent(in) :: refresh
     type(block_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    real(wp), intent(out) :: theta_max, theta_last
+    real(wp), intent(out) :: theta_max
     integer :: it
     real(wp) :: err, eprev, theta
     logical :: converged
     iters = 0; info = 0; theta_max = 0
-    theta = theta0
+    theta = 0
     converged = .false.
     eprev = huge(1.0_wp)
     do it = 1, maxit + 1
       if (converged) then      ! the final (q, z); the residual is not needed
         call block_update(h, w)
-        theta_last = theta
         return
       end if
       call block_residual(model, tb, h, it == 1, w, info)
@@ -324,8 +417,10 @@ contains
           if (err > tol) exit      ! diverging
           theta = 0.99_wp
         end if
+        converged = theta / (1 - theta) * err <= tol
+      else
+        converged = err <= tol
       end if
-      converged = theta / (1 - theta) * err <= tol .or. err == 0
       eprev = err
     end do
     info = STATUS_NEWTON_FAILED
@@ -337,7 +432,8 @@ contains
   !> weights, mu and tm, tinv: A = tm diag(mu) tinv.
   !> istat = [status, blocks done, samples written]; stats = [Newton iterations,
   !> coupling refreshes, max iterations in a block, start-up RK4 steps, blocks
-  !> retried with a fresh coupling matrix, max observed contraction].
+  !> retried with a fresh coupling matrix, max observed contraction, blocks solved
+  !> with the exact Newton matrix].
   subroutine block_driver(model, r, ca, cu, cc, cw, cw2, mu, tm, tinv, tol, maxit, theta_refresh, &
                           start_substeps, t0, h, nsteps, every, q0, v0, tout, qout, vout, aout, lout, &
                           istat, stats)
@@ -348,11 +444,10 @@ contains
     complex(wp), intent(in) :: mu(:), tm(:, :), tinv(:, :)
     real(wp), intent(out) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :)
     integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(6)
+    real(wp), intent(out) :: stats(7)
     type(block_work_t) :: w
     type(index1_work_t) :: iw
     real(wp) :: q(size(q0)), v(size(q0)), a(size(q0)), lam(model%mh + model%mn), t, tb, dt, theta
-    real(wp) :: theta_last, theta0
     integer :: k, s, b, info, ns, iters, n
     logical :: stale, fresh
     n = model%n
@@ -395,19 +490,24 @@ contains
     end if
     ! ---- blocks 2 .. nsteps ---------------------------------------------------
     stale = .true.
-    theta_last = 0.5_wp
     do b = 2, nsteps
       tb = t0 + (b - 1) * h
       fresh = stale
       call predict()
-      theta0 = theta_last
-      call block_newton(model, tb, h, tol, maxit, stale, w, theta0, iters, theta, theta_last, info)
+      call block_newton(model, tb, h, tol, maxit, stale, w, iters, theta, info)
       call count(iters, theta, stale)
       if (info /= 0 .and. info /= STATUS_SINGULAR .and. .not. fresh) then
         stats(5) = stats(5) + 1
         call predict()
-        call block_newton(model, tb, h, tol, maxit, .true., w, 0.5_wp, iters, theta, theta_last, info)
+        call block_newton(model, tb, h, tol, maxit, .true., w, iters, theta, info)
         call count(iters, theta, .true.)
+      end if
+      if (info /= 0 .and. info /= STATUS_SINGULAR) then     ! the exact Newton matrix
+        stats(7) = stats(7) + 1
+        call predict()
+        call full_newton(model, tb, h, tol, 4 * maxit, w, iters, info)
+        call count(iters, 0.0_wp, .false.)
+        theta = 1
       end if
       if (info /= 0) exit
       stale = theta > theta_refresh

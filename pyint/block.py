@@ -46,7 +46,7 @@ class BlockMethod(Integrator):
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
     _preset = None
 
-    def __init__(self, scheme=None, tol=1e-12, maxit=12, theta_refresh=0.05, start_substeps=4):
+    def __init__(self, scheme=None, tol=1e-12, maxit=12, theta_refresh=0.005, start_substeps=4):
         """scheme: a preset name (see module docstring) or a BlockScheme.
         tol: Newton stops when max |dX| / (1 + |X|) <= tol for X = a and lam at the nodes.
         maxit: Newton iterations per block.  theta_refresh: refresh the Newton matrix
@@ -89,7 +89,8 @@ class BlockMethod(Integrator):
         stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
                  "coupling_refreshes": int(stats[1]), "max_newton_iterations": int(stats[2]),
                  "startup_rk4_steps": int(stats[3]), "retried_blocks": int(stats[4]),
-                 "max_contraction": float(stats[5]), "failed_steps": int(istat[0] != 0)}
+                 "max_contraction": float(stats[5]), "exact_newton_blocks": int(stats[6]),
+                 "failed_steps": int(istat[0] != 0)}
         return raw_result(buf, nl, istat, stats)
 
 

@@ -6,7 +6,8 @@
 !> (from one block) and cw2 (from two) over nsteps blocks of length h; A = T diag(mu) T^-1 with mu = mure + i muim,
 !> T = tre + i tim, T^-1 = tire + i tiim.  Outputs: tout, qout, vout, aout, lout at the
 !> block ends; istat = [status, blocks done, samples]; stats = [Newton iterations,
-!> factorizations, max iterations/block, start-up RK4 steps, retried blocks, max contraction].
+!> coupling refreshes, max iterations/block, start-up RK4 steps, retried blocks, max contraction,
+!> blocks solved with the exact Newton matrix].
 subroutine block_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
                      r, ca, cu, cc, cw, cw2, mure, muim, tre, tim, tire, tiim, tol, maxit, theta_refresh, &
                      start_substeps, t0, h, nsteps, every, &
@@ -26,7 +27,7 @@ subroutine block_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mfla
   real(c_double), intent(in) :: q0(n), v0(n)
   real(c_double), intent(inout) :: tout(nout), qout(n, nout), vout(n, nout), aout(n, nout), lout(nl, nout)
   integer(c_int), intent(out) :: istat(3)
-  real(c_double), intent(out) :: stats(6)
+  real(c_double), intent(out) :: stats(7)
   external usercb
   interface
     subroutine usercb(req, t, n, q, v, nw, w, nout, out)
