@@ -41,6 +41,7 @@ module block_method
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_small_lu, only: slu_factor, slu_solve, zlu_factor, zlu_solve
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
   use pyint_index1, only: index1_work_t, index1_init, index1_accel
   use rk4_index1, only: rk4_step
   implicit none
@@ -53,8 +54,10 @@ module block_method
     complex(wp), allocatable :: mu(:), tm(:, :), tinv(:, :)
     real(wp), allocatable :: x(:, :), res(:, :), xold(:, :), xold2(:, :), y(:, :), da(:, :), e1(:), e2(:)
     real(wp), allocatable :: q(:, :), z(:, :), qold(:, :), zold(:, :)
-    real(wp), allocatable :: d(:, :, :), p1(:, :), p2(:, :), k1(:, :), k2(:, :)
-    integer, allocatable :: dpiv(:, :), bpiv(:, :), jpiv(:)
+    real(wp), allocatable :: p1(:, :), p2(:, :), k1(:, :), k2(:, :)
+    type(kkt_data_t) :: kd                      !< the node KKT matrices K0_k, factorized
+    type(kkt_factor_t), allocatable :: kf(:)
+    integer, allocatable :: bpiv(:, :), jpiv(:)
     real(wp), allocatable :: jfull(:, :), dxf(:)
     complex(wp), allocatable :: b(:, :, :), yt(:, :)
     real(wp), allocatable :: mq(:, :), ch(:, :), cn(:, :), bn(:), f(:), fq(:, :), fv(:, :), dtmp(:, :)
@@ -81,7 +84,7 @@ contains
     allocate(w%x(nx, r), w%res(nx, r), w%xold(nx, r), w%xold2(nx, r), w%y(nx, r), w%da(n, r), &
              w%e1(n), w%e2(n))
     allocate(w%q(n, r), w%z(n, r), w%qold(n, r), w%zold(n, r))
-    allocate(w%d(nx, nx, r), w%dpiv(nx, r), w%p1(nx, n), w%p2(nx, n), w%k1(nx, n), w%k2(nx, n))
+    allocate(w%kf(r), w%p1(nx, n), w%p2(nx, n), w%k1(nx, n), w%k2(nx, n))
     allocate(w%b(n, n, r), w%bpiv(n, r), w%yt(n, r))
     allocate(w%mq(n, n), w%ch(w%mh, n), w%cn(w%mn, n), w%bn(w%mn), w%f(n), w%fq(n, n), &
              w%fv(n, n), w%dtmp(n, n), w%dh(w%mh, n), w%dn(w%mn, n))
@@ -132,10 +135,6 @@ contains
       do l = 1, n
         w%res(1:n, k) = w%res(1:n, k) + w%mq(:, l) * w%x(l, k)
       end do
-      if (build) then
-        w%d(:, :, k) = 0
-        w%d(1:n, 1:n, k) = w%mq
-      end if
       if (mh > 0) then
         call model%hol_jac(tk, w%q(:, k), w%ch)
         call model%hol_gamma(tk, w%q(:, k), w%z(:, k), w%res(n + 1:n + mh, k))
@@ -145,10 +144,6 @@ contains
             w%res(l, k) = w%res(l, k) + w%ch(i, l) * w%x(n + i, k)
           end do
         end do
-        if (build) then
-          w%d(1:n, n + 1:n + mh, k) = transpose(w%ch)
-          w%d(n + 1:n + mh, 1:n, k) = w%ch
-        end if
       end if
       if (mn > 0) then
         call model%nh(tk, w%q(:, k), w%cn, w%bn)
@@ -159,17 +154,10 @@ contains
             w%res(l, k) = w%res(l, k) + w%cn(i, l) * w%x(n + mh + i, k)
           end do
         end do
-        if (build) then
-          w%d(1:n, n + mh + 1:nx, k) = transpose(w%cn)
-          w%d(n + mh + 1:nx, 1:n, k) = w%cn
-        end if
       end if
       if (build) then
-        call slu_factor(w%d(:, :, k), w%dpiv(:, k), info)
-        if (info /= 0) then
-          info = STATUS_SINGULAR
-          return
-        end if
+        call kkt_factor(w%kd, w%mq, w%ch, w%cn, w%kf(k), info)
+        if (info /= 0) return
       end if
     end do
   end subroutine
@@ -229,8 +217,8 @@ contains
     w%p1 = w%k1
     w%p2 = w%k2
     do l = 1, n
-      call slu_solve(w%d(:, :, k), w%dpiv(:, k), w%p1(:, l))
-      call slu_solve(w%d(:, :, k), w%dpiv(:, k), w%p2(:, l))
+      call kkt_solve(w%kd, w%kf(k), w%p1(:, l))
+      call kkt_solve(w%kd, w%kf(k), w%p2(:, l))
     end do
     do j = 1, w%r
       w%b(:, :, j) = h * w%mu(j) * w%p1(1:n, :) + (h * w%mu(j))**2 * w%p2(1:n, :)
@@ -254,7 +242,7 @@ contains
     n = w%n; nx = w%nx
     w%y = -w%res
     do k = 1, w%r
-      call slu_solve(w%d(:, :, k), w%dpiv(:, k), w%y(:, k))
+      call kkt_solve(w%kd, w%kf(k), w%y(:, k))
     end do
     ! a-part: (I + h A (x) P1_aa + h^2 A^2 (x) P2_aa) dA = Y_a, diagonalized by A = T diag(mu) T^-1:
     ! Yt = Y_a T^-T, (I + h mu_j P1_aa + h^2 mu_j^2 P2_aa) dt_j = yt_j, dA = Re(Dt T^T)
@@ -455,6 +443,13 @@ contains
     call index1_init(iw, model)
     stats = 0
     istat = 0
+    call model%mass(q0, w%mq)
+    call kkt_setup(w%kd, n, model%mh + model%mn, model%const_mass, w%mq, w%kf, info)
+    w%have_mass = model%const_mass
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      return
+    end if
     ! ---- sample 1 and the start-up block by RK4 ------------------------------
     q = q0; v = v0; t = t0
     call index1_accel(model, t, q, v, iw, a, lam, info)

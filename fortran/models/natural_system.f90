@@ -30,6 +30,10 @@ module model_natural_system
     real(wp), allocatable :: tcoef(:), vconst(:, :)        !< (nterm), (d, nvec)
     real(wp), allocatable :: s(:), c(:), mfull(:, :), fg(:)
     real(wp), allocatable :: spk(:), spl0(:), spc(:)
+    !> G = Phi_q as a flat list of affine entries: G(erow(e), ecol(e)) +=
+    !> econst(e) + sum_t gcoef(t) x(gidx(t)), t = efirst(e)..elast(e) (built once)
+    integer, allocatable :: erow(:), ecol(:), efirst(:), elast(:), gidx(:)
+    real(wp), allocatable :: econst(:), gcoef(:)
   contains
     procedure :: mass => nat_mass
     procedure :: force => nat_force
@@ -111,7 +115,46 @@ contains
       p = p + d
     end do
     m%has_energy = .true.   ! mechanical energy; conserved when no spring has damping
+    call build_jacobian_entries(m)
     ierr = 0
+  end subroutine
+
+  !> The affine entries of G: constraint k = s u.w - c contributes, for every
+  !> term (o, cf) of u and component l, s cf w_l at column o + l (and the same
+  !> with u and w exchanged); w_l = w0_l + sum of w's terms at o' + l.
+  subroutine build_jacobian_entries(m)
+    type(natural_system_t), intent(inout) :: m
+    integer :: k, side, iv, jv, t, t2, l, ne, nt, pass
+    do pass = 1, 2
+      ne = 0; nt = 0
+      do k = 1, m%mh
+        do side = 1, 2
+          iv = 2 * k - 2 + side          ! the vector whose terms pick the columns
+          jv = 2 * k + 1 - side          ! the vector whose value is the entry
+          do t = m%vfirst(iv), m%vlast(iv)
+            do l = 1, m%dim
+              ne = ne + 1
+              if (pass == 2) then
+                m%erow(ne) = k
+                m%ecol(ne) = m%toff(t) + l
+                m%econst(ne) = m%s(k) * m%tcoef(t) * m%vconst(l, jv)
+                m%efirst(ne) = nt + 1
+              end if
+              do t2 = m%vfirst(jv), m%vlast(jv)
+                nt = nt + 1
+                if (pass == 2) then
+                  m%gidx(nt) = m%toff(t2) + l
+                  m%gcoef(nt) = m%s(k) * m%tcoef(t) * m%tcoef(t2)
+                end if
+              end do
+              if (pass == 2) m%elast(ne) = nt
+            end do
+          end do
+        end do
+      end do
+      if (pass == 1) allocate(m%erow(ne), m%ecol(ne), m%econst(ne), m%efirst(ne), m%elast(ne), &
+                              m%gidx(nt), m%gcoef(nt))
+    end do
   end subroutine
 
   pure subroutine add_diag(a, i0, j0, d, x)
@@ -270,27 +313,16 @@ contains
     real(wp), intent(in) :: x(:)
     logical, intent(in) :: with_const
     real(wp), intent(out) :: gq(self%mh, self%n)
-    real(wp) :: u(3), w(3), cf
-    integer :: k, d, t, o, l
-    d = self%dim
+    real(wp) :: val
+    integer :: e, t
     gq = 0
-    do k = 1, self%mh
-      call linvec(self, 2 * k - 1, x, with_const, u)
-      call linvec(self, 2 * k, x, with_const, w)
-      do t = self%vfirst(2 * k - 1), self%vlast(2 * k - 1)
-        o = self%toff(t)
-        cf = self%s(k) * self%tcoef(t)
-        do l = 1, d
-          gq(k, o + l) = gq(k, o + l) + cf * w(l)
-        end do
+    do e = 1, size(self%erow)
+      val = 0
+      if (with_const) val = self%econst(e)
+      do t = self%efirst(e), self%elast(e)
+        val = val + self%gcoef(t) * x(self%gidx(t))
       end do
-      do t = self%vfirst(2 * k), self%vlast(2 * k)
-        o = self%toff(t)
-        cf = self%s(k) * self%tcoef(t)
-        do l = 1, d
-          gq(k, o + l) = gq(k, o + l) + cf * u(l)
-        end do
-      end do
+      gq(self%erow(e), self%ecol(e)) = gq(self%erow(e), self%ecol(e)) + val
     end do
   end subroutine
 
