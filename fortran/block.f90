@@ -497,9 +497,9 @@ contains
         call block_newton(model, tb, h, tol, maxit, .true., w, iters, theta, info)
         call count(iters, theta, .true.)
       end if
-      if (info /= 0 .and. info /= STATUS_SINGULAR) then     ! the exact Newton matrix
-        stats(7) = stats(7) + 1
-        call predict()
+      if (info /= 0 .and. info /= STATUS_SINGULAR) then     ! the exact Newton matrix,
+        stats(7) = stats(7) + 1                             ! from the last node's values
+        w%x = spread(w%xold(:, r), 2, r)
         call full_newton(model, tb, h, tol, 4 * maxit, w, iters, info)
         call count(iters, 0.0_wp, .false.)
         theta = 1

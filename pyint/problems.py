@@ -154,3 +154,48 @@ add_problem(Problem(
     source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
     tags=frozenset({"rheonomic"}),
 ))
+
+
+def _manipulator_exact(t):
+    """The seed-003 manipulator at time t from its independent-coordinate ODE
+    (eq. (14) with the bars' width, DOP853 at rtol 2.5e-14), mapped to natural
+    coordinates: a reference independent of the constrained formulation."""
+    from scipy.integrate import solve_ivp
+
+    from .models import TwoLinkAngles, two_link_manipulator
+
+    ang, nat = TwoLinkAngles(width=0.1), two_link_manipulator()
+    y = np.zeros(4)
+    if t > 0:
+        sol = solve_ivp(lambda s, x: np.concatenate([x[2:], np.linalg.solve(ang.mass(x[:2]), ang.force(s, x[:2], x[2:]))]),
+                        (0.0, t), y, method="DOP853", rtol=2.5e-14, atol=1e-15)
+        if not sol.success:
+            raise RuntimeError(f"reference integration failed: {sol.message}")
+        y = sol.y[:, -1]
+    q, v = ang.to_natural(y[:2], y[2:])
+    _, lam, _ = nat.consistent_acceleration(t, q, v)
+    return q, v, lam
+
+
+add_problem(Problem(
+    name="manipulator",
+    make_model=lambda: __import__("pyint.models", fromlist=["two_link_manipulator"]).two_link_manipulator(),
+    make_state=lambda m: m.initial_state(),
+    t_end=1.0,
+    h0=1 / 64,
+    source="seed 003 two-link manipulator in natural coordinates (SPEC); reference: the independent-"
+           "coordinate ODE (14) with the bars' width, DOP853 rtol = 2.5e-14, mapped to natural coordinates",
+    exact=_manipulator_exact,
+    tags=frozenset({"conservative", "natural_coordinates"}),
+))
+
+add_problem(Problem(
+    name="manipulator_angles",
+    make_model=lambda: __import__("pyint.models", fromlist=["TwoLinkAngles"]).TwoLinkAngles(width=0.1),
+    make_state=lambda m: (np.zeros(2), np.zeros(2)),
+    t_end=1.0,
+    h0=1 / 64,
+    source="pyint.problems.ode_reference: DOP853 on the ODE (14) (unconstrained, M(theta)), rtol = 2.5e-14, "
+           "atol = 1e-15",
+    tags=frozenset({"conservative", "configuration_dependent_mass", "unconstrained"}),
+))
