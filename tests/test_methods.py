@@ -28,8 +28,9 @@ def _pairs():
 PAIRS = list(_pairs())
 
 
-#: Errors below this are not used to fit an order: the references are accurate to ~3e-14
-#: (ode_reference vs. a converged order-5 run at h / 512), so a fitted error is >= 30x that.
+#: Errors below ERROR_FLOOR * max(1, max|reference|) are not used to fit an order: the
+#: references are accurate to ~3e-14 relative (ode_reference vs. a converged order-5 run
+#: at h / 512), so a fitted error is >= 30x that.
 ERROR_FLOOR = 1e-12
 
 
@@ -39,9 +40,9 @@ def measured_orders(method, problem, halvings=None):
     Second-order methods: problem.h0 and four halvings.  A method of order p
     > 2 gains 2^(4p) (1e6 for p = 5) over four halvings: more than lies between
     its asymptotic regime and the reference's accuracy, and not at the same h
-    on every problem.  So its window is three halvings of the sample spacing,
-    the finest run whose q and v errors all stay above ERROR_FLOOR (a step
-    size the method fails at is in no window)."""
+    on every problem.  So its window is three halvings of the sample spacing:
+    for q, v and lam separately, the finest run whose errors all stay above
+    the floor (a step size the method fails at is in no window)."""
     if halvings is None:
         halvings = 4 if method.order <= 2 else 3
     q0, v0 = problem.initial_state
@@ -63,13 +64,19 @@ def measured_orders(method, problem, halvings=None):
         errs.append([np.max(np.abs(r.q[1:] - qr)), np.max(np.abs(r.v[1:] - vr)),
                      np.max(np.abs(r.lam[1:] - lr), initial=0.0)])
     errs = np.array(errs)
-    if method.order > 2:
-        above = [i for i in range(len(hs) - halvings) if np.all(errs[i:i + halvings + 1, :2] >= ERROR_FLOOR)]
+    if method.order <= 2:
+        slopes = [np.polyfit(np.log(hs), np.log(errs[:, j]), 1)[0] if np.all(errs[:, j] > 0) else np.nan
+                  for j in range(3)]
+        return np.array(slopes), errs
+    slopes, used = [], []
+    for j, ref in enumerate((qr, vr, lr)):   # each over the finest window of its errors above the floor
+        floor = ERROR_FLOOR * max(1.0, np.max(np.abs(ref), initial=0.0))
+        above = [i for i in range(len(hs) - halvings) if np.all(errs[i:i + halvings + 1, j] >= floor)]
         i = above[-1] if above else 0
-        hs, errs = hs[i:i + halvings + 1], errs[i:i + halvings + 1]
-    slopes = [np.polyfit(np.log(hs), np.log(errs[:, j]), 1)[0] if np.all(errs[:, j] > 0) else np.nan
-              for j in range(3)]
-    return np.array(slopes), errs
+        w = slice(i, i + halvings + 1)
+        slopes.append(np.polyfit(np.log(hs[w]), np.log(errs[w, j]), 1)[0] if np.all(errs[w, j] > 0) else np.nan)
+        used.append(errs[w, j])
+    return np.array(slopes), np.array(used).T
 
 
 @pytest.mark.parametrize("cls,problem", PAIRS)
