@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 ROOT=$(pwd)
 VENV=${PYINT_VENV:-$ROOT/.venv}
 PYTHON=${PYTHON:-python3}
-APT_PACKAGES="gfortran libsundials-dev liblapack-dev libblas-dev pkg-config"
+APT_PACKAGES="gfortran libsundials-dev liblapack-dev libblas-dev pkg-config libsuitesparse-dev"
 
 log() { printf '[dev.sh] %s\n' "$*" >&2; }
 
@@ -27,6 +27,10 @@ install_debian() {
   done
   if ! "$PYTHON" -m venv --help >/dev/null 2>&1 || ! "$PYTHON" -c "import ensurepip" 2>/dev/null; then
     missing="$missing python3-venv"
+  fi
+  # Python.h: pyint's extension and scikits.odes (built from its sdist against SUNDIALS) need it
+  if [ ! -f "$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+    missing="$missing python3-dev"
   fi
   if [ -n "$missing" ]; then
     log "installing Debian packages:$missing"

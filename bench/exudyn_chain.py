@@ -10,7 +10,9 @@ import numpy as np
 
 
 def exudyn_chain(n_links, h, t_end, rho_inf=0.9, sparse=False, angles=None, length=1.0, mass=1.0, grav=9.81):
-    """Run the chain; return (steps per second, final positions (N, 2))."""
+    """Run the chain (length, mass: scalars or one per link; angles from the
+    downward vertical, at rest); return (steps per second of SolveDynamic,
+    final positions (N, 2)).  The system assembly is not timed."""
     import exudyn as exu
     from exudyn.itemInterface import (DistanceConstraint, Force, MarkerBodyPosition, MarkerNodePosition,
                                       MassPoint2D, NodePoint2D, ObjectGround)
@@ -20,14 +22,16 @@ def exudyn_chain(n_links, h, t_end, rho_inf=0.9, sparse=False, angles=None, leng
     ground = mbs.AddObject(ObjectGround(referencePosition=[0, 0, 0]))
     prev = mbs.AddMarker(MarkerBodyPosition(bodyNumber=ground, localPosition=[0, 0, 0]))
     th = np.full(n_links, np.pi / 2) if angles is None else np.asarray(angles, dtype=float)
+    length = np.broadcast_to(np.asarray(length, dtype=float), (n_links,))
+    mass = np.broadcast_to(np.asarray(mass, dtype=float), (n_links,))
     pos = np.cumsum(np.stack([length * np.sin(th), -length * np.cos(th)], axis=1), axis=0)
     nodes = []
     for i in range(n_links):
         nd = mbs.AddNode(NodePoint2D(referenceCoordinates=[pos[i, 0], pos[i, 1]], initialCoordinates=[0, 0]))
-        mbs.AddObject(MassPoint2D(physicsMass=mass, nodeNumber=nd))
+        mbs.AddObject(MassPoint2D(physicsMass=float(mass[i]), nodeNumber=nd))
         mk = mbs.AddMarker(MarkerNodePosition(nodeNumber=nd))
-        mbs.AddObject(DistanceConstraint(markerNumbers=[prev, mk], distance=length))
-        mbs.AddLoad(Force(markerNumber=mk, loadVector=[0, -mass * grav, 0]))
+        mbs.AddObject(DistanceConstraint(markerNumbers=[prev, mk], distance=float(length[i])))
+        mbs.AddLoad(Force(markerNumber=mk, loadVector=[0, -float(mass[i]) * grav, 0]))
         prev = mk
         nodes.append(nd)
     mbs.Assemble()

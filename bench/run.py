@@ -1,19 +1,29 @@
-"""pyint benchmarks: steps per second of generalized-alpha, side by side in one run.
+"""pyint benchmarks, one command: ./dev.sh bench  (bench/run.py [--quick] [--only SECTION ...]).
 
-    ./dev.sh bench                 # full size
-    ./dev.sh bench --quick         # fewer steps (smoke run)
+Sections (each prints a table and writes bench/results/<section>.nc; figures
+are reported, never asserted: this is a benchmark, not a test):
 
-For the snakeboard and the planar N-link chain (N = 2, 8, 32, 128) at
-h = 1e-3 it times, interleaved so that machine noise hits all alike:
+chain     steps/s and wall time of pyint's generalized-alpha on the planar
+          N-link chain, N = 2, 8, 32, 128, 512, 1024, h = 1e-3, T = 10 (fewer
+          steps for N >= 512), beside Exudyn 1.13.6's generalized-alpha with its
+          dense and sparse solvers; the fitted exponent of pyint's cost per
+          step against N (32..1024).  pyint's rate counts the whole call
+          (validation, start, kernel, residuals); "kernel" counts the Fortran
+          call only (Result.cpu_time).  Exudyn's counts SolveDynamic only.
+paths     the same chain through the other pyint paths: the Fortran kernel
+          with the model in Python (callback) and the NumPy step.
+solvers   the Newton-matrix solvers (dense / banded / sparse KLU) with and
+          without Jacobian reuse, kernel steps/s.
+wp        work-precision on the 2-link chain (problem chain2, T = 1): final
+          error against the tight reference against CPU time, for every pyint
+          method that handles holonomic constraints, Exudyn, and IDA on the
+          GGL form (when pyint.reference is importable); the time each needs
+          for errors 1e-4 and 1e-6 (log-log interpolation).  Also drawn to
+          bench/results/wp.png from the NetCDF file.
+batch     batched trajectories (integrate_batch) with 1 and 2 OpenMP threads
+          against one-by-one integrate calls: trajectories per second.
 
-* pyint's Fortran generalized-alpha on the built-in model (whole loop in Fortran),
-* the same Fortran kernel with the model evaluated in Python (user-callback path),
-* the readable NumPy implementation of the same step (pyint.genalpha_numpy),
-* Exudyn 1.13.6's generalized-alpha on the same chain (dense and sparse solver),
-  when Exudyn is importable (dev.sh installs it into build/bench-deps only).
-
-Prints a table with the ratios and writes bench/results/genalpha_steps.nc.
-Figures are reported, never asserted: this is a benchmark, not a test.
+Exudyn is installed by dev.sh into build/bench-deps only (never a pyint dependency).
 """
 from __future__ import annotations
 
@@ -26,110 +36,358 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import pyint.methods  # noqa: E402,F401  (registers every method)
 from pyint.genalpha import GeneralizedAlpha  # noqa: E402
 from pyint.genalpha_numpy import genalpha_numpy  # noqa: E402
-from pyint.models import BUILTIN_MODELS, PendulumChain  # noqa: E402
+from pyint.integrator import METHODS  # noqa: E402
+from pyint.models import PendulumChain  # noqa: E402
+from pyint.problems import PROBLEMS  # noqa: E402
+from pyint.structured import sparse_solver_available  # noqa: E402
 
 H = 1e-3
 RHO = 0.9
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+SECTIONS = ("chain", "paths", "solvers", "wp", "batch")
 
 
-def best_rate(fn, nsteps, repeats):
-    """Best steps/s over `repeats` runs of fn() (each doing nsteps steps)."""
-    best = 0.0
+def exudyn_version():
+    try:
+        import exudyn
+        from exudyn_chain import exudyn_chain  # noqa: F401
+        return exudyn.__version__
+    except ImportError:
+        return None
+
+
+def best(fn, repeats):
+    """(best wall time, last return value) over `repeats` calls of fn()."""
+    tbest, out = np.inf, None
     for _ in range(repeats):
         t0 = time.perf_counter()
-        fn()
-        dt = time.perf_counter() - t0
-        best = max(best, nsteps / dt)
-    return best
+        out = fn()
+        tbest = min(tbest, time.perf_counter() - t0)
+    return tbest, out
 
 
-def cases(quick):
-    scale = 0.1 if quick else 1.0
-    chain_steps = {2: 10000, 8: 10000, 32: 2000, 128: 200}
-    out = []
-    if "snakeboard" in BUILTIN_MODELS:
-        sb = BUILTIN_MODELS["snakeboard"]()
-        out.append(("snakeboard", sb, sb.initial_state(), int(10000 * scale)))
-    for n, steps in chain_steps.items():
-        m = PendulumChain(n)
-        out.append((f"chain{n}", m, m.initial_state(), max(int(steps * scale), 20)))
-    return out
+def write(ds, name):
+    """NetCDF to a temporary name, then rename (a crash never leaves half a file)."""
+    os.makedirs(OUT, exist_ok=True)
+    ds.attrs.update({"h": H, "rho_inf": RHO, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                     "exudyn_version": exudyn_version() or "not installed",
+                     "klu": int(sparse_solver_available()), "cpus": os.cpu_count() or 0})
+    path = os.path.join(OUT, f"{name}.nc")
+    tmp = path + f".tmp-{os.getpid()}"
+    ds.to_netcdf(tmp)
+    os.replace(tmp, path)
+    print(f"wrote {path}\n", flush=True)
+    return path
+
+
+def fmt(x, spec=".0f"):
+    return "-" if x is None or not np.isfinite(x) else format(x, spec)
+
+
+# --- chain scaling ----------------------------------------------------------------
+def chain_cases(quick):
+    """N -> (pyint steps, Exudyn dense steps, Exudyn sparse steps); 0 = not run."""
+    full = {2: (10000, 10000, 10000), 8: (10000, 10000, 10000), 32: (10000, 2000, 10000),
+            128: (10000, 300, 10000), 512: (2000, 0, 1000), 1024: (1000, 0, 500)}
+    if quick:
+        return {n: tuple(max(s // 10, 20) if s else 0 for s in v) for n, v in full.items()}
+    return full
+
+
+def section_chain(args):
+    import xarray as xr
+    exu = exudyn_version()
+    if exu:
+        from exudyn_chain import exudyn_chain
+    ga = GeneralizedAlpha(rho_inf=RHO)
+    rows = []
+    print(f"generalized-alpha on the N-link chain, h = {H:g}, rho_inf = {RHO}; steps/s; Exudyn {exu or 'not installed'}")
+    hdr = (f"{'N':>5}{'steps':>7}{'pyint':>10}{'kernel':>10}{'wall s':>8}{'solver':>8}{'exu dense':>10}"
+           f"{'exu sparse':>11}{'/dense':>8}{'/sparse':>8}")
+    print(hdr)
+    for nl, (ns, nd, nsp) in chain_cases(args.quick).items():
+        m = PendulumChain(nl)
+        q0, v0 = m.initial_state()
+        reps = (2 * args.repeats if nl <= 8 else args.repeats) if nl <= 128 else 1  # short runs: more repeats vs noise
+        wall, r = best(lambda: ga.integrate(m, q0, v0, ns * H, H, every=ns), reps)
+        row = dict(N=nl, steps=ns, pyint=ns / wall, kernel=ns / r.cpu_time, wall=wall,
+                   solver=r.stats["linear_solver"], exu_dense=np.nan, exu_sparse=np.nan,
+                   exu_dense_steps=nd, exu_sparse_steps=nsp)
+        if exu and nd:
+            row["exu_dense"] = max(exudyn_chain(nl, H, nd * H, rho_inf=RHO)[0] for _ in range(reps if nd >= 2000 else 1))
+        if exu and nsp:
+            row["exu_sparse"] = max(exudyn_chain(nl, H, nsp * H, rho_inf=RHO, sparse=True)[0]
+                                    for _ in range(reps if nsp >= 2000 else 1))
+        rows.append(row)
+        print(f"{nl:>5}{ns:>7}{fmt(row['pyint']):>10}{fmt(row['kernel']):>10}{wall:>8.2f}{row['solver']:>8}"
+              f"{fmt(row['exu_dense']):>10}{fmt(row['exu_sparse']):>11}{fmt(row['pyint'] / row['exu_dense'], '.1f'):>8}"
+              f"{fmt(row['pyint'] / row['exu_sparse'], '.1f'):>8}", flush=True)
+    ns_ = np.array([r["N"] for r in rows], dtype=float)
+    cost = np.array([1 / r["kernel"] for r in rows])
+    sel = ns_ >= 32
+    expo = float(np.polyfit(np.log(ns_[sel]), np.log(cost[sel]), 1)[0]) if sel.sum() >= 2 else np.nan
+    cost_wall = np.array([1 / r["pyint"] for r in rows])
+    expo_wall = float(np.polyfit(np.log(ns_[sel]), np.log(cost_wall[sel]), 1)[0]) if sel.sum() >= 2 else np.nan
+    print(f"cost per step ~ N^{expo:.2f} (kernel, N = 32..1024); whole call ~ N^{expo_wall:.2f} "
+          "(includes the O(N^3) SVD rank check of the start)")
+    if exu:
+        for nl, key in ((2, "exu_dense"), (2, "exu_sparse"), (128, "exu_sparse")):
+            r = next((r for r in rows if r["N"] == nl), None)
+            if r:
+                print(f"acceptance: N = {nl}: pyint / {key} = {r['pyint'] / r[key]:.1f}")
+    ds = xr.Dataset(
+        {"pyint_steps_per_second": ("N", [r["pyint"] for r in rows],
+                                    {"units": "1/s", "long_name": "pyint generalized-alpha steps/s (whole call)"}),
+         "pyint_kernel_steps_per_second": ("N", [r["kernel"] for r in rows],
+                                           {"units": "1/s", "long_name": "pyint steps/s (Fortran call, CPU time)"}),
+         "pyint_wall_time": ("N", [r["wall"] for r in rows], {"units": "s", "long_name": "pyint wall time"}),
+         "pyint_steps": ("N", [r["steps"] for r in rows], {"units": "1", "long_name": "pyint steps timed"}),
+         "exudyn_dense_steps_per_second": ("N", [r["exu_dense"] for r in rows],
+                                           {"units": "1/s", "long_name": "Exudyn generalized-alpha, dense solver"}),
+         "exudyn_sparse_steps_per_second": ("N", [r["exu_sparse"] for r in rows],
+                                            {"units": "1/s", "long_name": "Exudyn generalized-alpha, sparse solver"}),
+         "exudyn_dense_steps": ("N", [r["exu_dense_steps"] for r in rows], {"units": "1", "long_name": "steps timed"}),
+         "exudyn_sparse_steps": ("N", [r["exu_sparse_steps"] for r in rows], {"units": "1", "long_name": "steps timed"}),
+         "linear_solver": ("N", [r["solver"] for r in rows], {"long_name": "solver picked by linear_solver='auto'"}),
+         "cost_exponent": ((), expo, {"units": "1", "long_name": "fitted exponent of kernel cost per step vs N, N>=32"}),
+         "cost_exponent_whole_call": ((), expo_wall, {"units": "1", "long_name": "same, whole call"})},
+        coords={"N": ("N", [r["N"] for r in rows], {"units": "1", "long_name": "number of links"})})
+    write(ds, "chain")
+
+
+# --- the other pyint paths ----------------------------------------------------------
+def section_paths(args):
+    import xarray as xr
+    ga = GeneralizedAlpha(rho_inf=RHO)
+    rows = []
+    print("pyint paths on the chain, steps/s: Fortran kernel with the built-in model / with the model "
+          "in Python (callback) / the NumPy step")
+    print(f"{'N':>5}{'fortran':>11}{'callback':>10}{'numpy':>9}{'F/cb':>7}{'F/numpy':>9}")
+    for nl in (2, 8, 32):
+        m = PendulumChain(nl)
+        q0, v0 = m.initial_state()
+        ns = 1000 if args.quick else 10000
+        wall, _ = best(lambda: ga.integrate(m, q0, v0, ns * H, H, every=ns), args.repeats)
+        nsmall = max(ns // 50, 20)
+        wcb, _ = best(lambda: ga.integrate(m, q0, v0, nsmall * H, H, every=nsmall, backend="callback"), 1)
+        wnp, _ = best(lambda: genalpha_numpy(m, q0, v0, H, nsmall, rho_inf=RHO), 1)
+        row = dict(N=nl, fortran=ns / wall, callback=nsmall / wcb, numpy=nsmall / wnp)
+        rows.append(row)
+        print(f"{nl:>5}{row['fortran']:>11.0f}{row['callback']:>10.0f}{row['numpy']:>9.0f}"
+              f"{row['fortran'] / row['callback']:>7.0f}{row['fortran'] / row['numpy']:>9.0f}", flush=True)
+    impl = ["fortran", "callback", "numpy"]
+    ds = xr.Dataset({"steps_per_second": (("N", "path"), [[r[k] for k in impl] for r in rows],
+                                          {"units": "1/s", "long_name": "generalized-alpha steps/s"})},
+                    coords={"N": ("N", [r["N"] for r in rows], {"units": "1", "long_name": "number of links"}),
+                            "path": ("path", impl, {"long_name": "model evaluation path"})})
+    write(ds, "paths")
+
+
+# --- Newton-matrix solvers ----------------------------------------------------------
+def section_solvers(args):
+    import xarray as xr
+    solvers = ["dense", "banded"] + (["sparse"] if sparse_solver_available() else [])
+    sizes = {2: 5000, 8: 5000, 32: 2000, 128: 500, 512: 200}
+    if args.quick:
+        sizes = {k: max(v // 10, 20) for k, v in sizes.items()}
+    data = np.full((len(sizes), len(solvers), 2), np.nan)
+    print("Newton-matrix solvers on the chain: kernel steps/s without / with Jacobian reuse")
+    print(f"{'N':>5}" + "".join(f"{s + ' ' + r:>16}" for s in solvers for r in ("newton", "reuse")))
+    for i, (nl, ns) in enumerate(sizes.items()):
+        m = PendulumChain(nl)
+        q0, v0 = m.initial_state()
+        for j, s in enumerate(solvers):
+            if s == "dense" and nl > 128:
+                continue
+            for k, reuse in enumerate((False, True)):
+                meth = GeneralizedAlpha(rho_inf=RHO, linear_solver=s, jacobian_reuse=reuse)
+                _, r = best(lambda: meth.integrate(m, q0, v0, ns * H, H, every=ns), 2 if nl <= 32 else 1)
+                data[i, j, k] = ns / r.cpu_time
+        print(f"{nl:>5}" + "".join(f"{fmt(data[i, j, k]):>16}" for j in range(len(solvers)) for k in range(2)),
+              flush=True)
+    ds = xr.Dataset({"kernel_steps_per_second": (("N", "linear_solver", "jacobian_reuse"), data,
+                                                 {"units": "1/s", "long_name": "steps/s of the Fortran call"})},
+                    coords={"N": ("N", list(sizes), {"units": "1", "long_name": "number of links"}),
+                            "linear_solver": ("linear_solver", solvers, {"long_name": "Newton-matrix solver"}),
+                            "jacobian_reuse": ("jacobian_reuse", [0, 1], {"units": "1",
+                                                                          "long_name": "simplified Newton"})})
+    write(ds, "solvers")
+
+
+# --- work-precision -------------------------------------------------------------------
+def time_at_error(errs, times, target):
+    """CPU time at which the error reaches `target`: log-log interpolation between the
+    two runs that bracket it (runs ordered by time); NaN when never reached."""
+    order = np.argsort(times)
+    e, t = np.log(np.asarray(errs)[order]), np.log(np.asarray(times)[order])
+    lt = np.log(target)
+    for i in range(len(e) - 1):
+        if e[i] >= lt >= e[i + 1] and e[i] != e[i + 1]:
+            return float(np.exp(t[i] + (lt - e[i]) * (t[i + 1] - t[i]) / (e[i + 1] - e[i])))
+    return float(np.exp(t[0])) if len(e) and e[0] <= lt else float("nan")
+
+
+def ida_runner():
+    """IDA on the GGL form through pyint.reference, or None when it is not importable.
+    Adapt here if pyint.reference's signature changes."""
+    try:
+        from pyint import reference
+        reference.integrate  # noqa: B018
+    except (ImportError, AttributeError):
+        return None
+
+    def run(model, q0, v0, t_end, rtol):
+        r = reference.integrate(model, [0.0, t_end], q0, v0, form="ggl", rtol=rtol, atol=rtol)
+        return r.q[-1]
+    return run
+
+
+def section_wp(args):
+    import xarray as xr
+    prob = PROBLEMS["chain2"]
+    m = prob.model
+    q0, v0 = prob.initial_state
+    qref = prob.reference[0]
+    T = prob.t_end
+    curves = {}   # label -> list of (knob, error, time)
+    hs = [2.0 ** -k for k in range(4, 13 if args.quick else 15)]
+    methods = {name: cls for name, cls in sorted(METHODS.items()) if "holonomic" in cls.supports}
+    for name, cls in methods.items():
+        variants = {name: cls()}
+        if name == "genalpha":
+            variants["genalpha (Newton, dense)"] = cls(jacobian_reuse=False, linear_solver="dense")
+        for label, meth in variants.items():
+            pts = []
+            for h in hs:
+                wall, r = best(lambda: meth.integrate(m, q0, v0, T, h, every=int(round(T / h))), args.repeats)
+                pts.append((h, float(np.max(np.abs(r.q[-1] - qref))), wall))
+            curves[label] = pts
+    exu = exudyn_version()
+    if exu:
+        from exudyn_chain import exudyn_chain
+        pts = []
+        angles = [np.pi / 3, np.pi / 2]
+        for h in hs:
+            def run():
+                return exudyn_chain(2, h, T, rho_inf=RHO, angles=angles, mass=m.m, length=m.l, grav=m.grav)
+            wall, (_, final) = best(run, args.repeats)
+            pts.append((h, float(np.max(np.abs(final.ravel() - qref))), wall))
+        curves[f"exudyn {exu} (SolveDynamic + assembly)"] = pts
+    ida = ida_runner()
+    if ida is not None:
+        pts = []
+        for rtol in 10.0 ** -np.arange(3, 12):
+            try:
+                wall, qf = best(lambda: ida(m, q0, v0, T, rtol), args.repeats)
+            except Exception as exc:  # report, do not hide
+                print(f"IDA rtol={rtol:g} failed: {exc}")
+                continue
+            pts.append((rtol, float(np.max(np.abs(qf - qref))), wall))
+        curves["IDA (GGL form)"] = pts
+    else:
+        print("IDA: pyint.reference is not importable on this branch: no IDA curve")
+    print(f"work-precision on {prob.name} (T = {T}): wall time of the call (best of {args.repeats})")
+    print(f"{'method':<38}{'t(err=1e-4) s':>15}{'t(err=1e-6) s':>15}{'smallest err':>14}")
+    summary = {}
+    for label, pts in curves.items():
+        e = [p[1] for p in pts]
+        t = [p[2] for p in pts]
+        summary[label] = (time_at_error(e, t, 1e-4), time_at_error(e, t, 1e-6))
+        print(f"{label:<38}{fmt(summary[label][0], '.2e'):>15}{fmt(summary[label][1], '.2e'):>15}{min(e):>14.1e}")
+    pyint_best = [min((summary[k][i] for k in methods if np.isfinite(summary[k][i])), default=np.nan) for i in (0, 1)]
+    for other in [k for k in curves if k.startswith("exudyn") or k.startswith("IDA")]:
+        print(f"acceptance: best pyint method / {other}: "
+              f"{pyint_best[0] / summary[other][0]:.2f} at 1e-4, {pyint_best[1] / summary[other][1]:.2f} at 1e-6")
+    labels = list(curves)
+    npts = max(len(p) for p in curves.values())
+    arr = np.full((len(labels), npts, 3), np.nan)
+    for i, lab in enumerate(labels):
+        arr[i, :len(curves[lab])] = curves[lab]
+    ds = xr.Dataset(
+        {"knob": (("method", "run"), arr[:, :, 0], {"units": "s or 1", "long_name": "step size h (rtol for IDA)"}),
+         "error": (("method", "run"), arr[:, :, 1], {"units": "m", "long_name": "max |q(T) - q_ref(T)|"}),
+         "time": (("method", "run"), arr[:, :, 2], {"units": "s", "long_name": "wall time of the call"}),
+         "time_at_1e-4": ("method", [summary[k][0] for k in labels], {"units": "s", "long_name": "time for error 1e-4"}),
+         "time_at_1e-6": ("method", [summary[k][1] for k in labels], {"units": "s", "long_name": "time for error 1e-6"})},
+        coords={"method": ("method", labels, {"long_name": "integrator"}),
+                "run": ("run", np.arange(npts), {"long_name": "run index"})},
+        attrs={"problem": prob.name, "t_end": T, "reference": prob.source})
+    path = write(ds, "wp")
+    plot_wp(path)
+
+
+def plot_wp(path):
+    """The work-precision diagram, drawn from the NetCDF file."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import xarray as xr
+    ds = xr.open_dataset(path)
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for lab in ds.method.values:
+        d = ds.sel({"method": lab})  # (sel(method=...) is the interpolation keyword)
+        ok = np.isfinite(d.error.values)
+        ax.loglog(d.time.values[ok], d.error.values[ok], "o-", ms=3, label=str(lab))
+    for e in (1e-4, 1e-6):
+        ax.axhline(e, color="0.8", lw=0.8)
+    ax.set_xlabel("wall time of the call [s]")
+    ax.set_ylabel("max |q(T) - q_ref(T)| [m]")
+    ax.set_title(f"work-precision, {ds.attrs['problem']} (T = {ds.attrs['t_end']:g} s)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    png = path.replace(".nc", ".png")
+    fig.savefig(png, dpi=120)
+    ds.close()
+    print(f"wrote {png}\n")
+
+
+# --- batches ----------------------------------------------------------------------------
+def section_batch(args):
+    import xarray as xr
+    rng = np.random.default_rng(9)
+    rows = []
+    print("batched trajectories (GeneralizedAlpha.integrate_batch), h = 1e-3, T = 1: trajectories/s")
+    print(f"{'N':>5}{'nb':>5}{'one by one':>12}{'1 thread':>10}{'2 threads':>11}{'cpu/wall(2)':>12}")
+    for nl, nb in ((2, 64), (8, 64), (32, 16)):
+        if args.quick:
+            nb //= 4
+        m = PendulumChain(nl)
+        states = [m.initial_state(rng.uniform(0.3, 2.0, nl)) for _ in range(nb)]
+        q0s = np.array([s[0] for s in states])
+        v0s = np.array([s[1] for s in states])
+        ga = GeneralizedAlpha(rho_inf=RHO)
+        t_one, _ = best(lambda: [ga.integrate(m, q, v, 1.0, H, every=1000) for q, v in zip(q0s, v0s)], 1)
+        row = dict(N=nl, nb=nb, one=nb / t_one)
+        for th in (1, 2):
+            c0 = time.process_time()
+            tb, _ = best(lambda: ga.integrate_batch(m, q0s, v0s, 1.0, H, every=1000, threads=th), 1)
+            row[f"t{th}"] = nb / tb
+            row[f"cpu{th}"] = (time.process_time() - c0) / tb
+        rows.append(row)
+        print(f"{nl:>5}{nb:>5}{row['one']:>12.1f}{row['t1']:>10.1f}{row['t2']:>11.1f}{row['cpu2']:>12.2f}", flush=True)
+    ds = xr.Dataset(
+        {"trajectories_per_second": (("case", "mode"), [[r["one"], r["t1"], r["t2"]] for r in rows],
+                                     {"units": "1/s", "long_name": "trajectories per second (1000 steps each)"}),
+         "cpu_over_wall_2_threads": ("case", [r["cpu2"] for r in rows],
+                                     {"units": "1", "long_name": "CPU time / wall time with 2 threads"}),
+         "n_links": ("case", [r["N"] for r in rows], {"units": "1", "long_name": "number of links"}),
+         "batch_size": ("case", [r["nb"] for r in rows], {"units": "1", "long_name": "trajectories"})},
+        coords={"case": ("case", np.arange(len(rows)), {"long_name": "case"}),
+                "mode": ("mode", ["one_by_one", "batch_1_thread", "batch_2_threads"], {"long_name": "how run"})})
+    write(ds, "batch")
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer steps")
+    ap.add_argument("--quick", action="store_true", help="fewer steps (smoke run)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    ap.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
     args = ap.parse_args(argv)
-
-    try:
-        from exudyn_chain import exudyn_chain
-        import exudyn
-        have_exudyn = exudyn.__version__
-    except ImportError:
-        have_exudyn = None
-
-    ga = GeneralizedAlpha(rho_inf=RHO)
-    rows = []
-    for name, model, (q0, v0), nsteps in cases(args.quick):
-        t_end = nsteps * H
-        row = {"case": name, "n": model.n, "steps": nsteps}
-        row["fortran"] = best_rate(lambda: ga.integrate(model, q0, v0, t_end, H, every=nsteps), nsteps, args.repeats)
-        ncb = max(nsteps // 20, 10)
-        row["callback"] = best_rate(lambda: ga.integrate(model, q0, v0, ncb * H, H, every=ncb, backend="callback"),
-                                    ncb, 1)
-        nnp = max(nsteps // 20, 10)
-        row["numpy"] = best_rate(lambda: genalpha_numpy(model, q0, v0, H, nnp, rho_inf=RHO), nnp, 1)
-        if have_exudyn and name.startswith("chain"):
-            nl = model.n_links
-            row["exudyn_dense"] = best_rate(lambda: exudyn_chain(nl, H, t_end, rho_inf=RHO), nsteps, args.repeats)
-            row["exudyn_sparse"] = best_rate(lambda: exudyn_chain(nl, H, t_end, rho_inf=RHO, sparse=True),
-                                             nsteps, args.repeats)
-        rows.append(row)
-        print(_fmt(row), flush=True)
-
-    print()
-    print(f"generalized-alpha, h = {H:g}, rho_inf = {RHO}; steps/s (best of {args.repeats}); "
-          f"Exudyn {have_exudyn or 'not installed'}")
-    hdr = f"{'case':<11}{'n':>5}{'fortran':>12}{'callback':>11}{'numpy':>10}{'exu dense':>11}{'exu sparse':>11}" \
-          f"{'F/numpy':>9}{'F/cb':>7}{'F/exu':>7}{'F/exu-sp':>9}"
-    print(hdr)
-    for r in rows:
-        print(_fmt(r))
-    _write(rows, args.out, have_exudyn)
-
-
-def _fmt(r):
-    def g(k):
-        return r.get(k, np.nan)
-
-    return (f"{r['case']:<11}{r['n']:>5}{g('fortran'):>12.0f}{g('callback'):>11.0f}{g('numpy'):>10.0f}"
-            f"{g('exudyn_dense'):>11.0f}{g('exudyn_sparse'):>11.0f}{g('fortran') / g('numpy'):>9.0f}"
-            f"{g('fortran') / g('callback'):>7.0f}{g('fortran') / g('exudyn_dense'):>7.1f}"
-            f"{g('fortran') / g('exudyn_sparse'):>9.1f}")
-
-
-def _write(rows, outdir, exu_version):
-    import xarray as xr
-
-    os.makedirs(outdir, exist_ok=True)
-    impls = ["fortran", "callback", "numpy", "exudyn_dense", "exudyn_sparse"]
-    data = np.array([[r.get(k, np.nan) for k in impls] for r in rows])
-    ds = xr.Dataset(
-        {"steps_per_second": (("case", "implementation"), data,
-                              {"units": "1/s", "long_name": "generalized-alpha steps per second"}),
-         "n_coordinates": ("case", [r["n"] for r in rows], {"units": "1", "long_name": "coordinates"})},
-        coords={"case": [r["case"] for r in rows], "implementation": impls},
-        attrs={"h": H, "rho_inf": RHO, "exudyn_version": exu_version or "not installed",
-               "created": time.strftime("%Y-%m-%dT%H:%M:%S")})
-    path = os.path.join(outdir, "genalpha_steps.nc")
-    tmp = path + f".tmp-{os.getpid()}"
-    ds.to_netcdf(tmp)
-    os.replace(tmp, path)
-    print(f"wrote {path}")
+    for name in args.only or SECTIONS:
+        globals()[f"section_{name}"](args)
 
 
 if __name__ == "__main__":

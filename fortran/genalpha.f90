@@ -1,5 +1,5 @@
 !> Generalized-alpha for constrained mechanical systems (seed 000, section 2),
-!> and the shared Newton step of the alpha family (alpha_rattle.f90 reuses it).
+!> and alpha-RATTLE (section 3): one kernel, two variants.
 !>
 !> Discrete equations (Chung-Hulbert form as printed in seed 000):
 !>   M_{n+1} a_{n+1} + am/(1-am) M_n a_n = (1-af)/(1-am) F_{n+1} + af/(1-am) F_n
@@ -23,14 +23,35 @@
 !> Start (start_mode): 0 = a_0 = qddot(0) (consistent acceleration, supplied by
 !> the caller); 1 = the paper's M a_0 = (1 - alpha) F_0 + alpha F_1, solved by
 !> fixed-point iteration over the first step.
+!>
+!> Linear algebra (solver): the Newton matrix is assembled through the model's
+!> structured hooks (model.f90: add_qq, add_hol_jac, add_nh_jac,
+!> add_nh_vel_q) into a pyint_newton_matrix%newton_matrix_t, which records the
+!> pattern once per trajectory and factors it densely, banded (after reverse
+!> Cuthill-McKee) or sparse (KLU); SOLVER_AUTO picks by size and band width.
+!> The residual uses operator applications only (mass_mul, hol_jac_tmul,
+!> nh_jac_tmul, nh_vel), so a model with O(N) hooks costs O(N) per step.
+!> alpha-RATTLE's matrix contains the dense products with R_{1/2}: it always
+!> uses the dense solver.
+!>
+!> Jacobian reuse (reuse = 1, simplified Newton): the factorization is kept
+!> across iterations and steps; with theta = |dx_k| / |dx_{k-1}| the observed
+!> contraction, the matrix is re-assembled and refactored at the next
+!> iteration when theta > THETA_REFACTOR, and a step that fails with an old
+!> factorization is retried once with a fresh one.  A step converges when
+!> |dx| max(1, theta/(1 - theta)) <= tol (scaled as below), the usual estimate
+!> of the remaining error of a linearly converging iteration.  reuse = 0 is
+!> Newton's method (a new matrix every iteration).
 module genalpha
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
+  use pyint_registry, only: setup_model
   implicit none
   private
   public :: alpha_params_t, alpha_params, alpha_work_t, alpha_work_init, alpha_newton, &
-            alpha_history, alpha_driver, VARIANT_GENALPHA, VARIANT_RATTLE, &
+            alpha_history, alpha_driver, alpha_batch_driver, VARIANT_GENALPHA, VARIANT_RATTLE, NSTATS, &
             FORM_PAPER, FORM_ARNOLD_BRULS
 
   integer, parameter :: VARIANT_GENALPHA = 0, VARIANT_RATTLE = 1
@@ -41,6 +62,11 @@ module genalpha
   !> am = af (rho_inf = 1): M_{n+1} multiplies an acceleration that approximates
   !> qddot at t_{n+1} + (am - af) h.  Arnold-Bruls is second order for any M(q).
   integer, parameter :: FORM_PAPER = 0, FORM_ARNOLD_BRULS = 1
+  !> stats = [newton iterations, factorizations, max iterations in a step, start-up
+  !>          iterations, solves with a kept factorization, solver kind, band kl, band ku]
+  integer, parameter :: NSTATS = 8
+  !> Simplified Newton refactors when the contraction rate exceeds this.
+  real(wp), parameter :: THETA_REFACTOR = 0.1_wp
 
   !> Method constants derived from the spectral radius at infinity.
   type :: alpha_params_t
@@ -54,12 +80,20 @@ module genalpha
   !> Per-trajectory workspace (allocated once per call: the kernels are reentrant).
   type :: alpha_work_t
     integer :: n, mh, mn, m, nx
-    real(wp), allocatable :: x(:), dx(:), e(:), jac(:, :)
-    integer, allocatable :: ipiv(:)
-    real(wp), allocatable :: q(:), v(:), f(:), mq(:, :), mpred(:, :), ch(:, :), cn(:, :), bn(:)
-    real(wp), allocatable :: fq(:, :), fv(:, :), dq(:, :), dtmp(:, :), pn(:, :), ph(:, :)
-    real(wp), allocatable :: rm(:, :)          !< alpha-RATTLE: -M^{-1} A^T at the half step
-    real(wp), allocatable :: ma(:), force_tot(:)
+    integer :: variant = VARIANT_GENALPHA, mass_mode = 0
+    logical :: dense_mass = .false.    !< M held as a dense array (dense solver)
+    logical :: reuse = .false.         !< simplified Newton
+    logical :: have_factor = .false.   !< jm holds a usable factorization
+    real(wp) :: theta = 0              !< last observed contraction rate
+    type(newton_matrix_t) :: jm        !< the Newton matrix and its factors
+    real(wp), allocatable :: x(:), dx(:), e(:)
+    real(wp), allocatable :: q(:), v(:), qm(:), qpred(:), vpred(:), f(:), ma(:), force_tot(:), tmp(:)
+    !> the vector M multiplies in the step equation: a (paper form) or a - ahist =
+    !> c w (Arnold-Bruls); its (M av)_q enters the Newton matrix
+    real(wp), allocatable :: av(:)
+    real(wp), allocatable :: mq(:, :)  !< dense M (dense_mass only)
+    ! alpha-RATTLE only: R_{1/2} = -M^{-1} A^T at the half step, and dense items
+    real(wp), allocatable :: rm(:, :), cn(:, :), bn(:), fq(:, :), fv(:, :), dq(:, :), dtmp(:, :), pn(:, :)
   end type
 
 contains
@@ -68,9 +102,10 @@ contains
   !> beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha (seed 000; = Chung-Hulbert).
   function alpha_params(rho_inf, form) result(p)
     real(wp), intent(in) :: rho_inf
-    integer, intent(in) :: form
+    integer, intent(in), optional :: form    !< default FORM_PAPER (the constants do not depend on it)
     type(alpha_params_t) :: p
-    p%form = form
+    p%form = FORM_PAPER
+    if (present(form)) p%form = form
     p%rho_inf = rho_inf
     p%alpha_m = (2 * rho_inf - 1) / (rho_inf + 1)
     p%alpha_f = rho_inf / (rho_inf + 1)
@@ -82,67 +117,108 @@ contains
     p%d = p%alpha_f / (1 - p%alpha_m)
   end function
 
-  subroutine alpha_work_init(w, model)
+  !> Allocate the workspace.  The Newton matrix is left recording its pattern
+  !> (alpha_setup_solver finishes it).
+  subroutine alpha_work_init(w, model, variant, mass_mode, reuse)
     type(alpha_work_t), intent(out) :: w
     class(model_t), intent(in) :: model
-    integer :: n, m
+    integer, intent(in) :: variant, mass_mode
+    logical, intent(in) :: reuse
+    integer :: n, mn
     n = model%n
-    w%n = n; w%mh = model%mh; w%mn = model%mn
-    m = model%mh + model%mn
-    w%m = m; w%nx = n + m
-    allocate(w%x(w%nx), w%dx(w%nx), w%e(w%nx), w%jac(w%nx, w%nx), w%ipiv(w%nx))
-    allocate(w%q(n), w%v(n), w%f(n), w%mq(n, n), w%mpred(n, n), w%ch(model%mh, n), &
-             w%cn(model%mn, n), w%bn(model%mn), w%fq(n, n), w%fv(n, n), w%dq(n, n), &
-             w%dtmp(n, n), w%pn(model%mn, n), w%ph(model%mh, n), w%rm(n, model%mn), &
-             w%ma(n), w%force_tot(n))
-    w%rm = 0
+    mn = model%mn
+    w%n = n; w%mh = model%mh; w%mn = mn
+    w%m = model%mh + mn; w%nx = n + w%m
+    w%variant = variant
+    w%mass_mode = mass_mode
+    w%reuse = reuse
+    allocate(w%x(w%nx), w%dx(w%nx), w%e(w%nx))
+    allocate(w%q(n), w%v(n), w%qm(n), w%qpred(n), w%vpred(n), w%f(n), w%ma(n), w%force_tot(n), w%tmp(n))
+    allocate(w%av(n))
+    w%qm = 0
+    w%av = 0
+    if (variant == VARIANT_RATTLE) then
+      allocate(w%rm(n, mn), w%cn(mn, n), w%bn(mn), w%fq(n, n), w%fv(n, n), w%dq(n, n), &
+               w%dtmp(n, n), w%pn(mn, n))
+      w%rm = 0
+    end if
+    call w%jm%record(w%nx)
+  end subroutine
+
+  !> Record the Newton matrix pattern at the current iterate (w%x, w%q, w%v
+  !> set by the caller) and choose the solver.  info: 0 ok, else STATUS_BAD_INPUT.
+  subroutine alpha_setup_solver(model, p, t1, h, requested, w, info)
+    class(model_t), intent(in) :: model
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(in) :: t1, h
+    integer, intent(in) :: requested
+    type(alpha_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    integer :: req
+    req = requested
+    if (w%variant == VARIANT_RATTLE) req = SOLVER_DENSE
+    if (req /= SOLVER_DENSE) then
+      w%dense_mass = .false.
+      call alpha_jacobian(model, p, t1, h, w)
+    end if
+    call w%jm%setup(req, info)
+    if (info /= 0) then
+      info = STATUS_BAD_INPUT
+      return
+    end if
+    w%dense_mass = w%jm%kind == SOLVER_DENSE
+    if (w%dense_mass) allocate(w%mq(w%n, w%n))
   end subroutine
 
   !> Residual of the step at the iterate w%x = (a, lam_h, lam_n); also leaves
   !> q, v, M a and the total force F (with constraint forces) in w.
-  subroutine alpha_residual(model, variant, p, mass_mode, t1, h, qpred, vpred, hist, w)
+  subroutine alpha_residual(model, p, t1, h, hist, w)
     class(model_t), intent(in) :: model
-    integer, intent(in) :: variant, mass_mode
     type(alpha_params_t), intent(in) :: p
-    real(wp), intent(in) :: t1, h, qpred(:), vpred(:), hist(:)
+    real(wp), intent(in) :: t1, h, hist(:)
     type(alpha_work_t), intent(inout) :: w
     integer :: n, mh, mn
     n = w%n; mh = w%mh; mn = w%mn
     associate (a => w%x(1:n), lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nx))
-      w%q = qpred + p%beta * h * h * a
-      w%v = vpred + p%gamma * h * a
-      if (variant == VARIANT_RATTLE .and. mn > 0) then
-        w%q = w%q + 0.5_wp * h * h * matmul(w%rm, ln)
-        w%v = w%v + h * matmul(w%rm, ln)
+      w%q = w%qpred + p%beta * h * h * a
+      w%v = w%vpred + p%gamma * h * a
+      if (w%variant == VARIANT_RATTLE .and. mn > 0) then
+        w%tmp = matmul(w%rm, ln)
+        w%q = w%q + 0.5_wp * h * h * w%tmp
+        w%v = w%v + h * w%tmp
       end if
-      if (mass_mode == 1) then
-        w%mq = w%mpred
-      else if (.not. model%const_mass) then
-        call model%mass(w%q, w%mq)
+      ! hist: paper form, am/(1-am) M_n a_n - af/(1-am) F_n; Arnold-Bruls,
+      ! ahist = af/(1-am) w_n - am/(1-am) a_n, so that c w_{n+1} = a - ahist
+      if (p%form == FORM_ARNOLD_BRULS) then
+        w%av = a - hist
+      else
+        w%av = a
+      end if
+      if (w%dense_mass) then
+        if (w%mass_mode == 0 .and. .not. model%const_mass) call model%mass(w%q, w%mq)
+        w%ma = matmul(w%mq, w%av)
+      else if (w%mass_mode == 1) then
+        call model%mass_mul(w%qm, w%av, w%ma)
+      else
+        call model%mass_mul(w%q, w%av, w%ma)
       end if
       call model%force(t1, w%q, w%v, w%f)
       w%force_tot = w%f
       if (mh > 0) then
-        call model%hol_jac(t1, w%q, w%ch)
-        w%force_tot = w%force_tot - matmul(lh, w%ch)
+        call model%hol_jac_tmul(t1, w%q, lh, w%tmp)
+        w%force_tot = w%force_tot - w%tmp
         call model%hol(t1, w%q, w%e(n + 1:n + mh))
         w%e(n + 1:n + mh) = w%e(n + 1:n + mh) / (p%beta * h * h)
       end if
       if (mn > 0) then
-        call model%nh(t1, w%q, w%cn, w%bn)
-        w%force_tot = w%force_tot - matmul(ln, w%cn)
-        w%e(n + mh + 1:w%nx) = (matmul(w%cn, w%v) + w%bn) / h
+        call model%nh_jac_tmul(t1, w%q, ln, w%tmp)
+        w%force_tot = w%force_tot - w%tmp
+        call model%nh_vel(t1, w%q, w%v, w%e(n + mh + 1:w%nx))
+        w%e(n + mh + 1:w%nx) = w%e(n + mh + 1:w%nx) / h
       end if
-      ! hist: paper form, am/(1-am) M_n a_n - af/(1-am) F_n;
-      !       Arnold-Bruls, ahist = af/(1-am) w_n - am/(1-am) a_n, so that c w = a - ahist
-      if (p%form == FORM_ARNOLD_BRULS) then
-        w%ma = matmul(w%mq, a - hist)          ! = c M w_{n+1}
-        w%e(1:n) = w%ma
-      else
-        w%ma = matmul(w%mq, a)                 ! M_{n+1} a_{n+1}, reused by alpha_history
-        w%e(1:n) = w%ma + hist
-      end if
-      if (variant == VARIANT_RATTLE) then
+      w%e(1:n) = w%ma
+      if (p%form == FORM_PAPER) w%e(1:n) = w%e(1:n) + hist
+      if (w%variant == VARIANT_RATTLE) then
         w%e(1:n) = w%e(1:n) - p%c * w%f
       else
         w%e(1:n) = w%e(1:n) - p%c * w%force_tot
@@ -150,113 +226,191 @@ contains
     end associate
   end subroutine
 
-  !> Newton matrix at the current iterate (after alpha_residual at the same x).
-  subroutine alpha_jacobian(model, variant, p, mass_mode, t1, h, hist, w)
+  !> Assemble the Newton matrix at the current iterate (after alpha_residual
+  !> at the same x) into w%jm (zeroed first; or recording its pattern).
+  subroutine alpha_jacobian(model, p, t1, h, w)
     class(model_t), intent(in) :: model
-    integer, intent(in) :: variant, mass_mode
     type(alpha_params_t), intent(in) :: p
-    real(wp), intent(in) :: t1, h, hist(:)
+    real(wp), intent(in) :: t1, h
     type(alpha_work_t), intent(inout) :: w
-    integer :: n, mh, mn
+    integer :: n, mh, mn, i, j
+    real(wp) :: sh, coef(6)
     n = w%n; mh = w%mh; mn = w%mn
+    sh = p%beta * h * h
+    call w%jm%zero()
+    if (w%variant == VARIANT_RATTLE) then
+      call rattle_jacobian(model, p, t1, h, w)
+      return
+    end if
     associate (a => w%x(1:n), lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nx))
-      call model%force_jac(t1, w%q, w%v, w%fq, w%fv)
-      ! Dq = (M a)_q - c F_q ;  Dv = -c f_v (kept in fv)
-      w%dq = -p%c * w%fq
-      if (mass_mode == 0 .and. .not. model%const_mass) then
-        if (p%form == FORM_ARNOLD_BRULS) then
-          call model%mass_dq(w%q, a - hist, w%dtmp)
-        else
-          call model%mass_dq(w%q, a, w%dtmp)
-        end if
-        w%dq = w%dq + w%dtmp
+      ! M (at q_{n+1}, or at q_n + h v_n for mass_mode 1)
+      if (w%dense_mass) then
+        do j = 1, n
+          do i = 1, n
+            call w%jm%add(i, j, w%mq(i, j))
+          end do
+        end do
+      else if (w%mass_mode == 1) then
+        call model%add_qq(t1, w%qm, w%v, a, lh, ln, [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], &
+                          w%jm, 0, 0)
+      else
+        call model%add_qq(t1, w%q, w%v, a, lh, ln, [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], &
+                          w%jm, 0, 0)
       end if
-      if (variant == VARIANT_GENALPHA) then
-        if (mh > 0) then
-          call model%hol_gtl_q(t1, w%q, lh, w%dtmp)
-          w%dq = w%dq + p%c * w%dtmp
-        end if
-        if (mn > 0) then
-          call model%nh_atl_q(t1, w%q, ln, w%dtmp)
-          w%dq = w%dq + p%c * w%dtmp
-        end if
+      ! beta h^2 ((M a)_q - c F_q) - gamma h c f_v
+      coef = [0.0_wp, 0.0_wp, -sh * p%c, -p%gamma * h * p%c, sh * p%c, sh * p%c]
+      if (w%mass_mode == 0 .and. .not. model%const_mass) coef(2) = sh
+      if (mh == 0) coef(5) = 0
+      if (mn == 0) coef(6) = 0
+      call model%add_qq(t1, w%q, w%v, w%av, lh, ln, coef, w%jm, 0, 0)
+      if (mh > 0) then
+        call model%add_hol_jac(t1, w%q, p%c, .true., w%jm, 0, n)
+        call model%add_hol_jac(t1, w%q, 1.0_wp, .false., w%jm, n, 0)
       end if
-      w%fv = -p%c * w%fv
-      w%jac = 0
-      w%jac(1:n, 1:n) = w%mq + p%beta * h * h * w%dq + p%gamma * h * w%fv
-      if (variant == VARIANT_GENALPHA) then
-        if (mh > 0) w%jac(1:n, n + 1:n + mh) = p%c * transpose(w%ch)
-        if (mn > 0) w%jac(1:n, n + mh + 1:w%nx) = p%c * transpose(w%cn)
-      else if (mn > 0) then
-        w%jac(1:n, n + mh + 1:w%nx) = matmul(0.5_wp * h * h * w%dq + h * w%fv, w%rm)
-      end if
-      if (mh > 0) w%jac(n + 1:n + mh, 1:n) = w%ch
       if (mn > 0) then
-        call model%nh_vel_q(t1, w%q, w%v, w%pn)
-        w%jac(n + mh + 1:w%nx, 1:n) = p%beta * h * w%pn + p%gamma * w%cn
-        if (variant == VARIANT_RATTLE) then
-          w%jac(n + mh + 1:w%nx, n + mh + 1:w%nx) = matmul(0.5_wp * h * w%pn + w%cn, w%rm)
-        end if
+        call model%add_nh_jac(t1, w%q, p%c, .true., w%jm, 0, n + mh)
+        call model%add_nh_jac(t1, w%q, p%gamma, .false., w%jm, n + mh, 0)
+        call model%add_nh_vel_q(t1, w%q, w%v, p%beta * h, w%jm, n + mh, 0)
       end if
     end associate
   end subroutine
 
-  !> Solve the step equations for w%x (start value on entry) by Newton; stop when
-  !> beta h^2 |increment| <= tol (1 + |q|) componentwise (see below).
-  !> info: 0 converged, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_NONFINITE.
-  subroutine alpha_newton(model, variant, p, mass_mode, t1, h, qpred, vpred, hist, tol, maxit, &
-                          w, iters, nfact, info)
+  !> alpha-RATTLE's Newton matrix (dense: it holds products with R_{1/2}).
+  !>   [ M + beta h^2 D_q + gamma h D_v        (h^2/2 D_q + h D_v) R ]
+  !>   [ beta h P + gamma A                    (h/2 P + A) R         ]
+  !> D_q = (M a)_q - c f_q, D_v = -c f_v, P = (A v + b)_q, R = R_{1/2}.
+  subroutine rattle_jacobian(model, p, t1, h, w)
     class(model_t), intent(in) :: model
-    integer, intent(in) :: variant, mass_mode, maxit
     type(alpha_params_t), intent(in) :: p
-    real(wp), intent(in) :: t1, h, qpred(:), vpred(:), hist(:), tol
+    real(wp), intent(in) :: t1, h
     type(alpha_work_t), intent(inout) :: w
-    integer, intent(out) :: iters, nfact, info
-    integer :: it, lapack_info
-    logical :: converged
-    real(wp) :: sh
+    integer :: n, mn
+    n = w%n; mn = w%mn
+    associate (a => w%x(1:n), jac => w%jm%a)
+      call model%force_jac(t1, w%q, w%v, w%fq, w%fv)
+      w%dq = -p%c * w%fq
+      if (w%mass_mode == 0 .and. .not. model%const_mass) then
+        call model%mass_dq(w%q, w%av, w%dtmp)
+        w%dq = w%dq + w%dtmp
+      end if
+      w%fv = -p%c * w%fv
+      jac(1:n, 1:n) = w%mq + p%beta * h * h * w%dq + p%gamma * h * w%fv
+      if (mn > 0) then
+        call model%nh(t1, w%q, w%cn, w%bn)
+        call model%nh_vel_q(t1, w%q, w%v, w%pn)
+        jac(1:n, n + 1:w%nx) = matmul(0.5_wp * h * h * w%dq + h * w%fv, w%rm)
+        jac(n + 1:w%nx, 1:n) = p%beta * h * w%pn + p%gamma * w%cn
+        jac(n + 1:w%nx, n + 1:w%nx) = matmul(0.5_wp * h * w%pn + w%cn, w%rm)
+      end if
+    end associate
+  end subroutine
+
+  !> Solve the step equations for w%x (start value on entry) by Newton (or
+  !> simplified Newton, w%reuse); stop when beta h^2 |increment| <= tol (1 + |q|)
+  !> componentwise (see below).  iters: iterations; nfact: factorizations;
+  !> nreuse: iterations that used a factorization from an earlier iteration.
+  !> info: 0 converged, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_NONFINITE,
+  !> STATUS_BAD_INPUT (the model added an entry outside its declared pattern).
+  subroutine alpha_newton(model, p, t1, h, hist, tol, maxit, w, iters, nfact, nreuse, info)
+    class(model_t), intent(in) :: model
+    integer, intent(in) :: maxit
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(in) :: t1, h, hist(:), tol
+    type(alpha_work_t), intent(inout) :: w
+    integer, intent(out) :: iters, nfact, nreuse, info
+    integer :: it, lapack_info, i
+    logical :: converged, fresh
+    real(wp) :: sh, nrm, nrm_prev
     sh = p%beta * h * h
-    iters = 0; nfact = 0; info = 0
+    iters = 0; nfact = 0; nreuse = 0; info = 0
     converged = .false.
+    nrm_prev = 0
     do it = 1, maxit + 1
-      call alpha_residual(model, variant, p, mass_mode, t1, h, qpred, vpred, hist, w)
-      if (converged) return
+      call alpha_residual(model, p, t1, h, hist, w)
+      if (converged) then
+        if (.not. w%reuse) return
+        ! simplified Newton: the error left is ~ theta |dx|, not |dx|^2 as in
+        ! Newton's method; go on until the constraint rows are at round-off (the
+        ! level generalized-alpha keeps), or the iteration stops contracting
+        ! (theta > 1/2: it has reached round-off itself)
+        if (constraints_at_roundoff() .or. w%theta > 0.5_wp) return
+        converged = .false.
+      end if
       if (.not. all(abs(w%e) <= huge(1.0_wp))) then
         info = STATUS_NONFINITE
+        w%have_factor = .false.
         return
       end if
       if (it == maxit + 1) exit
-      call alpha_jacobian(model, variant, p, mass_mode, t1, h, hist, w)
-      call lu_factor(w%jac, w%ipiv, lapack_info)
-      nfact = nfact + 1
-      if (lapack_info /= 0) then
-        info = STATUS_SINGULAR
-        return
+      fresh = .not. w%have_factor
+      if (fresh) then
+        call alpha_jacobian(model, p, t1, h, w)
+        if (w%jm%out_of_pattern) then
+          info = STATUS_BAD_INPUT
+          return
+        end if
+        call w%jm%factor(lapack_info)
+        nfact = nfact + 1
+        if (lapack_info /= 0) then
+          info = STATUS_SINGULAR
+          return
+        end if
+        w%have_factor = .true.
+      else
+        nreuse = nreuse + 1
       end if
       w%dx = -w%e
-      call lu_solve(w%jac, w%ipiv, w%dx)
+      call w%jm%solve(w%dx)
       w%x = w%x + w%dx
       iters = iters + 1
       ! Increments measured in position units (Hairer's h^2 scaling of index-3
       ! variables): a and lam carry a round-off floor ~ eps / (beta h^2), their
-      ! effect on q does not.
-      converged = all(abs(w%dx(1:w%n)) * sh <= tol * (1 + abs(w%q))) .and. &
-                  all(abs(w%dx(w%n + 1:)) * sh <= tol * (1 + sh * abs(w%x(w%n + 1:))))
+      ! effect on q does not.  nrm <= 1 is the stopping test.
+      nrm = 0
+      do i = 1, w%n
+        nrm = max(nrm, abs(w%dx(i)) * sh / (tol * (1 + abs(w%q(i)))))
+      end do
+      do i = w%n + 1, w%nx
+        nrm = max(nrm, abs(w%dx(i)) * sh / (tol * (1 + sh * abs(w%x(i)))))
+      end do
+      if (it > 1) w%theta = nrm / max(nrm_prev, tiny(1.0_wp))
+      nrm_prev = nrm
+      if (.not. w%reuse) then
+        converged = nrm <= 1
+        w%have_factor = .false.
+      else
+        if (w%theta < 0.99_wp) then
+          converged = nrm * max(1.0_wp, w%theta / (1 - w%theta)) <= 1
+        else   ! no contraction: either diverging or stagnating at round-off far below tol
+          converged = nrm <= 0.01_wp
+        end if
+        if (.not. fresh .and. w%theta > THETA_REFACTOR) w%have_factor = .false.
+      end if
     end do
     info = STATUS_NEWTON_FAILED
+    w%have_factor = .false.
+
+  contains
+
+    !> |g| within 10 eps (1 + |q|) and |A v + b| within 10 eps (1 + |v|) (the
+    !> scaled constraint rows times their scale)
+    logical function constraints_at_roundoff()
+      constraints_at_roundoff = &
+        all(abs(w%e(w%n + 1:w%n + w%mh)) * sh <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%q)))) .and. &
+        all(abs(w%e(w%n + w%mh + 1:w%nx)) * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v))))
+    end function
   end subroutine
 
-  !> The history term of the converged step (see alpha_residual); on entry hist
-  !> is the previous step's.
-  subroutine alpha_history(variant, p, w, hist)
-    integer, intent(in) :: variant
+  !> The history term of the converged step (see alpha_residual); on entry
+  !> hist is the previous step's.
+  subroutine alpha_history(p, w, hist)
     type(alpha_params_t), intent(in) :: p
     type(alpha_work_t), intent(in) :: w
     real(wp), intent(inout) :: hist(:)
     if (p%form == FORM_ARNOLD_BRULS) then
       ! w_{n+1} = (a_{n+1} - ahist) / c ;  ahist' = d w_{n+1} - k a_{n+1}
       hist = p%d * (w%x(1:w%n) - hist) / p%c - p%k * w%x(1:w%n)
-    else if (variant == VARIANT_RATTLE) then
+    else if (w%variant == VARIANT_RATTLE) then
       hist = p%k * w%ma - p%d * w%f
     else
       hist = p%k * w%ma - p%d * w%force_tot
@@ -270,106 +424,130 @@ contains
     real(wp), intent(in) :: t, h, q(:), v(:)
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: info
-    real(wp) :: mh_(w%n, w%n), qh(w%n), an(w%mn, w%n), bn(w%mn), col(w%n)
+    real(wp) :: mh_(w%n, w%n), qh(w%n), col(w%n)
     integer :: ipiv(w%n), j
     qh = q + 0.5_wp * h * v
     call model%mass(qh, mh_)
-    call model%nh(t + 0.5_wp * h, qh, an, bn)
+    call model%nh(t + 0.5_wp * h, qh, w%cn, w%bn)
     call lu_factor(mh_, ipiv, info)
     if (info /= 0) then
       info = STATUS_SINGULAR
       return
     end if
     do j = 1, w%mn
-      col = -an(j, :)
+      col = -w%cn(j, :)
       call lu_solve(mh_, ipiv, col)
       w%rm(:, j) = col
     end do
   end subroutine
 
   !> One step of the method from (q, v, a, lam, hist) at t with step h.
-  subroutine alpha_step(model, variant, p, mass_mode, t, h, q, v, a, lam, hist, tol, maxit, &
-                        w, iters, nfact, info)
+  subroutine alpha_step(model, p, t, h, q, v, a, lam, hist, tol, maxit, w, iters, nfact, nreuse, info)
     class(model_t), intent(in) :: model
-    integer, intent(in) :: variant, mass_mode, maxit
+    integer, intent(in) :: maxit
     type(alpha_params_t), intent(in) :: p
     real(wp), intent(in) :: t, h, tol
     real(wp), intent(inout) :: q(:), v(:), a(:), lam(:), hist(:)
     type(alpha_work_t), intent(inout) :: w
-    integer, intent(out) :: iters, nfact, info
-    real(wp) :: qpred(w%n), vpred(w%n)
-    qpred = q + h * v + h * h * (0.5_wp - p%beta) * a
-    vpred = v + h * (1 - p%gamma) * a
-    if (mass_mode == 1) call model%mass(q + h * v, w%mpred)
-    if (variant == VARIANT_RATTLE) then
+    integer, intent(out) :: iters, nfact, nreuse, info
+    integer :: it2, nf2, nr2
+    w%qpred = q + h * v + h * h * (0.5_wp - p%beta) * a
+    w%vpred = v + h * (1 - p%gamma) * a
+    if (w%mass_mode == 1) then
+      w%qm = q + h * v
+      if (w%dense_mass .and. .not. model%const_mass) call model%mass(w%qm, w%mq)
+    end if
+    if (w%variant == VARIANT_RATTLE) then
       call rattle_half_step(model, t, h, q, v, w, info)
       if (info /= 0) return
     end if
     w%x(1:w%n) = a
     w%x(w%n + 1:) = lam
-    call alpha_newton(model, variant, p, mass_mode, t + h, h, qpred, vpred, hist, tol, maxit, &
-                      w, iters, nfact, info)
+    call alpha_newton(model, p, t + h, h, hist, tol, maxit, w, iters, nfact, nreuse, info)
+    if (info == STATUS_NEWTON_FAILED .and. nreuse > 0) then
+      ! simplified Newton failed with an old factorization: once more, fresh
+      w%x(1:w%n) = a
+      w%x(w%n + 1:) = lam
+      call alpha_newton(model, p, t + h, h, hist, tol, maxit, w, it2, nf2, nr2, info)
+      iters = iters + it2
+      nfact = nfact + nf2
+      nreuse = nreuse + nr2
+    end if
     if (info /= 0) return
     q = w%q
     v = w%v
     a = w%x(1:w%n)
     lam = w%x(w%n + 1:)
-    call alpha_history(variant, p, w, hist)
+    call alpha_history(p, w, hist)
   end subroutine
 
   !> The whole trajectory: nsteps steps of size h from t0, output every
   !> `every` steps into the caller's arrays (column k = sample k).
   !> On entry a (n) and lam (m) hold the consistent acceleration and
-  !> multipliers at t0.  istat = [status, steps done, samples written];
-  !> stats = [newton iterations, factorizations, max iterations in a step,
-  !> start-up iterations].
+  !> multipliers at t0.  solver: SOLVER_AUTO/DENSE/BANDED/SPARSE
+  !> (pyint_newton_matrix); reuse: 1 = simplified Newton (Jacobian reuse).
+  !> istat = [status, steps done, samples written]; stats: see NSTATS.
   subroutine alpha_driver(model, variant, form, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, &
                           nsteps, every, q0, v0, a0, lam0, tout, qout, vout, aout, lout, &
-                          istat, stats)
+                          istat, stats, solver, reuse)
     class(model_t), intent(in) :: model
-    integer, intent(in) :: variant, form, mass_mode, start_mode, maxit, nsteps, every
+    integer, intent(in) :: variant, form, mass_mode, start_mode, maxit, nsteps, every, solver, reuse
     real(wp), intent(in) :: rho_inf, tol, t0, h, q0(:), v0(:), a0(:), lam0(:)
     real(wp), intent(out) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :)
     integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(4)
+    real(wp), intent(out) :: stats(NSTATS)
     type(alpha_params_t) :: p
     type(alpha_work_t) :: w
-    real(wp) :: q(size(q0)), v(size(v0)), a(size(a0)), lam(size(lam0)), hist(size(q0))
-    real(wp) :: t, m0(size(q0), size(q0)), f0(size(q0)), ftot0(size(q0))
-    integer :: step, iters, nfact, info, ns
+    real(wp), allocatable :: q(:), v(:), a(:), lam(:), hist(:), f0(:), ftot0(:)
+    real(wp) :: t
+    integer :: step, iters, nfact, nreuse, info, ns
     p = alpha_params(rho_inf, form)
+    stats = 0
     if (variant == VARIANT_RATTLE .and. model%mh > 0) then
       istat = [STATUS_BAD_INPUT, 0, 0]   ! alpha-RATTLE is written for nonholonomic constraints
-      stats = 0
       return
     end if
-    call alpha_work_init(w, model)
-    call model%mass(q0, w%mq)          ! the constant mass matrix (re-evaluated per iterate otherwise)
-    stats = 0
-    istat = 0
+    call alpha_work_init(w, model, variant, mass_mode, reuse /= 0)
     q = q0; v = v0; a = a0; lam = lam0
+    allocate(hist(size(q0)), f0(size(q0)), ftot0(size(q0)))
     t = t0
+    ! the Newton matrix: pattern at the initial state, solver choice
+    w%x(1:w%n) = a0
+    w%x(w%n + 1:) = lam0
+    w%av = a0
+    w%q = q0; w%v = v0; w%qm = q0
+    call alpha_setup_solver(model, p, t0, h, solver, w, info)
+    stats(6) = w%jm%kind
+    stats(7) = w%jm%kl
+    stats(8) = w%jm%ku
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      call w%jm%release()
+      return
+    end if
+    if (w%dense_mass) call model%mass(q0, w%mq)   ! constant M (re-evaluated per iterate otherwise)
     ! F_0 and M_0 a_0 for the history term
     call total_force(model, t0, q0, v0, lam0, w, f0, ftot0)
-    call model%mass(q0, m0)
     if (start_mode == 1) then
       call paper_start(info)
       if (info /= 0) then
         istat = [info, 0, 0]
+        call w%jm%release()
         return
       end if
     end if
-    hist = initial_history(a)
+    call start_history(a, hist)
     ns = 1
     call store(ns)
     do step = 1, nsteps
-      call alpha_step(model, variant, p, mass_mode, t, h, q, v, a, lam, hist, tol, maxit, w, &
-                      iters, nfact, info)
+      call alpha_step(model, p, t, h, q, v, a, lam, hist, tol, maxit, w, iters, nfact, nreuse, info)
       stats(1) = stats(1) + iters
       stats(2) = stats(2) + nfact
       stats(3) = max(stats(3), real(iters, wp))
+      stats(5) = stats(5) + nreuse
       if (info /= 0) then
         istat = [info, step - 1, ns]
+        call w%jm%release()
         return
       end if
       t = t0 + step * h
@@ -379,21 +557,9 @@ contains
       end if
     end do
     istat = [STATUS_OK, nsteps, ns]
+    call w%jm%release()
 
   contains
-
-    !> History term at t0 for the algorithmic acceleration a (a0 = qddot(0) is the physical one).
-    function initial_history(a) result(hst)
-      real(wp), intent(in) :: a(:)
-      real(wp) :: hst(size(a))
-      if (p%form == FORM_ARNOLD_BRULS) then
-        hst = p%d * a0 - p%k * a
-      else if (variant == VARIANT_RATTLE) then
-        hst = p%k * matmul(m0, a) - p%d * f0
-      else
-        hst = p%k * matmul(m0, a) - p%d * ftot0
-      end if
-    end function
 
     subroutine store(k)
       integer, intent(in) :: k
@@ -405,13 +571,29 @@ contains
       if (size(lam) > 0) lout(:, k) = lam
     end subroutine
 
-    !> M a_0 = (1 - alpha) F_0 + alpha F_1 by fixed-point iteration over step 1.
+    !> The history term of step 1 for the start acceleration a0.
+    subroutine start_history(a0_, hist_)
+      real(wp), intent(in) :: a0_(:)
+      real(wp), intent(out) :: hist_(:)
+      call model%mass_mul(q0, a0_, w%ma)
+      if (p%form == FORM_ARNOLD_BRULS) then
+        hist_ = p%d * a0 - p%k * a0_     ! a0: qddot(0), the physical acceleration
+      else if (variant == VARIANT_RATTLE) then
+        hist_ = p%k * w%ma - p%d * f0
+      else
+        hist_ = p%k * w%ma - p%d * ftot0
+      end if
+    end subroutine
+
+    !> M a_0 = (1 - alpha) F_0 + alpha F_1 by fixed-point iteration over step 1
+    !> (a dense LU of M(q_0), once).
     subroutine paper_start(info)
       integer, intent(out) :: info
-      real(wp) :: q1(size(q0)), v1(size(q0)), a1(size(q0)), l1(size(lam0)), h1(size(q0))
-      real(wp) :: anew(size(q0)), f1(size(q0)), ftot1(size(q0)), mlu(size(q0), size(q0))
-      integer :: it, ipiv(size(q0)), lapack_info
-      mlu = m0
+      real(wp), allocatable :: q1(:), v1(:), a1(:), l1(:), h1(:), anew(:), f1(:), ftot1(:), mlu(:, :)
+      integer, allocatable :: ipiv(:)
+      integer :: it, lapack_info
+      allocate(mlu(size(q0), size(q0)), ipiv(size(q0)), h1(size(q0)), f1(size(q0)), ftot1(size(q0)))
+      call model%mass(q0, mlu)
       call lu_factor(mlu, ipiv, lapack_info)
       if (lapack_info /= 0) then
         info = STATUS_SINGULAR
@@ -419,10 +601,11 @@ contains
       end if
       do it = 1, 4 * maxit
         q1 = q0; v1 = v0; a1 = a; l1 = lam
-        h1 = initial_history(a)
-        call alpha_step(model, variant, p, mass_mode, t0, h, q1, v1, a1, l1, h1, tol, maxit, w, &
-                        iters, nfact, info)
+        call start_history(a, h1)
+        call alpha_step(model, p, t0, h, q1, v1, a1, l1, h1, tol, maxit, w, iters, nfact, nreuse, info)
         stats(4) = stats(4) + 1
+        stats(2) = stats(2) + nfact
+        stats(5) = stats(5) + nreuse
         if (info /= 0) return
         call total_force(model, t0 + h, q1, v1, l1, w, f1, ftot1)
         anew = (1 - p%alpha) * ftot0 + p%alpha * ftot1
@@ -448,13 +631,65 @@ contains
     call model%force(t, q, v, f)
     ftot = f
     if (w%mh > 0) then
-      call model%hol_jac(t, q, w%ch)
-      ftot = ftot - matmul(lam(1:w%mh), w%ch)
+      call model%hol_jac_tmul(t, q, lam(1:w%mh), w%tmp)
+      ftot = ftot - w%tmp
     end if
     if (w%mn > 0) then
-      call model%nh(t, q, w%cn, w%bn)
-      ftot = ftot - matmul(lam(w%mh + 1:), w%cn)
+      call model%nh_jac_tmul(t, q, lam(w%mh + 1:), w%tmp)
+      ftot = ftot - w%tmp
     end if
+  end subroutine
+
+  !> Many trajectories of one built-in model (model_id > 0) in OpenMP threads:
+  !> trajectory k starts from (q0(:,k), v0(:,k), a0(:,k), lam0(:,k)) with the
+  !> real parameters rpar(:,k) (same ipar, hence the same sizes, for all).
+  !> Each thread builds its own model and workspace (nothing shared is
+  !> written but the k-th output slices).  Outputs as alpha_driver's, with a
+  !> trailing trajectory index; a trajectory whose parameters are rejected gets
+  !> istat(:, k) = [STATUS_BAD_INPUT, 0, 0].
+  subroutine alpha_batch_driver(model_id, ipar, rpar, n, mh, mn, mflags, variant, form, rho_inf, mass_mode, &
+                                start_mode, tol, maxit, t0, h, nsteps, every, solver, reuse, nthreads, &
+                                q0, v0, a0, lam0, tout, qout, vout, aout, lout, istat, stats)
+    integer, intent(in) :: model_id, n, mh, mn, variant, form, mass_mode, start_mode, maxit, nsteps, every, &
+                           solver, reuse, nthreads
+    integer, intent(in) :: ipar(:), mflags(:)
+    real(wp), intent(in) :: rpar(:, :), rho_inf, tol, t0, h
+    real(wp), intent(in) :: q0(:, :), v0(:, :), a0(:, :), lam0(:, :)
+    real(wp), intent(out) :: tout(:, :), qout(:, :, :), vout(:, :, :), aout(:, :, :), lout(:, :, :)
+    integer, intent(out) :: istat(:, :)
+    real(wp), intent(out) :: stats(:, :)
+    integer :: k
+    !$omp parallel do schedule(dynamic, 1) num_threads(max(nthreads, 1)) default(shared) private(k)
+    do k = 1, size(q0, 2)
+      call one(k)
+    end do
+    !$omp end parallel do
+
+  contains
+
+    subroutine one(k)
+      integer, intent(in) :: k
+      class(model_t), allocatable :: m
+      integer :: ierr
+      stats(:, k) = 0
+      istat(:, k) = [STATUS_BAD_INPUT, 0, 0]
+      if (model_id < 1) return
+      call setup_model(model_id, ipar, rpar(:, k), no_callback, n, mh, mn, mflags, m, ierr)
+      if (ierr /= 0) return
+      call alpha_driver(m, variant, form, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, nsteps, every, &
+                        q0(:, k), v0(:, k), a0(:, k), lam0(1:mh + mn, k), tout(:, k), qout(:, :, k), &
+                        vout(:, :, k), aout(:, :, k), lout(:, :, k), istat(:, k), stats(:, k), &
+                        solver, reuse)
+    end subroutine
+
+  end subroutine alpha_batch_driver
+
+  !> The callback slot of a built-in model in a batch: never called.
+  subroutine no_callback(req, t, n, q, v, nw, w, nout, out)
+    integer(c_int), intent(in) :: req, n, nw, nout
+    real(c_double), intent(in) :: t, q(n), v(n), w(nw)
+    real(c_double), intent(inout) :: out(nout)
+    error stop 'pyint: a batch of built-in models called the Python callback'
   end subroutine
 
 end module genalpha

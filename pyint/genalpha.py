@@ -18,12 +18,16 @@ Parameters from the spectral radius at infinity rho_inf in [0, 1]
 """
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 
 from . import _fortran
 from . import _validate as V
 from ._fortran_model import model_args
 from .integrator import Integrator, output_buffers, raw_result, register
+from .structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver, consistent_acceleration
 
 
 def alpha_parameters(rho_inf):
@@ -50,12 +54,21 @@ _FORMULATIONS = {"paper": 0, "arnold_bruls": 1}
 _START_MODES = {"consistent": 0, "paper": 1}
 
 
+def _stats(istat, st):
+    """The statistics dict of one trajectory from the kernel's istat and stats arrays."""
+    return {"steps": int(istat[1]), "newton_iterations": int(st[0]),
+            "jacobian_factorizations": int(st[1]), "jacobian_reuses": int(st[4]),
+            "max_newton_iterations": int(st[2]), "startup_iterations": int(st[3]),
+            "failed_steps": int(istat[0] != 0), "linear_solver": SOLVER_NAMES.get(int(st[5]), "none"),
+            "band_lower": int(st[6]), "band_upper": int(st[7])}
+
+
 class _AlphaFamily(Integrator):
     order = 2
     _variant = 0
 
     def __init__(self, rho_inf=0.9, formulation="arnold_bruls", mass_update="exact", start="consistent",
-                 tol=1e-10, maxit=25):
+                 tol=1e-10, maxit=25, linear_solver="auto", jacobian_reuse=True):
         """rho_inf: spectral radius at infinity in [0, 1] (1: no numerical dissipation).
         formulation: "arnold_bruls" (default) solves M(q_{n+1}) w_{n+1} = F_{n+1} for the
         physical acceleration w and carries the alpha recursion on accelerations;
@@ -67,6 +80,14 @@ class _AlphaFamily(Integrator):
         start: "consistent" (a_0 = qddot(0)) or "paper" (M a_0 = (1 - alpha) F_0 + alpha F_1).
         tol: Newton stops when beta h^2 |increment| <= tol (1 + |q|) (position units);
         maxit: iterations per step.
+        linear_solver: "auto" (SuiteSparse KLU when built in, dense LU for large
+        matrices with over 30 % nonzeros; without KLU banded or dense by flop
+        count), "dense" (LAPACK LU), "banded" (LAPACK band LU after reverse
+        Cuthill-McKee) or "sparse" (KLU).  alpha-RATTLE is always dense.  The
+        choice made is in ``Result.stats["linear_solver"]``.
+        jacobian_reuse: simplified Newton, keeping the factorization across
+        iterations and steps while the contraction rate stays below 0.1 (False:
+        Newton's method, a new matrix every iteration).
         """
         self.rho_inf = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
         if mass_update not in _MASS_MODES:
@@ -80,30 +101,132 @@ class _AlphaFamily(Integrator):
         self.start = start
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
+        check_linear_solver(linear_solver)
+        if not isinstance(jacobian_reuse, (bool, np.bool_)):
+            raise TypeError(f"jacobian_reuse must be True or False, got {jacobian_reuse!r}")
+        self.linear_solver = linear_solver
+        self.jacobian_reuse = bool(jacobian_reuse)
 
     def params(self):
         p = {"rho_inf": self.rho_inf, "formulation": self.formulation, "mass_update": self.mass_update, "start": self.start,
-             "tol": self.tol, "maxit": self.maxit}
+             "tol": self.tol, "maxit": self.maxit, "linear_solver": self.linear_solver,
+             "jacobian_reuse": self.jacobian_reuse}
         p.update(alpha_parameters(self.rho_inf))
         return p
 
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
         args = model_args(model, backend)
-        a0, lh, ln = model.consistent_acceleration(t0, q0, v0)
+        a0, lh, ln = consistent_acceleration(model, t0, q0, v0, backend)
         lam0 = np.concatenate([lh, ln])
         nl = lam0.size
         buf = output_buffers(model.n, nl, nsteps, every)
         istat, stats = _fortran.alpha_run(
             args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], self._variant, _FORMULATIONS[self.formulation], self.rho_inf, _MASS_MODES[self.mass_update],
+            args["mflags"], self._variant, _FORMULATIONS[self.formulation], self.rho_inf,
+            _MASS_MODES[self.mass_update],
             _START_MODES[self.start], self.tol, self.maxit, t0, h, nsteps, every,
             q0, v0, np.ascontiguousarray(a0, dtype=float),
             np.ascontiguousarray(lam0 if nl else np.zeros(1), dtype=float),
-            buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"])
-        stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
-                 "jacobian_factorizations": int(stats[1]), "max_newton_iterations": int(stats[2]),
-                 "startup_iterations": int(stats[3]), "failed_steps": int(istat[0] != 0)}
-        return raw_result(buf, nl, istat, stats)
+            buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"],
+            solver=LINEAR_SOLVERS[self.linear_solver], reuse=int(self.jacobian_reuse))
+        return raw_result(buf, nl, istat, _stats(istat, stats))
+
+    def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
+                        raise_on_failure=True):
+        """Integrate many trajectories of one built-in model in one Fortran call.
+
+        models: one model (every trajectory uses it) or a sequence of models of
+        the same built-in kind and sizes that differ only in their real
+        parameters (masses, lengths, ...: a parameter sweep).  q0s, v0s:
+        arrays (nb, n), one initial state per trajectory (or (n,) when a list
+        of models is given: the same start for all).  threads: OpenMP threads
+        across trajectories (default: every CPU).  Returns a list of Result,
+        one per trajectory, identical to what :meth:`integrate` returns for it
+        (cpu_time is the batch's CPU time divided by nb).  A model without a
+        Fortran twin cannot run in threads (its items are Python calls): its
+        trajectories run one after another through :meth:`integrate`.
+        """
+        models, q0s, v0s = _batch_inputs(models, q0s, v0s)
+        nb = len(models)
+        if threads is None:
+            threads = os.cpu_count() or 1
+        threads = V.as_int(threads, "threads", minimum=1)
+        first = models[0]
+        if first.fortran_name is None:
+            return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
+                                   raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
+        for m in models:
+            self.check_model(m)
+        h = V.as_real(h, "h", positive=True)
+        t0 = V.as_real(t0, "t0")
+        t_end = V.as_real(t_end, "t_end")
+        every = V.as_int(every, "every", minimum=1)
+        nsteps = V.step_count(t0, t_end, h)
+        args = [model_args(m, "fortran") for m in models]
+        for m, a in zip(models, args):
+            if (type(m) is not type(first) or m.n != first.n or m.n_hol != first.n_hol
+                    or m.n_nonhol != first.n_nonhol or not np.array_equal(a["ipar"], args[0]["ipar"])
+                    or a["rpar"].size != args[0]["rpar"].size):
+                raise ValueError(f"integrate_batch needs models of one kind and size; {m.name!r} differs "
+                                 f"from {first.name!r}")
+        n, nl = first.n, max(first.n_hol + first.n_nonhol, 1)
+        a0s = np.zeros((n, nb), order="F")
+        lam0s = np.zeros((nl, nb), order="F")
+        q0f = np.zeros((n, nb), order="F")
+        v0f = np.zeros((n, nb), order="F")
+        for k, m in enumerate(models):
+            q0 = V.as_vector(q0s[k], n, f"q0s[{k}]")
+            v0 = V.as_vector(v0s[k], n, f"v0s[{k}]")
+            q0, v0 = V.consistent_initial_state(m, t0, q0, v0, project=project)
+            a0, lh, ln = consistent_acceleration(m, t0, q0, v0, "fortran")
+            q0f[:, k], v0f[:, k], a0s[:, k] = q0, v0, a0
+            lam0s[:lh.size + ln.size, k] = np.concatenate([lh, ln])
+        rpar = np.asfortranarray(np.stack([a["rpar"] for a in args], axis=1))
+        nout = nsteps // every + 1
+        tout = np.zeros((nout, nb), order="F")
+        qout, vout, aout = (np.zeros((n, nout, nb), order="F") for _ in range(3))
+        lout = np.zeros((nl, nout, nb), order="F")
+        a = args[0]
+        cpu = time.process_time()
+        istat, stats = _fortran.alpha_batch(
+            a["model_id"], a["ipar"], rpar, a["mh"], a["mn"], a["mflags"], self._variant,
+            _FORMULATIONS[self.formulation], self.rho_inf,
+            _MASS_MODES[self.mass_update], _START_MODES[self.start], self.tol, self.maxit, t0, h, nsteps, every,
+            LINEAR_SOLVERS[self.linear_solver], int(self.jacobian_reuse), threads, q0f, v0f, a0s, lam0s,
+            tout, qout, vout, aout, lout)
+        cpu = (time.process_time() - cpu) / nb
+        results = []
+        nlam = first.n_hol + first.n_nonhol
+        for k, m in enumerate(models):
+            st = _stats(istat[:, k], stats[:, k])
+            st.update(batch_size=nb, threads=threads)
+            raw = dict(t=tout[:, k], q=qout[:, :, k].T, v=vout[:, :, k].T, a=aout[:, :, k].T,
+                       lam=lout[:nlam, :, k].T, istat=istat[:, k], stats=st)
+            results.append(self._make_result(m, raw, t0, h, cpu, "fortran", raise_on_failure))
+        return results
+
+
+def _batch_inputs(models, q0s, v0s):
+    """(list of models, q0s, v0s) with one model and one row per trajectory."""
+    single = not isinstance(models, (list, tuple))
+    if not single and not models:
+        raise ValueError("integrate_batch needs at least one model")
+    q0s = np.asarray(q0s, dtype=float)
+    v0s = np.asarray(v0s, dtype=float)
+    if q0s.ndim not in (1, 2) or v0s.ndim not in (1, 2):
+        raise ValueError(f"q0s and v0s must have shape (nb, n) or (n,), got {q0s.shape} and {v0s.shape}")
+    if q0s.ndim == 2 and q0s.shape[0] == 0:
+        raise ValueError("integrate_batch needs at least one trajectory")
+    if not single:
+        nb = len(models)
+    else:
+        nb = q0s.shape[0] if q0s.ndim == 2 else v0s.shape[0] if v0s.ndim == 2 else 1
+        models = [models] * nb
+    q0s = np.broadcast_to(q0s, (nb, q0s.shape[-1])) if q0s.ndim == 1 else q0s
+    v0s = np.broadcast_to(v0s, (nb, v0s.shape[-1])) if v0s.ndim == 1 else v0s
+    if q0s.shape[0] != nb or v0s.shape[0] != nb:
+        raise ValueError(f"q0s and v0s must have one row per trajectory ({nb}), got {q0s.shape} and {v0s.shape}")
+    return list(models), q0s, v0s
 
 
 @register

@@ -55,7 +55,8 @@ class Integrator:
         return {}
 
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):  # pragma: no cover - abstract
-        """Call the Fortran kernel; return dict with t, q, v, a, lam (time-major), istat, stats."""
+        """Call the Fortran kernel; return dict with t, q, v, a, lam (time-major), istat, stats,
+        and optionally extra (name -> time-major array, e.g. momenta p) for ``Result.extra``."""
         raise NotImplementedError
 
     def check_model(self, model):
@@ -88,16 +89,21 @@ class Integrator:
         cpu = time.process_time()
         raw = self._run(model, t0, h, nsteps, every, q0, v0, backend)
         cpu = time.process_time() - cpu
+        return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure)
 
+    def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True):
+        """The Result of one trajectory from the raw kernel output (see ``_run``);
+        raises the IntegrationError of a failed run when raise_on_failure."""
         status, steps_done, nsamples = (int(x) for x in raw["istat"])
         sl = slice(0, nsamples)
         t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
         res, energy = trajectory_residuals(model, t, q, v, a, backend)
+        extra = {k: x[sl] for k, x in raw.get("extra", {}).items()}   # method-specific arrays (time-major)
         result = Result(
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res,
             energy=energy if model.has_energy else None, stats=raw["stats"],
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
-            cpu_time=cpu)
+            cpu_time=cpu, extra=extra)
         if status != STATUS_OK:
             t_fail = t0 + (steps_done + 1) * h
             result.message = (f"{self.name}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "

@@ -7,5 +7,10 @@ module below.
 from .integrator import METHODS  # noqa: F401
 
 from . import genalpha  # noqa: F401  generalized-alpha, alpha-RATTLE (seed 000)
+from . import galerkin  # noqa: F401  Galerkin-Lobatto variational integrator, s = 1..4 registered (seed 004)
+from . import lie_backward  # noqa: F401  Lie-group DAE1/DAE2/DAE3/DAES, backward differences (seed 001)
+from . import lie_genalpha  # noqa: F401  Lie-group generalized-alpha, index 3 and stabilized index 2
+from . import symplectic  # noqa: F401  seed-002 composition (Gauss-Legendre), RATTLE, Lobatto IIIA-IIIB
+from . import baumgarte  # noqa: F401  Baumgarte-stabilized RK4 (seed 002 baseline)
 from . import rk4_index1  # noqa: F401  classical RK4 on the index-1 form (seed 003 baseline)
 from . import block  # noqa: F401  multistep block methods (seed 003)

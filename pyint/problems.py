@@ -18,6 +18,7 @@ from typing import Callable
 import numpy as np
 
 from .models import PendulumChain
+from .models import AnharmonicChain
 
 
 @dataclass
@@ -189,13 +190,149 @@ add_problem(Problem(
     tags=frozenset({"conservative", "natural_coordinates"}),
 ))
 
+
+def triple_pendulum_model():
+    """The planar triple pendulum of seed 002 (SPEC "Seed 002"): m = l = g = 1."""
+    return PendulumChain(3, mass=1.0, length=1.0, grav=1.0)
+
+
+def triple_pendulum_state(model):
+    """Seed 002's start q(0) = (0.5, -sqrt(.75), 0, -2 sqrt(.75), 0, -1 - 2 sqrt(.75)), p(0) = 0:
+    links at 30, -30 and 0 degrees from the downward vertical, all of length 1."""
+    return model.initial_state([np.pi / 6, -np.pi / 6, 0.0])
+
+
+# tag "long_run": the motion keeps visiting the same region of phase space, so a long
+# run at h0 tests energy boundedness (tests/test_methods.py).
 add_problem(Problem(
-    name="manipulator_angles",
-    make_model=lambda: __import__("pyint.models", fromlist=["TwoLinkAngles"]).TwoLinkAngles(width=0.1),
-    make_state=lambda m: (np.zeros(2), np.zeros(2)),
-    t_end=1.0,
-    h0=1 / 64,
-    source="pyint.problems.ode_reference: DOP853 on the ODE (14) (unconstrained, M(theta)), rtol = 2.5e-14, "
-           "atol = 1e-15",
-    tags=frozenset({"conservative", "configuration_dependent_mass", "unconstrained"}),
+    name="triple_pendulum",
+    make_model=triple_pendulum_model,
+    make_state=triple_pendulum_state,
+    t_end=2.0,
+    h0=1 / 32,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
+    tags=frozenset({"conservative", "seed002", "long_run"}),
 ))
+
+add_problem(Problem(
+    name="anharmonic_chain2",
+    make_model=lambda: AnharmonicChain.example(),
+    make_state=lambda m: m.initial_state([np.pi / 2, np.pi / 2]),
+    t_end=2.0,
+    h0=1 / 32,
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
+    tags=frozenset({"conservative", "nonlinear_potential"}),
+))
+
+
+def _skate_torsion_model():
+    from ._seed004_models import SkateTwin
+    return SkateTwin(torsion=0.5)
+
+
+add_problem(Problem(
+    name="skate_torsion",
+    make_model=_skate_torsion_model,
+    make_state=lambda m: m.initial_state(omega=1.0),
+    t_end=3.0,
+    h0=3 / 32,                   # divides the sample spacing t_end / 8
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15 "
+           "(seed-004 skate plus a torsion spring k = 0.5 on the heading, so that theta is not "
+           "linear in t and the multiplier is not degenerate; the plain skate has a closed form, "
+           "tests/test_galerkin.py uses it)",
+    tags=frozenset({"conservative"}),
+))
+
+
+# -- Lie-group problems: rigid bodies on (R^3 x SO(3))^nb (seed 001) -----------------
+# Kept apart from PROBLEMS (vector models): the Lie-group methods (supports =
+# {"lie_group"}) run on these, in the Lie-group section of tests/test_methods.py.
+# A LieProblem is a Problem whose model is a RigidBodySystem, whose state is
+# (q = RigidBodySystem.pack(x, R), V) and whose reference (q, V, lam) at t_end is
+# the quaternion DOP853 solution of pyint.lie_reference.
+
+@dataclass
+class LieProblem(Problem):
+    @property
+    def kinds(self):
+        return frozenset({"lie_group"})
+
+    @functools.cached_property
+    def reference(self):
+        """(q, V, lam) at t_end (q = pack(x, R))."""
+        from .lie_reference import reference
+
+        x0, r0 = self.model.unpack(self.initial_state[0])
+        xs, rs, vs, lams, _ = reference(self.model, x0, r0, self.initial_state[1], [0.0, self.t_end])
+        return self.model.pack(xs[-1], rs[-1]), vs[-1], lams[-1]
+
+
+LIE_PROBLEMS: dict[str, LieProblem] = {}
+
+
+def add_lie_problem(problem):
+    LIE_PROBLEMS[problem.name] = problem
+    return problem
+
+
+def _manipulator():
+    from .models.rigid_bodies import RigidBodySystem
+    return RigidBodySystem.two_link_manipulator()
+
+
+def _manipulator_state(system):
+    x, rot, v = system.manipulator_initial_state()
+    return system.pack(x, rot), v
+
+
+def _hinged_pair():
+    """Two bodies: body 1 hinged to the ground about the world z axis at its end,
+    body 2 hinged to body 1 about body 1's x axis: both joint primitives."""
+    from .models.rigid_bodies import Body, RigidBodySystem, revolute
+    bodies = [Body(2.0, (0.02, 0.2, 0.21)), Body(1.0, [[0.05, 0.01, 0.0], [0.01, 0.04, 0.0], [0.0, 0.0, 0.02]])]
+    joints = (revolute(0, (-0.5, 0.0, 0.0), (0.0, 0.0, 1.0), None, (0.0, 0.0, 0.0), (0.0, 0.0, 1.0))
+              + revolute(1, (0.0, 0.0, 0.3), (1.0, 0.0, 0.0), 0, (0.5, 0.0, 0.0), (1.0, 0.0, 0.0)))
+    return RigidBodySystem(bodies, joints, gravity=(0.0, -9.81, 0.0), name="hinged_pair")
+
+
+def _hinged_pair_state(system):
+    """Body 1 along +x turning about z at 2 rad/s, body 2 below the hinge swinging about x at 5 rad/s."""
+    from .so3 import cross
+    w1, w2 = np.array([0.0, 0.0, 2.0]), np.array([5.0, 0.0, 2.0])
+    x1 = np.array([0.5, 0.0, 0.0])
+    hinge = x1 + np.array([0.5, 0.0, 0.0])
+    x2 = hinge - np.array([0.0, 0.0, 0.3])
+    v1 = cross(w1, x1)
+    v2 = v1 + cross(w1, np.array([0.5, 0.0, 0.0])) - cross(w2, np.array([0.0, 0.0, 0.3]))
+    rot = np.stack([np.eye(3), np.eye(3)])
+    return system.pack(np.stack([x1, x2]), rot), np.concatenate([v1, w1, v2, w2])
+
+
+def _heavy_top():
+    from .models.rigid_bodies import RigidBodySystem
+    return RigidBodySystem.heavy_top()
+
+
+def _heavy_top_state(system):
+    """Tilted by 0.3 rad about x, spinning at 20 rad/s about its axis."""
+    from .so3 import expm
+    rot = expm([0.3, 0.0, 0.0])[None]
+    x = (rot[0] @ np.array([0.0, 0.0, 0.5]))[None]
+    om = np.array([0.0, 0.0, 20.0])
+    v = rot[0] @ np.cross(om, [0.0, 0.0, 0.5])
+    return system.pack(x, rot), np.concatenate([v, om])
+
+
+_LIE_SOURCE = "pyint.lie_reference.reference: quaternion ODE, index-1, SciPy DOP853 at rtol = 2.5e-14, atol = 1e-15"
+
+add_lie_problem(LieProblem(
+    name="manipulator_short", make_model=_manipulator, make_state=_manipulator_state,
+    t_end=0.1, h0=5e-4, source=_LIE_SOURCE + " (seed 001 manipulator, SPEC initial state)",
+    tags=frozenset({"conservative"})))
+add_lie_problem(LieProblem(
+    name="heavy_top", make_model=_heavy_top, make_state=_heavy_top_state,
+    t_end=0.5, h0=2e-3, source=_LIE_SOURCE, tags=frozenset({"conservative"})))
+add_lie_problem(LieProblem(
+    name="hinged_pair", make_model=_hinged_pair, make_state=_hinged_pair_state,
+    t_end=0.5, h0=2e-3, source=_LIE_SOURCE + " (point + perpendicularity joints)",
+    tags=frozenset({"conservative"})))

@@ -1,0 +1,179 @@
+"""Reference solutions: SUNDIALS IDA (through scikits.odes) on index-1 forms of any model.
+
+Seed 000 validates its alpha-methods against DASSL on a dummy-derivative
+index-1 form of the snakeboard; ``pyint.reference`` is that validation layer
+for every model of :class:`pyint.models.Model`, with IDA as the DASSL
+substitute.  The reduction is automatic: a model only provides its items
+(mass, force, constraints, their Jacobians, hol_gamma, nh_gamma; finite
+differences fill in what it omits).
+
+Usage::
+
+    from pyint.reference import solve
+    ref = solve(model, times, q0, v0, rtol=1e-10)     # a ReferenceResult
+    ref.q[-1], ref.lam[-1], ref.stats["steps"], ref.form
+    ds = ref.to_xarray()                               # what the cache stores
+
+The model is M(q) v' = f(t, q, v) - G^T lam_h - A^T lam_n, q' = v with
+holonomic constraints g(t, q) = 0 (G = g_q) and nonholonomic constraints
+A(t, q) v + b = 0; C = [G; A]; gamma_h, gamma_n the acceleration terms
+(G a + gamma_h = 0, A a + gamma_n = 0).
+
+The forms (``form=``)
+---------------------
+``"dummy_derivative"`` (default; Mattsson and Soderlind, SIAM J. Sci. Comput. 14 (1993) 677)
+    Keep every constraint level: g = 0, G v + g_t = 0 and G a + gamma_h = 0
+    (holonomic: index 3, differentiated twice), A v + b = 0 and
+    A a + gamma_n = 0 (nonholonomic: index 2, differentiated once).  That is
+    n_hol + n_constraints equations more than the model has unknowns; to
+    keep the system square, for each differentiated constraint one
+    derivative becomes a new algebraic unknown (a *dummy derivative*):
+    n_hol components q'[Sq] are replaced by dq and n_hol + n_nonhol
+    components v'[Sv] by dv.  Unknowns y = (q, v, lam, dq, dv), equations
+
+        q'[Fq] = v[Fq],   dq = v[Sq],
+        M(q) vd = f - C^T lam           (vd = v' with vd[Sv] = dv),
+        g = 0,  G v + g_t = 0,  A v + b = 0,
+        G vd + gamma_h = 0,  A vd + gamma_n = 0.
+
+    q[Sq], v[Sv] are then algebraic (their derivatives no longer appear), as
+    are lam, dq, dv; the system is index 1 as long as G[:, Sq] and C[:, Sv]
+    are nonsingular (the algebraic equations solve, in turn, for q[Sq], v[Sv],
+    dq and the KKT pair (vd, lam)).
+
+    *Choice of the dummies.*  Sq is chosen on G, Sv on C at the current
+    state: QR with column pivoting gives a first choice, then single column
+    swaps are made while one grows |det| of the block by more than 1 %
+    (a locally maximal-volume block, :func:`forms.select_columns`).  Its
+    quality ``max |C[:, S]^-1 C|`` (:func:`forms.selection_quality`) is then
+    ~1; an entry b > 1 says that swapping would grow |det| by the factor b,
+    so the measure does not depend on how the constraints are scaled.
+
+    *Re-selection.*  After every IDA step the quality of the current blocks
+    is evaluated; when it exceeds ``reselect`` (default 4: some other choice
+    is four times better conditioned) IDA is restarted from that step's
+    (t, q, v) with a fresh selection and freshly computed consistent values.
+    ``ReferenceResult.extra["selections"]`` lists when each selection began.
+
+``"index1"``
+    The plain acceleration-level form y = (q, v, lam): q' = v, M v' = f -
+    C^T lam, G v' + gamma_h = 0, A v' + gamma_n = 0.  Index 1; the position
+    and velocity constraints are not imposed and drift.
+
+``"ggl"``
+    The stabilized index-2 form of Gear, Gupta and Leimkuhler (1985),
+    y = (q, v, lam, mu): M(q)(q' - v) + G^T mu = 0 (that is q' = v -
+    M^-1 G^T mu), M v' = f - C^T lam, g = 0, G v + g_t = 0, A v + b = 0.
+    mu vanishes on the exact solution (kept in ``extra["mu"]``).  Index 2:
+    lam and mu are excluded from the error test and get a unit absolute
+    tolerance in IDA's Newton test (see ``forms.GGL``).
+
+The IDA driver (:func:`ida.integrate`)
+---------------------------------------
+* Consistent initial values are computed, not assumed: (q0, v0) must hold
+  the position and velocity constraints (``project=True`` projects them);
+  a0 and lam0 come from the KKT system, the dummies from (v0, a0).  For the
+  index-1 forms IDA's own IDACalcIC is then run on these values as a check;
+  the largest change it makes is ``stats["initial_correction"]``
+  (in units of rtol |y| + atol; below 1 means IDA accepted them).
+* rtol and atol (scalar) apply to q and v.  IDA's local error test covers q
+  and v only (including the algebraic q[Sq], v[Sv] of the dummy-derivative
+  form); multipliers and dummies are velocity-, acceleration- and
+  force-level unknowns determined by q and v, and with them in the error
+  test IDA's step control became erratic below rtol = 1e-10 (on chain2,
+  rtol = 1e-12: 28887 steps and an error of 2e-9 with them, 1119 steps and
+  7e-11 without).
+* Outputs: IDA runs in one-step mode; at each requested time q and v are
+  IDA's interpolant within its last step.  For the dummy-derivative form
+  the algebraic components q[Sq], v[Sv] are then re-solved from g = 0 and
+  the velocity constraints given the others (IDA solves those equations
+  only to its Newton tolerance; the change is ``stats["output_correction"]``,
+  in units of rtol |x| + atol); a and lam are the values consistent with
+  (t, q, v) (the KKT system).  So at the outputs the dummy-derivative form
+  holds every constraint level to round-off, the index-1 form shows its
+  position and velocity drift, and the acceleration level is at round-off
+  for every form by construction.  What a form keeps at IDA's own steps is
+  in ``stats["step_residual_position"]``, ``["step_residual_velocity"]``,
+  ``["step_residual_acceleration"]`` (the largest residuals over all
+  accepted steps, on IDA's (y, y') there: Newton-tolerance sized).
+* Statistics: scikits.odes 2.7 does not expose IDA's counters
+  (IDAGetNumSteps, IDAGetNumErrTestFails, ...), so pyint counts them from
+  IDA's calls into Python: ``steps``, ``residual_evaluations``,
+  ``jacobian_evaluations`` (IDA uses the form's analytic Jacobian, built
+  from the model items, with central differences only for the derivatives
+  of gamma), ``failed_step_attempts`` (error-test and convergence failures
+  together: rejected attempts show up as a change of the time at which IDA
+  evaluates the residual within one step), ``restarts``.
+* Failure: :class:`IDAFailure` (an :class:`pyint.errors.IntegrationError`)
+  with IDA's flag, its name and message, the time reached and the outputs
+  computed so far; a model exception inside the residual is chained to it.
+
+The cache (:mod:`.cache`)
+-------------------------
+:func:`solve` stores each result as NetCDF (``ReferenceResult.to_xarray()``
+with ``form``, ``rtol``, ``atol`` and the key as attributes) under
+``cache_dir`` (default ``$PYINT_REFERENCE_CACHE`` or
+``~/.cache/pyint/reference``), keyed by the model (class, ``describe()``,
+a fingerprint of its items), the initial state, the times, the form and the
+options; a second call with the same arguments loads the file.
+"""
+from __future__ import annotations
+
+from . import cache as _cache
+from .forms import FORMS, select_columns, selection_quality
+from .ida import IDAFailure, check_times, integrate
+from .result import ReferenceResult
+
+__all__ = ["solve", "integrate", "FORMS", "IDAFailure", "ReferenceResult", "select_columns",
+           "selection_quality"]
+
+
+def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_derivative",
+          cache_dir=None, project=False, reselect=4.0, max_order=5, max_steps=500_000,
+          check_initial=True, backend="auto"):
+    """Reference solution of ``model`` at ``times`` (times[0] is the initial time).
+
+    q0, v0: initial state (default ``model.initial_state()``); it must satisfy
+    the position and velocity constraints, or pass ``project=True`` to project
+    it onto them.  rtol, atol: IDA's tolerances on q and v (atol defaults to
+    rtol).  form: one of :data:`FORMS` (``"dummy_derivative"``, ``"index1"``,
+    ``"ggl"``).  cache_dir: directory of the NetCDF cache (None: the default,
+    see :func:`cache.default_cache_dir`; False: no cache).  The other options
+    go to :func:`integrate`.  Returns a :class:`ReferenceResult`;
+    ``result.cache_file`` names the file it was stored in or loaded from and
+    ``result.from_cache`` says which.  Raises :class:`IDAFailure` when IDA
+    stops early (failures are not cached).
+    """
+    from .. import _validate as V
+
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
+    if q0 is None or v0 is None:
+        if not hasattr(model, "initial_state"):
+            raise TypeError(f"model {model.name!r} has no initial_state(); pass q0 and v0")
+        d_q, d_v = model.initial_state()
+        q0 = d_q if q0 is None else q0
+        v0 = d_v if v0 is None else v0
+    times = check_times(times)
+    q0 = V.as_vector(q0, model.n, "q0")
+    v0 = V.as_vector(v0, model.n, "v0")
+    q0, v0 = V.consistent_initial_state(model, float(times[0]), q0, v0, project=project)
+    rtol = V.as_real(rtol, "rtol", positive=True)
+    atol = rtol if atol is None else V.as_real(atol, "atol", positive=True)
+    options = dict(rtol=rtol, atol=atol, reselect=reselect, max_order=max_order, max_steps=max_steps,
+                   check_initial=check_initial)
+
+    path = None
+    if cache_dir is not False:
+        key, description = _cache.cache_key(model, times, q0, v0, form, options)
+        path = _cache.cache_path(_cache.default_cache_dir() if cache_dir is None else cache_dir,
+                                 model, key, form)
+        cached = _cache.load(path, model)
+        if cached is not None:
+            cached.cache_file, cached.from_cache = str(path), True
+            return cached
+    result = integrate(model, times, q0, v0, form=form, backend=backend, **options)
+    if path is not None:
+        _cache.store(result, path, key, description)
+        result.cache_file = str(path)
+    return result

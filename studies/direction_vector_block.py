@@ -15,9 +15,9 @@ One case = one integration, parameters
   study (errors against a tight reference every 0.2 s, h = 0.02 ... 0.00125);
   T = 10 and 100 s are the paper's runs; h = 0.02 and 0.04 probe stability.
 
-Run it with the study runner (``pyint study run direction_vector_block``) or
-alone: ``python -m pyint.studies.direction_vector_block --out results``
-(writes ``direction_vector_block.nc``, the figures and the tables).
+Run it with ``pyint study run direction_vector_block`` (or ``python -m
+pyint.studies.direction_vector_block --out results``): the runner writes
+``results/direction_vector_block.nc`` and the figures; the summary is the tables.
 Runtimes are CPU seconds of the Fortran integration (the minimum of a few
 repeats for the short runs); the paper's are from its own (unnamed) machine
 and software: the ratio is a fact about two runs, not a hardware comparison.
@@ -27,8 +27,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
-import time
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +41,6 @@ ORDER_STEPS = (0.02, 0.01, 0.005, 0.0025, 0.00125)
 STEPS = tuple(sorted(set(PAPER_STEPS + PROBE_STEPS + ORDER_STEPS), reverse=True))
 SPANS = (1.0, 10.0, 25.0, 50.0, 75.0, 100.0)
 GRID = {"method": list(METHODS), "formulation": list(FORMULATIONS), "h": list(STEPS), "T": list(SPANS)}
-QUICK_GRID = {"h": [0.01, 0.005], "T": [1.0, 10.0]}
 ORDER_SAMPLE = 0.2          # order study: errors every 0.2 s up to T = 1
 MAX_SAMPLES = 2001          # time series kept per case (metrics use every step)
 ERROR_FLOOR = 1e-11         # order fits use errors above this (references ~1e-13)
@@ -145,7 +142,7 @@ def run_case(p):
     meth = _method(method)
     nsteps = int(np.ceil(T / h - 1e-9))       # h = 0.0075 does not divide 10: end at the first t >= T
     T_end = nsteps * h
-    repeats = 5 if nsteps <= 2000 else (2 if nsteps <= 20000 else 1)
+    repeats = 1 if T < 10 else (5 if nsteps <= 2000 else (2 if nsteps <= 20000 else 1))   # timing tables only
     cpu = np.inf
     for _ in range(repeats):
         try:
@@ -472,100 +469,35 @@ def figures(nc_path, outdir):
     return paths
 
 
-# -- running alone (without pyint.runner) -------------------------------------------------
-def _cases(grid):
-    keys = list(grid)
-    for vals in itertools.product(*(grid[k] for k in keys)):
-        p = dict(zip(keys, vals))
-        if keep_case(p):
-            yield p
+# -- the study declaration (pyint.runner) ---------------------------------------------------
+from pyint.runner import Study, run_study  # noqa: E402
 
-
-def _combine(results, grid):
-    """One Dataset with the grid parameters as dimensions (the runner's layout):
-    cases not run are NaN ("skipped" status), shorter time series NaN-padded."""
-    keys = list(grid)
-    first = results[0][1]
-    nsample = max(ds.sizes["sample"] for _, ds in results)
-    coords = {k: (k, list(grid[k])) for k in keys}
-    coords.update({d: (d, first[d].values, first[d].attrs) for d in first.dims if d != "sample"})
-    coords["sample"] = ("sample", np.arange(nsample), first["sample"].attrs)
-    gshape = [len(grid[k]) for k in keys]
-    data = {}
-    for name, var in first.data_vars.items():
-        shape = gshape + [nsample if d == "sample" else first.sizes[d] for d in var.dims]
-        if var.dtype.kind in "US":
-            arr = np.full(shape, "skipped" if name == "status" else "", dtype=object)
-        else:
-            arr = np.full(shape, np.nan)
-        data[name] = (keys + list(var.dims), arr, var.attrs)
-    for p, ds in results:
-        at = tuple(list(grid[k]).index(p[k]) for k in keys)
-        for name, var in ds.data_vars.items():
-            sl = at + tuple(slice(0, ds.sizes["sample"]) if d == "sample" else slice(None) for d in var.dims)
-            data[name][1][sl] = var.values
-    out = xr.Dataset({k: (d, a.astype(str) if a.dtype == object else a, at) for k, (d, a, at) in data.items()},
-                     coords=coords)
-    units = {"method": ("", "integration method"),
-             "formulation": ("", "dae: natural coordinates, eq. (7); ode: angles, eq. (14)"),
-             "h": ("s", "step size (block length) h"), "T": ("s", "final time")}
-    for k in keys:
-        out[k].attrs.update(units=units[k][0], long_name=units[k][1])
-    return out
-
-
-def run(out="results", quick=False, workers=1):
-    """Run every case, write <out>/direction_vector_block.nc, the figures and the tables."""
-    from concurrent.futures import ProcessPoolExecutor
-    grid = dict(GRID)
-    if quick:
-        grid.update(QUICK_GRID)
-    cases = list(_cases(grid))
-    t0 = time.time()
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as ex:
-            dss = list(ex.map(run_case, cases))
-    else:
-        dss = [run_case(p) for p in cases]
-    ds = add_derived(_combine(list(zip(cases, dss)), grid))
-    ds.attrs.update({"study": NAME, "description": __doc__.strip().splitlines()[0]})
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{NAME}.nc"
-    tmp = path.with_suffix(f".nc.tmp-{os.getpid()}")
-    try:
-        ds.to_netcdf(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    figs = figures(path, out / NAME)
-    text = summary(xr.open_dataset(path))
-    (out / NAME / "tables.txt").write_text(text + "\n")
-    print(text)
-    print(f"\n{len(cases)} cases in {time.time() - t0:.1f} s -> {path}, {len(figs)} figures in {out / NAME}")
-    return path
+STUDY = Study(
+    name=NAME,
+    description="seed 003: direction-vector manipulator, block methods vs RK4 and the angle ODE (Tables 1-6, Figs 3-11)",
+    grid=GRID,
+    quick_grid={"method": ["block_uniform_rk", "block_legendre", "rk4_index1"], "h": [0.01], "T": [1.0, 10.0]},
+    where=keep_case,
+    run_case=run_case,
+    post=add_derived,
+    figures=figures,
+    summary=summary,
+    meta={"formulation": ("", "dae: natural coordinates, eq. (7); ode: angles, eq. (14)"),
+          "h": ("s", "step size (block length) h"), "T": ("s", "final time")},
+)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    """``python -m pyint.studies.direction_vector_block [--out DIR] [--quick] [--workers N]``
+    (the same as ``pyint study run direction_vector_block``)."""
+    ap = argparse.ArgumentParser(description=STUDY.description)
     ap.add_argument("--out", default="results")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--workers", type=int, default=1)
     a = ap.parse_args(argv)
-    run(a.out, a.quick, a.workers)
+    run = run_study(STUDY, out=a.out, quick=a.quick, workers=a.workers)
+    print(summary(xr.open_dataset(run.path)))
 
 
 if __name__ == "__main__":
     main()
-
-
-# -- the runner's declaration (pyint.runner, branch `runner`; adapt when merged) -----------
-try:
-    from pyint.runner import Study
-except ImportError:          # the runner is not merged yet: `python -m` above still works
-    STUDY = None
-else:
-    STUDY = Study(name=NAME, description=__doc__.strip().splitlines()[0], grid=GRID, fixed={},
-                  quick_grid=QUICK_GRID, run_case=run_case, where=keep_case, post=add_derived,
-                  figures=figures, summary=summary)

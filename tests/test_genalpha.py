@@ -42,10 +42,18 @@ def test_rho_inf_outside_unit_interval_rejected():
 def test_fortran_and_callback_paths_identical():
     prob = PROBLEMS["chain2"]
     q0, v0 = prob.initial_state
-    a = GeneralizedAlpha().integrate(prob.model, q0, v0, 0.5, 1e-2, backend="fortran")
-    b = GeneralizedAlpha().integrate(prob.model, q0, v0, 0.5, 1e-2, backend="callback")
+    # Newton's method (no Jacobian reuse: its refactorization decisions depend on
+    # round-off) and one solver for both (the callback model's pattern is dense,
+    # the chain's sparse): the two paths then do the same arithmetic
+    ga = GeneralizedAlpha(jacobian_reuse=False, linear_solver="dense")
+    a = ga.integrate(prob.model, q0, v0, 0.5, 1e-2, backend="fortran")
+    b = ga.integrate(prob.model, q0, v0, 0.5, 1e-2, backend="callback")
     assert np.max(np.abs(a.q - b.q)) <= 1e-13
-    assert np.max(np.abs(a.lam - b.lam)) <= 1e-10
+    # the built-in model assembles the Newton matrix with its own O(N) hooks (another
+    # summation order) and starts from the Fortran consistent acceleration: lam agrees
+    # to its round-off floor eps / (beta h^2) (relative), not bit for bit
+    lam_floor = 100 * np.finfo(float).eps / (a.params["beta"] * 1e-2**2)
+    assert np.max(np.abs(a.lam - b.lam)) <= lam_floor * np.max(np.abs(a.lam))
     assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
 
 
@@ -199,7 +207,7 @@ def test_fortran_kernel_matches_readable_numpy_step():
     prob = PROBLEMS["chain2"]
     q0, v0 = prob.initial_state
     t, q, v, a, lam = genalpha_numpy(prob.model, q0, v0, 1e-2, 50, rho_inf=0.7)
-    r = GeneralizedAlpha(rho_inf=0.7).integrate(prob.model, q0, v0, 0.5, 1e-2)
+    r = GeneralizedAlpha(rho_inf=0.7, jacobian_reuse=False).integrate(prob.model, q0, v0, 0.5, 1e-2)  # the oracle is Newton
     assert np.max(np.abs(r.q - q)) <= 1e-12
     assert np.max(np.abs(r.v - v)) <= 1e-11
     assert np.max(np.abs(r.lam - lam)) <= 1e-9 * max(1.0, np.max(np.abs(lam)))

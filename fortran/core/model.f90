@@ -17,11 +17,37 @@
 !> A a + nh_gamma = 0, i.e.
 !>     hol_gamma = (G v)_q v + 2 G_t v + g_tt,
 !>     nh_gamma  = (A v + b)_q v + A_t v + b_t.
+!>
+!> Structured evaluation (what makes large models cheap).  The items above are
+!> dense arrays: O(n^2) memory and work per call.  The kernels do not need
+!> them as arrays; they need operator applications and the Newton matrix:
+!>     mass_mul      M(q) a                                   (n)
+!>     hol_vel       G v + g_t                                (mh)
+!>     hol_jac_tmul  G^T lam                                  (n)
+!>     nh_vel        A v + b                                  (mn)
+!>     nh_jac_tmul   A^T lam                                  (n)
+!>     add_qq        asm += c1 M + c2 (M a)_q + c3 f_q + c4 f_v + c5 (G^T lh)_q + c6 (A^T ln)_q
+!>     add_hol_jac   asm += s G   (or s G^T)
+!>     add_hol_vel_q asm += s (G v + g_t)_q
+!>     add_nh_jac    asm += s A   (or s A^T)
+!>     add_nh_vel_q  asm += s (A v + b)_q
+!> (each add_* writes its block at row offset r0, column offset c0 of the
+!> assembler `asm`, a pyint_newton_matrix%newton_matrix_t).  The defaults
+!> below go through the dense items, so every model works unchanged; a model
+!> with structure overrides them with O(nnz) code (pendulum_chain.f90).  The
+!> sparsity pattern is declared by these add_* routines themselves: the
+!> kernels call them once in recording mode, so an override must add every
+!> entry it can ever touch whatever its value (zeros included), and may skip
+!> an item only when its coefficient is zero.  The dense defaults add all
+!> entries: a model without overrides gets a dense pattern.
 module pyint_model
   use pyint_kinds
+  use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: model_t
+  public :: model_t, consistent_acceleration
+  public :: default_mass_mul, default_hol_jac_tmul, default_nh_jac_tmul, default_add_qq, &
+            default_add_hol_jac, default_add_hol_vel_q, default_add_nh_jac, default_add_nh_vel_q
 
   real(wp), parameter :: FD_EPS = 6.0e-6_wp   !< ~ eps**(1/3), relative step of the fallbacks
 
@@ -47,6 +73,17 @@ module pyint_model
     procedure :: nh_gamma      !< (A v + b)_q v + A_t v + b_t            (mn)
     procedure :: nh_atl_q      !< d(A^T lam)/dq                          (n, n)
     procedure :: energy        !< total energy (has_energy only)
+    ! structured evaluation (see the module header); dense defaults
+    procedure :: mass_mul => default_mass_mul           !< M(q) a               (n)
+    procedure :: hol_vel                                !< G v + g_t            (mh)
+    procedure :: hol_jac_tmul => default_hol_jac_tmul   !< G^T lam              (n)
+    procedure :: nh_vel                                 !< A v + b              (mn)
+    procedure :: nh_jac_tmul => default_nh_jac_tmul     !< A^T lam              (n)
+    procedure :: add_qq => default_add_qq               !< n x n Newton block
+    procedure :: add_hol_jac => default_add_hol_jac     !< s G or s G^T
+    procedure :: add_hol_vel_q => default_add_hol_vel_q !< s (G v + g_t)_q
+    procedure :: add_nh_jac => default_add_nh_jac       !< s A or s A^T
+    procedure :: add_nh_vel_q => default_add_nh_vel_q   !< s (A v + b)_q
   end type model_t
 
   abstract interface
@@ -271,5 +308,214 @@ contains
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     energy = 0
   end function
+
+  ! --- structured evaluation: dense defaults ---------------------------------
+
+  !> Consistent acceleration and multipliers at (t, q, v): the index-1 system
+  !>   [ M  G^T  A^T ] [ a    ]   [ f          ]
+  !>   [ G   0    0  ] [ lh   ] = [ -hol_gamma ]
+  !>   [ A   0    0  ] [ ln   ]   [ -nh_gamma  ]
+  !> assembled through the structured hooks and solved with `solver`
+  !> (pyint_newton_matrix: SOLVER_AUTO picks by size and band): O(nnz) for a
+  !> model with structured hooks.  info: 0 ok, 1 singular, 2 solver setup failed.
+  subroutine consistent_acceleration(model, t, q, v, solver, a, lam, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:)
+    integer, intent(in) :: solver
+    real(wp), intent(out) :: a(:), lam(:)
+    integer, intent(out) :: info
+    type(newton_matrix_t) :: nm
+    real(wp), allocatable :: x(:)
+    integer :: n, mh, mn, pass
+    n = model%n; mh = model%mh; mn = model%mn
+    allocate(x(n + mh + mn))
+    x = 0
+    call nm%record(n + mh + mn)
+    do pass = 1, 2
+      call model%add_qq(t, q, v, x(1:n), x(n + 1:n + mh), x(n + mh + 1:), &
+                        [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], nm, 0, 0)
+      call model%add_hol_jac(t, q, 1.0_wp, .true., nm, 0, n)
+      call model%add_hol_jac(t, q, 1.0_wp, .false., nm, n, 0)
+      call model%add_nh_jac(t, q, 1.0_wp, .true., nm, 0, n + mh)
+      call model%add_nh_jac(t, q, 1.0_wp, .false., nm, n + mh, 0)
+      if (pass == 1) then
+        call nm%setup(solver, info)
+        if (info /= 0) then
+          info = 2
+          call nm%release()
+          return
+        end if
+        call nm%zero()
+      end if
+    end do
+    call nm%factor(info)
+    if (info /= 0 .or. nm%out_of_pattern) then
+      info = merge(1, 2, info /= 0)
+      call nm%release()
+      return
+    end if
+    call model%force(t, q, v, x(1:n))
+    if (mh > 0) then
+      call model%hol_gamma(t, q, v, x(n + 1:n + mh))
+      x(n + 1:n + mh) = -x(n + 1:n + mh)
+    end if
+    if (mn > 0) then
+      call model%nh_gamma(t, q, v, x(n + mh + 1:))
+      x(n + mh + 1:) = -x(n + mh + 1:)
+    end if
+    call nm%solve(x)
+    call nm%release()
+    a = x(1:n)
+    lam = x(n + 1:)
+  end subroutine
+
+  !> ma = M(q) a
+  subroutine default_mass_mul(self, q, a, ma)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n)
+    real(wp), intent(out) :: ma(self%n)
+    real(wp), allocatable :: mq(:, :)
+    allocate(mq(self%n, self%n))
+    call self%mass(q, mq)
+    ma = matmul(mq, a)
+  end subroutine
+
+  !> r = G(t, q)^T lam
+  subroutine default_hol_jac_tmul(self, t, q, lam, r)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
+    real(wp), intent(out) :: r(self%n)
+    real(wp), allocatable :: gq(:, :)
+    r = 0
+    if (self%mh == 0) return
+    allocate(gq(self%mh, self%n))
+    call self%hol_jac(t, q, gq)
+    r = matmul(lam, gq)
+  end subroutine
+
+  !> r = A(t, q)^T lam
+  subroutine default_nh_jac_tmul(self, t, q, lam, r)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
+    real(wp), intent(out) :: r(self%n)
+    real(wp), allocatable :: an(:, :), bn(:)
+    r = 0
+    if (self%mn == 0) return
+    allocate(an(self%mn, self%n), bn(self%mn))
+    call self%nh(t, q, an, bn)
+    r = matmul(lam, an)
+  end subroutine
+
+  !> Add the dense (rows x cols) block s*b (or s*b^T) at offset (r0, c0): every entry.
+  subroutine add_dense(asm, b, s, trans, r0, c0)
+    type(newton_matrix_t), intent(inout) :: asm
+    real(wp), intent(in) :: b(:, :), s
+    logical, intent(in) :: trans
+    integer, intent(in) :: r0, c0
+    integer :: i, j
+    do j = 1, size(b, 2)
+      do i = 1, size(b, 1)
+        if (trans) then
+          call asm%add(r0 + j, c0 + i, s * b(i, j))
+        else
+          call asm%add(r0 + i, c0 + j, s * b(i, j))
+        end if
+      end do
+    end do
+  end subroutine
+
+  !> asm(r0+1:r0+n, c0+1:c0+n) += c(1) M + c(2) (M a)_q + c(3) f_q + c(4) f_v
+  !>                              + c(5) (G^T lh)_q + c(6) (A^T ln)_q
+  !> Items with a zero coefficient are not evaluated.
+  subroutine default_add_qq(self, t, q, v, a, lh, ln, c, asm, r0, c0)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), a(self%n), lh(self%mh), ln(self%mn), c(6)
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    real(wp), allocatable :: d(:, :), e(:, :)
+    integer :: n
+    n = self%n
+    allocate(d(n, n), e(n, n))
+    d = 0
+    if (c(1) /= 0) then
+      call self%mass(q, e)
+      d = d + c(1) * e
+    end if
+    if (c(2) /= 0 .and. .not. self%const_mass) then
+      call self%mass_dq(q, a, e)
+      d = d + c(2) * e
+    end if
+    if (c(3) /= 0 .or. c(4) /= 0) then
+      block
+        real(wp), allocatable :: fq(:, :), fv(:, :)
+        allocate(fq(n, n), fv(n, n))
+        call self%force_jac(t, q, v, fq, fv)
+        d = d + c(3) * fq + c(4) * fv
+      end block
+    end if
+    if (c(5) /= 0 .and. self%mh > 0) then
+      call self%hol_gtl_q(t, q, lh, e)
+      d = d + c(5) * e
+    end if
+    if (c(6) /= 0 .and. self%mn > 0) then
+      call self%nh_atl_q(t, q, ln, e)
+      d = d + c(6) * e
+    end if
+    call add_dense(asm, d, 1.0_wp, .false., r0, c0)
+  end subroutine
+
+  !> asm += s G (trans false: mh x n block) or s G^T (trans true: n x mh block)
+  subroutine default_add_hol_jac(self, t, q, s, trans, asm, r0, c0)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), s
+    logical, intent(in) :: trans
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    real(wp), allocatable :: gq(:, :)
+    if (self%mh == 0) return
+    allocate(gq(self%mh, self%n))
+    call self%hol_jac(t, q, gq)
+    call add_dense(asm, gq, s, trans, r0, c0)
+  end subroutine
+
+  !> asm += s (G v + g_t)_q   (mh x n block)
+  subroutine default_add_hol_vel_q(self, t, q, v, s, asm, r0, c0)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), s
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    real(wp), allocatable :: d(:, :)
+    if (self%mh == 0) return
+    allocate(d(self%mh, self%n))
+    call self%hol_vel_q(t, q, v, d)
+    call add_dense(asm, d, s, .false., r0, c0)
+  end subroutine
+
+  !> asm += s A (trans false: mn x n block) or s A^T (trans true: n x mn block)
+  subroutine default_add_nh_jac(self, t, q, s, trans, asm, r0, c0)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), s
+    logical, intent(in) :: trans
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    real(wp), allocatable :: an(:, :), bn(:)
+    if (self%mn == 0) return
+    allocate(an(self%mn, self%n), bn(self%mn))
+    call self%nh(t, q, an, bn)
+    call add_dense(asm, an, s, trans, r0, c0)
+  end subroutine
+
+  !> asm += s (A v + b)_q   (mn x n block)
+  subroutine default_add_nh_vel_q(self, t, q, v, s, asm, r0, c0)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), s
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    real(wp), allocatable :: d(:, :)
+    if (self%mn == 0) return
+    allocate(d(self%mn, self%n))
+    call self%nh_vel_q(t, q, v, d)
+    call add_dense(asm, d, s, .false., r0, c0)
+  end subroutine
 
 end module pyint_model

@@ -9,6 +9,7 @@ module pyint_registry
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_callback_model, only: callback_model_t, usercb_i
+  use model_anharmonic_chain, only: anharmonic_chain_t, anharmonic_chain_new
   use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
   use model_snakeboard, only: snakeboard_t, snakeboard_new
   use model_snakeboard_coupled, only: snakeboard_coupled_t, snakeboard_coupled_new
@@ -30,6 +31,7 @@ module pyint_registry
        'chaplygin_sleigh', &
        'skate', &
        'driven_pendulum', &
+       'anharmonic_chain', &
        'natural_system', &
        'two_link_angles']
 
@@ -69,6 +71,12 @@ contains
     integer, intent(out) :: ierr
     ierr = 1
     select case (trim(MODEL_NAMES(model_id)))
+    case ('anharmonic_chain')
+      block
+        type(anharmonic_chain_t) :: x
+        call anharmonic_chain_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
     case ('pendulum_chain')
       block
         type(pendulum_chain_t) :: x

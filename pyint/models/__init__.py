@@ -4,6 +4,7 @@ Built-in models have a NumPy implementation here and a Fortran twin in
 ``fortran/models/`` (same name), so a whole trajectory runs in Fortran.
 """
 from .base import Model, CALLBACK_REQUESTS, fd_jacobian
+from .anharmonic_chain import AnharmonicChain
 from .pendulum_chain import PendulumChain
 from .snakeboard import Snakeboard
 from .snakeboard_coupled import SnakeboardCoupled
@@ -15,6 +16,7 @@ from .two_link_angles import TwoLinkAngles
 
 #: Built-in models by name (the Fortran twin has the same ``fortran_name``).
 BUILTIN_MODELS = {
+    "anharmonic_chain": AnharmonicChain,
     "pendulum_chain": PendulumChain,
     "snakeboard": Snakeboard,
     "snakeboard_coupled": SnakeboardCoupled,

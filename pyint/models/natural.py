@@ -563,8 +563,8 @@ class NaturalModel(Model):
 
     @classmethod
     def example(cls):
-        """A spatial chain with every joint type, a distance, a ② and a spring-damper
-        (the shared model tests; not assembled consistently: the tests use random states)."""
+        """A spatial chain along x with every joint type, a distance, a (2) and a
+        spring-damper, assembled at rest in the identity orientation (7 DOF)."""
         s = NaturalSystem(dim=3, gravity=(0.0, 0.0, -9.81), name="natural3d_example")
         x, y, z = np.eye(3)
         b1 = s.add_body(2.0, pi=(0.2, 0.01, 0.01), name="crank")
@@ -578,9 +578,11 @@ class NaturalModel(Model):
         s.cylindrical(b2, (0.3, 0, 0), x, b3, (0, 0, 0), x)
         s.prismatic(b3, (0, 0, 0), x, b4, (0.1, 0, 0), x, ui=y, uj=y)
         s.spherical(b4, (0.2, 0, 0), b5, (0, 0, 0.3))
-        s.distance(s.ground, (2.0, 0.0, 1.0), b5, (0, 0, -0.1), 1.5)
+        s.distance(s.ground, (2.0, 0.0, 1.0), b5, (0, 0, -0.1), np.sqrt(2.0))
         s.perpendicular_offset(b1, z, (0, 0, 0), b3, (0, 0, 0))
-        s.spring(s.ground, (0.0, 1.0, 0.0), b3, (0.1, 0.0, 0.0), stiffness=50.0, rest_length=0.4, damping=0.7)
+        s.spring(s.ground, (0.0, 1.0, 0.0), b3, (0.1, 0.0, 0.0), stiffness=5.0, rest_length=2.0, damping=0.7)
+        for b, r in ((b1, (0.5, 0, 0)), (b2, (1.3, 0, 0)), (b3, (1.8, 0, 0)), (b4, (2.0, 0, 0)), (b5, (2.2, 0, -0.3))):
+            s.set_pose(b, r, np.eye(3))
         return s.build()
 
 

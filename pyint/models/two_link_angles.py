@@ -49,6 +49,10 @@ class TwoLinkAngles(Model):
     def example(cls):
         return cls(width=0.1)
 
+    def initial_state(self, theta=(0.0, 0.0), rates=(0.0, 0.0)):
+        """(q0, v0): both links horizontal and at rest by default (seed 003)."""
+        return np.array(theta, dtype=float), np.array(rates, dtype=float)
+
     def mass(self, q):
         c2 = np.cos(q[1])
         m12 = self.I2 + self.k * c2

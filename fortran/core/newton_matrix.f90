@@ -1,0 +1,540 @@
+!> The iteration (Newton) matrix of an implicit step: assembled entry by entry,
+!> factored and solved by one of three solvers chosen once per trajectory.
+!>
+!>   SOLVER_DENSE   LAPACK dgetrf/dgetrs on the full nx x nx matrix;
+!>   SOLVER_BANDED  LAPACK dgbtrf/dgbtrs after a reverse Cuthill-McKee
+!>                  ordering of the recorded pattern (chains, ropes, tracks);
+!>   SOLVER_SPARSE  SuiteSparse KLU (fortran/core/klu_shim.c): fill-reducing
+!>                  ordering computed once, numeric refactorization per call.
+!>
+!> Life cycle (one per trajectory, owned by the kernel's workspace):
+!>   call nm%record(nx)        start recording the pattern
+!>   ... the kernel's assembly: every entry it may ever add, through nm%add ...
+!>   call nm%setup(requested, info)   choose the solver, order, allocate
+!>   loop: nm%zero(); nm%add(...); nm%factor(info); nm%solve(b)
+!>   call nm%release()          frees the KLU handle (C memory)
+!> Indices passed to add/solve are always the natural ones (1..nx); the
+!> banded solver permutes internally.  An entry outside the recorded pattern
+!> sets out_of_pattern (the kernels report it as bad input): an assembly
+!> routine must add every entry it can touch whatever its value.
+!> No module state: any number of matrices may live in different threads.
+module pyint_newton_matrix
+  use iso_c_binding, only: c_ptr, c_null_ptr, c_associated, c_int, c_double
+  use pyint_kinds, only: wp
+  use pyint_linalg, only: lu_factor, lu_solve
+  implicit none
+  private
+  public :: newton_matrix_t, klu_available, choose_solver
+  public :: SOLVER_AUTO, SOLVER_DENSE, SOLVER_BANDED, SOLVER_SPARSE
+
+  integer, parameter :: SOLVER_AUTO = 0, SOLVER_DENSE = 1, SOLVER_BANDED = 2, SOLVER_SPARSE = 3
+  integer, parameter :: RECORDING = -1, UNSET = -2
+
+  !> Automatic choice: KLU when built in, except for a matrix of more than
+  !> DENSE_MIN unknowns with more than DENSE_FILL of its entries nonzero (dense
+  !> LU); without KLU, banded when its flop count is below half the dense one.
+  !> Measured on the chain (bench/run.py, solvers table): KLU with Jacobian
+  !> reuse is the fastest from N = 2 (6 unknowns, where reference LAPACK's
+  !> call overhead dominates) up; banded LU is within 10-30 %, dense far behind.
+  integer, parameter :: DENSE_MIN = 40
+  real(wp), parameter :: DENSE_FILL = 0.3_wp
+
+  type :: newton_matrix_t
+    integer :: kind = UNSET
+    integer :: nx = 0, kl = 0, ku = 0, ldab = 0, nnz = 0
+    logical :: out_of_pattern = .false.
+    integer :: np = 0
+    integer, allocatable :: pi(:), pj(:)          !< recorded (row, col) pairs
+    integer, allocatable :: perm(:), iperm(:)     !< band order: position k holds unknown perm(k)
+    real(wp), allocatable :: a(:, :), ab(:, :), tmp(:)
+    integer, allocatable :: ipiv(:)
+    integer(c_int), allocatable :: colptr(:), rowind(:)   !< CSC pattern, 0-based (KLU)
+    real(c_double), allocatable :: vals(:)
+    integer, allocatable :: slot(:)     !< sparse: position of the k-th add of an assembly (replayed)
+    integer :: nadd = 0                  !< adds since the last zero()
+    type(c_ptr) :: klu = c_null_ptr
+  contains
+    procedure :: record => nm_record
+    procedure :: add => nm_add
+    procedure :: setup => nm_setup
+    procedure :: zero => nm_zero
+    procedure :: factor => nm_factor
+    procedure :: solve => nm_solve
+    procedure :: release => nm_release
+  end type
+
+  interface
+    subroutine dgbtrf(m, n, kl, ku, ab, ldab, ipiv, info)
+      import :: wp
+      integer, intent(in) :: m, n, kl, ku, ldab
+      real(wp), intent(inout) :: ab(ldab, *)
+      integer, intent(out) :: ipiv(*), info
+    end subroutine
+    subroutine dgbtrs(trans, n, kl, ku, nrhs, ab, ldab, ipiv, b, ldb, info)
+      import :: wp
+      character, intent(in) :: trans
+      integer, intent(in) :: n, kl, ku, nrhs, ldab, ldb
+      real(wp), intent(in) :: ab(ldab, *)
+      integer, intent(in) :: ipiv(*)
+      real(wp), intent(inout) :: b(ldb, *)
+      integer, intent(out) :: info
+    end subroutine
+    integer(c_int) function pyint_klu_available() bind(c)
+      import :: c_int
+    end function
+    type(c_ptr) function pyint_klu_new(n, ap, ai, info) bind(c)
+      import :: c_ptr, c_int
+      integer(c_int), value :: n
+      integer(c_int), intent(in) :: ap(*), ai(*)
+      integer(c_int), intent(out) :: info
+    end function
+    integer(c_int) function pyint_klu_factor(h, ap, ai, ax) bind(c)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: h
+      integer(c_int), intent(in) :: ap(*), ai(*)
+      real(c_double), intent(in) :: ax(*)
+    end function
+    integer(c_int) function pyint_klu_solve(h, b) bind(c)
+      import :: c_ptr, c_int, c_double
+      type(c_ptr), value :: h
+      real(c_double), intent(inout) :: b(*)
+    end function
+    subroutine pyint_klu_free(h) bind(c)
+      import :: c_ptr
+      type(c_ptr), value :: h
+    end subroutine
+  end interface
+
+contains
+
+  logical function klu_available()
+    klu_available = pyint_klu_available() /= 0
+  end function
+
+  !> The solver the automatic choice picks for nx unknowns, nnz pattern
+  !> entries and band (kl, ku) after RCM.
+  integer function choose_solver(nx, nnz, kl, ku) result(kind)
+    integer, intent(in) :: nx, nnz, kl, ku
+    real(wp) :: band_flops, dense_flops
+    dense_flops = real(nx, wp)**3 / 3
+    band_flops = 2 * real(nx, wp) * (kl + 1) * (kl + ku + 1)
+    if (klu_available()) then
+      kind = SOLVER_SPARSE
+      if (nx > DENSE_MIN .and. real(nnz, wp) > DENSE_FILL * real(nx, wp)**2) kind = SOLVER_DENSE
+    else
+      kind = merge(SOLVER_BANDED, SOLVER_DENSE, band_flops < dense_flops / 2)
+    end if
+  end function
+
+  !> Start recording the pattern of an nx x nx matrix.
+  subroutine nm_record(self, nx)
+    class(newton_matrix_t), intent(inout) :: self
+    integer, intent(in) :: nx
+    call self%release()
+    if (allocated(self%pi)) deallocate(self%pi, self%pj)
+    if (allocated(self%perm)) deallocate(self%perm, self%iperm)
+    if (allocated(self%a)) deallocate(self%a)
+    if (allocated(self%ab)) deallocate(self%ab)
+    if (allocated(self%tmp)) deallocate(self%tmp)
+    if (allocated(self%ipiv)) deallocate(self%ipiv)
+    if (allocated(self%colptr)) deallocate(self%colptr, self%rowind, self%vals, self%slot)
+    self%nx = nx
+    self%kl = 0
+    self%ku = 0
+    self%kind = RECORDING
+    self%np = 0
+    self%out_of_pattern = .false.
+    allocate(self%pi(max(64, 8 * nx)), self%pj(max(64, 8 * nx)))
+  end subroutine
+
+  !> A(i, j) += v (natural indices).
+  subroutine nm_add(self, i, j, v)
+    class(newton_matrix_t), intent(inout) :: self
+    integer, intent(in) :: i, j
+    real(wp), intent(in) :: v
+    integer :: r, c, lo, hi, mid, key
+    integer, allocatable :: tmp(:)
+    select case (self%kind)
+    case (SOLVER_DENSE)
+      self%a(i, j) = self%a(i, j) + v
+    case (SOLVER_BANDED)
+      r = self%iperm(i)
+      c = self%iperm(j)
+      if (r - c > self%kl .or. c - r > self%ku) then
+        self%out_of_pattern = .true.
+      else
+        self%ab(self%kl + self%ku + 1 + r - c, c) = self%ab(self%kl + self%ku + 1 + r - c, c) + v
+      end if
+    case (SOLVER_SPARSE)
+      ! an assembly adds its entries in the same order every time: replay the
+      ! position of the k-th add when it still fits, else search and remember it
+      self%nadd = self%nadd + 1
+      key = i - 1
+      if (self%nadd <= size(self%slot)) then
+        mid = self%slot(self%nadd)
+        if (mid > self%colptr(j) .and. mid <= self%colptr(j + 1)) then
+          if (self%rowind(mid) == key) then
+            self%vals(mid) = self%vals(mid) + v
+            return
+          end if
+        end if
+      end if
+      lo = self%colptr(j) + 1
+      hi = self%colptr(j + 1)
+      do while (lo <= hi)
+        mid = (lo + hi) / 2
+        if (self%rowind(mid) == key) then
+          self%vals(mid) = self%vals(mid) + v
+          if (self%nadd <= size(self%slot)) self%slot(self%nadd) = mid
+          return
+        else if (self%rowind(mid) < key) then
+          lo = mid + 1
+        else
+          hi = mid - 1
+        end if
+      end do
+      self%out_of_pattern = .true.
+    case (RECORDING)
+      if (i < 1 .or. i > self%nx .or. j < 1 .or. j > self%nx) then
+        self%out_of_pattern = .true.
+        return
+      end if
+      if (self%np == size(self%pi)) then
+        allocate(tmp(2 * self%np))
+        tmp(1:self%np) = self%pi
+        call move_alloc(tmp, self%pi)
+        allocate(tmp(2 * self%np))
+        tmp(1:self%np) = self%pj
+        call move_alloc(tmp, self%pj)
+      end if
+      self%np = self%np + 1
+      self%pi(self%np) = i
+      self%pj(self%np) = j
+    case default
+      self%out_of_pattern = .true.
+    end select
+  end subroutine
+
+  !> Choose the solver (requested: SOLVER_AUTO or one of the three) from the
+  !> recorded pattern, compute the ordering and allocate the storage.
+  !> info: 0 ok; 1 sparse requested but KLU not built in; 2 KLU analysis failed;
+  !> 3 nothing recorded / entry out of range.
+  subroutine nm_setup(self, requested, info)
+    class(newton_matrix_t), intent(inout) :: self
+    integer, intent(in) :: requested
+    integer, intent(out) :: info
+    integer :: nx, k, c, r
+    integer, allocatable :: cp(:), ri(:)
+    integer(c_int) :: kinfo
+    info = 0
+    nx = self%nx
+    if (self%kind /= RECORDING .or. self%out_of_pattern .or. nx < 1) then
+      info = 3
+      return
+    end if
+    ! every diagonal entry belongs to the pattern (pivoting may need it; it costs nothing)
+    do k = 1, nx
+      call self%add(k, k, 0.0_wp)
+    end do
+    call compress(nx, self%pi(1:self%np), self%pj(1:self%np), cp, ri)
+    self%nnz = cp(nx + 1) - 1
+    deallocate(self%pi, self%pj)
+    self%np = 0
+    allocate(self%perm(nx), self%iperm(nx))
+    if (requested == SOLVER_DENSE) then
+      self%perm = [(k, k = 1, nx)]
+    else
+      call rcm(nx, cp, ri, self%perm)
+    end if
+    do k = 1, nx
+      self%iperm(self%perm(k)) = k
+    end do
+    self%kl = 0
+    self%ku = 0
+    do c = 1, nx
+      do k = cp(c), cp(c + 1) - 1
+        r = ri(k)
+        self%kl = max(self%kl, self%iperm(r) - self%iperm(c))
+        self%ku = max(self%ku, self%iperm(c) - self%iperm(r))
+      end do
+    end do
+    self%kind = requested
+    if (requested == SOLVER_AUTO) self%kind = choose_solver(nx, self%nnz, self%kl, self%ku)
+    select case (self%kind)
+    case (SOLVER_DENSE)
+      allocate(self%a(nx, nx), self%ipiv(nx))
+    case (SOLVER_BANDED)
+      self%ldab = 2 * self%kl + self%ku + 1
+      allocate(self%ab(self%ldab, nx), self%ipiv(nx), self%tmp(nx))
+    case (SOLVER_SPARSE)
+      if (.not. klu_available()) then
+        info = 1
+        return
+      end if
+      allocate(self%colptr(nx + 1), self%rowind(self%nnz), self%vals(self%nnz), self%slot(4 * self%nnz))
+      self%slot = 0
+      self%colptr = int(cp - 1, c_int)
+      self%rowind = int(ri - 1, c_int)
+      self%klu = pyint_klu_new(int(nx, c_int), self%colptr, self%rowind, kinfo)
+      if (kinfo /= 0) info = 2
+    case default
+      info = 3
+    end select
+  end subroutine
+
+  subroutine nm_zero(self)
+    class(newton_matrix_t), intent(inout) :: self
+    select case (self%kind)
+    case (SOLVER_DENSE)
+      self%a = 0
+    case (SOLVER_BANDED)
+      self%ab = 0
+    case (SOLVER_SPARSE)
+      self%vals = 0
+      self%nadd = 0
+    end select
+  end subroutine
+
+  !> Factor in place; info = 0 ok, > 0 singular, < 0 other failure.
+  subroutine nm_factor(self, info)
+    class(newton_matrix_t), intent(inout) :: self
+    integer, intent(out) :: info
+    select case (self%kind)
+    case (SOLVER_DENSE)
+      call lu_factor(self%a, self%ipiv, info)
+    case (SOLVER_BANDED)
+      call dgbtrf(self%nx, self%nx, self%kl, self%ku, self%ab, self%ldab, self%ipiv, info)
+    case (SOLVER_SPARSE)
+      info = pyint_klu_factor(self%klu, self%colptr, self%rowind, self%vals)
+    case default
+      info = -1
+    end select
+  end subroutine
+
+  !> b := A^{-1} b with the current factors (natural order).
+  subroutine nm_solve(self, b)
+    class(newton_matrix_t), intent(inout) :: self
+    real(wp), intent(inout) :: b(:)
+    integer :: info, k
+    select case (self%kind)
+    case (SOLVER_DENSE)
+      call lu_solve(self%a, self%ipiv, b)
+    case (SOLVER_BANDED)
+      do k = 1, self%nx
+        self%tmp(k) = b(self%perm(k))
+      end do
+      call dgbtrs('N', self%nx, self%kl, self%ku, 1, self%ab, self%ldab, self%ipiv, self%tmp, self%nx, info)
+      do k = 1, self%nx
+        b(self%perm(k)) = self%tmp(k)
+      end do
+    case (SOLVER_SPARSE)
+      info = pyint_klu_solve(self%klu, b)
+    end select
+  end subroutine
+
+  !> Free the C-side factorization (the Fortran arrays go with the object).
+  subroutine nm_release(self)
+    class(newton_matrix_t), intent(inout) :: self
+    if (c_associated(self%klu)) call pyint_klu_free(self%klu)
+    self%klu = c_null_ptr
+  end subroutine
+
+  !> Compressed sparse column form (1-based) of the pairs (pi, pj), rows
+  !> sorted and duplicates removed: a counting sort by row, then by column
+  !> (stable), so O(np + nx).
+  subroutine compress(nx, pi, pj, cp, ri)
+    integer, intent(in) :: nx, pi(:), pj(:)
+    integer, allocatable, intent(out) :: cp(:), ri(:)
+    integer :: np, k, r, c, pos
+    integer, allocatable :: rp(:), byrow(:), cnt(:), tmp(:), last(:)
+    np = size(pi)
+    ! sort entry indices by row
+    allocate(rp(nx + 1), byrow(np))
+    rp = 0
+    do k = 1, np
+      rp(pi(k) + 1) = rp(pi(k) + 1) + 1
+    end do
+    rp(1) = 1
+    do r = 1, nx
+      rp(r + 1) = rp(r + 1) + rp(r)
+    end do
+    allocate(cnt(nx))
+    cnt = rp(1:nx)
+    do k = 1, np
+      byrow(cnt(pi(k))) = k
+      cnt(pi(k)) = cnt(pi(k)) + 1
+    end do
+    ! then stably by column, dropping duplicates (last(c) = last row put in column c)
+    allocate(cp(nx + 1), tmp(np), last(nx))
+    cp = 0
+    last = 0
+    do pos = 1, np
+      k = byrow(pos)
+      c = pj(k)
+      if (last(c) /= pi(k)) then
+        cp(c + 1) = cp(c + 1) + 1
+        last(c) = pi(k)
+      end if
+    end do
+    cp(1) = 1
+    do c = 1, nx
+      cp(c + 1) = cp(c + 1) + cp(c)
+    end do
+    cnt = cp(1:nx)
+    last = 0
+    do pos = 1, np
+      k = byrow(pos)
+      c = pj(k)
+      if (last(c) /= pi(k)) then
+        tmp(cnt(c)) = pi(k)
+        cnt(c) = cnt(c) + 1
+        last(c) = pi(k)
+      end if
+    end do
+    allocate(ri(cp(nx + 1) - 1))
+    ri = tmp(1:cp(nx + 1) - 1)
+  end subroutine
+
+  !> Reverse Cuthill-McKee ordering of the symmetrized pattern (cp, ri):
+  !> breadth-first search from a pseudo-peripheral node of each component,
+  !> neighbours in order of increasing degree, reversed.  perm(k) = unknown
+  !> placed at position k.
+  subroutine rcm(nx, cp, ri, perm)
+    integer, intent(in) :: nx, cp(:), ri(:)
+    integer, intent(out) :: perm(:)
+    integer, allocatable :: ap(:), aj(:), deg(:), fill(:), order(:), level(:), mark(:)
+    integer :: c, k, r, nadj, head, tail, u, s, nv, start, cand, j, pass, lastlev
+    logical, allocatable :: done(:)
+    ! adjacency of A + A^T without the diagonal (duplicates kept: harmless)
+    allocate(deg(nx))
+    deg = 0
+    do c = 1, nx
+      do k = cp(c), cp(c + 1) - 1
+        r = ri(k)
+        if (r /= c) then
+          deg(r) = deg(r) + 1
+          deg(c) = deg(c) + 1
+        end if
+      end do
+    end do
+    allocate(ap(nx + 1))
+    ap(1) = 1
+    do c = 1, nx
+      ap(c + 1) = ap(c) + deg(c)
+    end do
+    nadj = ap(nx + 1) - 1
+    allocate(aj(max(nadj, 1)), fill(nx))
+    fill = ap(1:nx)
+    do c = 1, nx
+      do k = cp(c), cp(c + 1) - 1
+        r = ri(k)
+        if (r /= c) then
+          aj(fill(r)) = c
+          fill(r) = fill(r) + 1
+          aj(fill(c)) = r
+          fill(c) = fill(c) + 1
+        end if
+      end do
+    end do
+    allocate(order(nx), level(nx), done(nx), mark(nx))
+    done = .false.
+    nv = 0
+    do while (nv < nx)
+      ! start: the unvisited node of least degree, then move to a node of least
+      ! degree in the last BFS level (twice: George-Liu pseudo-peripheral node)
+      start = 0
+      do k = 1, nx
+        if (.not. done(k)) then
+          if (start == 0) then
+            start = k
+          else if (deg(k) < deg(start)) then
+            start = k
+          end if
+        end if
+      end do
+      do pass = 1, 2
+        mark = 0
+        call bfs_levels(start, lastlev)
+        cand = 0
+        do k = 1, nx
+          if (mark(k) == 1 .and. level(k) == lastlev) then
+            if (cand == 0) then
+              cand = k
+            else if (deg(k) < deg(cand)) then
+              cand = k
+            end if
+          end if
+        end do
+        if (cand /= 0) start = cand
+      end do
+      ! Cuthill-McKee from start
+      head = nv + 1
+      tail = nv + 1
+      order(tail) = start
+      done(start) = .true.
+      do while (head <= tail)
+        u = order(head)
+        head = head + 1
+        s = tail
+        do k = ap(u), ap(u + 1) - 1
+          j = aj(k)
+          if (.not. done(j)) then
+            done(j) = .true.
+            tail = tail + 1
+            order(tail) = j
+          end if
+        end do
+        call sort_by_degree(order(s + 1:tail))
+      end do
+      nv = tail
+    end do
+    do k = 1, nx
+      perm(k) = order(nx + 1 - k)
+    end do
+
+  contains
+
+    subroutine bfs_levels(s0, maxlev)
+      integer, intent(in) :: s0
+      integer, intent(out) :: maxlev
+      integer :: q(nx), h, t, uu, kk, jj
+      h = 1
+      t = 1
+      q(1) = s0
+      mark(s0) = 1
+      level(s0) = 0
+      maxlev = 0
+      do while (h <= t)
+        uu = q(h)
+        h = h + 1
+        do kk = ap(uu), ap(uu + 1) - 1
+          jj = aj(kk)
+          if (mark(jj) == 0 .and. .not. done(jj)) then
+            mark(jj) = 1
+            level(jj) = level(uu) + 1
+            maxlev = max(maxlev, level(jj))
+            t = t + 1
+            q(t) = jj
+          end if
+        end do
+      end do
+    end subroutine
+
+    subroutine sort_by_degree(x)
+      integer, intent(inout) :: x(:)
+      integer :: a, b, key
+      do a = 2, size(x)
+        key = x(a)
+        b = a - 1
+        do while (b >= 1)
+          if (deg(x(b)) <= deg(key)) exit
+          x(b + 1) = x(b)
+          b = b - 1
+        end do
+        x(b + 1) = key
+      end do
+    end subroutine
+
+  end subroutine rcm
+
+end module pyint_newton_matrix

@@ -1,0 +1,486 @@
+!> Galerkin-Lobatto variational integrator for nonholonomic Hamiltonian systems
+!> (seed 004: Man, Gao, Zhong 2020), any interpolation degree s = 1..GL_SMAX.
+!>
+!> Continuous system (dual variables, pyint's sign of the multiplier):
+!>     q' = H_p(q, p),   p' = -H_q(q, p) - A(q)^T lam,   A(q) H_p(q, p) + b = 0,
+!> H and its derivatives from the model (module pyint_dual).  Seed 004 writes
+!> p' = -H_q + G^T lam: its lam is minus ours.
+!>
+!> Discretization (the paper's equations (10)-(16) were lost in the OCR; this is
+!> the reconstruction of SPEC.md, re-derived from the paper's text):  on a step
+!> [t, t + h] with Lobatto nodes 0 = d_0 < ... < d_s = 1, weights b_i and
+!> D_vj = l_j'(d_v) on [0, 1], q, p and lam are degree-s polynomials with
+!> control points q_v, phat_v, lam_v.  Lobatto quadrature of the dual-variable
+!> Lagrange-d'Alembert principle  int [p^T q' - H] dt + int (-A^T lam)^T dq dt
+!> gives the discrete "action"
+!>     S = sum_i b_i phat_i^T sum_j D_ij q_j - h sum_i b_i H(q_i, phat_i)
+!> with the discrete force -h b_v A(q_v)^T lam_v at node v.  Its variations
+!> with respect to phat_v, and to q_v with q_0, q_s as the independent
+!> variables of a type-1 generating function (P_0 = -dS/dq_0, P_s = dS/dq_s),
+!> are, with R_v = H_q(q_v, phat_v) + A(q_v)^T lam_v:
+!>     E_v (v = 0..s):  sum_j D_vj q_j - h H_p(q_v, phat_v) = 0
+!>     F_0:             P_0 + sum_i b_i D_i0 phat_i - h b_0 R_0 = 0
+!>     F_v (0 < v < s): sum_i b_i D_iv phat_i - h b_v R_v = 0
+!>     F_s:             P_s - sum_i b_i D_is phat_i + h b_s R_s = 0
+!> and the constraints hold at the interior control points and, with the
+!> canonical momentum, at the end of the step:
+!>     C_v (0 < v < s): A(q_v) H_p(q_v, phat_v) + b = 0,   C_s: A(q_s) H_p(q_s, P_s) + b = 0.
+!> Known: q_0, P_0, lam_0 (lam_0 = lam_s of the previous step).  Unknowns
+!> x = (q_1..q_s, phat_0..phat_s, P_s, lam_1..lam_s): 2(s+1)n + s c of them, as
+!> many as equations.  Output per step: (q_s, P_s, lam_s).
+!>
+!> Symmetry: d_v = 1 - d_{s-v}, b_v = b_{s-v}, D_vj = -D_{s-v,s-j} (enforced
+!> exactly on the coefficients) map the system for (q_0, P_0, lam_0; h) onto
+!> the one for (q_s, P_s, lam_s; -h) with the control points reversed.
+!>
+!> Newton's method with the analytic Jacobian (gl_jacobian; finite-difference
+!> checked by tests/test_galerkin.py), full LU per iteration (LAPACK).
+module galerkin
+  use pyint_kinds
+  use pyint_model, only: model_t
+  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
+  implicit none
+  private
+  public :: GL_SMAX, lobatto_rule, gl_work_t, gl_work_init, gl_residual, gl_jacobian, gl_driver
+
+  integer, parameter :: GL_SMAX = 8
+
+  !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
+  type :: gl_work_t
+    integer :: s = 0, n = 0, c = 0, nx = 0
+    real(wp), allocatable :: d(:), b(:), dm(:, :)          !< Lobatto rule: d(0:s), b(0:s), dm(0:s, 0:s)
+    real(wp), allocatable :: x(:), dx(:), e(:), jac(:, :)  !< unknowns, increment, residual, Newton matrix
+    integer, allocatable :: ipiv(:)
+    real(wp), allocatable :: qn(:, :), pn(:, :), un(:, :), rn(:, :), ln(:, :)  !< nodal q, phat, H_p, R, lam
+    real(wp), allocatable :: an(:, :, :), bn(:, :)         !< nodal A (c, n, 0:s) and b (c, 0:s)
+    real(wp), allocatable :: ps(:), us(:), tmp(:)          !< P_s, H_p(q_s, P_s)
+    real(wp), allocatable :: hpq(:, :), hpp(:, :), hqq(:, :), hqp(:, :), atl(:, :), velq(:, :)
+    type(dual_work_t) :: dw
+  end type
+
+contains
+
+  ! -- the Lobatto rule ------------------------------------------------------------
+
+  !> Lobatto nodes d(0:s) on [0, 1], weights b(0:s) and differentiation matrix
+  !> dm(v, j) = l_j'(d_v), computed and checked here.
+  !> Nodes: 0, 1 and the roots of P_s'(2 d - 1) (Newton from the Chebyshev-
+  !> Lobatto points); weights 1 / (s (s + 1) P_s(x)^2); dm from barycentric
+  !> weights.  Symmetry is then imposed exactly (averaging with the reflected
+  !> values).  Checks: sum b = 1, quadrature exact to degree 2s - 1, dm exact on
+  !> polynomials of degree <= s, summation by parts
+  !> b_i D_ij + b_j D_ji = [i = j = s] - [i = j = 0].
+  !> info: 0 ok, 1 a check failed, 2 s outside 1..GL_SMAX.
+  subroutine lobatto_rule(s, d, b, dm, info)
+    integer, intent(in) :: s
+    real(wp), intent(out) :: d(0:s), b(0:s), dm(0:s, 0:s)
+    integer, intent(out) :: info
+    real(wp), parameter :: pi = 3.14159265358979323846264338327950288_wp
+    real(wp) :: x(0:s), ps, psm1, dps, d2ps, dx, bw(0:s), r(0:s), tol, acc
+    integer :: i, j, k, it
+    info = 2
+    d = 0; b = 0; dm = 0
+    if (s < 1 .or. s > GL_SMAX) return
+    info = 0
+    x(0) = -1
+    x(s) = 1
+    do k = 1, s - 1
+      x(k) = -cos(pi * k / s)
+      do it = 1, 100
+        call legendre(s, x(k), ps, psm1)
+        dps = s * (x(k) * ps - psm1) / (x(k)**2 - 1)
+        d2ps = (2 * x(k) * dps - s * (s + 1) * ps) / (1 - x(k)**2)
+        dx = dps / d2ps
+        x(k) = x(k) - dx
+        if (abs(dx) <= 4 * epsilon(1.0_wp)) exit
+      end do
+    end do
+    do k = 0, s
+      call legendre(s, x(k), ps, psm1)
+      b(k) = 1 / (s * (s + 1) * ps**2)       ! = w_k / 2: weights on [0, 1]
+    end do
+    d = (x + 1) / 2
+    ! exact symmetry d_v = 1 - d_{s-v}, b_v = b_{s-v}
+    r = d
+    do k = 0, s
+      d(k) = (r(k) + 1 - r(s - k)) / 2
+    end do
+    d(0) = 0
+    d(s) = 1
+    r = b
+    do k = 0, s
+      b(k) = (r(k) + r(s - k)) / 2
+    end do
+    ! differentiation matrix from barycentric weights, then D_vj = -D_{s-v,s-j} exactly
+    do j = 0, s
+      bw(j) = 1
+      do k = 0, s
+        if (k /= j) bw(j) = bw(j) / (d(j) - d(k))
+      end do
+    end do
+    do i = 0, s
+      do j = 0, s
+        if (i /= j) dm(i, j) = (bw(j) / bw(i)) / (d(i) - d(j))
+      end do
+      dm(i, i) = -(sum(dm(i, :)) - dm(i, i))
+    end do
+    block
+      real(wp) :: dsym(0:s, 0:s)
+      do i = 0, s
+        do j = 0, s
+          dsym(i, j) = (dm(i, j) - dm(s - i, s - j)) / 2
+        end do
+      end do
+      dm = dsym
+    end block
+    ! -- checks -------------------------------------------------------------------
+    tol = 1.0e-13_wp
+    if (abs(sum(b) - 1) > tol) info = 1
+    if (any(d(1:s) - d(0:s - 1) <= 0)) info = 1
+    do k = 0, 2 * s - 1                        ! quadrature exact to degree 2s - 1
+      if (abs(sum(b * d**k) - 1.0_wp / (k + 1)) > tol) info = 1
+    end do
+    tol = 1.0e-12_wp * maxval(abs(dm))
+    do k = 0, s                                ! D exact on degree <= s
+      do i = 0, s
+        acc = sum(dm(i, :) * d**k)
+        if (k == 0) then
+          if (abs(acc) > tol) info = 1
+        else
+          if (abs(acc - k * d(i)**(k - 1)) > tol) info = 1
+        end if
+      end do
+    end do
+    do i = 0, s                                ! summation by parts
+      do j = 0, s
+        acc = b(i) * dm(i, j) + b(j) * dm(j, i)
+        if (i == s .and. j == s) acc = acc - 1
+        if (i == 0 .and. j == 0) acc = acc + 1
+        if (abs(acc) > tol) info = 1
+      end do
+    end do
+  end subroutine
+
+  !> P_s(x) and P_{s-1}(x) by the three-term recurrence.
+  pure subroutine legendre(s, x, ps, psm1)
+    integer, intent(in) :: s
+    real(wp), intent(in) :: x
+    real(wp), intent(out) :: ps, psm1
+    real(wp) :: pk
+    integer :: k
+    psm1 = 1
+    ps = x
+    do k = 1, s - 1
+      pk = ((2 * k + 1) * x * ps - k * psm1) / (k + 1)
+      psm1 = ps
+      ps = pk
+    end do
+  end subroutine
+
+  ! -- layout of unknowns and equations (0-based offsets) ------------------------
+  !   x = (q_1..q_s | phat_0..phat_s | P_s | lam_1..lam_s)
+  !   e = (E_0..E_s | F_0..F_s | C_1..C_s)
+
+  pure integer function cq(w, j)       ! q_j, j = 1..s
+    type(gl_work_t), intent(in) :: w
+    integer, intent(in) :: j
+    cq = (j - 1) * w%n
+  end function
+
+  pure integer function cp(w, i)       ! phat_i, i = 0..s (i = s + 1: P_s)
+    type(gl_work_t), intent(in) :: w
+    integer, intent(in) :: i
+    cp = (w%s + i) * w%n
+  end function
+
+  pure integer function cl(w, v)       ! lam_v, v = 1..s (also C_v rows)
+    type(gl_work_t), intent(in) :: w
+    integer, intent(in) :: v
+    cl = 2 * (w%s + 1) * w%n + (v - 1) * w%c
+  end function
+
+  !> Allocate the workspace and build the rule (info: STATUS_BAD_INPUT for a bad
+  !> s or a failed coefficient check, STATUS_SINGULAR for a singular M).
+  subroutine gl_work_init(w, model, s, q0, info)
+    type(gl_work_t), intent(out) :: w
+    class(model_t), intent(in) :: model
+    integer, intent(in) :: s
+    real(wp), intent(in) :: q0(:)
+    integer, intent(out) :: info
+    integer :: n, c
+    info = STATUS_BAD_INPUT
+    if (s < 1 .or. s > GL_SMAX .or. model%mh > 0) return
+    n = model%n
+    c = model%mn
+    w%s = s; w%n = n; w%c = c
+    w%nx = 2 * (s + 1) * n + s * c
+    allocate(w%d(0:s), w%b(0:s), w%dm(0:s, 0:s))
+    call lobatto_rule(s, w%d, w%b, w%dm, info)
+    if (info /= 0) then
+      info = STATUS_BAD_INPUT
+      return
+    end if
+    allocate(w%x(w%nx), w%dx(w%nx), w%e(w%nx), w%jac(w%nx, w%nx), w%ipiv(w%nx))
+    allocate(w%qn(n, 0:s), w%pn(n, 0:s), w%un(n, 0:s), w%rn(n, 0:s), w%ln(c, 0:s), &
+             w%an(c, n, 0:s), w%bn(c, 0:s), w%ps(n), w%us(n), w%tmp(n))
+    allocate(w%hpq(n, n), w%hpp(n, n), w%hqq(n, n), w%hqp(n, n), w%atl(n, n), w%velq(c, n))
+    call dual_init(w%dw, model, q0, info)
+  end subroutine
+
+  ! -- the step equations -----------------------------------------------------------
+
+  !> Residual e(x) of the step from (q0, p0, l0) at t with step h (w%x holds x);
+  !> leaves the nodal values in w for gl_jacobian.  info /= 0: singular M.
+  subroutine gl_residual(model, t, h, q0, p0, l0, w, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, h, q0(:), p0(:), l0(:)
+    type(gl_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    integer :: s, n, c, v, i, j, r
+    s = w%s; n = w%n; c = w%c
+    w%qn(:, 0) = q0
+    w%ln(:, 0) = l0
+    do j = 1, s
+      w%qn(:, j) = w%x(cq(w, j) + 1:cq(w, j) + n)
+      w%ln(:, j) = w%x(cl(w, j) + 1:cl(w, j) + c)
+    end do
+    do i = 0, s
+      w%pn(:, i) = w%x(cp(w, i) + 1:cp(w, i) + n)
+    end do
+    w%ps = w%x(cp(w, s + 1) + 1:cp(w, s + 1) + n)
+    do v = 0, s
+      call dual_grad(model, t + w%d(v) * h, w%qn(:, v), w%pn(:, v), w%dw, w%un(:, v), w%rn(:, v), info)
+      if (info /= 0) return
+      if (c > 0) then
+        call model%nh(t + w%d(v) * h, w%qn(:, v), w%an(:, :, v), w%bn(:, v))
+        w%rn(:, v) = w%rn(:, v) + matmul(w%ln(:, v), w%an(:, :, v))
+      end if
+    end do
+    do v = 0, s
+      r = v * n                                           ! E_v
+      w%e(r + 1:r + n) = matmul(w%qn, w%dm(v, :)) - h * w%un(:, v)
+      r = (s + 1 + v) * n                                 ! F_v
+      w%tmp = matmul(w%pn, w%b * w%dm(:, v))
+      if (v == 0) then
+        w%e(r + 1:r + n) = p0 + w%tmp - h * w%b(v) * w%rn(:, v)
+      else if (v < s) then
+        w%e(r + 1:r + n) = w%tmp - h * w%b(v) * w%rn(:, v)
+      else
+        w%e(r + 1:r + n) = w%ps - w%tmp + h * w%b(v) * w%rn(:, v)
+      end if
+    end do
+    if (c == 0) return
+    do v = 1, s - 1                                       ! C_v, interior control points
+      w%e(cl(w, v) + 1:cl(w, v) + c) = matmul(w%an(:, :, v), w%un(:, v)) + w%bn(:, v)
+    end do
+    call dual_grad(model, t + h, w%qn(:, s), w%ps, w%dw, w%us, w%tmp, info)
+    if (info /= 0) return
+    w%e(cl(w, s) + 1:cl(w, s) + c) = matmul(w%an(:, :, s), w%us) + w%bn(:, s)   ! C_s
+  end subroutine
+
+  !> Newton matrix de/dx at the iterate of the last gl_residual call.
+  subroutine gl_jacobian(model, t, h, w, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, h
+    type(gl_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    integer :: s, n, c, v, i, j, k, re, rf, rc
+    real(wp) :: tv, sig
+    s = w%s; n = w%n; c = w%c
+    w%jac = 0
+    do v = 0, s
+      tv = t + w%d(v) * h
+      call dual_hess(model, tv, w%qn(:, v), w%pn(:, v), w%dw, w%hpq, w%hpp, w%hqq, w%hqp, info)
+      if (info /= 0) return
+      re = v * n
+      rf = (s + 1 + v) * n
+      sig = merge(-1.0_wp, 1.0_wp, v == s)
+      ! E_v = sum_j D_vj q_j - h H_p(q_v, phat_v)
+      do j = 1, s
+        do k = 1, n
+          w%jac(re + k, cq(w, j) + k) = w%dm(v, j)
+        end do
+      end do
+      if (v >= 1) w%jac(re + 1:re + n, cq(w, v) + 1:cq(w, v) + n) = &
+                  w%jac(re + 1:re + n, cq(w, v) + 1:cq(w, v) + n) - h * w%hpq
+      w%jac(re + 1:re + n, cp(w, v) + 1:cp(w, v) + n) = -h * w%hpp
+      ! F_v = [P_0 | 0 | P_s] + sig (sum_i b_i D_iv phat_i - h b_v R_v)
+      do i = 0, s
+        do k = 1, n
+          w%jac(rf + k, cp(w, i) + k) = sig * w%b(i) * w%dm(i, v)
+        end do
+      end do
+      w%jac(rf + 1:rf + n, cp(w, v) + 1:cp(w, v) + n) = &
+        w%jac(rf + 1:rf + n, cp(w, v) + 1:cp(w, v) + n) - sig * h * w%b(v) * w%hqp
+      if (v >= 1) then
+        w%atl = 0
+        if (c > 0) call model%nh_atl_q(tv, w%qn(:, v), w%ln(:, v), w%atl)
+        w%jac(rf + 1:rf + n, cq(w, v) + 1:cq(w, v) + n) = -sig * h * w%b(v) * (w%hqq + w%atl)
+        if (c > 0) w%jac(rf + 1:rf + n, cl(w, v) + 1:cl(w, v) + c) = &
+                   -sig * h * w%b(v) * transpose(w%an(:, :, v))
+      end if
+      if (v == s) then
+        do k = 1, n
+          w%jac(rf + k, cp(w, s + 1) + k) = 1
+        end do
+      end if
+      ! C_v = A(q_v) H_p(q_v, phat_v) + b, interior control points
+      if (c > 0 .and. v >= 1 .and. v < s) then
+        rc = cl(w, v)
+        call model%nh_vel_q(tv, w%qn(:, v), w%un(:, v), w%velq)
+        w%jac(rc + 1:rc + c, cq(w, v) + 1:cq(w, v) + n) = w%velq + matmul(w%an(:, :, v), w%hpq)
+        w%jac(rc + 1:rc + c, cp(w, v) + 1:cp(w, v) + n) = matmul(w%an(:, :, v), w%hpp)
+      end if
+    end do
+    if (c == 0) return
+    ! C_s = A(q_s) H_p(q_s, P_s) + b
+    call dual_hess(model, t + h, w%qn(:, s), w%ps, w%dw, w%hpq, w%hpp, w%hqq, w%hqp, info)
+    if (info /= 0) return
+    rc = cl(w, s)
+    call model%nh_vel_q(t + h, w%qn(:, s), w%us, w%velq)
+    w%jac(rc + 1:rc + c, cq(w, s) + 1:cq(w, s) + n) = w%velq + matmul(w%an(:, :, s), w%hpq)
+    w%jac(rc + 1:rc + c, cp(w, s + 1) + 1:cp(w, s + 1) + n) = matmul(w%an(:, :, s), w%hpp)
+  end subroutine
+
+  !> Solve the step equations for w%x (start value on entry) by Newton's method.
+  !> Stops when every increment is below tol relative to (1 + |x|), the
+  !> multiplier increments measured as h lam (momentum units; lam itself has a
+  !> round-off floor ~ eps / h), or when the increments, already below
+  !> 1e4 tol, stop contracting (the round-off floor of the Newton matrix,
+  !> whose condition grows like s^4 / h).  info: 0, STATUS_NEWTON_FAILED,
+  !> STATUS_SINGULAR, STATUS_NONFINITE.
+  subroutine gl_newton(model, t, h, q0, p0, l0, tol, maxit, w, iters, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, h, q0(:), p0(:), l0(:), tol
+    integer, intent(in) :: maxit
+    type(gl_work_t), intent(inout) :: w
+    integer, intent(out) :: iters, info
+    integer :: it, m
+    real(wp) :: nu, nu_prev
+    m = 2 * (w%s + 1) * w%n
+    iters = 0
+    nu_prev = huge(1.0_wp)
+    do it = 1, maxit
+      call gl_residual(model, t, h, q0, p0, l0, w, info)
+      if (info /= 0) return
+      if (.not. all(abs(w%e) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        return
+      end if
+      call gl_jacobian(model, t, h, w, info)
+      if (info /= 0) return
+      call lu_factor(w%jac, w%ipiv, info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      w%dx = -w%e
+      call lu_solve(w%jac, w%ipiv, w%dx)
+      w%x = w%x + w%dx
+      iters = iters + 1
+      if (.not. all(abs(w%x) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        return
+      end if
+      nu = max(maxval(abs(w%dx(1:m)) / (1 + abs(w%x(1:m)))), &
+               maxval(abs(h * w%dx(m + 1:)) / (1 + abs(h * w%x(m + 1:)))), 0.0_wp) / tol
+      if (nu <= 1) return
+      if (nu_prev <= 1.0e4_wp .and. nu > 0.5_wp * nu_prev) return
+      nu_prev = nu
+    end do
+    info = STATUS_NEWTON_FAILED
+  end subroutine
+
+  !> The whole trajectory: nsteps steps of size h (h < 0 integrates backwards)
+  !> from (t0, q0, p0, l0), output every `every` steps into the caller's arrays
+  !> (column k = sample k): t, q_s, P_s, v = H_p(q_s, P_s), lam_s (the nodal
+  !> multiplier; see pyint/galerkin.py for when it approximates lam).
+  !> istat = [status, steps done, samples written]; stats = [Newton iterations,
+  !> LU factorizations, max iterations in a step, max over all steps of
+  !> |A(q_s) H_p(q_s, P_s) + b|].
+  subroutine gl_driver(model, s, tol, maxit, t0, h, nsteps, every, q0, p0, l0, &
+                       tout, qout, pout, vout, lout, istat, stats)
+    class(model_t), intent(in) :: model
+    integer, intent(in) :: s, maxit, nsteps, every
+    real(wp), intent(in) :: tol, t0, h, q0(:), p0(:), l0(:)
+    real(wp), intent(out) :: tout(:), qout(:, :), pout(:, :), vout(:, :), lout(:, :)
+    integer, intent(out) :: istat(3)
+    real(wp), intent(out) :: stats(4)
+    type(gl_work_t) :: w
+    real(wp) :: q(size(q0)), p(size(q0)), lam(size(l0)), v(size(q0)), dq(size(q0)), dp(size(q0)), t
+    integer :: step, iters, info, ns, n, j
+    stats = 0
+    istat = [STATUS_BAD_INPUT, 0, 0]
+    call gl_work_init(w, model, s, q0, info)
+    if (info /= 0) then
+      istat(1) = info
+      return
+    end if
+    n = w%n
+    q = q0; p = p0; lam = l0; t = t0
+    call dual_grad(model, t, q, p, w%dw, v, w%tmp, info)
+    if (info /= 0) then
+      istat(1) = info
+      return
+    end if
+    ns = 1
+    call store(ns)
+    ! predictor of the first step: straight line in q, constant momentum and lam
+    do j = 1, s
+      w%x(cq(w, j) + 1:cq(w, j) + n) = q + w%d(j) * h * v
+      w%x(cl(w, j) + 1:cl(w, j) + w%c) = lam
+    end do
+    do j = 0, s + 1
+      w%x(cp(w, j) + 1:cp(w, j) + n) = p
+    end do
+    do step = 1, nsteps
+      call gl_newton(model, t, h, q, p, lam, tol, maxit, w, iters, info)
+      stats(1) = stats(1) + iters
+      stats(2) = stats(2) + iters
+      stats(3) = max(stats(3), real(iters, wp))
+      if (info /= 0) then
+        istat = [info, step - 1, ns]
+        return
+      end if
+      dq = w%x(cq(w, s) + 1:cq(w, s) + n) - q
+      dp = w%x(cp(w, s + 1) + 1:cp(w, s + 1) + n) - p
+      q = q + dq
+      p = p + dp
+      lam = w%x(cl(w, s) + 1:cl(w, s) + w%c)
+      t = t0 + step * h
+      ! constraint at the new point with the canonical momentum
+      call dual_grad(model, t, q, p, w%dw, v, w%tmp, info)
+      if (w%c > 0) then
+        call model%nh(t, q, w%an(:, :, 0), w%bn(:, 0))
+        stats(4) = max(stats(4), maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
+      end if
+      ! predictor of the next step: the control points shifted by this step's increments
+      do j = 1, s
+        w%x(cq(w, j) + 1:cq(w, j) + n) = w%x(cq(w, j) + 1:cq(w, j) + n) + dq
+      end do
+      do j = 0, s + 1
+        w%x(cp(w, j) + 1:cp(w, j) + n) = w%x(cp(w, j) + 1:cp(w, j) + n) + dp
+      end do
+      if (mod(step, every) == 0) then
+        ns = ns + 1
+        call store(ns)
+      end if
+    end do
+    istat = [STATUS_OK, nsteps, ns]
+
+  contains
+
+    subroutine store(k)
+      integer, intent(in) :: k
+      if (k > size(tout)) return
+      tout(k) = t
+      qout(:, k) = q
+      pout(:, k) = p
+      vout(:, k) = v
+      if (size(lam) > 0) lout(:, k) = lam
+    end subroutine
+
+  end subroutine gl_driver
+
+end module galerkin

@@ -1,0 +1,288 @@
+!> Backward differences + Crouch-Grossman on (R^3 x SO(3))^nb (seed 001, eqs. (7)-(10)):
+!> the index-3, index-2, index-1 and stabilized (DAES) forms of the rigid-body DAE.
+!>
+!> One step from (x^k, R^k, V^k) with the new driving velocity W = V'^{k+1}:
+!>   x^{k+1} = x^k + h w_v,   R^{k+1} = R^k expm(h w_Omega)            (7), (9)
+!>   M (W - V_h)/h + B(q^{k+1})^T lam - Q(W) = 0                        (8), (10)
+!> closed by one constraint level at q^{k+1}:
+!>   DAE3:  Phi(q^{k+1}) = 0
+!>   DAE2:  B(q^{k+1}) W = 0
+!>   DAE1:  B(q^{k+1}) (W - V^k)/h + Bdot(q^{k+1}, W) W = 0
+!>   DAES:  Phi(q^{k+1}) = 0 for (W, lam), then the rest of eq. (10):
+!>          V^{k+1} = W + P B^T mu,                 B V^{k+1} = 0
+!>          A^{k+1} = (W - V_h)/h + P B^T omega,    B A^{k+1} + Bdot V^{k+1} = 0.
+!> (10) as printed has V'^k where V^{k+1} must stand in its first row and
+!> primes on its last two rows; only this reading is square (see README).
+!> Its Jacobian is block lower-triangular: the (W, lam) block is iterated by
+!> Newton, the (V, mu) and (A, omega) blocks are linear in their unknowns
+!> and are solved exactly at the converged q^{k+1}.
+!> V_h, the velocity the backward difference starts from, is V^k for DAE1-3.
+!> DAES, history_mode 0 ("printed"): V_h = V'^k and P = I, eq. (10) as printed
+!>   (q and V' are then exactly those of DAE3; V, A are projections of them).
+!> DAES, history_mode 1 ("projected"): V_h = V^k, the projected velocity, and
+!>   P = M^-1 (M-orthogonal projections); the reported multiplier is lam - omega,
+!>   which with P = M^-1 solves the index-1 system at (q^{k+1}, V^{k+1}).  Feeding
+!>   back a Euclidean (P = I) projection is inconsistent: it changes the momentum
+!>   tangentially by O(h) per step and the error stays O(1) as h -> 0 (measured).
+!> The reported acceleration of DAE1-3 is A^{k+1} = (V^{k+1} - V^k)/h (eq. (8)).
+!>
+!> Newton unknowns z = (W, h lam); the residual rows are
+!>   M (W - V_h) + B^T (h lam) - h Q(W)           (momentum units)
+!>   Phi/h (DAE3, DAES),  B W (DAE2),  B (W - V^k) + h Bdot W (DAE1)   (velocity units)
+!> and the Jacobian is exact: with P = d(q^{k+1})/dW = h diag(I, T(h Omega_i)),
+!>   [ M - h Q_V + (B^T h lam)_q P    B^T ]
+!>   [ d(constraint row)/dW           0   ].
+!> Convergence: |dW| <= tol (1 + |W|) and |d(h lam)| <= tol (1 + |M W|) (max norms),
+!> or the round-off floor of these increments (newton_stop in rigid_body.f90).
+module lie_backward
+  use pyint_kinds
+  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_rigid
+  implicit none
+  private
+  public :: lie_backward_driver, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
+
+  integer, parameter :: FORM_DAE1 = 1, FORM_DAE2 = 2, FORM_DAE3 = 3, FORM_DAES = 4
+
+  type :: bd_work_t
+    integer :: nv, m, nz
+    real(wp), allocatable :: z(:), dz(:), res(:), jac(:, :), mm(:, :), bm(:, :)
+    real(wp), allocatable :: kvv(:, :), kmv(:, :), kmv2(:, :), kmv3(:, :), qf(:), psi(:), g(:)
+    real(wp), allocatable :: x1(:, :), r1(:, :, :)
+    integer, allocatable :: ipiv(:)
+  end type
+
+contains
+
+  subroutine bd_work_init(s, w)
+    type(rigid_system_t), intent(in) :: s
+    type(bd_work_t), intent(out) :: w
+    w%nv = s%nv; w%m = s%m; w%nz = s%nv + s%m
+    allocate(w%z(w%nz), w%dz(w%nz), w%res(w%nz), w%jac(w%nz, w%nz), w%ipiv(w%nz), &
+             w%mm(s%nv, s%nv), w%bm(s%m, s%nv), w%kvv(s%nv, s%nv), w%kmv(s%m, s%nv), &
+             w%kmv2(s%m, s%nv), w%kmv3(s%m, s%nv), w%qf(s%nv), w%psi(s%nv), w%g(s%m), w%x1(3, s%nb), &
+             w%r1(3, 3, s%nb))
+    call rigid_mass_matrix(s, w%mm)
+  end subroutine
+
+  !> Residual and Newton matrix at the iterate w%z.
+  subroutine bd_eval(s, form, h, x, r, vk, vh, w)
+    type(rigid_system_t), intent(in) :: s
+    integer, intent(in) :: form
+    real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:)
+    type(bd_work_t), intent(inout) :: w
+    integer :: nv, m
+    nv = w%nv; m = w%m
+    associate (wv => w%z(1:nv), hl => w%z(nv + 1:), rd => w%res(1:nv), rc => w%res(nv + 1:))
+      w%psi = h * wv
+      call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
+      call rigid_bmat(s, w%r1, w%bm)
+      call rigid_force(s, wv, w%qf)
+      rd = matmul(w%mm, wv - vh) + matmul(hl, w%bm) - h * w%qf
+      select case (form)
+      case (FORM_DAE3, FORM_DAES)
+        call rigid_phi(s, w%x1, w%r1, rc)
+        rc = rc / h
+      case (FORM_DAE2)
+        rc = matmul(w%bm, wv)
+      case (FORM_DAE1)
+        call rigid_bdotv(s, w%r1, wv, w%g)
+        rc = matmul(w%bm, wv - vk) + h * w%g
+      end select
+      ! momentum rows
+      call rigid_force_v(s, wv, w%kvv)
+      w%jac(1:nv, 1:nv) = w%mm - h * w%kvv
+      call rigid_btl_q(s, w%r1, hl, w%kvv)
+      call rigid_right_tangent(s, w%psi, w%kvv)
+      w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + h * w%kvv
+      w%jac(1:nv, nv + 1:) = transpose(w%bm)
+      w%jac(nv + 1:, nv + 1:) = 0
+      ! constraint rows
+      select case (form)
+      case (FORM_DAE3, FORM_DAES)
+        w%kmv = w%bm
+        call rigid_right_tangent(s, w%psi, w%kmv)
+        w%jac(nv + 1:, 1:nv) = w%kmv
+      case (FORM_DAE2)
+        call rigid_bw_q(s, w%r1, wv, w%kmv)
+        call rigid_right_tangent(s, w%psi, w%kmv)
+        w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv
+      case (FORM_DAE1)
+        call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
+        call rigid_bdotv_jac(s, w%r1, wv, w%kmv2, w%kmv3)
+        w%kmv = w%kmv + h * w%kmv2
+        call rigid_right_tangent(s, w%psi, w%kmv)
+        w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv + h * w%kmv3
+      end select
+    end associate
+  end subroutine
+
+  !> Newton on (W, h lam) from the start value in w%z.  info: 0, STATUS_NEWTON_FAILED,
+  !> STATUS_SINGULAR, STATUS_NONFINITE.
+  subroutine bd_newton(s, form, h, x, r, vk, vh, tol, maxit, w, iters, info)
+    type(rigid_system_t), intent(in) :: s
+    integer, intent(in) :: form, maxit
+    real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:), tol
+    type(bd_work_t), intent(inout) :: w
+    integer, intent(out) :: iters, info
+    integer :: it
+    real(wp) :: d, dprev
+    iters = 0
+    d = huge(1.0_wp)
+    do it = 1, maxit
+      call bd_eval(s, form, h, x, r, vk, vh, w)
+      call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
+      if (info /= 0) return
+      iters = iters + 1
+      dprev = d
+      d = max(maxval(abs(w%dz(1:w%nv))) / (1 + maxval(abs(w%z(1:w%nv)))), &
+              maxval(abs(w%dz(w%nv + 1:))) / (1 + maxval(abs(matmul(w%mm, w%z(1:w%nv)))))) / tol
+      if (newton_stop(d, dprev, it)) then
+        info = 0
+        return
+      end if
+    end do
+    info = STATUS_NEWTON_FAILED
+  end subroutine
+
+  !> The inverse of a (small, regular) matrix: LU and one solve per column.
+  subroutine inverse(a, ainv)
+    real(wp), intent(in) :: a(:, :)
+    real(wp), intent(out) :: ainv(:, :)
+    real(wp) :: lu(size(a, 1), size(a, 1))
+    integer :: ipiv(size(a, 1)), info, j
+    lu = a
+    ainv = 0
+    call lu_factor(lu, ipiv, info)
+    do j = 1, size(a, 1)
+      ainv(j, j) = 1
+      call lu_solve(lu, ipiv, ainv(:, j))
+    end do
+  end subroutine
+
+  !> Solve (B P B^T) y = rhs for y (m); info /= 0 if B P B^T is singular.
+  subroutine bbt_solve(bm, pw, rhs, y, info)
+    real(wp), intent(in) :: bm(:, :), pw(:, :), rhs(:)
+    real(wp), intent(out) :: y(:)
+    integer, intent(out) :: info
+    real(wp) :: g(size(bm, 1), size(bm, 1))
+    integer :: ipiv(size(bm, 1))
+    g = matmul(bm, matmul(pw, transpose(bm)))
+    call lu_factor(g, ipiv, info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    y = rhs
+    call lu_solve(g, ipiv, y)
+  end subroutine
+
+  !> The whole trajectory: nsteps steps of size h from t0, output every `every` steps.
+  !> On entry (x0, r0, v0) is a consistent state.  Outputs per sample k:
+  !> tout, xout(3, nb), rout(3, 3, nb), vout (V), aout (A), lout (lam) and
+  !> auxout = (V', mu, omega) (DAES; zero for DAE1-3).  history_mode: see the header.
+  !> istat = [status, steps done, samples written]; stats = [newton iterations,
+  !> factorizations, max iterations in a step, then the maxima over every step of
+  !> |Phi|, |B V|, |B A + Bdot V|, |R^T R - I|_F, |H - H0|] (rigid_track).
+  subroutine lie_backward_driver(s, form, history_mode, tol, maxit, t0, h, nsteps, every, &
+                                 x0, r0, v0, tout, xout, rout, vout, aout, lout, auxout, istat, stats)
+    type(rigid_system_t), intent(in) :: s
+    integer, intent(in) :: form, history_mode, maxit, nsteps, every
+    real(wp), intent(in) :: tol, t0, h, x0(:, :), r0(:, :, :), v0(:)
+    real(wp), intent(out) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
+                             lout(:, :), auxout(:, :)
+    integer, intent(out) :: istat(3)
+    real(wp), intent(out) :: stats(8)
+    type(bd_work_t) :: w
+    real(wp) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), vp(s%nv), a(s%nv), lam(s%m)
+    real(wp) :: vh(s%nv), mu(s%m), om(s%m), ahat(s%nv), t, pw(s%nv, s%nv), e0
+    integer :: step, iters, info, ns, nv, m
+    nv = s%nv; m = s%m
+    stats = 0
+    istat = [STATUS_BAD_INPUT, 0, 0]
+    if (form < FORM_DAE1 .or. form > FORM_DAES .or. h <= 0 .or. every < 1 .or. &
+        history_mode < 0 .or. history_mode > 1) return
+    call bd_work_init(s, w)
+    ! the projection metric P of DAES: I as printed, M^-1 for the projected history
+    if (history_mode == 1) then
+      call inverse(w%mm, pw)
+    else
+      pw = 0
+      do step = 1, nv
+        pw(step, step) = 1
+      end do
+    end if
+    x = x0; r = r0; v = v0; vp = v0
+    mu = 0; om = 0
+    call rigid_consistent_acc(s, r, v, a, lam, info)
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      return
+    end if
+    t = t0
+    e0 = rigid_energy(s, x, v)
+    call rigid_track(s, x, r, v, a, e0, stats(4:8))
+    ns = 1
+    call store(ns)
+    do step = 1, nsteps
+      if (form == FORM_DAES .and. history_mode == 0) then
+        vh = vp
+      else
+        vh = v
+      end if
+      w%z(1:nv) = vh + h * a
+      w%z(nv + 1:) = h * lam
+      call bd_newton(s, form, h, x, r, v, vh, tol, maxit, w, iters, info)
+      stats(1) = stats(1) + iters
+      stats(2) = stats(2) + iters
+      stats(3) = max(stats(3), real(iters, wp))
+      if (info /= 0) then
+        istat = [info, step - 1, ns]
+        return
+      end if
+      ! the converged configuration
+      w%psi = h * w%z(1:nv)
+      call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
+      x = w%x1; r = w%r1
+      lam = w%z(nv + 1:) / h
+      if (form == FORM_DAES) then
+        call rigid_bmat(s, r, w%bm)
+        vp = w%z(1:nv)
+        ahat = (vp - vh) / h
+        call bbt_solve(w%bm, pw, -matmul(w%bm, vp), mu, info)
+        if (info /= 0) then
+          istat = [info, step - 1, ns]
+          return
+        end if
+        v = vp + matmul(pw, matmul(mu, w%bm))
+        call rigid_bdotv(s, r, v, w%g)
+        call bbt_solve(w%bm, pw, -(matmul(w%bm, ahat) + w%g), om, info)
+        a = ahat + matmul(pw, matmul(om, w%bm))
+        if (history_mode == 1) lam = lam - om
+      else
+        a = (w%z(1:nv) - v) / h
+        v = w%z(1:nv)
+        vp = v
+      end if
+      t = t0 + step * h
+      call rigid_track(s, x, r, v, a, e0, stats(4:8))
+      if (mod(step, every) == 0) then
+        ns = ns + 1
+        call store(ns)
+      end if
+    end do
+    istat = [STATUS_OK, nsteps, ns]
+
+  contains
+
+    subroutine store(k)
+      integer, intent(in) :: k
+      real(wp) :: aux(nv + 2 * m)
+      aux = 0
+      if (form == FORM_DAES) aux = [vp, mu, om]
+      call rigid_store(k, t, x, r, v, a, lam, aux, tout, xout, rout, vout, aout, lout, auxout)
+    end subroutine
+
+  end subroutine lie_backward_driver
+
+end module lie_backward

@@ -1,0 +1,456 @@
+!> Constrained symplectic partitioned Runge-Kutta methods on the canonical form
+!> (seed 002, and Lobatto IIIA-IIIB beyond it).
+!>
+!> The system (fortran/core/hamiltonian.f90; p = M(q) v)
+!>     qdot = phi(q, p) = M^{-1} p,   pdot = psi(t, q, p) - G(t, q)^T lam,   g(t, q) = 0
+!> is the canonical system of H = 1/2 p^T M^{-1} p + V(q) when f = -grad V.
+!>
+!> SCHEME_COMPOSITION (seed 002, SPEC "Seed 002"): one step from (q_k, p_k) is
+!>   (1) pbar   = p_k - G(t_k, q_k)^T mu,                mu = h/2 Lam_k
+!>   (2) one step of the partitioned RK method (A for q, Ahat for p) on the
+!>       unconstrained field from (q_k, pbar):
+!>         Q_i = q_k  + h sum_j a_ij    phi(Q_j, P_j)
+!>         P_i = pbar + h sum_j ahat_ij psi(t_k + c_j h, Q_j, P_j)
+!>         q_{k+1} = q_k + h sum_j b_j phi_j,   pbar_{k+1} = pbar + h sum_j b_j psi_j
+!>   (3) p_{k+1} = pbar_{k+1} - G(t_{k+1}, q_{k+1})^T nu,  nu = h/2 Lam_{k+1}
+!>   Lam_k is fixed by g(t_{k+1}, q_{k+1}) = 0: ONE Newton system in
+!>   (Q_1..Q_s, P_1..P_s, mu) per step; Lam_{k+1} by the velocity constraint
+!>   G M^{-1} p_{k+1} + g_t = 0, a linear m x m solve after it.
+!>   Inner tableaux: Gauss-Legendre with s stages (Ahat = A; s = 1 is the
+!>   implicit midpoint rule) or Lobatto IIIA-IIIB with s = 2, which is the
+!>   Stormer-Verlet method: the composition is then exactly RATTLE.  The
+!>   composition is symmetric and of order 2 whatever the inner method.
+!>   (The explicit midpoint rule is also accepted as inner tableau: the
+!>   composition then keeps both constraint levels but is not symplectic.)
+!>
+!> SCHEME_LOBATTO (Jay 1996; Hairer-Lubich-Wanner, GNI VII.1): the Lobatto
+!> IIIA-IIIB pair with the constraint force inside the stages,
+!>     Q_i = q_k + h sum_j a_ij phi_j
+!>     P_i = p_k + sum_j ahat_ij (h psi_j - G(Q_j)^T mu_j),      mu_j = h Lam_j
+!>     0   = g(t_k + c_i h, Q_i)                         i = 2..s (Q_1 = q_k)
+!>     q_{k+1} = Q_s,  p_{k+1} = p_k + sum_j b_j (h psi_j - G(Q_j)^T mu_j)
+!>     0   = G(t_{k+1}, q_{k+1}) phi(q_{k+1}, p_{k+1}) + g_t
+!>   one Newton system in (Q, P, mu) per step; order 2s - 2, s = 2 is RATTLE.
+!>
+!> Both schemes keep g = 0 and G v + g_t = 0 at every step to round-off and
+!> are symplectic on the constraint manifold when f = -grad V(q) and g does
+!> not depend on t.  Outputs per sample: q, v = M^{-1} p, p, and the
+!> consistent a and lam of the state (index-1 KKT solve, fortran/core/index1.f90).
+!>
+!> Newton: full Newton (fresh Jacobian each iteration), unknowns (Q, P, mu)
+!> with the position constraint rows scaled by 1/h; stop when every increment
+!> satisfies |dx| <= tol (1 + |x|), then the state is taken from the updated
+!> iterate (quadratic convergence: its residual is O(tol^2)).
+module symplectic
+  use pyint_kinds
+  use pyint_model, only: model_t
+  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
+  use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
+  use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
+  implicit none
+  private
+  public :: sym_driver, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO, &
+            TAB_EXPLICIT_MIDPOINT
+
+  integer, parameter :: SCHEME_COMPOSITION = 0, SCHEME_LOBATTO = 1
+  integer, parameter :: TAB_GAUSS = 0, TAB_LOBATTO = 1, TAB_EXPLICIT_MIDPOINT = 2
+
+  !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
+  type :: sym_work_t
+    integer :: n, m, s, nx, scheme
+    real(wp), allocatable :: a(:, :), ah(:, :), b(:), c(:)
+    real(wp), allocatable :: x(:), dx(:), e(:), jac(:, :)
+    integer, allocatable :: ipiv(:)
+    real(wp), allocatable :: v(:, :), psi(:, :), hf(:, :)                      !< (n, s)
+    real(wp), allocatable :: phq(:, :, :), php(:, :, :), psq(:, :, :), psp(:, :, :)   !< (n, n, s)
+    real(wp), allocatable :: gs(:, :, :), gtl(:, :, :)   !< Lobatto: G(Q_j) (m, n, s), (G^T mu_j)_q (n, n, s)
+    real(wp), allocatable :: gk(:, :), g1(:, :), hvq(:, :), bm(:, :)           !< (m, n)
+    real(wp), allocatable :: gval(:), gt(:)                                    !< (m)
+    real(wp), allocatable :: q1(:), p1(:), v1(:), psi1(:), pbar(:)             !< (n)
+    real(wp), allocatable :: ph1q(:, :), ph1p(:, :), ps1q(:, :), ps1p(:, :)    !< (n, n)
+    real(wp), allocatable :: wmat(:, :), smat(:, :), srhs(:)                   !< projection
+    integer, allocatable :: sipiv(:)
+    type(ham_work_t) :: hw
+  end type
+
+contains
+
+  !> The inner tableau: kind TAB_GAUSS (s >= 1), TAB_LOBATTO (s >= 2) or
+  !> TAB_EXPLICIT_MIDPOINT (s = 2; not symplectic: the tests' negative control).
+  subroutine sym_tableau(kind, s, a, ah, b, c, info)
+    integer, intent(in) :: kind, s
+    real(wp), intent(out) :: a(s, s), ah(s, s), b(s), c(s)
+    integer, intent(out) :: info
+    select case (kind)
+    case (TAB_GAUSS)
+      call gauss_legendre(s, a, ah, b, c, info)
+    case (TAB_LOBATTO)
+      call lobatto_iiia_iiib(s, a, ah, b, c, info)
+    case (TAB_EXPLICIT_MIDPOINT)
+      info = STATUS_BAD_INPUT
+      if (s == 2) call explicit_midpoint(a, ah, b, c, info)
+    case default
+      info = STATUS_BAD_INPUT
+    end select
+  end subroutine
+
+  subroutine work_init(w, model, scheme, kind, s, q0, info)
+    type(sym_work_t), intent(out) :: w
+    class(model_t), intent(in) :: model
+    integer, intent(in) :: scheme, kind, s
+    real(wp), intent(in) :: q0(:)
+    integer, intent(out) :: info
+    integer :: n, m
+    n = model%n; m = model%mh
+    w%n = n; w%m = m; w%s = s; w%scheme = scheme
+    if (scheme == SCHEME_COMPOSITION) then
+      w%nx = 2 * s * n + m
+    else
+      w%nx = 2 * s * n + s * m
+    end if
+    allocate(w%a(s, s), w%ah(s, s), w%b(s), w%c(s))
+    call sym_tableau(kind, s, w%a, w%ah, w%b, w%c, info)
+    if (info /= 0) then
+      info = STATUS_BAD_INPUT
+      return
+    end if
+    allocate(w%x(w%nx), w%dx(w%nx), w%e(w%nx), w%jac(w%nx, w%nx), w%ipiv(w%nx))
+    allocate(w%v(n, s), w%psi(n, s), w%hf(n, s), w%phq(n, n, s), w%php(n, n, s), &
+             w%psq(n, n, s), w%psp(n, n, s), w%gs(m, n, s), w%gtl(n, n, s))
+    allocate(w%gk(m, n), w%g1(m, n), w%hvq(m, n), w%bm(m, n), w%gval(m), w%gt(m))
+    allocate(w%q1(n), w%p1(n), w%v1(n), w%psi1(n), w%pbar(n))
+    allocate(w%ph1q(n, n), w%ph1p(n, n), w%ps1q(n, n), w%ps1p(n, n))
+    allocate(w%wmat(n, m), w%smat(m, m), w%srhs(m), w%sipiv(m))
+    w%gs = 0; w%gtl = 0
+    call ham_init(w%hw, model, q0, info)
+  end subroutine
+
+  ! Offsets of the blocks of the unknown vector x = (Q_1..Q_s, P_1..P_s, mu).
+  pure integer function oq(w, i)
+    type(sym_work_t), intent(in) :: w
+    integer, intent(in) :: i
+    oq = (i - 1) * w%n
+  end function
+
+  pure integer function op(w, i)
+    type(sym_work_t), intent(in) :: w
+    integer, intent(in) :: i
+    op = (w%s + i - 1) * w%n
+  end function
+
+  pure integer function om(w, j)
+    type(sym_work_t), intent(in) :: w
+    integer, intent(in) :: j
+    om = 2 * w%s * w%n + (j - 1) * w%m
+  end function
+
+  !> Stage fields (and, with jac, their Jacobians) at the iterate w%x.
+  subroutine eval_stages(model, w, t, h, jac, info)
+    class(model_t), intent(in) :: model
+    type(sym_work_t), intent(inout) :: w
+    real(wp), intent(in) :: t, h
+    logical, intent(in) :: jac
+    integer, intent(out) :: info
+    integer :: j, n
+    real(wp) :: tj
+    n = w%n
+    info = 0
+    do j = 1, w%s
+      tj = t + w%c(j) * h
+      associate (qj => w%x(oq(w, j) + 1:oq(w, j) + n), pj => w%x(op(w, j) + 1:op(w, j) + n))
+        if (jac) then
+          call ham_field_jac(model, w%hw, tj, qj, pj, w%v(:, j), w%psi(:, j), w%phq(:, :, j), &
+                             w%php(:, :, j), w%psq(:, :, j), w%psp(:, :, j), info)
+        else
+          call ham_field(model, w%hw, tj, qj, pj, w%v(:, j), w%psi(:, j), info)
+        end if
+        if (info /= 0) return
+        if (w%scheme == SCHEME_LOBATTO .and. w%m > 0) then
+          call model%hol_jac(tj, qj, w%gs(:, :, j))
+          if (jac) call model%hol_gtl_q(tj, qj, w%x(om(w, j) + 1:om(w, j) + w%m), w%gtl(:, :, j))
+        end if
+      end associate
+    end do
+  end subroutine
+
+  !> Rows x_i - base - h sum_j coef_ij f_j (i = 1..s) of block `part` (0: the Q rows,
+  !> 1: the P rows) and, with jac, their Jacobian blocks I - h coef_ij [dfq_j, dfp_j].
+  subroutine stage_rows(w, part, base, f, coef, dfq, dfp, h, jac)
+    type(sym_work_t), intent(inout) :: w
+    integer, intent(in) :: part
+    real(wp), intent(in) :: base(:), f(:, :), coef(:, :), dfq(:, :, :), dfp(:, :, :), h
+    logical, intent(in) :: jac
+    integer :: i, j, k, n, r
+    n = w%n
+    do i = 1, w%s
+      r = (part * w%s + i - 1) * n
+      w%e(r + 1:r + n) = w%x(r + 1:r + n) - base - h * matmul(f, coef(i, :))
+      if (.not. jac) cycle
+      do j = 1, w%s
+        w%jac(r + 1:r + n, oq(w, j) + 1:oq(w, j) + n) = -h * coef(i, j) * dfq(:, :, j)
+        w%jac(r + 1:r + n, op(w, j) + 1:op(w, j) + n) = -h * coef(i, j) * dfp(:, :, j)
+      end do
+      do k = 1, n
+        w%jac(r + k, r + k) = w%jac(r + k, r + k) + 1
+      end do
+    end do
+  end subroutine
+
+  !> Residual (and with jac the Newton matrix) of the composition step at w%x.
+  subroutine composition_eval(model, w, t, h, qk, pk, jac, info)
+    class(model_t), intent(in) :: model
+    type(sym_work_t), intent(inout) :: w
+    real(wp), intent(in) :: t, h, qk(:), pk(:)
+    logical, intent(in) :: jac
+    integer, intent(out) :: info
+    integer :: i, j, n, m
+    n = w%n; m = w%m
+    call eval_stages(model, w, t, h, jac, info)
+    if (info /= 0) return
+    if (jac) w%jac = 0
+    w%pbar = pk
+    if (m > 0) w%pbar = pk - matmul(w%x(om(w, 1) + 1:om(w, 1) + m), w%gk)
+    call stage_rows(w, 0, qk, w%v, w%a, w%phq, w%php, h, jac)
+    call stage_rows(w, 1, w%pbar, w%psi, w%ah, w%psq, w%psp, h, jac)
+    if (jac .and. m > 0) then
+      do i = 1, w%s
+        w%jac(op(w, i) + 1:op(w, i) + n, om(w, 1) + 1:om(w, 1) + m) = transpose(w%gk)
+      end do
+    end if
+    w%q1 = qk + h * matmul(w%v, w%b)
+    if (m == 0) return
+    ! g(t_{k+1}, q_{k+1}) / h = 0
+    call model%hol(t + h, w%q1, w%gval)
+    w%e(om(w, 1) + 1:om(w, 1) + m) = w%gval / h
+    if (.not. jac) return
+    call model%hol_jac(t + h, w%q1, w%g1)
+    do j = 1, w%s
+      w%jac(om(w, 1) + 1:om(w, 1) + m, oq(w, j) + 1:oq(w, j) + n) = w%b(j) * matmul(w%g1, w%phq(:, :, j))
+      w%jac(om(w, 1) + 1:om(w, 1) + m, op(w, j) + 1:op(w, j) + n) = w%b(j) * matmul(w%g1, w%php(:, :, j))
+    end do
+  end subroutine
+
+  !> Residual (and with jac the Newton matrix) of the Lobatto IIIA-IIIB step at w%x.
+  subroutine lobatto_eval(model, w, t, h, qk, pk, jac, info)
+    class(model_t), intent(in) :: model
+    type(sym_work_t), intent(inout) :: w
+    real(wp), intent(in) :: t, h, qk(:), pk(:)
+    logical, intent(in) :: jac
+    integer, intent(out) :: info
+    integer :: i, j, k, n, m, s, rg, rv
+    n = w%n; m = w%m; s = w%s
+    call eval_stages(model, w, t, h, jac, info)
+    if (info /= 0) return
+    if (jac) w%jac = 0
+    call stage_rows(w, 0, qk, w%v, w%a, w%phq, w%php, h, jac)
+    ! hf_j = h psi_j - G_j^T mu_j: the momentum increment of stage j
+    do j = 1, s
+      w%hf(:, j) = h * w%psi(:, j)
+      if (m > 0) w%hf(:, j) = w%hf(:, j) - matmul(w%x(om(w, j) + 1:om(w, j) + m), w%gs(:, :, j))
+    end do
+    do i = 1, s
+      w%e(op(w, i) + 1:op(w, i) + n) = w%x(op(w, i) + 1:op(w, i) + n) - pk - matmul(w%hf, w%ah(i, :))
+      if (.not. jac) cycle
+      do j = 1, s
+        if (w%ah(i, j) == 0) cycle
+        w%jac(op(w, i) + 1:op(w, i) + n, oq(w, j) + 1:oq(w, j) + n) = &
+            w%ah(i, j) * (w%gtl(:, :, j) - h * w%psq(:, :, j))
+        w%jac(op(w, i) + 1:op(w, i) + n, op(w, j) + 1:op(w, j) + n) = -h * w%ah(i, j) * w%psp(:, :, j)
+        if (m > 0) w%jac(op(w, i) + 1:op(w, i) + n, om(w, j) + 1:om(w, j) + m) = &
+            w%ah(i, j) * transpose(w%gs(:, :, j))
+      end do
+      do k = 1, n
+        w%jac(op(w, i) + k, op(w, i) + k) = w%jac(op(w, i) + k, op(w, i) + k) + 1
+      end do
+    end do
+    w%p1 = pk + matmul(w%hf, w%b)
+    w%q1 = w%x(oq(w, s) + 1:oq(w, s) + n)
+    if (m == 0) return
+    ! g(t_k + c_i h, Q_i) / h = 0 for i = 2..s (rows om(w, 1) + (i - 2) m + 1 ...)
+    do i = 2, s
+      rg = om(w, 1) + (i - 2) * m
+      call model%hol(t + w%c(i) * h, w%x(oq(w, i) + 1:oq(w, i) + n), w%gval)
+      w%e(rg + 1:rg + m) = w%gval / h
+      if (jac) w%jac(rg + 1:rg + m, oq(w, i) + 1:oq(w, i) + n) = w%gs(:, :, i) / h
+    end do
+    ! velocity constraint at (t_{k+1}, Q_s, p_{k+1}); G(t_{k+1}, Q_s) = gs(:, :, s) since c_s = 1
+    rv = om(w, 1) + (s - 1) * m
+    if (jac) then
+      call ham_field_jac(model, w%hw, t + h, w%q1, w%p1, w%v1, w%psi1, w%ph1q, w%ph1p, w%ps1q, w%ps1p, info)
+    else
+      call ham_field(model, w%hw, t + h, w%q1, w%p1, w%v1, w%psi1, info)
+    end if
+    if (info /= 0) return
+    call model%hol_t(t + h, w%q1, w%gt)
+    w%e(rv + 1:rv + m) = matmul(w%gs(:, :, s), w%v1) + w%gt
+    if (.not. jac) return
+    call model%hol_vel_q(t + h, w%q1, w%v1, w%hvq)
+    w%bm = matmul(w%gs(:, :, s), w%ph1p)           ! d(residual)/d p_{k+1}
+    w%jac(rv + 1:rv + m, oq(w, s) + 1:oq(w, s) + n) = w%hvq + matmul(w%gs(:, :, s), w%ph1q)
+    do j = 1, s
+      w%jac(rv + 1:rv + m, oq(w, j) + 1:oq(w, j) + n) = w%jac(rv + 1:rv + m, oq(w, j) + 1:oq(w, j) + n) &
+          + w%b(j) * matmul(w%bm, h * w%psq(:, :, j) - w%gtl(:, :, j))
+      w%jac(rv + 1:rv + m, op(w, j) + 1:op(w, j) + n) = h * w%b(j) * matmul(w%bm, w%psp(:, :, j))
+      w%jac(rv + 1:rv + m, om(w, j) + 1:om(w, j) + m) = -w%b(j) * matmul(w%bm, transpose(w%gs(:, :, j)))
+    end do
+  end subroutine
+
+  !> Residual of the current scheme (with jac: and its Newton matrix).
+  subroutine step_eval(model, w, t, h, qk, pk, jac, info)
+    class(model_t), intent(in) :: model
+    type(sym_work_t), intent(inout) :: w
+    real(wp), intent(in) :: t, h, qk(:), pk(:)
+    logical, intent(in) :: jac
+    integer, intent(out) :: info
+    if (w%scheme == SCHEME_COMPOSITION) then
+      call composition_eval(model, w, t, h, qk, pk, jac, info)
+    else
+      call lobatto_eval(model, w, t, h, qk, pk, jac, info)
+    end if
+  end subroutine
+
+  !> One step (t, q, p) -> (t + h, q, p); w%x holds the multiplier guess on entry.
+  subroutine sym_step(model, w, t, h, q, p, tol, maxit, iters, info)
+    class(model_t), intent(in) :: model
+    type(sym_work_t), intent(inout) :: w
+    real(wp), intent(in) :: t, h, tol
+    real(wp), intent(inout) :: q(:), p(:)
+    integer, intent(in) :: maxit
+    integer, intent(out) :: iters, info
+    integer :: it, i, n, lapack_info
+    logical :: converged
+    n = w%n
+    ! start: Q_i = q + c_i h v, P_i = p (multipliers: the previous step's)
+    call ham_velocity(model, w%hw, q, p, w%v1, info)
+    if (info /= 0) return
+    do i = 1, w%s
+      w%x(oq(w, i) + 1:oq(w, i) + n) = q + w%c(i) * h * w%v1
+      w%x(op(w, i) + 1:op(w, i) + n) = p
+    end do
+    if (w%scheme == SCHEME_COMPOSITION .and. w%m > 0) call model%hol_jac(t, q, w%gk)
+    iters = 0
+    converged = .false.
+    do it = 1, maxit + 1
+      call step_eval(model, w, t, h, q, p, .not. (converged .or. it == maxit + 1), info)
+      if (info /= 0) return
+      if (converged) exit
+      if (.not. all(abs(w%e) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        return
+      end if
+      if (it == maxit + 1) then
+        info = STATUS_NEWTON_FAILED
+        return
+      end if
+      call lu_factor(w%jac, w%ipiv, lapack_info)
+      if (lapack_info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      w%dx = -w%e
+      call lu_solve(w%jac, w%ipiv, w%dx)
+      w%x = w%x + w%dx
+      iters = iters + 1
+      converged = all(abs(w%dx) <= tol * (1 + abs(w%x)))
+    end do
+    q = w%q1
+    if (w%scheme == SCHEME_LOBATTO) then
+      p = w%p1
+      return
+    end if
+    ! composition: pbar_{k+1}, then the kick that enforces G M^{-1} p + g_t = 0
+    p = w%pbar + h * matmul(w%psi, w%b)
+    if (w%m == 0) return
+    call ham_minv(model, w%hw, q, info)
+    if (info /= 0) return
+    call model%hol_jac(t + h, q, w%g1)
+    call model%hol_t(t + h, q, w%gt)
+    w%wmat = matmul(w%hw%minv, transpose(w%g1))
+    w%smat = matmul(w%g1, w%wmat)
+    w%srhs = matmul(w%g1, matmul(w%hw%minv, p)) + w%gt
+    call lu_factor(w%smat, w%sipiv, lapack_info)
+    if (lapack_info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    call lu_solve(w%smat, w%sipiv, w%srhs)
+    p = p - matmul(w%srhs, w%g1)
+  end subroutine
+
+  !> The whole trajectory from (t0, q0, v0): nsteps steps of size h, output
+  !> every `every` steps (column k = sample k) of t, q, v, a, lam, p.
+  !> istat = [status, steps done, samples written]; stats = [Newton
+  !> iterations, LU factorizations, max iterations in a step].
+  subroutine sym_driver(model, scheme, kind, s, tol, maxit, t0, h, nsteps, every, q0, v0, &
+                        tout, qout, vout, aout, lout, pout, istat, stats)
+    class(model_t), intent(in) :: model
+    integer, intent(in) :: scheme, kind, s, maxit, nsteps, every
+    real(wp), intent(in) :: tol, t0, h, q0(:), v0(:)
+    real(wp), intent(out) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), pout(:, :)
+    integer, intent(out) :: istat(3)
+    real(wp), intent(out) :: stats(3)
+    type(sym_work_t) :: w
+    type(kkt_work_t) :: kw
+    real(wp) :: q(size(q0)), p(size(q0)), t, mq(size(q0), size(q0))
+    integer :: step, iters, info, ns
+    stats = 0
+    istat = [STATUS_BAD_INPUT, 0, 0]
+    if (model%mn /= 0 .or. (scheme /= SCHEME_COMPOSITION .and. scheme /= SCHEME_LOBATTO)) return
+    if (scheme == SCHEME_LOBATTO .and. kind /= TAB_LOBATTO) return
+    call work_init(w, model, scheme, kind, s, q0, info)
+    if (info /= 0) then
+      istat(1) = info
+      return
+    end if
+    call kkt_init(kw, model)
+    w%x = 0
+    q = q0
+    call model%mass(q0, mq)
+    p = matmul(mq, v0)
+    t = t0
+    ns = 1
+    call store(ns, info)
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      return
+    end if
+    do step = 1, nsteps
+      call sym_step(model, w, t, h, q, p, tol, maxit, iters, info)
+      stats(1) = stats(1) + iters
+      stats(2) = stats(2) + iters
+      stats(3) = max(stats(3), real(iters, wp))
+      if (info /= 0) then
+        istat = [info, step - 1, ns]
+        return
+      end if
+      t = t0 + step * h
+      if (mod(step, every) == 0) then
+        ns = ns + 1
+        call store(ns, info)
+        if (info /= 0) then
+          istat = [info, step, ns - 1]
+          return
+        end if
+      end if
+    end do
+    istat = [STATUS_OK, nsteps, ns]
+
+  contains
+
+    subroutine store(k, info)
+      integer, intent(in) :: k
+      integer, intent(out) :: info
+      info = 0
+      if (k > size(tout)) return
+      tout(k) = t
+      qout(:, k) = q
+      pout(:, k) = p
+      call ham_velocity(model, w%hw, q, p, vout(:, k), info)
+      if (info /= 0) return
+      call kkt_accel(model, kw, t, q, vout(:, k), 0.0_wp, 0.0_wp, aout(:, k), lout(1:model%mh, k), info)
+    end subroutine
+
+  end subroutine sym_driver
+
+end module symplectic

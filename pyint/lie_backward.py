@@ -1,0 +1,115 @@
+"""Backward differences + Crouch-Grossman on rigid bodies (seed 001), Fortran
+kernel fortran/lie_backward.f90.
+
+Four forms of the Lie-group DAE  qdot = (v, R hat(Omega)),  M Vdot + B^T lam = Q,
+each closed by a different constraint level and discretized by eqs. (7)-(10):
+x^{k+1} = x^k + h v^{k+1}, R^{k+1} = R^k expm(h Omega^{k+1}), Vdot^{k+1} = (V^{k+1} - V^k)/h,
+equations of motion and constraints at t_{k+1}, Newton on the whole step.
+
+=============  =========================================  ==========================
+method         constraint imposed at t_{k+1}              kept to round-off
+=============  =========================================  ==========================
+``lie_dae3``   Phi(q) = 0 (index 3)                       position
+``lie_dae2``   B(q) V = 0 (index 2)                       velocity
+``lie_dae1``   B(q) Vdot + Bdot V = 0 (index 1)           acceleration
+``lie_daes``   eq. (6): Phi = 0, B V = 0, B Vdot + Bdot V = 0 with the
+               extra multipliers mu, omega                position, velocity, acceleration
+=============  =========================================  ==========================
+
+All are first order.  DAES: the driving velocity V' (which moves q) solves the
+index-3 step; V = V' + B^T mu and Vdot = (V' - V'_hist)/h + B^T omega are its
+projections onto B V = 0 and B Vdot + Bdot V = 0 at q^{k+1} (the rows of
+eq. (10); see fortran/lie_backward.f90 for the reading of the printed
+equations).  ``history="printed"`` (default) differences V' as eq. (10)
+prints it: q and V' are then exactly DAE3's.  ``history="projected"`` starts
+each step from the projected V instead; this is consistent only with
+M-orthogonal projections (V = V' + M^-1 B^T mu, ...), which it uses, and its
+reported multiplier is lam - omega (the index-1 multiplier at q^{k+1}, V^{k+1}).
+Feeding back the printed Euclidean projection does not converge (O(1) error).
+"""
+from __future__ import annotations
+
+from . import _fortran
+from . import _validate as V
+from .integrator import register
+from .lie_integrator import LieIntegrator
+
+_HISTORY = {"printed": 0, "projected": 1}
+
+
+class _LieBackward(LieIntegrator):
+    order = 1
+    _form = 3
+
+    def __init__(self, tol=1e-10, maxit=20):
+        """tol: Newton stops when |dV| <= tol (1 + |V|) and |h dlam| <= tol (1 + |M V|)
+        (max norms); maxit: iterations per step."""
+        self.tol = V.as_real(tol, "tol", positive=True)
+        self.maxit = V.as_int(maxit, "maxit", minimum=1)
+
+    def params(self):
+        return {"form": self.name, "tol": self.tol, "maxit": self.maxit}
+
+    def _history_mode(self):
+        return 0
+
+    def _run(self, system, t0, h, nsteps, every, x0, r0, v0):
+        options = (self._form, self._history_mode(), self.tol, self.maxit)
+        return self._call_kernel(_fortran.lie_backward_run, options, system.nv + 2 * system.m,
+                                 system, t0, h, nsteps, every, x0, r0, v0)
+
+
+@register
+class LieDAE3(_LieBackward):
+    """Index-3 form: Phi(q^{k+1}) = 0."""
+
+    name = "lie_dae3"
+    keeps = {"holonomic": frozenset({"position"})}
+    _form = 3
+
+
+@register
+class LieDAE2(_LieBackward):
+    """Index-2 form: B(q^{k+1}) V^{k+1} = 0."""
+
+    name = "lie_dae2"
+    keeps = {"holonomic": frozenset({"velocity"})}
+    _form = 2
+
+
+@register
+class LieDAE1(_LieBackward):
+    """Index-1 form: B(q^{k+1}) (V^{k+1} - V^k)/h + Bdot V^{k+1} = 0."""
+
+    name = "lie_dae1"
+    keeps = {"holonomic": frozenset({"acceleration"})}
+    _form = 1
+
+
+@register
+class LieDAES(_LieBackward):
+    """The stabilized form (6): all three constraint levels at every step."""
+
+    name = "lie_daes"
+    keeps = {"holonomic": frozenset({"position", "velocity", "acceleration"})}
+    _form = 4
+
+    def __init__(self, tol=1e-10, maxit=20, history="printed"):
+        """history: "printed" (eq. (10): the backward difference of the driving
+        velocity V') or "projected" (start each step from the M-orthogonally
+        projected V); see the module docstring."""
+        super().__init__(tol=tol, maxit=maxit)
+        if history not in _HISTORY:
+            raise ValueError(f"history must be one of {sorted(_HISTORY)}, got {history!r}")
+        self.history = history
+
+    def params(self):
+        return {**super().params(), "history": self.history}
+
+    def _history_mode(self):
+        return _HISTORY[self.history]
+
+    def _extra(self, system, raw):
+        nv, m = system.nv, system.m
+        aux = raw["aux"]
+        return {"V_drive": aux[:, :nv], "mu": aux[:, nv:nv + m], "omega": aux[:, nv + m:nv + 2 * m]}

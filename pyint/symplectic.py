@@ -1,0 +1,178 @@
+"""Constrained symplectic methods on the canonical (q, p) form (seed 002 and beyond).
+Fortran kernel: fortran/symplectic.f90 (canonical field: fortran/core/hamiltonian.f90,
+coefficients: fortran/core/tableaux.f90).
+
+With p = M(q) v the model's equations of motion M a = f - G^T lam become
+
+    qdot = M^{-1} p,   pdot = f(t, q, v) + (M v)_q v - G^T lam,   g(t, q) = 0
+
+(pyint's f holds the Coriolis/centrifugal terms of a configuration-dependent
+M), the canonical system of H = 1/2 p^T M^{-1} p + V(q) when the model is
+Lagrangian with potential V (f = -grad V for a constant M).
+
+* :class:`SymplecticComposition` -- the seed's three-step composition
+  (SPEC "Seed 002"): half kick p - h/2 G(q_k)^T Lam_k, one step of the
+  s-stage Gauss-Legendre method on the unconstrained system (s = 1: implicit
+  midpoint, s = 2: the paper's 4th-order tableau), half kick
+  -h/2 G(q_{k+1})^T Lam_{k+1}.  Lam_k makes g(q_{k+1}) = 0 (one Newton system
+  per step, through the Gauss stages), Lam_{k+1} makes G M^{-1} p_{k+1} = 0
+  (linear).  Order 2 whatever s.
+* :class:`Rattle` -- the same composition with the Stormer-Verlet middle step:
+  exactly RATTLE, the baseline of the family.
+* :class:`LobattoIIIAB` -- the s-stage Lobatto IIIA-IIIB pair with the
+  constraint force inside the stages (Jay 1996): keeps both constraint levels
+  and symplecticity at order 2s - 2 (s = 2 is RATTLE, s = 3 order 4).
+
+All keep g = 0 and G v + g_t = 0 to round-off at every step and are
+symplectic on the constraint manifold for conservative, scleronomic models.
+For forces depending on v or t, or for rheonomic constraints, the same
+discretization is applied (same order, no symplecticity).  ``a`` and ``lam``
+of the Result are the consistent acceleration and multipliers of the state
+(q, v) at each sample (index-1 KKT solve), so they converge at the order of
+q and v; ``Result.extra["p"]`` holds the momenta.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _fortran
+from . import _validate as V
+from ._fortran_model import model_args
+from .integrator import Integrator, output_buffers, raw_result, register
+
+#: Largest number of stages of the tableaux (fortran/core/tableaux.f90: TAB_MAX_STAGES).
+MAX_STAGES = 10
+
+_SCHEMES = {"composition": 0, "lobatto": 1}
+_TABLEAUX = {"gauss": 0, "lobatto": 1, "explicit_midpoint": 2}
+
+
+def tableau(kind, s):
+    """Coefficients (a, ahat, b, c) of the s-stage "gauss" (Gauss-Legendre,
+    ahat = a) or "lobatto" (Lobatto IIIA a, IIIB ahat) tableau, or of the
+    "explicit_midpoint" rule (s = 2), computed and checked in Fortran
+    (fortran/core/tableaux.f90)."""
+    if kind not in _TABLEAUX:
+        raise ValueError(f"tableau kind must be one of {sorted(_TABLEAUX)}, got {kind!r}")
+    s = V.as_int(s, "stages", minimum=1 if kind == "gauss" else 2)
+    if s > MAX_STAGES or kind == "explicit_midpoint" and s != 2:
+        raise ValueError(f"stages must be <= {MAX_STAGES} (2 for the explicit midpoint rule), got {s}")
+    a, ahat, b, c, info = _fortran.prk_tableau(_TABLEAUX[kind], s)
+    if info != 0:
+        raise RuntimeError(f"the {kind} tableau with {s} stages failed its identity checks (info={info})")
+    return a, ahat, b, c
+
+
+def canonical_field(model, t, q, p, backend="auto"):
+    """(v, psi, phi_q, phi_p, psi_q, psi_p) of the canonical field at (t, q, p), from Fortran.
+
+    v = M^{-1} p and psi = f + (M v)_q v; for a conservative model v = H_p, psi = -H_q.
+    """
+    args = model_args(model, backend)
+    q = V.as_vector(q, model.n, "q")
+    p = V.as_vector(p, model.n, "p")
+    *out, ierr = _fortran.canonical_field(args["model_id"], args["ipar"], args["rpar"], args["usercb"],
+                                          args["mh"], args["mn"], args["mflags"], float(t), q, p)
+    if ierr != 0:
+        raise RuntimeError(f"canonical_field failed (ierr={ierr})")
+    return tuple(out)
+
+
+class _SymplecticFamily(Integrator):
+    supports = frozenset({"holonomic"})
+    keeps = {"holonomic": frozenset({"position", "velocity"})}
+    invariants = frozenset({"symplectic", "energy_bounded"})
+    _scheme = "composition"
+    _tableau = "gauss"
+
+    def __init__(self, stages, tol=1e-10, maxit=20):
+        tableau(self._tableau, stages)   # validates the stage count
+        self.stages = int(stages)
+        self.tol = V.as_real(tol, "tol", positive=True)
+        self.maxit = V.as_int(maxit, "maxit", minimum=1)
+
+    def params(self):
+        return {"scheme": self._scheme, "tableau": self._tableau, "stages": self.stages,
+                "tol": self.tol, "maxit": self.maxit}
+
+    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
+        args = model_args(model, backend)
+        nl = model.n_hol
+        buf = output_buffers(model.n, nl, nsteps, every)
+        buf["pout"] = np.zeros_like(buf["qout"], order="F")
+        istat, stats = _fortran.symplectic_run(
+            args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
+            args["mflags"], _SCHEMES[self._scheme], _TABLEAUX[self._tableau], self.stages,
+            self.tol, self.maxit, t0, h, nsteps, every, q0, v0,
+            buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"], buf["pout"])
+        stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
+                 "jacobian_factorizations": int(stats[1]), "max_newton_iterations": int(stats[2]),
+                 "failed_steps": int(istat[0] != 0)}
+        raw = raw_result(buf, nl, istat, stats)
+        raw["extra"] = {"p": buf["pout"].T}
+        return raw
+
+
+@register
+class SymplecticComposition(_SymplecticFamily):
+    """Seed 002: kick - s-stage Gauss-Legendre step - kick.  Order 2 for every s."""
+
+    name = "symplectic_gl"
+    order = 2
+    lambda_order = 2
+
+    def __init__(self, stages=2, tol=1e-10, maxit=20):
+        """stages: s of the Gauss-Legendre middle step (1 = implicit midpoint,
+        2 = the paper's 4th-order tableau; at most 10).  tol: Newton stops when
+        every increment satisfies |dx| <= tol (1 + |x|); maxit: iterations per step."""
+        super().__init__(stages, tol, maxit)
+
+
+@register
+class Rattle(_SymplecticFamily):
+    """The composition with the Stormer-Verlet middle step: exactly RATTLE.  Order 2."""
+
+    name = "rattle"
+    order = 2
+    lambda_order = 2
+    _tableau = "lobatto"
+
+    def __init__(self, tol=1e-10, maxit=20):
+        """tol, maxit: Newton options (see :class:`SymplecticComposition`)."""
+        super().__init__(2, tol, maxit)
+
+    def params(self):
+        p = super().params()
+        p["inner"] = "stormer_verlet"
+        return p
+
+
+@register
+class LobattoIIIAB(_SymplecticFamily):
+    """Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2."""
+
+    name = "lobatto_iiiab"
+    order = 4
+    lambda_order = 4
+    _scheme = "lobatto"
+    _tableau = "lobatto"
+
+    def __init__(self, stages=3, tol=1e-10, maxit=20):
+        """stages: s >= 2 (2 = RATTLE, 3 = order 4, at most 10).  tol, maxit: Newton options."""
+        super().__init__(stages, tol, maxit)
+        self.order = 2 * self.stages - 2
+        self.lambda_order = self.order
+
+
+class ExplicitMidpointComposition(_SymplecticFamily):
+    """The seed's composition with the explicit midpoint rule as middle step:
+    keeps both constraint levels, order 2, but NOT symplectic (SPEC "Seed 002").
+    Not registered: it is the negative control of the symplecticity tests."""
+
+    name = "composition_explicit_midpoint"
+    order = 2
+    invariants = frozenset()
+    _tableau = "explicit_midpoint"
+
+    def __init__(self, tol=1e-10, maxit=20):
+        super().__init__(2, tol, maxit)

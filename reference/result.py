@@ -1,0 +1,104 @@
+"""The result of a reference solve, and its NetCDF round trip (what the cache stores)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from ..results import Result
+
+#: Columns of ``Result.residual``, as the ``constraint`` coordinate of the dataset.
+RESIDUAL_COLUMNS = ("hol_position", "hol_velocity", "hol_acceleration", "nonhol_velocity",
+                    "nonhol_acceleration")
+
+#: Long names of the statistics (all counts except initial_correction).
+STAT_NAMES = {
+    "steps": "successful internal IDA steps",
+    "residual_evaluations": "residual evaluations by IDA",
+    "jacobian_evaluations": "Jacobian evaluations by IDA (analytic Jacobian of the form)",
+    "failed_step_attempts": "rejected IDA step attempts (error-test and convergence failures)",
+    "restarts": "IDA restarts after a re-selection of the dummy derivatives",
+    "initial_correction": "largest change IDACalcIC made to the computed initial values, "
+                          "in units of rtol |y| + atol",
+    "output_correction": "largest change the completion of the algebraic q, v made at an output time, "
+                         "in units of rtol |x| + atol",
+    "step_residual_position": "largest |g| over the accepted IDA steps",
+    "step_residual_velocity": "largest |G v + g_t|, |A v + b| over the accepted IDA steps",
+    "step_residual_acceleration": "largest |G a + gamma|, |A a + gamma_n| over the accepted IDA steps",
+}
+
+#: Statistics that are counts (the others are floats).
+_COUNTS = ("steps", "residual_evaluations", "jacobian_evaluations", "failed_step_attempts", "restarts")
+
+
+class ReferenceResult(Result):
+    """A :class:`pyint.results.Result` from IDA: ``method == "ida"``, ``params["form"]`` the form,
+    ``stats`` IDA's statistics, ``h`` NaN (adaptive steps).  ``extra`` holds form-specific
+    arrays over time (``mu`` for the GGL form) and, for the dummy-derivative form, the
+    list ``selections`` of {t, q, v}: from time t on, the coordinates whose q' and v'
+    were dummies.  ``cache_file``/``from_cache``: set by ``pyint.reference.solve``."""
+
+    cache_file = None
+    from_cache = False
+
+    @property
+    def form(self):
+        return self.params["form"]
+
+    @property
+    def rtol(self):
+        return self.params["rtol"]
+
+    @property
+    def atol(self):
+        return self.params["atol"]
+
+    def to_xarray(self):
+        ds = super().to_xarray()
+        ds = ds.assign_coords(constraint=("constraint", list(RESIDUAL_COLUMNS),
+                                          {"long_name": "constraint kind and level"}))
+        ds["constraint_residual"] = (("time", "constraint"), self.residual,
+                                     {"long_name": "constraint residual per kind and level (max norm)",
+                                      "units": "model units"})
+        for key, val in self.extra.items():
+            if key == "selections":
+                continue
+            ds[key] = (("time", f"{key}_index"), np.asarray(val, dtype=float),
+                       {"long_name": f"{key} (form variable)", "units": "model units"})
+        for key in STAT_NAMES:
+            if key in ds:
+                ds[key].attrs["long_name"] = STAT_NAMES[key]
+        from .forms import FORMS
+
+        ds.attrs.update({
+            "form": self.form,
+            "form_description": FORMS[self.form].description,
+            "rtol": float(self.rtol),
+            "atol": float(self.atol),
+            "selections": json.dumps(self.extra.get("selections", []), default=float),
+        })
+        return ds
+
+    @classmethod
+    def from_xarray(cls, ds, model):
+        """Rebuild the result of ``to_xarray`` (``model`` is the model it was computed for)."""
+        params = json.loads(ds.attrs["method_params"])
+        stats = {}
+        for key in STAT_NAMES:
+            if key in ds:
+                val = ds[key].values.item()
+                stats[key] = int(val) if key in _COUNTS else float(val)
+        extra = {}
+        for name in ds.data_vars:
+            if f"{name}_index" in ds[name].dims:
+                extra[name] = ds[name].values.reshape(ds.sizes["time"], -1)
+        selections = json.loads(ds.attrs.get("selections", "[]"))
+        if selections:
+            extra["selections"] = selections
+        nt = ds.sizes["time"]
+        return cls(method=ds.attrs["method"], model=model, t=ds["time"].values, q=ds["q"].values,
+                   v=ds["v"].values, a=ds["a"].values, lam=ds["lam"].values.reshape(nt, -1),
+                   residual=ds["constraint_residual"].values,
+                   energy=ds["energy"].values if "energy" in ds else None, stats=stats, params=params,
+                   h=float(ds.attrs["h"]), status=ds.attrs["status"], message=ds.attrs["message"],
+                   cpu_time=float(ds["cpu_time"].values), extra=extra)

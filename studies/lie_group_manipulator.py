@@ -1,0 +1,355 @@
+"""Seed 001: the two-link spatial manipulator on SO(3), Tables 1-2 and Figs 2-8.
+
+Li, Li, Ding, Pan, "Constraints stabilization method for DAEs on Lie group of
+multibody system dynamics" (seed 001): the index-1, -2, -3 Lie-group DAEs and
+the stabilized DAES, all by backward differences + Crouch-Grossman, on the
+two-link manipulator of SPEC (m = 5 kg, l = 1 m, spherical joints, gravity,
+R1 = R2 = I, Omega1 = (10pi, 0, 0), Omega2 = (10pi, 10pi, 20pi), consistent
+v1 = 0, v2 = (0, 10pi, -5pi)).  The paper gives no inertias: each link is a
+solid cylinder of radius 0.05 m (SPEC).  T = 1 s, h = 1e-5 (Table 1) and 1e-4
+(Table 2).  Beyond the paper: DAES with the projected history, and Lie-group
+generalized-alpha (index 3; stabilized index 2), which is second order.
+
+Every case returns the time series at 1001 samples (every 1 ms), the metrics
+delta(H), eps(Phi), eps(Phidot), eps(Phiddot), max |R^T R - I|, the CPU time,
+the errors at T against the quaternion DOP853 reference (pyint.lie_reference)
+and the paper's table entries beside ours.  Figures are drawn from the NetCDF
+file alone (:func:`figures`).
+
+Run it: ``python -m pyint.studies.lie_group_manipulator [--out DIR] [--quick]``
+(standalone, until the study runner drives it through ``STUDY``).
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+NAME = "lie_group_manipulator"
+T_END = 1.0
+SAMPLE_DT = 1e-3
+
+#: Case name -> (registered method, options).  DAE1..DAES are the paper's four.
+METHODS = {
+    "DAE1": ("lie_dae1", {}),
+    "DAE2": ("lie_dae2", {}),
+    "DAE3": ("lie_dae3", {}),
+    "DAES": ("lie_daes", {}),
+    "DAES_projected": ("lie_daes", {"history": "projected"}),
+    "genalpha_index3": ("lie_genalpha", {}),
+    "genalpha_stab2": ("lie_genalpha_s2", {}),
+}
+
+GRID = {"method": list(METHODS), "h": [1e-4, 1e-5]}
+QUICK_GRID = {"method": ["DAE3", "DAES", "genalpha_stab2"], "h": [1e-4]}
+
+#: Tables 1 (h = 1e-5) and 2 (h = 1e-4) of the paper: delta(H), eps(Phi), eps(Phidot), eps(Phiddot).
+PAPER = {
+    1e-5: {"DAE1": (0.0106, 0.0089, 0.0183, 7.4473e-6),
+           "DAE2": (0.0083, 0.0029, 1.7764e-14, 1.0551),
+           "DAE3": (0.0156, 3.8858e-16, 0.0127, 2.1335),
+           "DAES": (0.0086, 3.8858e-16, 2.1316e-14, 4.3201e-12)},
+    1e-4: {"DAE1": (0.1307, 0.0902, 0.1770, 3.1041e-4),
+           "DAE2": (0.0728, 0.0287, 1.4211e-14, 10.5240),
+           "DAE3": (0.0820, 5.6621e-15, 0.1231, 21.3930),
+           "DAES": (0.0765, 1.7136e-13, 2.3146e-12, 1.7113e-8)},
+}
+METRICS = ("energy_drift", "eps_pos", "eps_vel", "eps_acc")
+
+
+def _system():
+    from pyint.models.rigid_bodies import RigidBodySystem
+    return RigidBodySystem.two_link_manipulator()
+
+
+@functools.lru_cache(maxsize=1)
+def _reference_end():
+    """(x, R, V) at T from the quaternion reference (DOP853, rtol = atol = 1e-13)."""
+    from pyint.lie_reference import reference
+    s = _system()
+    x0, r0, v0 = s.manipulator_initial_state()
+    xs, rs, vs, _, diag = reference(s, x0, r0, v0, [0.0, T_END])
+    return xs[-1], rs[-1], vs[-1], diag
+
+
+def _paper_value(h, method, k):
+    row = PAPER.get(h, {}).get(method)
+    return float(row[k]) if row else float("nan")
+
+
+def run_case(p):
+    """One (method, h) case: the trajectory at 1 ms samples and the Table 1-2 metrics."""
+    import pyint.methods  # noqa: F401  (registers the Lie-group methods)
+    from pyint.integrator import METHODS as REGISTRY
+    from pyint.so3 import rotation_error
+
+    method, h = p["method"], float(p["h"])
+    T = float(p.get("T", T_END))
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; one of {sorted(METHODS)}")
+    every = int(round(SAMPLE_DT / h))
+    if every < 1 or abs(every * h - SAMPLE_DT) > 1e-12:
+        raise ValueError(f"h = {h} must divide the sampling interval {SAMPLE_DT}")
+    reg_name, opts = METHODS[method]
+    s = _system()
+    x0, r0, v0 = s.manipulator_initial_state()
+    integ = REGISTRY[reg_name](**opts)
+    res = integ.integrate(s, (x0, r0), v0, T, h, every=every)
+    l = s.paper["length"]
+    tip = np.array([l / 2, 0.0, 0.0])
+    endpoint = res.x + np.einsum("tbij,j->tbi", res.R, tip)
+    kinetic = np.array([s.energy(np.zeros_like(x), v) for x, v in zip(res.x, res.v)])
+    potential = res.energy - kinetic
+    # the same time values in every case (t0 + k h rounds differently for different h)
+    t = np.arange(len(res.t)) * SAMPLE_DT
+    assert np.max(np.abs(t - res.t)) <= 1e-12
+    ds = xr.Dataset(coords={
+        "time": ("time", t, {"units": "s", "long_name": "time"}),
+        "body": ("body", [1, 2], {"units": "1", "long_name": "link"}),
+        "axis": ("axis", ["x", "y", "z"], {"units": "1", "long_name": "world axis"}),
+        "row": ("row", [1, 2, 3], {"units": "1", "long_name": "row of R"}),
+        "col": ("col", [1, 2, 3], {"units": "1", "long_name": "column of R"}),
+        "constraint_level": ("constraint_level", ["position", "velocity", "acceleration"],
+                             {"units": "1", "long_name": "constraint level"}),
+        "multiplier": ("multiplier", [f"lam{i + 1}" for i in range(s.m)],
+                       {"units": "1", "long_name": "Lagrange multiplier (joint 1: 1-3, joint 2: 4-6)"}),
+    })
+    ds["x"] = (("time", "body", "axis"), res.x, {"units": "m", "long_name": "centre of mass"})
+    ds["endpoint"] = (("time", "body", "axis"), endpoint, {"units": "m", "long_name": "end point of the link"})
+    ds["R"] = (("time", "body", "row", "col"), res.R, {"units": "1", "long_name": "rotation matrix"})
+    ds["lam"] = (("time", "multiplier"), res.lam, {"units": "N", "long_name": "Lagrange multipliers"})
+    ds["residual"] = (("time", "constraint_level"), res.level_residuals,
+                      {"units": "m, m/s, m/s^2", "long_name": "|Phi|, |B V|, |B Vdot + Bdot V| (max norm)"})
+    ds["orthogonality"] = ("time", res.extra["orthogonality"],
+                           {"units": "1", "long_name": "max_i |R_i^T R_i - I|_F"})
+    ds["energy"] = ("time", res.energy, {"units": "J", "long_name": "total energy"})
+    ds["kinetic_energy"] = ("time", kinetic, {"units": "J", "long_name": "kinetic energy"})
+    ds["potential_energy"] = ("time", potential, {"units": "J", "long_name": "potential energy"})
+    scalars = {
+        "energy_drift": (res.energy_drift, "1", "max |H - H0| / |H0|"),
+        "eps_pos": (res.eps_pos, "m", "max |Phi| over every step"),
+        "eps_vel": (res.eps_vel, "m/s", "max |B V| over every step"),
+        "eps_acc": (res.eps_acc, "m/s^2", "max |B Vdot + Bdot V| over every step"),
+        "eps_acc_sampled": (float(np.max(res.residual[:, 2])), "m/s^2",
+                            "max |B Vdot + Bdot V| over the 1 ms samples"),
+        "orthogonality_max": (res.orthogonality, "1", "max |R^T R - I|_F over the run"),
+        "cpu_time": (res.cpu_time, "s", "CPU time of the integration"),
+        "newton_iterations": (res.stats["newton_iterations"], "1", "Newton iterations"),
+        "max_newton_iterations": (res.stats["max_newton_iterations"], "1", "max Newton iterations in a step"),
+    }
+    if abs(T - T_END) < 1e-12:
+        xr_, rr_, vr_, _ = _reference_end()
+        scalars["error_x"] = (float(np.max(np.abs(res.x[-1] - xr_))), "m", "max |x - x_ref| at T")
+        scalars["error_R"] = (max(rotation_error(rr_[i], res.R[-1][i]) for i in range(s.nb)), "rad",
+                              "max |log(R_ref^T R)| at T")
+        scalars["error_V"] = (float(np.max(np.abs(res.v[-1] - vr_))), "m/s, rad/s", "max |V - V_ref| at T")
+    for k, name in enumerate(METRICS):
+        scalars[f"paper_{name}"] = (_paper_value(h, method, k), scalars[name][1], f"paper (Tables 1-2): {name}")
+    for name, (val, units, long) in scalars.items():
+        ds[name] = ((), float(val), {"units": units, "long_name": long})
+    ds.attrs.update({"registered_method": reg_name, "inertia": "solid cylinder r = 0.05 m (SPEC)",
+                     "reference": "pyint.lie_reference: quaternion DOP853, rtol = atol = 1e-13"})
+    return ds
+
+
+def combine(cases):
+    """{(method, h): Dataset} -> one Dataset with dimensions method, h (same time samples)."""
+    methods = list(dict.fromkeys(m for m, _ in cases))
+    hs = sorted({h for _, h in cases}, reverse=True)
+    rows = [xr.concat([cases[(m, h)] for h in hs], dim=xr.DataArray(hs, dims="h", attrs={"units": "s", "long_name": "step size"}),
+                      join="outer", combine_attrs="drop_conflicts")
+            for m in methods]
+    ds = xr.concat(rows, dim=xr.DataArray(methods, dims="method", attrs={"long_name": "method", "units": "1"}),
+                   join="outer", combine_attrs="drop_conflicts")
+    ds.attrs.update({"study": NAME, "T": T_END})
+    return ds
+
+
+def _write_netcdf_atomic(ds, path):
+    """Temporary file then rename (pyint.datasets.write_netcdf once the runner is merged)."""
+    path = Path(path)
+    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    try:
+        ds.to_netcdf(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+# -- figures and tables (from the file) -----------------------------------------------
+
+def _style(method):
+    """Line style per method family: paper forms solid, variants dash-dot, gen-alpha dashed."""
+    m = str(method)
+    return {"ls": "--" if m.startswith("genalpha") else "-." if m.endswith("projected") else "-", "lw": 0.9}
+
+
+def figures(nc_path, outdir):
+    """Figs 2-8 of the paper from the study's NetCDF file; returns the PNG paths."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    ds = xr.open_dataset(nc_path)
+    paths = []
+    hsel = float(ds.h.min())
+    main = "DAES" if "DAES" in ds.method.values else str(ds.method.values[0])
+    one = ds.sel({"h": hsel, "method": main})
+    t = one.time.values
+
+    def save(fig, name):
+        p = outdir / name
+        fig.tight_layout()
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+
+    # Fig 2: trajectories of the link ends
+    fig = plt.figure(figsize=(6, 5))
+    ax = fig.add_subplot(projection="3d")
+    for b in (1, 2):
+        e = one.endpoint.sel(body=b)
+        ax.plot(e.sel(axis="x"), e.sel(axis="y"), e.sel(axis="z"), lw=0.8, label=f"end of link {b}")
+    ax.set_xlabel("x [m]"); ax.set_ylabel("y [m]"); ax.set_zlabel("z [m]")
+    ax.set_title(f"Fig. 2: link ends, {main}, h = {hsel:g} s")
+    ax.legend()
+    save(fig, "fig2_endpoints.png")
+
+    # Fig 3: centres of mass and multipliers
+    fig, axs = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for b in (1, 2):
+        for a in ("x", "y", "z"):
+            axs[0].plot(t, one.x.sel(body=b, axis=a), lw=0.8, label=f"{a}{b}")
+    axs[0].set_ylabel("centre of mass [m]"); axs[0].legend(ncol=6, fontsize=7)
+    for k in one.multiplier.values:
+        axs[1].plot(t, one.lam.sel(multiplier=k), lw=0.8, label=str(k))
+    axs[1].set_ylabel("multiplier [N]"); axs[1].set_xlabel("time [s]"); axs[1].legend(ncol=6, fontsize=7)
+    axs[0].set_title(f"Fig. 3: {main}, h = {hsel:g} s")
+    save(fig, "fig3_displacements_multipliers.png")
+
+    # Fig 4: energies
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name in ("kinetic_energy", "potential_energy", "energy"):
+        ax.plot(t, one[name], label=one[name].attrs["long_name"])
+    ax.set_xlabel("time [s]"); ax.set_ylabel("energy [J]"); ax.legend()
+    ax.set_title(f"Fig. 4: energies, {main}, h = {hsel:g} s")
+    save(fig, "fig4_energies.png")
+
+    # Fig 5: constraint levels against time, every method
+    levels = list(ds.constraint_level.values)
+    fig, axs = plt.subplots(1, 3, figsize=(13, 4), sharex=True)
+    for ax, lev, unit in zip(axs, levels, ("m", "m/s", "m/s^2")):
+        for m in ds.method.values:
+            r = ds.residual.sel({"h": hsel, "method": m, "constraint_level": lev})
+            ax.semilogy(t, np.maximum(r, 1e-18), label=str(m), **_style(m))
+        ax.set_title(f"{lev} level"); ax.set_xlabel("time [s]"); ax.set_ylabel(f"residual [{unit}]")
+    axs[0].legend(fontsize=7)
+    fig.suptitle(f"Fig. 5: constraint residuals, h = {hsel:g} s (exact zeros drawn at 1e-18)")
+    save(fig, "fig5_constraints.png")
+
+    # Fig 6: rotation matrix components
+    fig, axs = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for ax, b in zip(axs, (1, 2)):
+        for i in (1, 2, 3):
+            for j in (1, 2, 3):
+                ax.plot(t, one.R.sel(body=b, row=i, col=j), lw=0.7, label=f"R{i}{j}")
+        ax.set_title(f"link {b}"); ax.set_xlabel("time [s]")
+    axs[0].set_ylabel("component [1]"); axs[1].legend(ncol=3, fontsize=7)
+    fig.suptitle(f"Fig. 6: rotation matrices, {main}, h = {hsel:g} s")
+    save(fig, "fig6_rotation.png")
+
+    # Fig 7: orthogonality error
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for m in ds.method.values:
+        ax.semilogy(t, np.maximum(ds.orthogonality.sel({"h": hsel, "method": m}), 1e-18), label=str(m),
+                    **_style(m))
+    ax.set_xlabel("time [s]"); ax.set_ylabel("max |R^T R - I|_F [1]"); ax.legend(fontsize=7)
+    ax.set_title(f"Fig. 7: orthogonality of R, h = {hsel:g} s")
+    save(fig, "fig7_orthogonality.png")
+
+    # Fig 8: total energy of every method, both step sizes
+    fig, axs = plt.subplots(1, ds.sizes["h"], figsize=(6 * ds.sizes["h"], 4), squeeze=False)
+    for ax, h in zip(axs[0], ds.h.values):
+        for m in ds.method.values:
+            e = ds.energy.sel({"h": h, "method": m})
+            ax.plot(t, e, label=str(m), **_style(m))
+        ax.set_title(f"h = {float(h):g} s"); ax.set_xlabel("time [s]"); ax.set_ylabel("total energy [J]")
+    axs[0][0].legend(fontsize=7)
+    fig.suptitle("Fig. 8: total energy")
+    save(fig, "fig8_total_energy.png")
+    ds.close()
+    return paths
+
+
+def summary(ds):
+    """Tables 1-2: ours beside the paper's (p:) for every method and h.  Our maxima are over
+    every step; eps(Phiddot) is also given at the 1 ms samples ("smp"), which leaves out the
+    first step: there DAE3's A = (V^1 - V^0)/h pairs the exact V^0 with a chord velocity and
+    misses half the centripetal term (~1e3 m/s^2 whatever h), a value the paper's tables do not show."""
+    lines = []
+    for h in sorted(ds.h.values):
+        table = 1 if np.isclose(h, 1e-5) else 2 if np.isclose(h, 1e-4) else None
+        lines.append(f"h = {float(h):g} s" + (f" (paper Table {table})" if table else ""))
+        lines.append(f"{'method':16s} {'delta(H)':>21s} {'eps(Phi)':>21s} {'eps(Phidot)':>21s} "
+                     f"{'eps(Phiddot)':>9s} {'smp':>21s} {'|RtR-I|':>9s} {'err x':>9s} {'cpu s':>6s}")
+        for m in ds.method.values:
+            c = ds.sel({"h": h, "method": m})
+
+            def cell(name, paper_name):
+                ours, paper = float(c[name]), float(c[paper_name])
+                return f"{ours:9.3e} (p:{paper:9.3e})" if np.isfinite(paper) else f"{ours:9.3e}{'':12s}"
+
+            cells = [cell(name, f"paper_{name}") for name in METRICS[:3]]
+            cells += [f"{float(c['eps_acc']):9.3e}", cell("eps_acc_sampled", "paper_eps_acc")]
+            err = float(c["error_x"]) if "error_x" in c else float("nan")
+            lines.append(f"{str(m):16s} " + " ".join(cells) +
+                         f" {float(c['orthogonality_max']):9.2e} {err:9.2e} {float(c['cpu_time']):6.2f}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="results")
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    grid = QUICK_GRID if args.quick else GRID
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    cases = {}
+    for m in grid["method"]:
+        for h in grid["h"]:
+            t0 = time.perf_counter()
+            cases[(m, h)] = run_case({"method": m, "h": h, "T": T_END})
+            print(f"[{NAME}] {m} h={h:g}: {time.perf_counter() - t0:.2f} s wall", file=sys.stderr)
+    ds = combine(cases)
+    nc = out / f"{NAME}.nc"
+    _write_netcdf_atomic(ds, nc)
+    pngs = figures(nc, out / NAME)
+    print(summary(xr.open_dataset(nc)))
+    print(f"wrote {nc} and {len(pngs)} figures in {out / NAME}")
+
+
+# -- the study runner's declaration (pyint.runner, branch runner) ------------------
+# Minimal and separate so the lead can adapt it when the runner is merged.
+try:
+    from pyint.runner import Study
+except ImportError:  # runner not merged yet: run this module with `python -m`
+    Study = None
+
+if Study is not None:
+    STUDY = Study(name=NAME, description="seed 001: Lie-group DAE1/2/3/DAES and gen-alpha, two-link manipulator",
+                  grid=GRID, fixed={"T": T_END}, quick_grid=QUICK_GRID, run_case=run_case,
+                  figures=figures, summary=summary)
+
+if __name__ == "__main__":
+    main()

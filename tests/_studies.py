@@ -1,0 +1,70 @@
+"""Test-only studies for the runner tests (importable by forked pool workers).
+
+Dask workers are separate interpreters that cannot import this module: the
+Dask tests use the installed selftest study (pyint._selftest_study) instead.
+"""
+import os
+import time
+
+import numpy as np
+import xarray as xr
+
+from pyint._selftest_study import STUDY as SELFTEST, run_case as pendulum_case
+from pyint.runner import Study
+
+
+def slow_case(p):
+    """The selftest pendulum case after a pause (a sweep slow enough to kill midway)."""
+    time.sleep(p["delay"])
+    return pendulum_case(p)
+
+
+SLOW = Study(name="slowtest", description="selftest cases with a pause each", grid=SELFTEST.grid,
+             fixed={**SELFTEST.fixed, "delay": 0.1}, run_case=slow_case, post=SELFTEST.post)
+
+
+def toy_case(p):
+    """Cheap case: a decaying exponential sampled with step h; misbehaves on request."""
+    if p["k"] == p["crash_k"]:
+        os._exit(3)  # the worker process dies: no exception, no result
+    if p["k"] == p["nounits_k"]:
+        return xr.Dataset({"mystery": ((), 1.0)})
+    if p["k"] == p["notds_k"]:
+        return {"error": 1.0}
+    t = np.arange(0.0, 1.0 + p["h"] / 2, p["h"])
+    y = np.exp(-p["k"] * t)
+    err = float(np.max(np.abs((1 - p["k"] * p["h"]) ** np.arange(t.size) - y)))  # explicit Euler
+    return xr.Dataset({"y": ("time", y, {"units": "m", "long_name": "exact solution"}),
+                       "error": ((), err, {"units": "m"}),
+                       "n_steps": ((), np.int64(t.size - 1))},
+                      coords={"time": t})
+
+
+def toy_study(crash_k=-1.0, nounits_k=-1.0, notds_k=-1.0, **kw):
+    return Study(name="toy", description="exponential decay, explicit Euler",
+                 grid={"k": [0.5, 1.0, 2.0], "h": [0.1, 0.05]},
+                 fixed={"crash_k": crash_k, "nounits_k": nounits_k, "notds_k": notds_k},
+                 meta={"k": ("1/s", "decay rate")}, run_case=toy_case, **kw)
+
+
+def rolling_case(p):
+    """Synthetic nonholonomic-looking output (velocity and acceleration levels only, mixed units),
+    with errors C h^p of a known order p = 2 (method a) or 1 (method b): exercises the figures."""
+    if p["method"] == "b" and p["rho_inf"] == 0.5:
+        raise RuntimeError("Newton did not converge")
+    order = 2 if p["method"] == "a" else 1
+    h = p["h"]
+    t = np.arange(0.0, 1.0 + h / 2, h)
+    q = np.stack([np.cos(t), np.sin(t), (1 + p["rho_inf"]) * t], axis=1)
+    viol = np.stack([np.full(t.size, np.nan), h**order * np.abs(np.sin(5 * t)), 1e-15 * (1 + t)], axis=1)
+    return xr.Dataset(
+        {"q": (("time", "coord"), q), "violation": (("time", "constraint_level"), viol),
+         "energy_error": ("time", h**order * t), "error": ((), 3.0 * h**order, {"units": "m"}),
+         "eps_vel": ((), float(np.nanmax(viol[:, 1]))), "cpu_time": ((), 0.01 / h)},
+        coords={"time": t, "coord": ["x", "y", "theta"], "coord_units": ("coord", ["m", "m", "rad"]),
+                "constraint_level": ["position", "velocity", "acceleration"]})
+
+
+ROLLING = Study(name="rolling", description="synthetic nonholonomic-like output",
+                grid={"method": ["a", "b"], "rho_inf": [0.0, 0.5], "h": [0.1, 0.05, 0.025]},
+                run_case=rolling_case, meta={})

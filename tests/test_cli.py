@@ -1,0 +1,112 @@
+"""The pyint command: info, study list/run, plot; figures that a fresh process redraws identically."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.image import imread
+
+from pyint.cli import main
+from pyint.datasets import check_conventions, load_netcdf
+from pyint.runner import run_study, studies
+
+PYINT = Path(sys.executable).parent / "pyint"  # the console script pip installed beside this Python
+FIGURES = {"trajectories.png", "constraint_violation.png", "energy_error.png", "error_vs_h.png",
+           "violation_vs_h.png", "work_precision.png"}
+
+
+def test_info_lists_kernels_models_and_studies(capsys):
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "compiled kernels (pyint._fortran): " in out and "model_eval" in out and "model_lookup" in out
+    assert "pendulum_chain (PendulumChain)" in out
+    assert main(["study", "list"]) == 0
+    assert "selftest" in capsys.readouterr().out
+
+
+def test_bad_command_lines_give_clear_errors(capsys):
+    assert main(["study", "run", "no_such_study"]) == 2
+    assert "no study named 'no_such_study'" in capsys.readouterr().err
+    assert main(["study", "run", "selftest", "--grid", "h=0.1", "--all"]) == 2
+    assert main(["study", "run", "selftest", "--workers", "2", "--scheduler", "tcp://x:1"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["plot", "/nonexistent/file.nc"]) == 2
+    assert "no such NetCDF file" in capsys.readouterr().err
+
+
+def test_study_run_writes_data_and_figures_that_a_fresh_process_redraws(tmp_path):
+    run = subprocess.run([str(PYINT), "study", "run", "selftest", "--quick", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "[selftest] 6 cases: 0 cached, 6 to run" in run.stderr
+    assert "\r" not in run.stderr  # no progress line when stderr is not a terminal
+    assert re.search(r"^rk4 +0\.02 +ok +\d", run.stdout, re.M), run.stdout  # the summary table
+    nc = tmp_path / "selftest.nc"
+    assert check_conventions(load_netcdf(nc)) == []
+    first = {p.name: p for p in (tmp_path / "selftest").glob("*.png")}
+    assert set(first) == FIGURES
+
+    redraw = subprocess.run([str(PYINT), "plot", str(nc), "--out", str(tmp_path / "redraw")],
+                            capture_output=True, text=True, timeout=300)
+    assert redraw.returncode == 0, redraw.stderr
+    second = {Path(line).name: Path(line) for line in redraw.stdout.split()}
+    assert set(second) == FIGURES
+    for name in FIGURES:
+        a, b = imread(first[name]), imread(second[name])
+        assert a.shape == b.shape and a.shape[0] > 300 and np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize("name", sorted(studies()))
+def test_every_registered_study_runs_quick(name, tmp_path):
+    """Registering a study enrols it: its quick grid runs, follows the conventions and draws figures."""
+    run = run_study(name, out=tmp_path, quick=True, verbose=False)
+    ds = load_netcdf(run.path)
+    assert check_conventions(ds) == []
+    assert (ds["status"] == "ok").any(), "no case of the quick grid ended ok"
+    assert run.figure_error is None and run.figures
+
+
+def test_every_study_module_imports_and_declares_a_study():
+    """pyint.studies.<name> (names not starting with _) must import and define STUDY (the listing skips
+    broken modules so that one does not stop the others; this test does not)."""
+    import importlib
+    import pkgutil
+
+    import pyint.studies
+    from pyint.runner import Study
+    for info in pkgutil.iter_modules(pyint.studies.__path__, "pyint.studies."):
+        if info.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        module = importlib.import_module(info.name)
+        assert isinstance(getattr(module, "STUDY", None), Study), f"{info.name} defines no STUDY = Study(...)"
+
+
+DEMO_STUDY = '''
+import numpy as np
+import xarray as xr
+from pyint.runner import Study
+
+def run_case(p):
+    return xr.Dataset({"error": ((), p["h"] ** 2, {"units": "m"})})
+
+STUDY = Study(name="demo", description="a study found by discovery", grid={"h": [0.1, 0.05]}, run_case=run_case)
+'''
+
+
+def test_a_module_in_pyint_studies_is_discovered_listed_and_run(tmp_path, monkeypatch, capsys):
+    import sys as _sys
+
+    import pyint.studies
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "demo.py").write_text(DEMO_STUDY)
+    (tmp_path / "pkg" / "_helper.py").write_text("raise ImportError('helpers are not studies')\n")
+    monkeypatch.setattr(pyint.studies, "__path__", [*pyint.studies.__path__, str(tmp_path / "pkg")])
+    monkeypatch.delitem(_sys.modules, "pyint.studies.demo", raising=False)
+    assert "demo" in studies()
+    assert main(["study", "list"]) == 0 and "demo" in capsys.readouterr().out
+    assert main(["study", "run", "--all", "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^0\.05 +ok +0\.0025$", out, re.M), out
+    assert (tmp_path / "out" / "demo.nc").is_file() and (tmp_path / "out" / "demo" / "error_vs_h.png").is_file()
