@@ -26,8 +26,13 @@
 !> size n (complex).  gamma_v = 2 (G v)_q is exact for scleronomic holonomic
 !> constraints; the nonholonomic one and (G a)_q ~ (G a + g_t)_q, gamma_q ~ 0
 !> are approximations: they change the convergence rate, not the solution.
-!> Newton stops when h max|da| <= tol (1 + max|z|) (the increment's effect on
-!> the velocities; on q it is another factor h smaller).
+!> A block whose iteration fails is retried with a fresh P1, P2, then with the
+!> exact Newton matrix (full_newton).  Newton starts from the extrapolation of
+!> (a, lam) through the last two blocks' nodes (degree 2r - 1) and stops when
+!> the estimated remaining error theta / (1 - theta) * h max|da| / (1 + max|z|)
+!> (velocity units; theta the observed contraction) is below tol.  The KKT
+!> matrices are factorized through their Schur complement when M is constant
+!> (pyint_kkt).
 !>
 !> Samples (block ends, node r): q_r, z_r from (9), and a, lam from the index-1
 !> system at (q_r, z_r) (one KKT solve; differs from Newton's a_r by less than

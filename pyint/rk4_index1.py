@@ -13,7 +13,6 @@ unconstrained model (e.g. the independent-coordinate ODE (14)) is plain RK4.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from . import _fortran
 from ._fortran_model import model_args
