@@ -12,3 +12,5 @@ from . import lie_backward  # noqa: F401  Lie-group DAE1/DAE2/DAE3/DAES, backwar
 from . import lie_genalpha  # noqa: F401  Lie-group generalized-alpha, index 3 and stabilized index 2
 from . import symplectic  # noqa: F401  seed-002 composition (Gauss-Legendre), RATTLE, Lobatto IIIA-IIIB
 from . import baumgarte  # noqa: F401  Baumgarte-stabilized RK4 (seed 002 baseline)
+from . import rk4_index1  # noqa: F401  classical RK4 on the index-1 form (seed 003 baseline)
+from . import block  # noqa: F401  multistep block methods (seed 003)

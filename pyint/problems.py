@@ -63,10 +63,12 @@ class Problem:
         return ode_reference(self.model, *self.initial_state, self.sample_times)
 
 
-def ode_reference(model, q0, v0, times, rtol=1e-13, atol=1e-13):
+def ode_reference(model, q0, v0, times, rtol=2.5e-14, atol=1e-15):
     """Tight reference at ``times``: SciPy DOP853 on the index-1 ODE form
     (a from the KKT system at every right-hand side).  The index-1 form drifts
     off the constraints only at the tolerance level over these short spans.
+    rtol = 2.5e-14 (SciPy's smallest is 100 eps) gives errors ~3e-14, about 5x
+    below rtol = atol = 1e-13: room for the order-4 and -5 methods' errors.
     Returns (q, v, lam), each (len(times), dim)."""
     from scipy.integrate import solve_ivp
 
@@ -103,7 +105,7 @@ add_problem(Problem(
     make_state=lambda m: m.initial_state([np.pi / 3, np.pi / 2]),
     t_end=1.0,
     h0=1 / 32,
-    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
     tags=frozenset({"conservative"}),
 ))
 
@@ -131,7 +133,7 @@ add_problem(Problem(
     make_state=lambda m: m.initial_state(),
     t_end=0.5,
     h0=1 / 64,
-    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
 ))
 
 add_problem(Problem(
@@ -140,7 +142,7 @@ add_problem(Problem(
     make_state=lambda m: m.initial_state(),
     t_end=2.0,
     h0=1 / 16,
-    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
     tags=frozenset({"configuration_dependent_mass"}),
 ))
 
@@ -150,8 +152,42 @@ add_problem(Problem(
     make_state=lambda m: m.initial_state(),
     t_end=1.0,
     h0=1 / 32,
-    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
     tags=frozenset({"rheonomic"}),
+))
+
+
+def _manipulator_exact(t):
+    """The seed-003 manipulator at time t from its independent-coordinate ODE
+    (eq. (14) with the bars' width, DOP853 at rtol 2.5e-14), mapped to natural
+    coordinates: a reference independent of the constrained formulation."""
+    from scipy.integrate import solve_ivp
+
+    from .models import TwoLinkAngles, two_link_manipulator
+
+    ang, nat = TwoLinkAngles(width=0.1), two_link_manipulator()
+    y = np.zeros(4)
+    if t > 0:
+        sol = solve_ivp(lambda s, x: np.concatenate([x[2:], np.linalg.solve(ang.mass(x[:2]), ang.force(s, x[:2], x[2:]))]),
+                        (0.0, t), y, method="DOP853", rtol=2.5e-14, atol=1e-15)
+        if not sol.success:
+            raise RuntimeError(f"reference integration failed: {sol.message}")
+        y = sol.y[:, -1]
+    q, v = ang.to_natural(y[:2], y[2:])
+    _, lam, _ = nat.consistent_acceleration(t, q, v)
+    return q, v, lam
+
+
+add_problem(Problem(
+    name="manipulator",
+    make_model=lambda: __import__("pyint.models", fromlist=["two_link_manipulator"]).two_link_manipulator(),
+    make_state=lambda m: m.initial_state(),
+    t_end=1.0,
+    h0=1 / 64,
+    source="seed 003 two-link manipulator in natural coordinates (SPEC); reference: the independent-"
+           "coordinate ODE (14) with the bars' width, DOP853 rtol = 2.5e-14, mapped to natural coordinates",
+    exact=_manipulator_exact,
+    tags=frozenset({"conservative", "natural_coordinates"}),
 ))
 
 
@@ -174,7 +210,7 @@ add_problem(Problem(
     make_state=triple_pendulum_state,
     t_end=2.0,
     h0=1 / 32,
-    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
     tags=frozenset({"conservative", "seed002", "long_run"}),
 ))
 
@@ -184,7 +220,7 @@ add_problem(Problem(
     make_state=lambda m: m.initial_state([np.pi / 2, np.pi / 2]),
     t_end=2.0,
     h0=1 / 32,
-    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13",
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15",
     tags=frozenset({"conservative", "nonlinear_potential"}),
 ))
 
@@ -200,7 +236,7 @@ add_problem(Problem(
     make_state=lambda m: m.initial_state(omega=1.0),
     t_end=3.0,
     h0=3 / 32,                   # divides the sample spacing t_end / 8
-    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13 "
+    source="pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15 "
            "(seed-004 skate plus a torsion spring k = 0.5 on the heading, so that theta is not "
            "linear in t and the multiplier is not degenerate; the plain skate has a closed form, "
            "tests/test_galerkin.py uses it)",
@@ -287,7 +323,7 @@ def _heavy_top_state(system):
     return system.pack(x, rot), np.concatenate([v, om])
 
 
-_LIE_SOURCE = "pyint.lie_reference.reference: quaternion ODE, index-1, SciPy DOP853 at rtol = atol = 1e-13"
+_LIE_SOURCE = "pyint.lie_reference.reference: quaternion ODE, index-1, SciPy DOP853 at rtol = 2.5e-14, atol = 1e-15"
 
 add_lie_problem(LieProblem(
     name="manipulator_short", make_model=_manipulator, make_state=_manipulator_state,

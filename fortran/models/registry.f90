@@ -16,6 +16,8 @@ module pyint_registry
   use model_chaplygin_sleigh, only: chaplygin_sleigh_t, chaplygin_sleigh_new
   use model_skate, only: skate_t, skate_new
   use model_driven_pendulum, only: driven_pendulum_t, driven_pendulum_new
+  use model_natural_system, only: natural_system_t, natural_system_new
+  use model_two_link_angles, only: two_link_angles_t, two_link_angles_new
   implicit none
   private
   public :: setup_model, builtin_info, model_lookup_id, MODEL_NAMES, NAME_LEN
@@ -29,7 +31,9 @@ module pyint_registry
        'chaplygin_sleigh', &
        'skate', &
        'driven_pendulum', &
-       'anharmonic_chain']
+       'anharmonic_chain', &
+       'natural_system', &
+       'two_link_angles']
 
 contains
 
@@ -107,6 +111,18 @@ contains
       block
         type(driven_pendulum_t) :: x
         call driven_pendulum_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('natural_system')
+      block
+        type(natural_system_t) :: x
+        call natural_system_new(ipar, rpar, x, ierr)
+        if (ierr == 0) allocate(m, source=x)
+      end block
+    case ('two_link_angles')
+      block
+        type(two_link_angles_t) :: x
+        call two_link_angles_new(ipar, rpar, x, ierr)
         if (ierr == 0) allocate(m, source=x)
       end block
     end select

@@ -11,6 +11,8 @@ from .snakeboard_coupled import SnakeboardCoupled
 from .chaplygin_sleigh import ChaplyginSleigh
 from .skate import Skate
 from .driven_pendulum import DrivenPendulum
+from .natural import NaturalModel, NaturalSystem, two_link_manipulator
+from .two_link_angles import TwoLinkAngles
 
 #: Built-in models by name (the Fortran twin has the same ``fortran_name``).
 BUILTIN_MODELS = {
@@ -21,7 +23,10 @@ BUILTIN_MODELS = {
     "chaplygin_sleigh": ChaplyginSleigh,
     "skate": Skate,
     "driven_pendulum": DrivenPendulum,
+    "natural_system": NaturalModel,
+    "two_link_angles": TwoLinkAngles,
 }
 
 __all__ = ["Model", "CALLBACK_REQUESTS", "fd_jacobian", "BUILTIN_MODELS", "PendulumChain"]
 __all__ += ["Snakeboard", "SnakeboardCoupled", "ChaplyginSleigh", "Skate", "DrivenPendulum"]
+__all__ += ["NaturalModel", "NaturalSystem", "two_link_manipulator", "TwoLinkAngles"]

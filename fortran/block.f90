@@ -1,0 +1,564 @@
+!> Multistep block method (seed 003 §2) for the index-1 form (7) of a
+!> constrained mechanical system; coefficients from pyint/block_coefficients.py.
+!>
+!> Block b spans [t_b, t_b + h] with nodes t_b + c_k h (k = 1..r, c_r = 1).
+!> With y = (q, z), z = qdot, eq. (9) reads node by node
+!>     z_k = h sum_l A_kl a_l + sum_l U_kl zold_l,
+!>     q_k = h sum_l A_kl z_l + sum_l U_kl qold_l,
+!> where (qold, zold) are the previous block's node values.  The stage
+!> derivatives of a block are (qdot_k, qddot_k, lam_k); the qdot rows of (7)
+!> (qdot_k = z_k) are linear and are eliminated exactly, so Newton solves for
+!> X_k = (a_k, lam_k), k = 1..r, the r (n + m) equations R_k(X) = 0:
+!>     M(q_k) a_k + G_k^T lam_h,k + A_k^T lam_n,k - f(t_k, q_k, z_k) = 0
+!>     G(q_k) a_k + gamma_h(t_k, q_k, z_k) = 0,  A(q_k) a_k + gamma_n(t_k, q_k, z_k) = 0.
+!>
+!> Newton matrix.  The exact one is J_kl = delta_kl K0_k + h A_kl K1_k + h^2 (A^2)_kl K2_k,
+!>     K0 = [[M, G^T, A^T], [G, 0, 0], [A, 0, 0]]              (the KKT matrix of node k)
+!>     K1 = d/dz = [[-f_v], [2 (G v)_q], [2 (A v + b)_q]]     (columns of a only)
+!>     K2 = d/dq = [[(M a)_q - f_q + (G^T lam)_q + (A^T lam)_q], [(G a)_q], [(A a)_q]].
+!> The KKT matrices change fast across a block (G moves with the bodies), the
+!> coupling terms are O(h).  So the iteration matrix is
+!>     J ~ diag(K0_k) (I + h A (x) P1 + h^2 A^2 (x) P2),  P1 = K0^(-1) K1, P2 = K0^(-1) K2
+!> with K0_k exact at every node (factorized once per block, at the
+!> predictor) and P1, P2 frozen at a reference node (refreshed when the
+!> observed contraction exceeds theta_refresh).  With A = T diag(mu) T^(-1) the
+!> coupling factor splits into r systems I + h mu_j P1_aa + h^2 mu_j^2 P2_aa of
+!> size n (complex).  gamma_v = 2 (G v)_q is exact for scleronomic holonomic
+!> constraints; the nonholonomic one and (G a)_q ~ (G a + g_t)_q, gamma_q ~ 0
+!> are approximations: they change the convergence rate, not the solution.
+!> A block whose iteration fails is retried with a fresh P1, P2, then with the
+!> exact Newton matrix (full_newton).  Newton starts from the extrapolation of
+!> (a, lam) through the last two blocks' nodes (degree 2r - 1) and stops when
+!> the estimated remaining error theta / (1 - theta) * h max|da| / (1 + max|z|)
+!> (velocity units; theta the observed contraction) is below tol.  The KKT
+!> matrices are factorized through their Schur complement when M is constant
+!> (pyint_kkt).
+!>
+!> Samples (block ends, node r): q_r, z_r from (9), and a, lam from the index-1
+!> system at (q_r, z_r) (one KKT solve; differs from Newton's a_r by less than
+!> the Newton tolerance), so the acceleration constraint holds to round-off.
+!>
+!> Start-up: the first block's node values come from classical RK4 on the
+!> index-1 form with start_substeps steps per node interval (local error
+!> O((h / start_substeps)^5) per node).  That error enters the global error
+!> once, so the start keeps order 5 (and 4).
+module block_method
+  use pyint_kinds
+  use pyint_model, only: model_t
+  use pyint_small_lu, only: slu_factor, slu_solve, zlu_factor, zlu_solve
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel
+  use rk4_index1, only: rk4_step
+  implicit none
+  private
+  public :: block_driver
+
+  type :: block_work_t
+    integer :: n, mh, mn, nx, r, ref
+    real(wp), allocatable :: ca(:, :), cu(:, :), ca2(:, :), cw(:, :), cw2(:, :), cc(:)
+    complex(wp), allocatable :: mu(:), tm(:, :), tinv(:, :)
+    real(wp), allocatable :: x(:, :), res(:, :), xold(:, :), xold2(:, :), y(:, :), da(:, :), e1(:), e2(:)
+    real(wp), allocatable :: q(:, :), z(:, :), qold(:, :), zold(:, :)
+    real(wp), allocatable :: p1(:, :), p2(:, :), k1(:, :), k2(:, :)
+    type(kkt_data_t) :: kd                      !< the node KKT matrices K0_k, factorized
+    type(kkt_factor_t), allocatable :: kf(:)
+    integer, allocatable :: bpiv(:, :), jpiv(:)
+    real(wp), allocatable :: jfull(:, :), dxf(:)
+    complex(wp), allocatable :: b(:, :, :), yt(:, :)
+    real(wp), allocatable :: mq(:, :), ch(:, :), cn(:, :), bn(:), f(:), fq(:, :), fv(:, :), dtmp(:, :)
+    real(wp), allocatable :: dh(:, :), dn(:, :)
+    logical :: have_mass = .false.
+  end type
+
+contains
+
+  subroutine work_init(w, model, r, ca, cu, cc, cw, cw2, mu, tm, tinv)
+    type(block_work_t), intent(out) :: w
+    class(model_t), intent(in) :: model
+    integer, intent(in) :: r
+    real(wp), intent(in) :: ca(:, :), cu(:, :), cc(:), cw(:, :), cw2(:, :)
+    complex(wp), intent(in) :: mu(:), tm(:, :), tinv(:, :)
+    integer :: n, nx
+    n = model%n
+    nx = model%n + model%mh + model%mn
+    w%n = n; w%mh = model%mh; w%mn = model%mn; w%nx = nx; w%r = r
+    w%ref = (r + 1) / 2
+    w%ca = ca; w%cu = cu; w%cc = cc; w%cw = cw; w%cw2 = cw2
+    w%ca2 = matmul(ca, ca)
+    w%mu = mu; w%tm = tm; w%tinv = tinv
+    allocate(w%x(nx, r), w%res(nx, r), w%xold(nx, r), w%xold2(nx, r), w%y(nx, r), w%da(n, r), &
+             w%e1(n), w%e2(n))
+    allocate(w%q(n, r), w%z(n, r), w%qold(n, r), w%zold(n, r))
+    allocate(w%kf(r), w%p1(nx, n), w%p2(nx, n), w%k1(nx, n), w%k2(nx, n))
+    allocate(w%b(n, n, r), w%bpiv(n, r), w%yt(n, r))
+    allocate(w%mq(n, n), w%ch(w%mh, n), w%cn(w%mn, n), w%bn(w%mn), w%f(n), w%fq(n, n), &
+             w%fv(n, n), w%dtmp(n, n), w%dh(w%mh, n), w%dn(w%mn, n))
+    w%have_mass = .false.
+  end subroutine
+
+  !> (q, z) of the block from X by eq. (9), written out (no array temporaries).
+  pure subroutine block_update(h, w)
+    real(wp), intent(in) :: h
+    type(block_work_t), intent(inout) :: w
+    integer :: k, l
+    do k = 1, w%r
+      w%z(:, k) = 0
+      do l = 1, w%r
+        w%z(:, k) = w%z(:, k) + (h * w%ca(k, l)) * w%x(1:w%n, l) + w%cu(k, l) * w%zold(:, l)
+      end do
+    end do
+    do k = 1, w%r
+      w%q(:, k) = 0
+      do l = 1, w%r
+        w%q(:, k) = w%q(:, k) + (h * w%ca(k, l)) * w%z(:, l) + w%cu(k, l) * w%qold(:, l)
+      end do
+    end do
+  end subroutine
+
+  !> (q, z) of the block from X by eq. (9), and the residual of (7) at every
+  !> node; with build, also the node KKT matrices K0_k, factorized (info /= 0:
+  !> singular).
+  subroutine block_residual(model, tb, h, build, w, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h
+    logical, intent(in) :: build
+    type(block_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    integer :: k, l, i, n, mh, mn, nx
+    real(wp) :: tk
+    n = w%n; mh = w%mh; mn = w%mn; nx = w%nx
+    info = 0
+    call block_update(h, w)
+    do k = 1, w%r
+      tk = tb + w%cc(k) * h
+      if (.not. (model%const_mass .and. w%have_mass)) then
+        call model%mass(w%q(:, k), w%mq)
+        w%have_mass = .true.
+      end if
+      call model%force(tk, w%q(:, k), w%z(:, k), w%f)
+      w%res(1:n, k) = -w%f
+      do l = 1, n
+        w%res(1:n, k) = w%res(1:n, k) + w%mq(:, l) * w%x(l, k)
+      end do
+      if (mh > 0) then
+        call model%hol_jac(tk, w%q(:, k), w%ch)
+        call model%hol_gamma(tk, w%q(:, k), w%z(:, k), w%res(n + 1:n + mh, k))
+        do l = 1, n
+          w%res(n + 1:n + mh, k) = w%res(n + 1:n + mh, k) + w%ch(:, l) * w%x(l, k)
+          do i = 1, mh
+            w%res(l, k) = w%res(l, k) + w%ch(i, l) * w%x(n + i, k)
+          end do
+        end do
+      end if
+      if (mn > 0) then
+        call model%nh(tk, w%q(:, k), w%cn, w%bn)
+        call model%nh_gamma(tk, w%q(:, k), w%z(:, k), w%res(n + mh + 1:nx, k))
+        do l = 1, n
+          w%res(n + mh + 1:nx, k) = w%res(n + mh + 1:nx, k) + w%cn(:, l) * w%x(l, k)
+          do i = 1, mn
+            w%res(l, k) = w%res(l, k) + w%cn(i, l) * w%x(n + mh + i, k)
+          end do
+        end do
+      end if
+      if (build) then
+        call kkt_factor(w%kd, w%mq, w%ch, w%cn, w%kf(k), info)
+        if (info /= 0) return
+      end if
+    end do
+  end subroutine
+
+  !> K1 = d(residual)/dz and K2 = d(residual)/dq (columns of a) at node k of the
+  !> current iterate, into w%k1, w%k2.
+  subroutine node_k12(model, tb, h, k, w)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h
+    integer, intent(in) :: k
+    type(block_work_t), intent(inout) :: w
+    integer :: n, mh, mn, nx
+    real(wp) :: t
+    n = w%n; mh = w%mh; mn = w%mn; nx = w%nx
+    t = tb + w%cc(k) * h
+    associate (q => w%q(:, k), v => w%z(:, k), a => w%x(1:n, k), lh => w%x(n + 1:n + mh, k), &
+               ln => w%x(n + mh + 1:nx, k))
+      call model%force_jac(t, q, v, w%fq, w%fv)
+      w%k1 = 0
+      w%k2 = 0
+      w%k1(1:n, :) = -w%fv
+      w%k2(1:n, :) = -w%fq
+      if (.not. model%const_mass) then
+        call model%mass_dq(q, a, w%dtmp)
+        w%k2(1:n, :) = w%k2(1:n, :) + w%dtmp
+      end if
+      if (mh > 0) then
+        call model%hol_gtl_q(t, q, lh, w%dtmp)
+        w%k2(1:n, :) = w%k2(1:n, :) + w%dtmp
+        call model%hol_vel_q(t, q, v, w%dh)
+        w%k1(n + 1:n + mh, :) = 2 * w%dh
+        call model%hol_vel_q(t, q, a, w%dh)
+        w%k2(n + 1:n + mh, :) = w%dh
+      end if
+      if (mn > 0) then
+        call model%nh_atl_q(t, q, ln, w%dtmp)
+        w%k2(1:n, :) = w%k2(1:n, :) + w%dtmp
+        call model%nh_vel_q(t, q, v, w%dn)
+        w%k1(n + mh + 1:nx, :) = 2 * w%dn
+        call model%nh_vel_q(t, q, a, w%dn)
+        w%k2(n + mh + 1:nx, :) = w%dn
+      end if
+    end associate
+  end subroutine
+
+  !> P1 = K0^(-1) K1, P2 = K0^(-1) K2 at the reference node (current iterate)
+  !> and the factorized coupling blocks I + h mu_j P1_aa + h^2 mu_j^2 P2_aa.
+  subroutine coupling_refresh(model, tb, h, w, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h
+    type(block_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    integer :: n, k, j, l
+    n = w%n
+    k = w%ref
+    call node_k12(model, tb, h, k, w)
+    w%p1 = w%k1
+    w%p2 = w%k2
+    do l = 1, n
+      call kkt_solve(w%kd, w%kf(k), w%p1(:, l))
+      call kkt_solve(w%kd, w%kf(k), w%p2(:, l))
+    end do
+    do j = 1, w%r
+      w%b(:, :, j) = h * w%mu(j) * w%p1(1:n, :) + (h * w%mu(j))**2 * w%p2(1:n, :)
+      do l = 1, n
+        w%b(l, l, j) = w%b(l, l, j) + 1
+      end do
+      call zlu_factor(w%b(:, :, j), w%bpiv(:, j), info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+    end do
+    info = 0
+  end subroutine
+
+  !> Newton step: X += dX with J dX = -R, J = diag(K0_k) (I + coupling).
+  subroutine newton_step(h, w)
+    real(wp), intent(in) :: h
+    type(block_work_t), intent(inout) :: w
+    integer :: k, j, l, n, nx
+    n = w%n; nx = w%nx
+    w%y = -w%res
+    do k = 1, w%r
+      call kkt_solve(w%kd, w%kf(k), w%y(:, k))
+    end do
+    ! a-part: (I + h A (x) P1_aa + h^2 A^2 (x) P2_aa) dA = Y_a, diagonalized by A = T diag(mu) T^-1:
+    ! Yt = Y_a T^-T, (I + h mu_j P1_aa + h^2 mu_j^2 P2_aa) dt_j = yt_j, dA = Re(Dt T^T)
+    do j = 1, w%r
+      w%yt(:, j) = 0
+      do k = 1, w%r
+        w%yt(:, j) = w%yt(:, j) + w%tinv(j, k) * w%y(1:n, k)
+      end do
+      call zlu_solve(w%b(:, :, j), w%bpiv(:, j), w%yt(:, j))
+    end do
+    do k = 1, w%r
+      w%da(:, k) = 0
+      do j = 1, w%r
+        w%da(:, k) = w%da(:, k) + real(w%tm(k, j) * w%yt(:, j), wp)
+      end do
+    end do
+    ! lam-part: dLam_k = Y_lam,k - P1_la e1_k - P2_la e2_k, e1 = h dA A^T, e2 = h^2 dA (A^2)^T
+    if (nx > n) then
+      do k = 1, w%r
+        w%e1 = 0
+        w%e2 = 0
+        do l = 1, w%r
+          w%e1 = w%e1 + (h * w%ca(k, l)) * w%da(:, l)
+          w%e2 = w%e2 + (h * h * w%ca2(k, l)) * w%da(:, l)
+        end do
+        do j = 1, n
+          w%y(n + 1:nx, k) = w%y(n + 1:nx, k) - w%e1(j) * w%p1(n + 1:nx, j) - w%e2(j) * w%p2(n + 1:nx, j)
+        end do
+      end do
+    end if
+    w%x(1:n, :) = w%x(1:n, :) + w%da
+    w%x(n + 1:nx, :) = w%x(n + 1:nx, :) + w%y(n + 1:nx, :)
+  end subroutine
+
+  !> The exact Newton matrix J_kl = delta_kl K0_k + h A_kl K1_k + h^2 (A^2)_kl K2_k at
+  !> the current iterate, factorized in w%jfull (the fallback when the split
+  !> iteration fails: large h, strong coupling).
+  subroutine full_jacobian(model, tb, h, w, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h
+    type(block_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    integer :: n, mh, mn, nx, k, l, rk, cl
+    real(wp) :: t
+    n = w%n; mh = w%mh; mn = w%mn; nx = w%nx
+    if (.not. allocated(w%jfull)) allocate(w%jfull(w%r * nx, w%r * nx), w%jpiv(w%r * nx), w%dxf(w%r * nx))
+    w%jfull = 0
+    do k = 1, w%r
+      rk = (k - 1) * nx
+      t = tb + w%cc(k) * h
+      call model%mass(w%q(:, k), w%mq)
+      w%jfull(rk + 1:rk + n, rk + 1:rk + n) = w%mq
+      if (mh > 0) then
+        call model%hol_jac(t, w%q(:, k), w%ch)
+        w%jfull(rk + 1:rk + n, rk + n + 1:rk + n + mh) = transpose(w%ch)
+        w%jfull(rk + n + 1:rk + n + mh, rk + 1:rk + n) = w%ch
+      end if
+      if (mn > 0) then
+        call model%nh(t, w%q(:, k), w%cn, w%bn)
+        w%jfull(rk + 1:rk + n, rk + n + mh + 1:rk + nx) = transpose(w%cn)
+        w%jfull(rk + n + mh + 1:rk + nx, rk + 1:rk + n) = w%cn
+      end if
+      call node_k12(model, tb, h, k, w)
+      do l = 1, w%r
+        cl = (l - 1) * nx
+        w%jfull(rk + 1:rk + nx, cl + 1:cl + n) = w%jfull(rk + 1:rk + nx, cl + 1:cl + n) &
+                                                 + h * w%ca(k, l) * w%k1 + h * h * w%ca2(k, l) * w%k2
+      end do
+    end do
+    call slu_factor(w%jfull, w%jpiv, info)
+    if (info /= 0) info = STATUS_SINGULAR
+  end subroutine
+
+  !> Newton with the exact matrix, refactorized at every iterate (the robust
+  !> fallback); same stopping rule as block_newton.
+  subroutine full_newton(model, tb, h, tol, maxit, w, iters, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h, tol
+    integer, intent(in) :: maxit
+    type(block_work_t), intent(inout) :: w
+    integer, intent(out) :: iters, info
+    integer :: it, k
+    real(wp) :: err, eprev, theta
+    iters = 0
+    eprev = huge(1.0_wp)
+    do it = 1, maxit
+      call block_residual(model, tb, h, .false., w, info)
+      if (info /= 0) return
+      if (.not. all(abs(w%res) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        return
+      end if
+      call full_jacobian(model, tb, h, w, info)
+      if (info /= 0) return
+      w%dxf = -reshape(w%res, [size(w%dxf)])
+      call slu_solve(w%jfull, w%jpiv, w%dxf)
+      w%x = w%x + reshape(w%dxf, [w%nx, w%r])
+      iters = iters + 1
+      err = 0
+      do k = 1, w%r
+        err = max(err, maxval(abs(w%dxf((k - 1) * w%nx + 1:(k - 1) * w%nx + w%n))))
+      end do
+      err = h * err / (1 + maxval(abs(w%z)))
+      theta = err / max(eprev, tiny(1.0_wp))
+      if ((it > 1 .and. theta / (1 - min(theta, 0.99_wp)) * err <= tol) .or. err == 0) then
+        call block_update(h, w)
+        info = 0
+        return
+      end if
+      eprev = err
+    end do
+    info = STATUS_NEWTON_FAILED
+  end subroutine
+
+  !> Newton iteration for the block at tb from the predictor in w%x.  With
+  !> err = the last increment's relative effect on the velocities,
+  !> h max|da| / (1 + max|z|), it stops when the estimated remaining error
+  !> theta / (1 - theta) err <= tol, theta = err / err_previous (the observed
+  !> contraction), or after the first iteration when err <= tol (the predictor
+  !> was already that close).  info: 0, STATUS_NEWTON_FAILED (maxit or
+  !> divergence), STATUS_SINGULAR, STATUS_NONFINITE.
+  subroutine block_newton(model, tb, h, tol, maxit, refresh, w, iters, theta_max, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: tb, h, tol
+    integer, intent(in) :: maxit
+    logical, intent(in) :: refresh
+    type(block_work_t), intent(inout) :: w
+    integer, intent(out) :: iters, info
+    real(wp), intent(out) :: theta_max
+    integer :: it
+    real(wp) :: err, eprev, theta
+    logical :: converged
+    iters = 0; info = 0; theta_max = 0
+    theta = 0
+    converged = .false.
+    eprev = huge(1.0_wp)
+    do it = 1, maxit + 1
+      if (converged) then      ! the final (q, z); the residual is not needed
+        call block_update(h, w)
+        return
+      end if
+      call block_residual(model, tb, h, it == 1, w, info)
+      if (info /= 0) return
+      if (.not. all(abs(w%res) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        return
+      end if
+      if (it == 1 .and. refresh) then
+        call coupling_refresh(model, tb, h, w, info)
+        if (info /= 0) return
+      end if
+      if (it == maxit + 1) exit
+      call newton_step(h, w)
+      iters = iters + 1
+      err = h * maxval(abs(w%da)) / (1 + maxval(abs(w%z)))
+      if (it > 1) then
+        theta = err / max(eprev, tiny(1.0_wp))
+        theta_max = max(theta_max, theta)
+        if (theta >= 1) then
+          if (err > tol) exit      ! diverging
+          theta = 0.99_wp
+        end if
+        converged = theta / (1 - theta) * err <= tol
+      else
+        converged = err <= tol
+      end if
+      eprev = err
+    end do
+    info = STATUS_NEWTON_FAILED
+  end subroutine
+
+  !> The whole trajectory: nsteps blocks of length h from t0, output at the
+  !> block ends every `every` blocks (sample 1 = the initial state).
+  !> Coefficients: ca = A, cu = U, cc = c, cw = predictor (extrapolation)
+  !> weights, mu and tm, tinv: A = tm diag(mu) tinv.
+  !> istat = [status, blocks done, samples written]; stats = [Newton iterations,
+  !> coupling refreshes, max iterations in a block, start-up RK4 steps, blocks
+  !> retried with a fresh coupling matrix, max observed contraction, blocks solved
+  !> with the exact Newton matrix].
+  subroutine block_driver(model, r, ca, cu, cc, cw, cw2, mu, tm, tinv, tol, maxit, theta_refresh, &
+                          start_substeps, t0, h, nsteps, every, q0, v0, tout, qout, vout, aout, lout, &
+                          istat, stats)
+    class(model_t), intent(in) :: model
+    integer, intent(in) :: r, maxit, start_substeps, nsteps, every
+    real(wp), intent(in) :: ca(:, :), cu(:, :), cc(:), cw(:, :), cw2(:, :), tol, theta_refresh, t0, h
+    real(wp), intent(in) :: q0(:), v0(:)
+    complex(wp), intent(in) :: mu(:), tm(:, :), tinv(:, :)
+    real(wp), intent(out) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :)
+    integer, intent(out) :: istat(3)
+    real(wp), intent(out) :: stats(7)
+    type(block_work_t) :: w
+    type(index1_work_t) :: iw
+    real(wp) :: q(size(q0)), v(size(q0)), a(size(q0)), lam(model%mh + model%mn), t, tb, dt, theta
+    integer :: k, s, b, info, ns, iters, n
+    logical :: stale, fresh
+    n = model%n
+    call work_init(w, model, r, ca, cu, cc, cw, cw2, mu, tm, tinv)
+    call index1_init(iw, model)
+    stats = 0
+    istat = 0
+    call model%mass(q0, w%mq)
+    call kkt_setup(w%kd, n, model%mh + model%mn, model%const_mass, w%mq, w%kf, info)
+    w%have_mass = model%const_mass
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      return
+    end if
+    ! ---- sample 1 and the start-up block by RK4 ------------------------------
+    q = q0; v = v0; t = t0
+    call index1_accel(model, t, q, v, iw, a, lam, info)
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      return
+    end if
+    ns = 1
+    call store(ns)
+    if (nsteps < 1) then
+      istat = [STATUS_OK, 0, ns]
+      return
+    end if
+    do k = 1, r
+      dt = (cc(k) - merge(0.0_wp, cc(max(k - 1, 1)), k == 1)) * h / start_substeps
+      do s = 1, start_substeps
+        call rk4_step(model, t, dt, q, v, a, iw, info)
+        t = t + dt
+        if (info == 0) call index1_accel(model, t, q, v, iw, a, lam, info)
+        stats(4) = stats(4) + 1
+        if (info /= 0) then
+          istat = [info, 0, ns]
+          return
+        end if
+      end do
+      w%qold(:, k) = q; w%zold(:, k) = v
+      w%xold(1:n, k) = a; w%xold(n + 1:, k) = lam
+    end do
+    t = t0 + h
+    if (mod(1, every) == 0) then
+      ns = ns + 1
+      call store(ns)      ! q, v, a, lam hold node r of the start-up block
+    end if
+    ! ---- blocks 2 .. nsteps ---------------------------------------------------
+    stale = .true.
+    do b = 2, nsteps
+      tb = t0 + (b - 1) * h
+      fresh = stale
+      call predict()
+      call block_newton(model, tb, h, tol, maxit, stale, w, iters, theta, info)
+      call count(iters, theta, stale)
+      if (info /= 0 .and. info /= STATUS_SINGULAR .and. .not. fresh) then
+        stats(5) = stats(5) + 1
+        call predict()
+        call block_newton(model, tb, h, tol, maxit, .true., w, iters, theta, info)
+        call count(iters, theta, .true.)
+      end if
+      if (info /= 0 .and. info /= STATUS_SINGULAR) then     ! the exact Newton matrix,
+        stats(7) = stats(7) + 1                             ! from the last node's values
+        w%x = spread(w%xold(:, r), 2, r)
+        call full_newton(model, tb, h, tol, 4 * maxit, w, iters, info)
+        call count(iters, 0.0_wp, .false.)
+        theta = 1
+      end if
+      if (info /= 0) exit
+      stale = theta > theta_refresh
+      w%qold = w%q; w%zold = w%z; w%xold2 = w%xold; w%xold = w%x
+      t = tb + h
+      if (mod(b, every) == 0) then
+        q = w%q(:, r); v = w%z(:, r)
+        call index1_accel(model, t, q, v, iw, a, lam, info)
+        if (info /= 0) exit
+        ns = ns + 1
+        call store(ns)
+      end if
+    end do
+    if (info /= 0) then
+      istat = [info, b - 1, ns]
+      return
+    end if
+    istat = [STATUS_OK, nsteps, ns]
+
+  contains
+
+    !> Newton's start: extrapolation of (a, lam) from the last block (degree r - 1)
+    !> or the last two blocks (degree 2 r - 1).
+    subroutine predict()
+      if (b == 2) then
+        w%x = matmul(w%xold, transpose(w%cw))
+      else
+        w%x = matmul(w%xold2, transpose(w%cw2(:, 1:r))) + matmul(w%xold, transpose(w%cw2(:, r + 1:2 * r)))
+      end if
+    end subroutine
+
+    subroutine count(iters, theta, refreshed)
+      integer, intent(in) :: iters
+      real(wp), intent(in) :: theta
+      logical, intent(in) :: refreshed
+      stats(1) = stats(1) + iters
+      if (refreshed) stats(2) = stats(2) + 1
+      stats(3) = max(stats(3), real(iters, wp))
+      stats(6) = max(stats(6), theta)
+    end subroutine
+
+    subroutine store(k)
+      integer, intent(in) :: k
+      if (k > size(tout)) return
+      tout(k) = t
+      qout(:, k) = q
+      vout(:, k) = v
+      aout(:, k) = a
+      if (size(lam) > 0) lout(1:size(lam), k) = lam
+    end subroutine
+
+  end subroutine block_driver
+
+end module block_method

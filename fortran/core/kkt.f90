@@ -1,0 +1,164 @@
+!> Factorization of the KKT matrix of the index-1 form,
+!>
+!>     K = [ M  C^T ]     C = [G; A] (holonomic rows, then nonholonomic),
+!>         [ C  0   ]
+!>
+!> solved many times per step by the index-1 methods.  For a constant mass
+!> matrix M^(-1) is formed once (kkt_setup) and K is factorized through the
+!> Schur complement S = C M^(-1) C^T (m x m): cheaper than an LU of the whole
+!> (n + m) matrix, and much cheaper when M is diagonal (natural coordinates,
+!> point masses).  Otherwise the whole K is LU-factorized.
+module pyint_kkt
+  use pyint_kinds
+  use pyint_small_lu, only: slu_factor, slu_solve
+  implicit none
+  private
+  public :: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
+
+  !> What all factorizations of one trajectory share.
+  type :: kkt_data_t
+    integer :: n = 0, m = 0
+    logical :: schur = .false.        !< constant M: Schur complement with minv
+    logical :: diagonal = .false.     !< ... and M diagonal: minv(:, 1) holds its diagonal
+    real(wp), allocatable :: minv(:, :)
+  end type
+
+  !> One factorized K.
+  type :: kkt_factor_t
+    real(wp), allocatable :: c(:, :), w(:, :), s(:, :), lu(:, :)
+    integer, allocatable :: piv(:)
+  end type
+
+contains
+
+  !> Prepare for factorizations of K with M = mq (constant when const_mass).
+  !> info: 0, or STATUS_SINGULAR when a constant M is singular.
+  subroutine kkt_setup(d, n, m, const_mass, mq, f, info)
+    type(kkt_data_t), intent(out) :: d
+    integer, intent(in) :: n, m
+    logical, intent(in) :: const_mass
+    real(wp), intent(in) :: mq(:, :)
+    type(kkt_factor_t), intent(inout) :: f(:)
+    integer, intent(out) :: info
+    real(wp) :: lu(n, n), e(n)
+    integer :: piv(n), j, k
+    d%n = n; d%m = m
+    d%schur = const_mass .and. m > 0
+    info = 0
+    if (d%schur) then
+      d%diagonal = .true.
+      do j = 1, n
+        if (any(mq(1:j - 1, j) /= 0) .or. any(mq(j + 1:n, j) /= 0)) d%diagonal = .false.
+      end do
+      if (d%diagonal) then
+        allocate(d%minv(n, 1))
+        do j = 1, n
+          if (mq(j, j) == 0) then
+            info = STATUS_SINGULAR
+            return
+          end if
+          d%minv(j, 1) = 1 / mq(j, j)
+        end do
+      else
+        allocate(d%minv(n, n))
+        lu = mq
+        call slu_factor(lu, piv, info)
+        if (info /= 0) then
+          info = STATUS_SINGULAR
+          return
+        end if
+        do j = 1, n
+          e = 0
+          e(j) = 1
+          call slu_solve(lu, piv, e)
+          d%minv(:, j) = e
+        end do
+      end if
+    end if
+    do k = 1, size(f)
+      if (d%schur) then
+        allocate(f(k)%c(m, n), f(k)%w(n, m), f(k)%s(m, m), f(k)%piv(m))
+      else
+        allocate(f(k)%lu(n + m, n + m), f(k)%piv(n + m))
+      end if
+    end do
+  end subroutine
+
+  !> Factorize K for this M (used only without the Schur path) and C = [ch; cn].
+  !> info: 0 or STATUS_SINGULAR.
+  subroutine kkt_factor(d, mq, ch, cn, f, info)
+    type(kkt_data_t), intent(in) :: d
+    real(wp), intent(in) :: mq(:, :), ch(:, :), cn(:, :)
+    type(kkt_factor_t), intent(inout) :: f
+    integer, intent(out) :: info
+    integer :: n, m, mh, i, j
+    n = d%n; m = d%m; mh = size(ch, 1)
+    if (d%schur) then
+      f%c(1:mh, :) = ch
+      f%c(mh + 1:m, :) = cn
+      if (d%diagonal) then
+        do i = 1, m
+          f%w(:, i) = d%minv(:, 1) * f%c(i, :)
+        end do
+      else
+        do i = 1, m
+          f%w(:, i) = 0
+          do j = 1, n
+            f%w(:, i) = f%w(:, i) + d%minv(:, j) * f%c(i, j)
+          end do
+        end do
+      end if
+      do i = 1, m
+        f%s(:, i) = 0
+        do j = 1, n
+          f%s(:, i) = f%s(:, i) + f%c(:, j) * f%w(j, i)
+        end do
+      end do
+      call slu_factor(f%s, f%piv, info)
+    else
+      f%lu = 0
+      f%lu(1:n, 1:n) = mq
+      if (m > 0) then
+        f%lu(1:n, n + 1:n + mh) = transpose(ch)
+        f%lu(n + 1:n + mh, 1:n) = ch
+        f%lu(1:n, n + mh + 1:n + m) = transpose(cn)
+        f%lu(n + mh + 1:n + m, 1:n) = cn
+      end if
+      call slu_factor(f%lu, f%piv, info)
+    end if
+    if (info /= 0) info = STATUS_SINGULAR
+  end subroutine
+
+  !> x = K^(-1) x in place (x = (a-part, lam-part)).
+  subroutine kkt_solve(d, f, x)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), intent(inout) :: x(:)
+    real(wp) :: a0(d%n)
+    integer :: n, m, i, j
+    n = d%n; m = d%m
+    if (.not. d%schur) then
+      call slu_solve(f%lu, f%piv, x)
+      return
+    end if
+    ! a0 = M^-1 r1; lam = S^-1 (C a0 - r2); a = a0 - W lam
+    if (d%diagonal) then
+      a0 = d%minv(:, 1) * x(1:n)
+    else
+      a0 = 0
+      do j = 1, n
+        a0 = a0 + d%minv(:, j) * x(j)
+      end do
+    end if
+    x(n + 1:n + m) = -x(n + 1:n + m)
+    do j = 1, n
+      x(n + 1:n + m) = x(n + 1:n + m) + f%c(:, j) * a0(j)
+    end do
+    call slu_solve(f%s, f%piv, x(n + 1:n + m))
+    do i = 1, m
+      a0 = a0 - f%w(:, i) * x(n + i)
+    end do
+    x(1:n) = a0
+  end subroutine
+
+end module pyint_kkt

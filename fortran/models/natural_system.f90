@@ -1,0 +1,394 @@
+!> A multibody system in natural coordinates (direction-vector method, seed 003),
+!> evaluated from data.  NumPy twin: pyint/models/natural.py (NaturalModel), whose
+!> builder NaturalSystem assembles bodies, joint primitives and springs into the
+!> arrays read here.
+!>
+!> Each body has d (d + 1) coordinates (r, e_1, .., e_d), d = 2 or 3; the mass
+!> matrix is constant, block-diagonal with blocks S (x) E_d.  Every linear
+!> vector (a point or a body-fixed vector, or a difference of points) is
+!>     u(q) = const + sum_t coef_t q(off_t + 1 : off_t + d)
+!> and every holonomic constraint is  Phi_k = s_k u_k . w_k - c_k  with u_k, w_k
+!> linear vectors, so Phi_q = s (w^T U + u^T W), (Phi_q v)_q v = 2 s (U v).(W v),
+!> (Phi_q^T lam)_q = sum lam_k s_k (U^T W + W^T U).  Forces: gravity (constant,
+!> g times the first row of S for each body block) and spring-dampers along
+!> linear vectors d (force -(k (l - l0) + c dl/dt) d/l, l = |d|).
+!>
+!> ipar = [d, nbody, mh, nspring, nvec, nterms(1:nvec), offsets of all terms (0-based)]
+!>        vectors 2k-1, 2k are u_k, w_k of constraint k; vector 2 mh + j is spring j's d.
+!> rpar = [gravity(d), S of each body ((d+1)^2, column-major), (s_k, c_k) per constraint,
+!>         (k, l0, c) per spring, (coefs(nterms), const(d)) per vector]
+module model_natural_system
+  use pyint_kinds
+  use pyint_model, only: model_t
+  implicit none
+  private
+  public :: natural_system_t, natural_system_new
+
+  type, extends(model_t) :: natural_system_t
+    integer :: dim = 0, nbody = 0, nspring = 0, nvec = 0
+    integer, allocatable :: vfirst(:), vlast(:), toff(:)   !< terms of vector i: vfirst(i)..vlast(i)
+    real(wp), allocatable :: tcoef(:), vconst(:, :)        !< (nterm), (d, nvec)
+    real(wp), allocatable :: s(:), c(:), mfull(:, :), fg(:)
+    real(wp), allocatable :: spk(:), spl0(:), spc(:)
+    !> G = Phi_q as a flat list of affine entries: G(erow(e), ecol(e)) +=
+    !> econst(e) + sum_t gcoef(t) x(gidx(t)), t = efirst(e)..elast(e) (built once)
+    integer, allocatable :: erow(:), ecol(:), efirst(:), elast(:), gidx(:)
+    real(wp), allocatable :: econst(:), gcoef(:)
+  contains
+    procedure :: mass => nat_mass
+    procedure :: force => nat_force
+    procedure :: mass_dq => nat_mass_dq
+    procedure :: force_jac => nat_force_jac
+    procedure :: hol => nat_hol
+    procedure :: hol_jac => nat_hol_jac
+    procedure :: hol_t => nat_hol_t
+    procedure :: hol_vel_q => nat_hol_vel_q
+    procedure :: hol_gamma => nat_hol_gamma
+    procedure :: hol_gtl_q => nat_hol_gtl_q
+    procedure :: energy => nat_energy
+  end type
+
+contains
+
+  subroutine natural_system_new(ipar, rpar, m, ierr)
+    integer, intent(in) :: ipar(:)
+    real(wp), intent(in) :: rpar(:)
+    type(natural_system_t), intent(out) :: m
+    integer, intent(out) :: ierr
+    integer :: d, nb, mh, ns, nv, nterm, i, k, p, b, blk, o
+    real(wp) :: smat(4, 4)
+    ierr = 1
+    if (size(ipar) < 5) return
+    d = ipar(1); nb = ipar(2); mh = ipar(3); ns = ipar(4); nv = ipar(5)
+    if ((d /= 2 .and. d /= 3) .or. nb < 1 .or. mh < 0 .or. ns < 0 .or. nv /= 2 * mh + ns) return
+    if (size(ipar) < 5 + nv) return
+    if (any(ipar(6:5 + nv) < 0)) return
+    nterm = sum(ipar(6:5 + nv))
+    if (size(ipar) /= 5 + nv + nterm) return
+    blk = d * (d + 1)
+    if (size(rpar) /= d + nb * (d + 1)**2 + 2 * mh + 3 * ns + nterm + d * nv) return
+    m%dim = d; m%nbody = nb; m%nspring = ns; m%nvec = nv
+    m%n = nb * blk
+    m%mh = mh
+    m%mn = 0
+    m%const_mass = .true.
+    allocate(m%vfirst(nv), m%vlast(nv), m%toff(nterm), m%tcoef(nterm), m%vconst(d, nv))
+    allocate(m%s(mh), m%c(mh), m%mfull(m%n, m%n), m%fg(m%n), m%spk(ns), m%spl0(ns), m%spc(ns))
+    m%toff = ipar(6 + nv:)
+    if (any(m%toff < 0) .or. any(m%toff > m%n - d)) return
+    k = 0
+    do i = 1, nv
+      m%vfirst(i) = k + 1
+      k = k + ipar(5 + i)
+      m%vlast(i) = k
+    end do
+    ! rpar
+    p = d
+    m%mfull = 0
+    m%fg = 0
+    do b = 1, nb
+      smat = 0
+      smat(1:d + 1, 1:d + 1) = reshape(rpar(p + 1:p + (d + 1)**2), [d + 1, d + 1])
+      p = p + (d + 1)**2
+      o = (b - 1) * blk
+      do i = 1, d + 1
+        do k = 1, d + 1
+          call add_diag(m%mfull, o + (i - 1) * d, o + (k - 1) * d, d, smat(i, k))
+        end do
+        m%fg(o + (i - 1) * d + 1:o + i * d) = smat(1, i) * rpar(1:d)
+      end do
+    end do
+    do k = 1, mh
+      m%s(k) = rpar(p + 1); m%c(k) = rpar(p + 2)
+      p = p + 2
+    end do
+    do k = 1, ns
+      m%spk(k) = rpar(p + 1); m%spl0(k) = rpar(p + 2); m%spc(k) = rpar(p + 3)
+      p = p + 3
+    end do
+    do i = 1, nv
+      do k = m%vfirst(i), m%vlast(i)
+        p = p + 1
+        m%tcoef(k) = rpar(p)
+      end do
+      m%vconst(:, i) = rpar(p + 1:p + d)
+      p = p + d
+    end do
+    m%has_energy = .true.   ! mechanical energy; conserved when no spring has damping
+    call build_jacobian_entries(m)
+    ierr = 0
+  end subroutine
+
+  !> The affine entries of G: constraint k = s u.w - c contributes, for every
+  !> term (o, cf) of u and component l, s cf w_l at column o + l (and the same
+  !> with u and w exchanged); w_l = w0_l + sum of w's terms at o' + l.
+  subroutine build_jacobian_entries(m)
+    type(natural_system_t), intent(inout) :: m
+    integer :: k, side, iv, jv, t, t2, l, ne, nt, pass
+    do pass = 1, 2
+      ne = 0; nt = 0
+      do k = 1, m%mh
+        do side = 1, 2
+          iv = 2 * k - 2 + side          ! the vector whose terms pick the columns
+          jv = 2 * k + 1 - side          ! the vector whose value is the entry
+          do t = m%vfirst(iv), m%vlast(iv)
+            do l = 1, m%dim
+              ne = ne + 1
+              if (pass == 2) then
+                m%erow(ne) = k
+                m%ecol(ne) = m%toff(t) + l
+                m%econst(ne) = m%s(k) * m%tcoef(t) * m%vconst(l, jv)
+                m%efirst(ne) = nt + 1
+              end if
+              do t2 = m%vfirst(jv), m%vlast(jv)
+                nt = nt + 1
+                if (pass == 2) then
+                  m%gidx(nt) = m%toff(t2) + l
+                  m%gcoef(nt) = m%s(k) * m%tcoef(t) * m%tcoef(t2)
+                end if
+              end do
+              if (pass == 2) m%elast(ne) = nt
+            end do
+          end do
+        end do
+      end do
+      if (pass == 1) allocate(m%erow(ne), m%ecol(ne), m%econst(ne), m%efirst(ne), m%elast(ne), &
+                              m%gidx(nt), m%gcoef(nt))
+    end do
+  end subroutine
+
+  pure subroutine add_diag(a, i0, j0, d, x)
+    real(wp), intent(inout) :: a(:, :)
+    integer, intent(in) :: i0, j0, d
+    real(wp), intent(in) :: x
+    integer :: l
+    do l = 1, d
+      a(i0 + l, j0 + l) = a(i0 + l, j0 + l) + x
+    end do
+  end subroutine
+
+  !> Linear vector iv at x (with its constant when with_const), in u(1:d).
+  pure subroutine linvec(self, iv, x, with_const, u)
+    type(natural_system_t), intent(in) :: self
+    integer, intent(in) :: iv
+    real(wp), intent(in) :: x(*)
+    logical, intent(in) :: with_const
+    real(wp), intent(out) :: u(3)
+    integer :: t, o, l
+    real(wp) :: cf
+    if (with_const) then
+      u(1:self%dim) = self%vconst(:, iv)
+    else
+      u = 0
+    end if
+    do t = self%vfirst(iv), self%vlast(iv)
+      o = self%toff(t)
+      cf = self%tcoef(t)
+      do l = 1, self%dim
+        u(l) = u(l) + cf * x(o + l)
+      end do
+    end do
+  end subroutine
+
+  !> row(:) += s * U_iv^T x  (x a d-vector): the transpose of the linear part.
+  pure subroutine add_transpose(self, iv, s, x, row)
+    class(natural_system_t), intent(in) :: self
+    integer, intent(in) :: iv
+    real(wp), intent(in) :: s, x(:)
+    real(wp), intent(inout) :: row(:)
+    integer :: t, o
+    do t = self%vfirst(iv), self%vlast(iv)
+      o = self%toff(t)
+      row(o + 1:o + self%dim) = row(o + 1:o + self%dim) + s * self%tcoef(t) * x
+    end do
+  end subroutine
+
+  !> a += s * U_ia^T B U_ib  (B a d x d matrix).
+  pure subroutine add_sandwich(self, ia, ib, s, bmat, a)
+    class(natural_system_t), intent(in) :: self
+    integer, intent(in) :: ia, ib
+    real(wp), intent(in) :: s, bmat(:, :)
+    real(wp), intent(inout) :: a(:, :)
+    integer :: t1, t2, o1, o2, d
+    d = self%dim
+    do t1 = self%vfirst(ia), self%vlast(ia)
+      o1 = self%toff(t1)
+      do t2 = self%vfirst(ib), self%vlast(ib)
+        o2 = self%toff(t2)
+        a(o1 + 1:o1 + d, o2 + 1:o2 + d) = a(o1 + 1:o1 + d, o2 + 1:o2 + d) &
+                                          + (s * self%tcoef(t1) * self%tcoef(t2)) * bmat
+      end do
+    end do
+  end subroutine
+
+  subroutine nat_mass(self, q, mq)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n)
+    real(wp), intent(out) :: mq(self%n, self%n)
+    mq = self%mfull
+  end subroutine
+
+  subroutine nat_mass_dq(self, q, a, d)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n)
+    real(wp), intent(out) :: d(self%n, self%n)
+    d = 0
+  end subroutine
+
+  !> Spring j: force phi on its line vector and the derivatives phi_d, phi_ddot.
+  subroutine spring_phi(self, j, q, v, phi, phid, phiv)
+    class(natural_system_t), intent(in) :: self
+    integer, intent(in) :: j
+    real(wp), intent(in) :: q(:), v(:)
+    real(wp), intent(out) :: phi(self%dim), phid(self%dim, self%dim), phiv(self%dim, self%dim)
+    real(wp) :: dv3(3), ddv3(3), dv(self%dim), ddv(self%dim), u(self%dim), proj(self%dim, self%dim)
+    real(wp) :: ell, ldot, mag
+    integer :: iv, l
+    iv = 2 * self%mh + j
+    call linvec(self, iv, q, .true., dv3)
+    call linvec(self, iv, v, .false., ddv3)
+    dv = dv3(1:self%dim)
+    ddv = ddv3(1:self%dim)
+    ell = norm2(dv)
+    u = dv / ell                     ! ell = 0: the direction is undefined (NaN propagates)
+    ldot = dot_product(u, ddv)
+    mag = self%spk(j) * (ell - self%spl0(j)) + self%spc(j) * ldot
+    proj = -spread(u, 2, self%dim) * spread(u, 1, self%dim)
+    do l = 1, self%dim
+      proj(l, l) = proj(l, l) + 1
+    end do
+    proj = proj / ell
+    phi = -mag * u
+    phid = -spread(u, 2, self%dim) * spread(self%spk(j) * u + self%spc(j) * matmul(proj, ddv), 1, self%dim) &
+           - mag * proj
+    phiv = -self%spc(j) * spread(u, 2, self%dim) * spread(u, 1, self%dim)
+  end subroutine
+
+  subroutine nat_force(self, t, q, v, f)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: f(self%n)
+    real(wp) :: phi(self%dim), pd(self%dim, self%dim), pv(self%dim, self%dim)
+    integer :: j
+    f = self%fg
+    do j = 1, self%nspring
+      call spring_phi(self, j, q, v, phi, pd, pv)
+      call add_transpose(self, 2 * self%mh + j, 1.0_wp, phi, f)
+    end do
+  end subroutine
+
+  subroutine nat_force_jac(self, t, q, v, fq, fv)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
+    real(wp) :: phi(self%dim), pd(self%dim, self%dim), pv(self%dim, self%dim)
+    integer :: j, iv
+    fq = 0
+    fv = 0
+    do j = 1, self%nspring
+      iv = 2 * self%mh + j
+      call spring_phi(self, j, q, v, phi, pd, pv)
+      call add_sandwich(self, iv, iv, 1.0_wp, pd, fq)
+      call add_sandwich(self, iv, iv, 1.0_wp, pv, fv)
+    end do
+  end subroutine
+
+  subroutine nat_hol(self, t, q, g)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: g(self%mh)
+    real(wp) :: u(3), w(3)
+    integer :: k, d
+    d = self%dim
+    do k = 1, self%mh
+      call linvec(self, 2 * k - 1, q, .true., u)
+      call linvec(self, 2 * k, q, .true., w)
+      g(k) = self%s(k) * dot_product(u(1:d), w(1:d)) - self%c(k)
+    end do
+  end subroutine
+
+  !> G(k, :) = s (w^T U + u^T W) at x; with_const = .false. gives (G v)_q at x = v.
+  subroutine jac_at(self, x, with_const, gq)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: x(:)
+    logical, intent(in) :: with_const
+    real(wp), intent(out) :: gq(self%mh, self%n)
+    real(wp) :: val
+    integer :: e, t
+    gq = 0
+    do e = 1, size(self%erow)
+      val = 0
+      if (with_const) val = self%econst(e)
+      do t = self%efirst(e), self%elast(e)
+        val = val + self%gcoef(t) * x(self%gidx(t))
+      end do
+      gq(self%erow(e), self%ecol(e)) = gq(self%erow(e), self%ecol(e)) + val
+    end do
+  end subroutine
+
+  subroutine nat_hol_jac(self, t, q, gq)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: gq(self%mh, self%n)
+    call jac_at(self, q, .true., gq)
+  end subroutine
+
+  subroutine nat_hol_t(self, t, q, gt)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: gt(self%mh)
+    gt = 0
+  end subroutine
+
+  subroutine nat_hol_vel_q(self, t, q, v, d)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: d(self%mh, self%n)
+    call jac_at(self, v, .false., d)    ! (G(q) v)_q = G's linear part applied to v
+  end subroutine
+
+  subroutine nat_hol_gamma(self, t, q, v, gam)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: gam(self%mh)
+    real(wp) :: u(3), w(3)
+    integer :: k, d
+    d = self%dim
+    do k = 1, self%mh
+      call linvec(self, 2 * k - 1, v, .false., u)
+      call linvec(self, 2 * k, v, .false., w)
+      gam(k) = 2 * self%s(k) * dot_product(u(1:d), w(1:d))
+    end do
+  end subroutine
+
+  subroutine nat_hol_gtl_q(self, t, q, lam, d)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
+    real(wp), intent(out) :: d(self%n, self%n)
+    real(wp) :: eye(self%dim, self%dim)
+    integer :: k, l
+    eye = 0
+    do l = 1, self%dim
+      eye(l, l) = 1
+    end do
+    d = 0
+    do k = 1, self%mh
+      if (lam(k) == 0) cycle
+      call add_sandwich(self, 2 * k - 1, 2 * k, lam(k) * self%s(k), eye, d)
+      call add_sandwich(self, 2 * k, 2 * k - 1, lam(k) * self%s(k), eye, d)
+    end do
+  end subroutine
+
+  real(wp) function nat_energy(self, t, q, v)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp) :: dv(3)
+    integer :: j
+    nat_energy = 0.5_wp * dot_product(v, matmul(self%mfull, v)) - dot_product(self%fg, q)
+    do j = 1, self%nspring
+      call linvec(self, 2 * self%mh + j, q, .true., dv)
+      nat_energy = nat_energy + 0.5_wp * self%spk(j) * (norm2(dv(1:self%dim)) - self%spl0(j))**2
+    end do
+  end function
+
+end module model_natural_system

@@ -1,0 +1,107 @@
+"""Multistep block methods (seed 003 §2) on the index-1 form (7); Fortran kernel
+fortran/block.f90, coefficients from :mod:`pyint.block_coefficients`.
+
+One step of the method is one block of length h with r nodes t + c_k h
+(c_r = 1); the r node values are advanced together by eq. (9),
+
+    Y_{i+1} = h (A (x) I) Ydot_{i+1} + (U (x) I) Y_i,
+
+with y = (q, qdot) and the stage derivatives (qdot_k, qddot_k, lam_k) from
+Newton on the index-1 system at the r new nodes.  Samples are the block ends
+t0 + k h.  The first block is started by classical RK4 with
+``start_substeps`` steps per node interval (keeps the order, see the kernel).
+
+Registered presets (the shared test list measures each one's order):
+
+=====================  ==========================================  =====
+name                   scheme                                      order
+=====================  ==========================================  =====
+``block_uniform_rk``   uniform nodes, RK-stable (printed in seed)  4
+``block_uniform_eq8``  uniform nodes, eq. (8)                      5
+``block_chebyshev``    Chebyshev nodes, eq. (8) (printed)          5
+``block_legendre``     Gauss-Legendre nodes, eq. (8) (printed)     5
+=====================  ==========================================  =====
+
+:class:`BlockMethod` takes any :class:`~pyint.block_coefficients.BlockScheme`.
+The acceleration-level constraints are equations of every block, so they hold
+to the Newton tolerance (round-off) at every sample; positions and velocities
+drift, as for every index-1 integration.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _fortran
+from . import _validate as V
+from ._fortran_model import model_args
+from .block_coefficients import PRESETS, BlockScheme, scheme as make_scheme
+from .integrator import Integrator, output_buffers, raw_result, register
+
+
+class BlockMethod(Integrator):
+    """Block method with any scheme (a preset name or a BlockScheme)."""
+
+    name = "block"
+    supports = frozenset({"holonomic", "nonholonomic"})
+    keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
+    _preset = None
+
+    def __init__(self, scheme=None, tol=1e-12, maxit=12, theta_refresh=0.005, start_substeps=4):
+        """scheme: a preset name (see module docstring) or a BlockScheme.
+        tol: Newton stops when max |dX| / (1 + |X|) <= tol for X = a and lam at the nodes.
+        maxit: Newton iterations per block.  theta_refresh: refresh the Newton matrix
+        after a block whose contraction rate exceeded it.  start_substeps: RK4 steps
+        per node interval in the first block."""
+        scheme = self._preset if scheme is None else scheme
+        if scheme is None:
+            raise ValueError(f"choose a block scheme: one of {sorted(PRESETS)} or a BlockScheme")
+        if isinstance(scheme, str):
+            scheme = make_scheme(scheme)
+        if not isinstance(scheme, BlockScheme):
+            raise TypeError(f"scheme must be a preset name or a BlockScheme, got {scheme!r}")
+        self.scheme = scheme
+        self.order = scheme.order
+        self.lambda_order = scheme.order
+        self.tol = V.as_real(tol, "tol", positive=True)
+        self.maxit = V.as_int(maxit, "maxit", minimum=1)
+        self.theta_refresh = V.as_real(theta_refresh, "theta_refresh", lo=0.0, hi=1.0)
+        self.start_substeps = V.as_int(start_substeps, "start_substeps", minimum=1)
+
+    def params(self):
+        s = self.scheme
+        return {"scheme": s.name, "nodes": s.c.tolist(), "A": s.A.tolist(), "U": s.U.tolist(),
+                "degree": s.degree, "rk_stable": s.rk_stable, "tol": self.tol, "maxit": self.maxit,
+                "theta_refresh": self.theta_refresh, "start_substeps": self.start_substeps}
+
+    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
+        args = model_args(model, backend)
+        nl = model.n_hol + model.n_nonhol
+        buf = output_buffers(model.n, nl, nsteps, every)
+        s = self.scheme
+        f = np.asfortranarray
+        mu, tm, tinv = s.diagonalization()
+        istat, stats = _fortran.block_run(
+            args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
+            args["mflags"], f(s.A), f(s.U), np.ascontiguousarray(s.c), f(s.extrapolation()), f(s.extrapolation(2)),
+            mu.real.copy(), mu.imag.copy(), f(tm.real), f(tm.imag), f(tinv.real), f(tinv.imag),
+            self.tol, self.maxit, self.theta_refresh, self.start_substeps, t0, h, nsteps, every, q0, v0,
+            buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"])
+        stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
+                 "coupling_refreshes": int(stats[1]), "max_newton_iterations": int(stats[2]),
+                 "startup_rk4_steps": int(stats[3]), "retried_blocks": int(stats[4]),
+                 "max_contraction": float(stats[5]), "exact_newton_blocks": int(stats[6]),
+                 "failed_steps": int(istat[0] != 0)}
+        return raw_result(buf, nl, istat, stats)
+
+
+def _preset_class(preset, doc):
+    cls = type(f"Block_{preset}", (BlockMethod,), {
+        "name": f"block_{preset}", "order": PRESETS[preset].order, "lambda_order": PRESETS[preset].order,
+        "_preset": preset, "__doc__": doc, "__module__": __name__})
+    return register(cls)
+
+
+BlockUniformRK = _preset_class("uniform_rk", "Block method, uniform nodes, RK-stable order-4 scheme (printed in seed 003).")
+BlockUniformEq8 = _preset_class("uniform_eq8", "Block method, uniform nodes, eq. (8): order 5, not A-stable.")
+BlockChebyshev = _preset_class("chebyshev", "Block method, Chebyshev nodes, eq. (8): order 5.")
+BlockLegendre = _preset_class("legendre", "Block method, Gauss-Legendre nodes, eq. (8): order 5.")

@@ -1,0 +1,503 @@
+"""Seed 003: direction-vector model of the planar two-link manipulator and the
+multistep block methods, beside classical RK4 and the independent-coordinate
+ODE (14).  Tables 1-6 and Figs 3-11 of the paper, plus the measured global
+order against a tight reference and the schemes' stability on the imaginary
+axis.
+
+One case = one integration, parameters
+
+* ``method``: ``block_uniform_rk`` (the paper's printed scheme: uniform nodes,
+  RK-stable, order 4), ``block_uniform_eq8``, ``block_chebyshev``,
+  ``block_legendre`` (eq. (8), order 5) or ``rk4_index1``;
+* ``formulation``: ``dae`` (natural coordinates, index-1 form (7)) or ``ode``
+  (the angles of eq. (14) as printed: thin bars);
+* ``h`` (block length / step) and ``T`` (final time).  T = 1 s is the order
+  study (errors against a tight reference every 0.2 s, h = 0.02 ... 0.00125);
+  T = 10 and 100 s are the paper's runs; h = 0.02 and 0.04 probe stability.
+
+Run it with ``pyint study run direction_vector_block`` (or ``python -m
+pyint.studies.direction_vector_block --out results``): the runner writes
+``results/direction_vector_block.nc`` and the figures; the summary is the tables.
+Runtimes are CPU seconds of the Fortran integration (the minimum of a few
+repeats for the short runs); the paper's are from its own (unnamed) machine
+and software: the ratio is a fact about two runs, not a hardware comparison.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+NAME = "direction_vector_block"
+METHODS = ("block_uniform_rk", "block_uniform_eq8", "block_chebyshev", "block_legendre", "rk4_index1")
+FORMULATIONS = ("dae", "ode")
+PAPER_STEPS = (0.01, 0.0075, 0.005, 0.0025, 0.001)
+PROBE_STEPS = (0.04, 0.02)                      # stability probe beyond the paper's steps
+ORDER_STEPS = (0.02, 0.01, 0.005, 0.0025, 0.00125)
+STEPS = tuple(sorted(set(PAPER_STEPS + PROBE_STEPS + ORDER_STEPS), reverse=True))
+SPANS = (1.0, 10.0, 25.0, 50.0, 75.0, 100.0)
+GRID = {"method": list(METHODS), "formulation": list(FORMULATIONS), "h": list(STEPS), "T": list(SPANS)}
+ORDER_SAMPLE = 0.2          # order study: errors every 0.2 s up to T = 1
+MAX_SAMPLES = 2001          # time series kept per case (metrics use every step)
+ERROR_FLOOR = 1e-11         # order fits use errors above this (references ~1e-13)
+
+#: The paper's numbers (seed 003): runtime [s], |H|max [J], Phi, Phi_v, Phi_a.
+PAPER = {
+    "table1": {0.01: (19.2656, 0.3196, 1.5705e-4, 3.0000e-3, 9.6367e-13),
+               0.0075: (26.0781, 0.0939, 5.0866e-5, 8.9471e-4, 6.9278e-13),
+               0.005: (40.1719, 0.0175, 9.9524e-6, 1.7251e-4, 3.2596e-13),
+               0.0025: (75.0156, 9.2364e-4, 1.3800e-6, 1.0620e-5, 8.8818e-14),
+               0.001: (177.5781, 5.0996e-5, 9.1179e-5, 2.7712e-7, 8.5265e-14)},
+    "table2": {"block_uniform_rk": (19.2656, 0.3196, 1.5705e-4, 3.0000e-3, 9.6367e-13),
+               "block_chebyshev": (22.3906, 0.0590, 5.8171e-4, 7.7284e-4, 1.1227e-12),
+               "block_legendre": (20.9219, 0.0035, 6.4452e-5, 3.0520e-4, 1.0729e-12)},
+    "table3": {"block_uniform_rk": (19.2656, 0.3196, 1.5705e-4, 3.0000e-3, 9.6367e-13),
+               "rk4_index1": (1.7344, 9.8735, 0.0315, 0.0081, 3.98e-13)},
+    "table4": {10.0: (19.2656, 0.3196, 1.5705e-4, 3.0000e-3, 9.6367e-13),
+               25.0: (445.7656, 0.8501, 0.0020, 0.0030, 1.1120e-12),
+               50.0: (989.2188, 3.8028, 0.0111, 0.0040, 1.1120e-12),
+               75.0: (1556.8, 7.4762, 0.0243, 0.0044, 1.3154e-12),
+               100.0: (1921.3, 14.0751, 0.0438, 0.0044, 1.3199e-12)},
+    "table5": {0.01: (1921.3, 14.0751, 0.0438, 0.0044, 1.3199e-12),
+               0.0075: (2268.5, 1.9613, 0.0057, 0.0011, 7.7982e-13),
+               0.005: (3544.4, 0.1580, 4.5526e-4, 2.1002e-4, 3.6948e-13),
+               0.0025: (6568.3, 0.0012, 7.9626e-6, 1.1884e-5, 9.9476e-14),
+               0.001: (15168.0, 2.8894e-4, 8.7923e-7, 3.0851e-7, 1.1369e-13)},
+    # ODE runtime, H1max (ODE), H2max (DAE), DAE runtime
+    "table6": {0.01: (4.3438, 0.0499, 0.3196, 19.2656), 0.0075: (5.7344, 0.0561, 0.0939, 26.0781),
+               0.005: (7.9688, 0.0747, 0.0175, 40.1719), 0.0025: (14.7500, 0.1412, 9.2364e-4, 75.0156),
+               0.001: (33.0781, 0.3508, 5.0996e-5, 177.5781)},
+}
+
+
+def keep_case(p):
+    """The cases of the grid that are run (the others are the runner's 'skipped')."""
+    h, T, dae = p["h"], p["T"], p["formulation"] == "dae"
+    if T == 1.0:
+        return h in ORDER_STEPS
+    if T == 10.0:
+        return h in PAPER_STEPS + PROBE_STEPS
+    if T == 100.0:
+        return dae and h in PAPER_STEPS
+    return dae and h == 0.01                 # T = 25, 50, 75 (Table 4)
+
+
+# -- the case -------------------------------------------------------------------------
+def _models(formulation):
+    from pyint.models import TwoLinkAngles, two_link_manipulator
+    return two_link_manipulator() if formulation == "dae" else TwoLinkAngles(width=0.0)
+
+
+def _method(name):
+    import pyint.methods  # noqa: F401
+    from pyint.integrator import METHODS as REG
+    return REG[name]()
+
+
+def _reference(formulation, times):
+    """Tight reference at `times`: the angle ODE by DOP853 (rtol 2.5e-14), for the DAE mapped to
+    natural coordinates (with the bars' width, the same system as the DAE)."""
+    from pyint.models import TwoLinkAngles
+    from pyint.problems import ode_reference
+    ang = TwoLinkAngles(width=0.1 if formulation == "dae" else 0.0)
+    q, v, _ = ode_reference(ang, np.zeros(2), np.zeros(2), times)
+    return ang.to_natural(q, v)[0] if formulation == "dae" else q
+
+
+def _tips(formulation, q):
+    """Positions of the two link ends, shape (nt, 2 points, 2 components)."""
+    if formulation == "dae":
+        return np.stack([q[:, 0:2] + 0.25 * q[:, 2:4], q[:, 6:8] + 0.5 * q[:, 8:10]], axis=1)
+    e1 = np.stack([np.cos(q[:, 0]), np.sin(q[:, 0])], -1)
+    e2 = np.stack([np.cos(q[:, 0] + q[:, 1]), np.sin(q[:, 0] + q[:, 1])], -1)
+    return np.stack([0.5 * e1, 0.5 * e1 + e2], axis=1)
+
+
+def _centres(formulation, q):
+    """Reference points r of the two links (centres of mass), (nt, 2 links, 2)."""
+    if formulation == "dae":
+        return np.stack([q[:, 0:2], q[:, 6:8]], axis=1)
+    e1 = np.stack([np.cos(q[:, 0]), np.sin(q[:, 0])], -1)
+    e2 = np.stack([np.cos(q[:, 0] + q[:, 1]), np.sin(q[:, 0] + q[:, 1])], -1)
+    return np.stack([0.25 * e1, 0.5 * e1 + 0.5 * e2], axis=1)
+
+
+def _kinetic(model, q, v):
+    if model.constant_mass:
+        mq = model.mass(q[0])
+        return 0.5 * np.einsum("ti,ij,tj->t", v, mq, v)
+    return np.array([0.5 * vk @ model.mass(qk) @ vk for qk, vk in zip(q, v)])
+
+
+def run_case(p):
+    """One integration of the manipulator; returns its xarray Dataset."""
+    from pyint.errors import IntegrationError
+    method, formulation, h, T = p["method"], p["formulation"], float(p["h"]), float(p["T"])
+    model = _models(formulation)
+    q0, v0 = model.initial_state() if formulation == "dae" else (np.zeros(2), np.zeros(2))
+    meth = _method(method)
+    nsteps = int(np.ceil(T / h - 1e-9))       # h = 0.0075 does not divide 10: end at the first t >= T
+    T_end = nsteps * h
+    repeats = 1 if T < 10 else (5 if nsteps <= 2000 else (2 if nsteps <= 20000 else 1))   # timing tables only
+    cpu = np.inf
+    for _ in range(repeats):
+        try:
+            res = meth.integrate(model, q0, v0, T_end, h)
+        except IntegrationError as exc:        # keep what was computed before the failure
+            res = exc.result
+            cpu = res.cpu_time
+            break
+        cpu = min(cpu, res.cpu_time)
+    status, message = res.status, res.message
+    t, q, v = res.t, res.q, res.v
+    energy = res.energy
+    kinetic = _kinetic(model, q, v)
+    ds = xr.Dataset()
+    viol = res.level_residuals if formulation == "dae" else np.full((len(t), 3), np.nan)
+    scal = {
+        "cpu_time": cpu,
+        "energy_error_max": float(np.max(np.abs(energy - energy[0]))),
+        "eps_pos": float(np.max(viol[:, 0])) if formulation == "dae" else np.nan,
+        "eps_vel": float(np.max(viol[:, 1])) if formulation == "dae" else np.nan,
+        "eps_acc": float(np.max(viol[:, 2])) if formulation == "dae" else np.nan,
+        "direction_error": float(np.max(model.direction_error(q))) if formulation == "dae" else np.nan,
+        "newton_iterations": float(res.stats.get("newton_iterations", 0)),
+        "t_reached": float(t[-1]),
+        "error": np.nan,
+    }
+    if T == 1.0 and status == "ok":
+        every = int(round(ORDER_SAMPLE / h))
+        times = t[every::every]
+        scal["error"] = float(np.max(np.abs(q[every::every] - _reference(formulation, times))))
+    meta = {"cpu_time": ("s", "CPU time of the integration (min over repeats)"),
+            "energy_error_max": ("J", "max |H(t) - H(0)| (H(0) = 0 here)"),
+            "eps_pos": ("m", "eps(Phi) = max |Phi(q)|"), "eps_vel": ("m/s", "eps(Phi') = max |Phi_q v|"),
+            "eps_acc": ("m/s^2", "eps(Phi'') = max |Phi_q a + (Phi_q v)_q v|"),
+            "direction_error": ("1", "Delta = max |e^T e - I| over the direction vectors"),
+            "newton_iterations": ("1", "total number of Newton iterations"),
+            "t_reached": ("s", "last time computed (T unless the integration failed)"),
+            "error": ("[q]", "max error every 0.2 s against the reference (T = 1 only)")}
+    for k, val in scal.items():
+        ds[k] = ((), val, {"units": meta[k][0], "long_name": meta[k][1]})
+    ds["status"] = ((), status, {"units": "", "long_name": "case status"})
+    ds["message"] = ((), message, {"units": "", "long_name": "why the case did not end ok"})
+    # time series, thinned to at most MAX_SAMPLES (always with the last sample)
+    idx = np.unique(np.concatenate([np.linspace(0, len(t) - 1, min(len(t), MAX_SAMPLES)).round().astype(int)]))
+    delta = model.direction_error(q[idx]) if formulation == "dae" else np.full(len(idx), np.nan)
+    sample = np.arange(len(idx))
+    ds = ds.assign_coords(sample=("sample", sample, {"units": "1", "long_name": "output sample index"}),
+                          constraint_level=("constraint_level", ["position", "velocity", "acceleration"],
+                                            {"units": "", "long_name": "constraint level"}),
+                          point=("point", ["end1", "end2"], {"units": "", "long_name": "end of link 1, 2"}),
+                          link=("link", ["link1", "link2"], {"units": "", "long_name": "link"}),
+                          xy=("xy", ["x", "y"], {"units": "", "long_name": "component"}))
+    ds["time"] = ("sample", t[idx], {"units": "s", "long_name": "time"})
+    ds["energy"] = ("sample", energy[idx], {"units": "J", "long_name": "total energy H"})
+    ds["kinetic"] = ("sample", kinetic[idx], {"units": "J", "long_name": "kinetic energy"})
+    ds["potential"] = ("sample", (energy - kinetic)[idx], {"units": "J", "long_name": "potential energy"})
+    ds["violation"] = (("sample", "constraint_level"), viol[idx],
+                       {"units": "m/s^k", "long_name": "constraint violation |Phi|, |Phi'|, |Phi''| (max norm)"})
+    ds["delta"] = ("sample", delta, {"units": "1", "long_name": "direction-vector error max |e^T e - I|"})
+    ds["tip"] = (("sample", "point", "xy"), _tips(formulation, q[idx]), {"units": "m", "long_name": "link ends"})
+    ds["centre"] = (("sample", "link", "xy"), _centres(formulation, q[idx]),
+                    {"units": "m", "long_name": "reference points r of the links (centres of mass)"})
+    ds.attrs["method_params"] = json.dumps({k: v for k, v in res.params.items() if k not in ("A", "U")},
+                                           default=str)
+    return ds
+
+
+# -- what needs several cases ----------------------------------------------------------
+def add_derived(ds):
+    """Measured orders (T = 1) and the block schemes' stability on the imaginary axis."""
+    from pyint.block_coefficients import PRESETS
+    if "error" in ds and 1.0 in ds["T"].values:
+        err = ds["error"].sel({"T": 1.0})
+        hs = np.asarray(ds["h"].values, dtype=float)
+        order = np.full((ds.sizes["method"], ds.sizes["formulation"]), np.nan)
+        for i, j in itertools.product(range(order.shape[0]), range(order.shape[1])):
+            e = np.asarray(err.isel(method=i, formulation=j).values, dtype=float)
+            ok = np.isfinite(e) & (e > ERROR_FLOOR)
+            if ok.sum() >= 3:
+                order[i, j] = np.polyfit(np.log(hs[ok]), np.log(e[ok]), 1)[0]
+        ds["order"] = (("method", "formulation"), order,
+                       {"units": "1", "long_name": "measured order at T = 1 s (errors above 1e-11)"})
+    y = np.linspace(0.0, 6.0, 601)
+    names = [n for n in PRESETS]
+    rad = np.array([[PRESETS[n].spectral_radius(1j * yy) for yy in y] for n in names])
+    ds = ds.assign_coords(scheme=("scheme", [f"block_{n}" for n in names], {"units": "", "long_name": "block scheme"}),
+                          iy=("iy", y, {"units": "1", "long_name": "imaginary part of z = h lambda"}))
+    ds["stability_radius"] = (("scheme", "iy"), rad,
+                              {"units": "1", "long_name": "spectral radius of the stability matrix M(i y)"})
+    return ds
+
+
+# -- tables -----------------------------------------------------------------------------
+def _val(ds, var, **sel):
+    try:
+        x = ds[var].sel(sel).values
+    except (KeyError, ValueError):
+        return np.nan
+    return float(x) if np.size(x) == 1 and np.issubdtype(np.asarray(x).dtype, np.number) else np.nan
+
+
+def _row(ds, label, sel, paper=None):
+    ours = [_val(ds, k, **sel) for k in ("cpu_time", "energy_error_max", "eps_pos", "eps_vel", "eps_acc",
+                                          "direction_error")]
+    line = f"{label:<22s}" + "".join(f"{x:11.4g}" for x in ours)
+    try:
+        status = str(ds["status"].sel(sel).values)
+    except (KeyError, ValueError):
+        status = "ok"
+    if status not in ("ok", "skipped"):
+        line = f"{label:<22s}  {status} at t = {_val(ds, 't_reached', **sel):.4g} s (values up to then:)\n" + line
+    if paper is not None:
+        line += "   | " + "".join(f"{x:11.4g}" for x in paper)
+        line += f"   | x{paper[0] / ours[0]:,.0f}" if np.isfinite(ours[0]) and ours[0] > 0 else ""
+    return line
+
+
+_HEAD = (f"{'':<22s}{'runtime s':>11s}{'|H|max J':>11s}{'eps(Phi)':>11s}{'eps(Phi.)':>11s}{'eps(Phi..)':>11s}"
+         f"{'Delta':>11s}   | paper: runtime, |H|max, Phi, Phi_v, Phi_a   | runtime ratio")
+
+
+def summary(ds):
+    """Tables 1-6 beside the paper's numbers, the measured orders and the stability probe."""
+    out = []
+    dae = dict(formulation="dae")
+    out.append("Table 1  uniform nodes (block_uniform_rk = the printed scheme), T = 10 s\n" + _HEAD)
+    for h, pap in PAPER["table1"].items():
+        out.append(_row(ds, f"h = {h:g}", dict(method="block_uniform_rk", h=h, T=10.0, **dae), pap))
+    out.append("  and uniform nodes by eq. (8):")
+    for h in PAPER["table1"]:
+        out.append(_row(ds, f"  eq8 h = {h:g}", dict(method="block_uniform_eq8", h=h, T=10.0, **dae)))
+    out.append("\nTable 2  node sets, h = 0.01, T = 10 s\n" + _HEAD)
+    for m in ("block_uniform_rk", "block_uniform_eq8", "block_chebyshev", "block_legendre"):
+        out.append(_row(ds, m, dict(method=m, h=0.01, T=10.0, **dae), PAPER["table2"].get(m)))
+    out.append("\nTable 3  block method vs RK4 on (7), h = 0.01, T = 10 s\n" + _HEAD)
+    for m in ("block_uniform_rk", "rk4_index1"):
+        out.append(_row(ds, m, dict(method=m, h=0.01, T=10.0, **dae), PAPER["table3"][m]))
+    out.append("\nTable 4  simulation time, uniform (printed) scheme, h = 0.01\n" + _HEAD)
+    for T, pap in PAPER["table4"].items():
+        out.append(_row(ds, f"T = {T:g}", dict(method="block_uniform_rk", h=0.01, T=T, **dae), pap))
+    out.append("  RK4 on (7):")
+    for T in PAPER["table4"]:
+        out.append(_row(ds, f"  rk4 T = {T:g}", dict(method="rk4_index1", h=0.01, T=T, **dae)))
+    out.append("\nTable 5  T = 100 s, uniform (printed) scheme\n" + _HEAD)
+    for h, pap in PAPER["table5"].items():
+        out.append(_row(ds, f"h = {h:g}", dict(method="block_uniform_rk", h=h, T=100.0, **dae), pap))
+    out.append("  Legendre (eq. (8)):")
+    for h in PAPER["table5"]:
+        out.append(_row(ds, f"  legendre h = {h:g}", dict(method="block_legendre", h=h, T=100.0, **dae)))
+    out.append("\nTable 6  ODE (14) in angles (thin bars, as printed) vs DAE (7), uniform (printed) scheme, T = 10 s")
+    out.append(f"{'':<12s}{'ODE runtime':>12s}{'|H1|max':>11s}{'|H2|max':>11s}{'DAE runtime':>12s}"
+               f"{'ODE RK4 |H1|':>14s}   | paper: ODE runtime, |H1|, |H2|, DAE runtime")
+    for h, pap in PAPER["table6"].items():
+        sel = dict(method="block_uniform_rk", h=h, T=10.0)
+        ours = (_val(ds, "cpu_time", formulation="ode", **sel), _val(ds, "energy_error_max", formulation="ode", **sel),
+                _val(ds, "energy_error_max", formulation="dae", **sel), _val(ds, "cpu_time", formulation="dae", **sel),
+                _val(ds, "energy_error_max", formulation="ode", method="rk4_index1", h=h, T=10.0))
+        out.append(f"h = {h:<8g}" + f"{ours[0]:12.4g}{ours[1]:11.4g}{ours[2]:11.4g}{ours[3]:12.4g}{ours[4]:14.4g}"
+                   + "   | " + "".join(f"{x:11.4g}" for x in pap))
+    if "order" in ds:
+        out.append("\nMeasured global order at T = 1 s (errors every 0.2 s against DOP853 on the angle ODE)")
+        for m in ds["method"].values:
+            o = [float(ds["order"].sel({"method": m, "formulation": f})) for f in ("dae", "ode")]
+            out.append(f"{m:<22s} DAE {o[0]:5.2f}   ODE {o[1]:5.2f}")
+    out.append("\nStability probe, T = 10 s (status, max |H - H0|):")
+    for m in METHODS:
+        cells = []
+        for h in (0.04, 0.02, 0.01):
+            try:
+                st = str(ds["status"].sel({"method": m, "formulation": "dae", "h": h, "T": 10.0}).values)
+            except (KeyError, ValueError):
+                st = "?"
+            cells.append(f"h={h:g}: {st} {_val(ds, 'energy_error_max', method=m, formulation='dae', h=h, T=10.0):.3g}")
+        out.append(f"{m:<22s} " + ";  ".join(cells))
+    if "stability_radius" in ds:
+        out.append("Imaginary-axis stability |M(iy)| <= 1 for y up to:")
+        y = ds["iy"].values
+        for s in ds["scheme"].values:
+            rad = ds["stability_radius"].sel(scheme=s).values
+            bad = np.flatnonzero(rad > 1 + 1e-12)
+            out.append(f"  {s:<20s} " + (f"{y[bad[0]]:.3g} (max {rad.max():.4f} on [0, 6])" if bad.size else "all y <= 6"))
+    return "\n".join(out)
+
+
+# -- figures ----------------------------------------------------------------------------
+def figures(nc_path, outdir):
+    """Figs 3-11 (and order, stability) drawn from the NetCDF file alone."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker  # noqa: F401
+
+    ds = xr.open_dataset(nc_path)
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+
+    def series(var, **sel):
+        """(t, values) of a case's time series, or None when the case is not in the file."""
+        try:
+            sub = ds.sel(sel)
+        except KeyError:
+            return None
+        t = sub["time"].values
+        ok = np.isfinite(t)
+        return (t[ok], sub[var].values[ok]) if ok.any() else None
+
+    def save(fig, name):
+        p = outdir / f"{name}.png"
+        fig.tight_layout()
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+
+    def finest(**sel):
+        """The smallest h whose case (sel) is in the file."""
+        for h in sorted(ds["h"].values):
+            if series("time", h=h, **sel) is not None:
+                return float(h)
+        return None
+
+    hf = finest(method="block_uniform_rk", formulation="dae", T=10.0)
+    fine = dict(method="block_uniform_rk", h=hf, T=10.0)
+    # Fig 3: link ends (DAE solid, ODE dashed) and r components
+    if hf is not None:
+        fig, ax = plt.subplots(1, 2, figsize=(11, 4.5))
+        for form, ls in (("dae", "-"), ("ode", "--")):
+            if series("tip", formulation=form, **fine) is None:
+                continue
+            t, tip = series("tip", formulation=form, **fine)
+            for k, col in enumerate(("C0", "C1")):
+                ax[0].plot(tip[:, k, 0], tip[:, k, 1], ls, color=col, lw=0.6,
+                           label=f"end of link {k + 1} ({form.upper()})")
+            t, c = series("centre", formulation=form, **fine)
+            if form == "dae":
+                for k in range(2):
+                    for j, comp in enumerate("xy"):
+                        ax[1].plot(t, c[:, k, j], lw=0.8, label=f"r{j + 1}^({k + 1})")
+        ax[0].set(xlabel="x / m", ylabel="y / m", title=f"link ends: DAE (7) solid, ODE (14) dashed, h = {hf:g}",
+                  aspect="equal")
+        ax[0].legend(fontsize=7)
+        ax[1].set(xlabel="t / s", ylabel="m", title=f"reference points r^(i) (DAE, h = {hf:g})")
+        ax[1].legend(fontsize=7)
+        save(fig, "fig03_trajectories")
+    # Figs 4/10: energies; 5/11: constraint violations
+    for T, (fe, fc) in ((10.0, ("fig04_energy", "fig05_constraints")), (100.0, ("fig10_energy_T100", "fig11_constraints_T100"))):
+        hT = finest(method="block_uniform_rk", formulation="dae", T=T)
+        if hT is None:
+            continue
+        sel = dict(method="block_uniform_rk", formulation="dae", h=hT, T=T)
+        fig, ax = plt.subplots(1, 2, figsize=(11, 4))
+        for var in ("energy", "kinetic", "potential"):
+            t, y = series(var, **sel)
+            ax[0].plot(t, y, lw=0.8, label=var)
+        ax[0].set(xlabel="t / s", ylabel="J", title=f"energies, uniform block scheme, h = {hT:g}")
+        ax[0].legend()
+        t, y = series("energy", **sel)
+        ax[1].plot(t, np.abs(y - y[0]), lw=0.8)
+        ax[1].set(xlabel="t / s", ylabel="J", yscale="log", title="|H(t) - H(0)|")
+        save(fig, fe)
+        fig, ax = plt.subplots(figsize=(6.5, 4))
+        t, y = series("violation", **sel)
+        for j, lab in enumerate(("position |Phi|", "velocity |Phi'|", "acceleration |Phi''|")):
+            ax.semilogy(t, np.maximum(y[:, j], 1e-17), lw=0.8, label=lab)
+        ax.set(xlabel="t / s", ylabel="m, m/s, m/s^2", title=f"constraint violations, uniform block, h = {hT:g}")
+        ax.legend()
+        save(fig, fc)
+    # Figs 6-9: direction-vector error, h = 0.01, T = 10
+    for num, m in ((6, "rk4_index1"), (7, "block_uniform_rk"), (8, "block_chebyshev"), (9, "block_legendre")):
+        if series("delta", method=m, formulation="dae", h=0.01, T=10.0) is None:
+            continue
+        fig, ax = plt.subplots(figsize=(6.5, 3.6))
+        t, y = series("delta", method=m, formulation="dae", h=0.01, T=10.0)
+        ax.semilogy(t, np.maximum(y, 1e-17), lw=0.8)
+        ax.set(xlabel="t / s", ylabel="1", title=f"Fig. {num}: Delta = max |e^T e - I|, {m}, h = 0.01")
+        save(fig, f"fig{num:02d}_direction_error_{m}")
+    # stability probe: energy error against time at the large steps
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    drawn = False
+    for ax, h in zip(axes, PROBE_STEPS[::-1]):
+        for m in METHODS:
+            s = series("energy", method=m, formulation="dae", h=h, T=10.0)
+            if s is None:
+                continue
+            drawn = True
+            st = str(ds["status"].sel({"method": m, "formulation": "dae", "h": h, "T": 10.0}).values)
+            ax.semilogy(s[0], np.clip(np.abs(s[1] - s[1][0]), 1e-16, 1e6), lw=0.8,
+                        label=m + ("" if st == "ok" else f" ({st})"))
+        ax.set(xlabel="t / s", ylabel="|H(t) - H(0)| / J (clipped at 1e6)", ylim=(1e-16, 1e7),
+               title=f"stability probe, DAE (7), h = {h:g}")
+        if ax.lines:
+            ax.legend(fontsize=7)
+    if drawn:
+        save(fig, "stability_probe_energy")
+    else:
+        plt.close(fig)
+    # order study
+    if "error" in ds:
+        fig, ax = plt.subplots(figsize=(6.5, 4.5))
+        hs = ds["h"].values
+        for m in ds["method"].values:
+            e = ds["error"].sel({"method": m, "formulation": "dae", "T": 1.0}).values
+            ok = np.isfinite(e)
+            o = float(ds["order"].sel({"method": m, "formulation": "dae"})) if "order" in ds else np.nan
+            ax.loglog(hs[ok], e[ok], "o-", label=f"{m} (slope {o:.2f})")
+        ax.axhline(ERROR_FLOOR, color="0.6", ls=":", lw=0.8)
+        ax.set_xticks(hs[np.isfinite(ds["error"].sel({"formulation": "dae", "T": 1.0}).values).any(axis=0)])
+        ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set(xlabel="h / s", ylabel="max |q - q_ref|", title="global error at t <= 1 s, DAE (7)")
+        ax.legend(fontsize=7)
+        save(fig, "order_dae")
+    if "stability_radius" in ds:
+        fig, ax = plt.subplots(figsize=(6.5, 4))
+        for s in ds["scheme"].values:
+            ax.plot(ds["iy"].values, ds["stability_radius"].sel(scheme=s).values - 1, label=s)
+        ax.axhline(0, color="k", lw=0.5)
+        ax.set(xlabel="y (z = i y)", ylabel="rho(M(iy)) - 1", title="stability on the imaginary axis")
+        ax.set_yscale("symlog", linthresh=1e-10)
+        ax.set_yticks([-1e-1, -1e-4, -1e-7, -1e-10, 0, 1e-10, 1e-7, 1e-4, 1e-1])
+        ax.legend(fontsize=7)
+        save(fig, "stability_imaginary_axis")
+    ds.close()
+    return paths
+
+
+# -- the study declaration (pyint.runner) ---------------------------------------------------
+from pyint.runner import Study, run_study  # noqa: E402
+
+STUDY = Study(
+    name=NAME,
+    description="seed 003: direction-vector manipulator, block methods vs RK4 and the angle ODE (Tables 1-6, Figs 3-11)",
+    grid=GRID,
+    quick_grid={"method": ["block_uniform_rk", "block_legendre", "rk4_index1"], "h": [0.01], "T": [1.0, 10.0]},
+    where=keep_case,
+    run_case=run_case,
+    post=add_derived,
+    figures=figures,
+    summary=summary,
+    meta={"formulation": ("", "dae: natural coordinates, eq. (7); ode: angles, eq. (14)"),
+          "h": ("s", "step size (block length) h"), "T": ("s", "final time")},
+)
+
+
+def main(argv=None):
+    """``python -m pyint.studies.direction_vector_block [--out DIR] [--quick] [--workers N]``
+    (the same as ``pyint study run direction_vector_block``)."""
+    ap = argparse.ArgumentParser(description=STUDY.description)
+    ap.add_argument("--out", default="results")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--workers", type=int, default=1)
+    a = ap.parse_args(argv)
+    run = run_study(STUDY, out=a.out, quick=a.quick, workers=a.workers)
+    print(summary(xr.open_dataset(run.path)))
+
+
+if __name__ == "__main__":
+    main()
