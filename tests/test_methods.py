@@ -9,6 +9,8 @@ For each (method, problem) pair:
   is third order on the skate);
 * the constraint levels the method claims to keep stay at round-off.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -199,3 +201,45 @@ def test_lie_claimed_levels_and_orthogonality_kept(cls, problem):
     for level in cls.keeps["holonomic"]:
         assert np.max(levels[level]) <= LIE_LEVEL_TOL[level], (level, np.max(levels[level]))
     assert r.orthogonality <= LIE_ORTHOGONALITY_TOL
+
+
+# -- agreement with the IDA reference ------------------------------------------------
+# pyint.reference (SUNDIALS IDA on the automatic dummy-derivative form, rtol 1e-11)
+# is the suite's independent reference: it must agree with each problem's own
+# reference values, and every method's trajectory must be as close to it as to those.
+
+IDA_RTOL = 1e-11
+IDA_AGREEMENT = 1e-8
+
+
+@functools.lru_cache(maxsize=None)
+def ida_reference(problem_name):
+    from pyint import reference
+    prob = PROBLEMS[problem_name]
+    times = np.concatenate([[0.0], prob.sample_times])
+    return reference.solve(prob.model, times, *prob.initial_state, rtol=IDA_RTOL, cache_dir=False)
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_ida_reference_agrees_with_problem_reference(name):
+    prob = PROBLEMS[name]
+    ref = ida_reference(name)
+    qr, vr, _ = prob.reference
+    scale = max(1.0, float(np.max(np.abs(vr))))
+    assert np.max(np.abs(ref.q[1:] - qr)) <= IDA_AGREEMENT * scale
+    assert np.max(np.abs(ref.v[1:] - vr)) <= 10 * IDA_AGREEMENT * scale
+
+
+@pytest.mark.parametrize("cls,problem", PAIRS)
+def test_agreement_with_ida_reference(cls, problem):
+    q0, v0 = problem.initial_state
+    qr = problem.reference[0]
+    ida = ida_reference(problem.name)
+    h = problem.h0 / 4
+    dt = problem.t_end / problem.n_samples
+    r = cls().integrate(problem.model, q0, v0, problem.t_end, h, every=int(round(dt / h)))
+    err_ref = np.max(np.abs(r.q[1:] - qr))
+    err_ida = np.max(np.abs(r.q[1:] - ida.q[1:]))
+    scale = max(1.0, float(np.max(np.abs(qr))))
+    assert abs(err_ida - err_ref) <= IDA_AGREEMENT * scale, (err_ida, err_ref)
+    assert err_ida <= 1e-2 * scale, err_ida   # and the method is close to IDA at all
