@@ -399,7 +399,6 @@ def test_output_every_and_result_fields():
     assert ds.attrs["method"] == "galerkin_s2"
 
 
-@pytest.mark.skipif("skate" not in BUILTIN_MODELS, reason="built-in skate not merged yet")
 def test_builtin_skate_matches_twin_and_never_calls_python():
     builtin, twin = BUILTIN_MODELS["skate"](), SkateTwin()
     q0, v0 = twin.initial_state()
