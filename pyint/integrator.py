@@ -104,14 +104,20 @@ class Integrator:
             energy=energy if model.has_energy else None, stats=raw["stats"],
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
             cpu_time=cpu, extra=extra)
-        if status != STATUS_OK:
-            t_fail = t0 + (steps_done + 1) * h
-            result.message = (f"{self.name}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
-                              f"(t = {t_fail:.6g}); returning the {steps_done} steps computed before it")
-            if raise_on_failure:
-                raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result,
-                                                               step=steps_done + 1, time=t_fail)
-        return result
+        return report_failure(result, status, steps_done, t0, h, raise_on_failure)
+
+
+def report_failure(result, status, steps_done, t0, h, raise_on_failure=True):
+    """Attach the failure message of a kernel status to ``result`` (which holds the
+    steps computed before it) and raise its IntegrationError, or return it."""
+    if status != STATUS_OK:
+        t_fail = t0 + (steps_done + 1) * h
+        result.message = (f"{result.method}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
+                          f"(t = {t_fail:.6g}); returning the {steps_done} steps computed before it")
+        if raise_on_failure:
+            raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result,
+                                                           step=steps_done + 1, time=t_fail)
+    return result
 
 
 def output_buffers(n, nl, nsteps, every):

@@ -26,8 +26,8 @@ import numpy as np
 
 from . import _fortran
 from . import _validate as V
-from ._status import STATUS_ERRORS, STATUS_NAMES, STATUS_OK, STATUS_TEXT
-from .integrator import Integrator
+from ._status import STATUS_NAMES
+from .integrator import Integrator, report_failure
 from .models.rigid_bodies import RigidBodySystem
 from .results import CONSTRAINT_LEVELS, Result
 
@@ -303,14 +303,7 @@ class LieIntegrator(Integrator):
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=residual,
             energy=energy, stats=raw["stats"], params=self.params(), h=h,
             status=STATUS_NAMES.get(status, f"status{status}"), cpu_time=cpu, extra=extra)
-        if status != STATUS_OK:
-            t_fail = t0 + (steps_done + 1) * h
-            result.message = (f"{self.name}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
-                              f"(t = {t_fail:.6g}); returning the {steps_done} steps computed before it")
-            if raise_on_failure:
-                raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result,
-                                                               step=steps_done + 1, time=t_fail)
-        return result
+        return report_failure(result, status, steps_done, t0, h, raise_on_failure)
 
     @staticmethod
     def _call_kernel(kernel, options, naux, system, t0, h, nsteps, every, x0, r0, v0):
