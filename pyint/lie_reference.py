@@ -1,21 +1,25 @@
 """Tight reference solutions for rigid-body systems, independent of the Lie-group integrators.
 
-The configuration is parametrized by unit quaternions p_i (R_i = R(p_i / |p_i|),
-pdot_i = p_i (x) (0, Omega_i) / 2) and the equations of motion are used in
-index-1 form: (Vdot, lam) from [M B^T; B 0] [Vdot; lam] = [Q; -Bdot V] at every
-right-hand side (the NumPy twin's items).  SciPy's DOP853 integrates the
-ODE for (x, p, V) at rtol = atol = 1e-13 by default.  Nothing is shared with
-the integrators under test except the system definition (Phi, B, Bdot V, M, Q):
-no exponential map, no tangent operator, no Newton, no Fortran.  Results are
-compared in the integrators' coordinates: x, V and R (through log(R_ref^T R)).
+Both work in unit quaternions p_i (nothing is shared with the integrators
+under test but the system definition: no exponential map, no tangent
+operator, no Crouch-Grossman update, no Fortran) and are compared in the
+integrators' coordinates: x, V and R (through log(R_ref^T R)).
 
-The index-1 form does not keep Phi = 0 and B V = 0 exactly; at these
-tolerances they drift by ~1e-12 over the spans used (``reference`` reports
-the drift so the caller can check).
+:func:`ida_reference` -- the suite's reference (issue 6).  SUNDIALS IDA
+    through :func:`pyint.reference.solve` on the dummy-derivative index-1
+    form of :class:`pyint.models.rigid_quaternion.QuaternionRigidBodies`:
+    q = (x_i, p_i), v = q', the joints and the norm conditions |p_i| = 1 as
+    holonomic constraints, every level kept.  rtol = atol = 1e-12 by default.
 
-To switch to SUNDIALS IDA later (pyint.reference, dummy-derivative form): it
-consumes vector models, so a quaternion RigidBodySystem wrapper (q = (x, p),
-v = V with qdot = G(p) V, the norm constraints |p_i| = 1 added) is needed.
+:func:`reference` -- a cross-check by another integrator and another form:
+    the index-1 ODE for (x, p, V) (p' = p (x) (0, Omega) / 2, (Vdot, lam)
+    from [M B^T; B 0] [Vdot; lam] = [Q; -Bdot V] at every right-hand side)
+    by SciPy's DOP853.  It does not keep Phi = 0 and B V = 0 exactly; at
+    these tolerances they drift by ~1e-12 over the spans used (reported).
+
+Both return ``(x (nt, nb, 3), R (nt, nb, 3, 3), V (nt, 6 nb), lam (nt, m), diag)``
+at ``times`` (t0 = times[0]); lam are the joint multipliers of the Lie-group
+form M V' + B^T lam = Q.
 """
 from __future__ import annotations
 
@@ -70,3 +74,34 @@ def reference(system, x0, rot0, v0, times, rtol=1e-13, atol=1e-13):
     diag["energy_drift"] = de
     diag["rhs_calls"] = int(sol.nfev)
     return np.array(xs), np.array(rs), np.array(vs), np.array(lams), diag
+
+
+def ida_reference(system, x0, rot0, v0, times, rtol=1e-12, atol=None, cache_dir=False):
+    """The IDA reference (module docstring).  cache_dir as in :func:`pyint.reference.solve`
+    (False: no cache; None: the default reference cache).  ``diag`` has IDA's statistics,
+    the dummy selections, max |Phi| and |B V| at the outputs, the quaternion-norm drift
+    and the energy drift."""
+    from . import reference as _ida
+    from .models.rigid_quaternion import QuaternionRigidBodies
+
+    nb = system.nb
+    model = QuaternionRigidBodies(system)
+    q0, w0 = model.from_lie(x0, rot0, v0)
+    res = _ida.solve(model, np.asarray(times, dtype=float), q0, w0, rtol=rtol, atol=atol,
+                     cache_dir=cache_dir)
+    xs, rs, vs = [], [], []
+    diag = {"eps_pos": 0.0, "eps_vel": 0.0, "quat_norm": 0.0}
+    for q, w in zip(res.q, res.v):
+        x, rot, v = model.to_lie(q, w)
+        xs.append(x); rs.append(rot); vs.append(v)
+        diag["eps_pos"] = max(diag["eps_pos"], float(np.max(np.abs(system.phi(x, rot)), initial=0)))
+        diag["eps_vel"] = max(diag["eps_vel"], float(np.max(np.abs(system.bmat(rot) @ v), initial=0)))
+        norms = [np.linalg.norm(q[7 * i + 3:7 * i + 7]) for i in range(nb)]
+        diag["quat_norm"] = max(diag["quat_norm"], float(np.max(np.abs(np.array(norms) - 1))))
+    e = np.array([system.energy(x, v) for x, v in zip(xs, vs)])
+    diag["energy_drift"] = float(np.max(np.abs(e - e[0])) / max(abs(e[0]), 1e-300))
+    diag["stats"] = dict(res.stats)
+    diag["selections"] = res.extra.get("selections")
+    diag["form"] = res.form
+    diag["rtol"] = rtol
+    return np.array(xs), np.array(rs), np.array(vs), model.joint_multipliers(res.lam), diag

@@ -203,6 +203,42 @@ def test_lie_claimed_levels_and_orthogonality_kept(cls, problem):
     assert r.orthogonality <= LIE_ORTHOGONALITY_TOL
 
 
+# The Lie problems' reference is IDA (pyint.lie_reference.ida_reference: the quaternion
+# vector model on the dummy-derivative form, rtol 1e-12); the quaternion DOP853 ODE
+# (problem.ode_reference) is its independent cross-check.
+
+def _lie_end_differences(system, a, b):
+    """max |x - x'|, max |log(R'^T R)|, max |V - V'| between two (q, V, lam) end states."""
+    xa, ra = system.unpack(a[0])
+    xb, rb = system.unpack(b[0])
+    return (np.max(np.abs(xa - xb)), max(rotation_error(rb[i], ra[i]) for i in range(system.nb)),
+            np.max(np.abs(a[1] - b[1])))
+
+
+@pytest.mark.parametrize("name", sorted(LIE_PROBLEMS))
+def test_lie_ida_reference_agrees_with_quaternion_ode_reference(name):
+    prob = LIE_PROBLEMS[name]
+    dx, dr, dv = _lie_end_differences(prob.model, prob.reference, prob.ode_reference)
+    vscale = max(1.0, float(np.max(np.abs(prob.ode_reference[1]))))
+    assert dx <= 1e-9 and dr <= 1e-8 and dv <= 1e-9 * vscale, (dx, dr, dv)
+    lscale = max(1.0, float(np.max(np.abs(prob.ode_reference[2]))))
+    assert np.max(np.abs(prob.reference[2] - prob.ode_reference[2])) <= 1e-9 * lscale
+
+
+@pytest.mark.parametrize("cls,problem", LIE_PAIRS)
+def test_lie_agreement_with_ida_reference(cls, problem):
+    """A method's error at h0/4 is the same against IDA as against the ODE reference."""
+    q0, v0 = problem.initial_state
+    r = cls().integrate(problem.model, q0, v0, problem.t_end, problem.h0 / 4)
+    end = (problem.model.pack(r.x[-1], r.R[-1]), r.v[-1])
+    err_ida = _lie_end_differences(problem.model, end, problem.reference)
+    err_ode = _lie_end_differences(problem.model, end, problem.ode_reference)
+    vscale = max(1.0, float(np.max(np.abs(problem.reference[1]))))
+    for e_ida, e_ode, tol in zip(err_ida, err_ode, (1e-9, 1e-8, 1e-9 * vscale)):
+        assert abs(e_ida - e_ode) <= tol, (err_ida, err_ode)
+    assert err_ida[0] <= 1e-1 and err_ida[1] <= 1e-1, err_ida    # and the method is close to IDA at all
+
+
 # -- agreement with the IDA reference ------------------------------------------------
 # pyint.reference (SUNDIALS IDA on the automatic dummy-derivative form, rtol 1e-11)
 # is the suite's independent reference: it must agree with each problem's own
