@@ -12,8 +12,12 @@ generalized-alpha (index 3; stabilized index 2), which is second order.
 
 Every case returns the time series at 1001 samples (every 1 ms), the metrics
 delta(H), eps(Phi), eps(Phidot), eps(Phiddot), max |R^T R - I|, the CPU time,
-the errors at T against the quaternion DOP853 reference (pyint.lie_reference)
-and the paper's table entries beside ours.  Figures are drawn from the NetCDF
+the end state, and the paper's table entries beside ours (at T = 1 s).  After
+the sweep, :func:`add_reference_errors` (the runner's ``post``) adds the errors
+at T in x, R (log map) and V against the IDA reference (pyint.lie_reference:
+SUNDIALS IDA on the quaternion dummy-derivative form, rtol 1e-12, computed
+once and kept in the reference cache), the observed orders between the step
+sizes, and the distance of that reference from the quaternion DOP853 ODE.  Figures are drawn from the NetCDF
 file alone (:func:`figures`).
 
 Run it: ``python -m pyint.studies.lie_group_manipulator [--out DIR] [--quick]``
@@ -22,7 +26,6 @@ Run it: ``python -m pyint.studies.lie_group_manipulator [--out DIR] [--quick]``
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
 import time
@@ -47,7 +50,8 @@ METHODS = {
 }
 
 GRID = {"method": list(METHODS), "h": [1e-4, 1e-5]}
-QUICK_GRID = {"method": ["DAE3", "DAES", "genalpha_stab2"], "h": [1e-4]}
+QUICK_GRID = {"method": ["DAE3", "DAES", "genalpha_stab2"], "h": [1e-4, 5e-5], "T": 0.1}
+REFERENCE_RTOL = 1e-12
 
 #: Tables 1 (h = 1e-5) and 2 (h = 1e-4) of the paper: delta(H), eps(Phi), eps(Phidot), eps(Phiddot).
 PAPER = {
@@ -68,18 +72,23 @@ def _system():
     return RigidBodySystem.two_link_manipulator()
 
 
-@functools.lru_cache(maxsize=1)
-def _reference_end():
-    """(x, R, V) at T from the quaternion reference (DOP853, rtol = atol = 1e-13)."""
-    from pyint.lie_reference import reference
+def reference_end(T):
+    """(x, R, V) at T from the IDA reference and its distance (x, R, V) from the DOP853 ODE."""
+    from pyint.lie_reference import ida_reference, reference
+    from pyint.so3 import rotation_error
     s = _system()
     x0, r0, v0 = s.manipulator_initial_state()
-    xs, rs, vs, _, diag = reference(s, x0, r0, v0, [0.0, T_END])
-    return xs[-1], rs[-1], vs[-1], diag
+    xs, rs, vs, _, diag = ida_reference(s, x0, r0, v0, [0.0, T], rtol=REFERENCE_RTOL, cache_dir=None)
+    xo, ro, vo, _, _ = reference(s, x0, r0, v0, [0.0, T], rtol=2.5e-14, atol=1e-15)
+    check = (float(np.max(np.abs(xs[-1] - xo[-1]))),
+             max(rotation_error(ro[-1][i], rs[-1][i]) for i in range(s.nb)),
+             float(np.max(np.abs(vs[-1] - vo[-1]))))
+    return xs[-1], rs[-1], vs[-1], check, diag
 
 
-def _paper_value(h, method, k):
-    row = PAPER.get(h, {}).get(method)
+def _paper_value(h, method, k, T=T_END):
+    """The paper's Table 1-2 entry (T = 1 s only; NaN otherwise)."""
+    row = PAPER.get(h, {}).get(method) if abs(T - T_END) < 1e-12 else None
     return float(row[k]) if row else float("nan")
 
 
@@ -87,7 +96,6 @@ def run_case(p):
     """One (method, h) case: the trajectory at 1 ms samples and the Table 1-2 metrics."""
     import pyint.methods  # noqa: F401  (registers the Lie-group methods)
     from pyint.integrator import METHODS as REGISTRY
-    from pyint.so3 import rotation_error
 
     method, h = p["method"], float(p["h"])
     T = float(p.get("T", T_END))
@@ -115,6 +123,8 @@ def run_case(p):
         "axis": ("axis", ["x", "y", "z"], {"units": "1", "long_name": "world axis"}),
         "row": ("row", [1, 2, 3], {"units": "1", "long_name": "row of R"}),
         "col": ("col", [1, 2, 3], {"units": "1", "long_name": "column of R"}),
+        "velocity_component": ("velocity_component", ["vx", "vy", "vz", "Omega_x", "Omega_y", "Omega_z"],
+                               {"units": "1", "long_name": "component of V_i"}),
         "constraint_level": ("constraint_level", ["position", "velocity", "acceleration"],
                              {"units": "1", "long_name": "constraint level"}),
         "multiplier": ("multiplier", [f"lam{i + 1}" for i in range(s.m)],
@@ -123,6 +133,8 @@ def run_case(p):
     ds["x"] = (("time", "body", "axis"), res.x, {"units": "m", "long_name": "centre of mass"})
     ds["endpoint"] = (("time", "body", "axis"), endpoint, {"units": "m", "long_name": "end point of the link"})
     ds["R"] = (("time", "body", "row", "col"), res.R, {"units": "1", "long_name": "rotation matrix"})
+    ds["V"] = (("time", "body", "velocity_component"), res.v.reshape(len(t), s.nb, 6),
+               {"units": "m/s, rad/s", "long_name": "velocity V_i = (v_i, Omega_i) (body angular velocity)"})
     ds["lam"] = (("time", "multiplier"), res.lam, {"units": "N", "long_name": "Lagrange multipliers"})
     ds["residual"] = (("time", "constraint_level"), res.level_residuals,
                       {"units": "m, m/s, m/s^2", "long_name": "|Phi|, |B V|, |B Vdot + Bdot V| (max norm)"})
@@ -143,18 +155,11 @@ def run_case(p):
         "newton_iterations": (res.stats["newton_iterations"], "1", "Newton iterations"),
         "max_newton_iterations": (res.stats["max_newton_iterations"], "1", "max Newton iterations in a step"),
     }
-    if abs(T - T_END) < 1e-12:
-        xr_, rr_, vr_, _ = _reference_end()
-        scalars["error_x"] = (float(np.max(np.abs(res.x[-1] - xr_))), "m", "max |x - x_ref| at T")
-        scalars["error_R"] = (max(rotation_error(rr_[i], res.R[-1][i]) for i in range(s.nb)), "rad",
-                              "max |log(R_ref^T R)| at T")
-        scalars["error_V"] = (float(np.max(np.abs(res.v[-1] - vr_))), "m/s, rad/s", "max |V - V_ref| at T")
     for k, name in enumerate(METRICS):
-        scalars[f"paper_{name}"] = (_paper_value(h, method, k), scalars[name][1], f"paper (Tables 1-2): {name}")
+        scalars[f"paper_{name}"] = (_paper_value(h, method, k, T), scalars[name][1], f"paper (Tables 1-2): {name}")
     for name, (val, units, long) in scalars.items():
         ds[name] = ((), float(val), {"units": units, "long_name": long})
-    ds.attrs.update({"registered_method": reg_name, "inertia": "solid cylinder r = 0.05 m (SPEC)",
-                     "reference": "pyint.lie_reference: quaternion DOP853, rtol = atol = 1e-13"})
+    ds.attrs.update({"registered_method": reg_name, "inertia": "solid cylinder r = 0.05 m (SPEC)", "T": T})
     return ds
 
 
@@ -169,6 +174,43 @@ def combine(cases):
                    join="outer", combine_attrs="drop_conflicts")
     ds.attrs.update({"study": NAME, "T": T_END})
     return ds
+
+
+def add_reference_errors(ds):
+    """Errors at T against the IDA reference (x; R via |log(R_ref^T R)|; V), the observed
+    order between successive step sizes, and the reference's distance from the DOP853 ODE."""
+    from pyint.so3 import rotation_error
+    T = float(ds.time.values[-1])
+    xr_, rr_, vr_, check, diag = reference_end(T)
+    end = ds.isel(time=-1)
+    shape = (ds.sizes["method"], ds.sizes["h"])
+    err = {k: np.full(shape, np.nan) for k in ("x", "R", "V")}
+    for i, m in enumerate(ds.method.values):
+        for j, h in enumerate(ds.h.values):
+            c = end.sel({"method": m, "h": h})
+            if np.isnan(c["x"].values).any():          # a failed case
+                continue
+            err["x"][i, j] = np.max(np.abs(c["x"].values - xr_))
+            err["R"][i, j] = max(rotation_error(rr_[b], c["R"].values[b]) for b in range(len(rr_)))
+            err["V"][i, j] = np.max(np.abs(c["V"].values.ravel() - vr_))
+    units = {"x": "m", "R": "rad", "V": "m/s, rad/s"}
+    what = {"x": "max |x - x_ref|", "R": "max |log(R_ref^T R)|", "V": "max |V - V_ref|"}
+    out = ds.copy()
+    hs = ds.h.values
+    for k in ("x", "R", "V"):
+        out[f"error_{k}"] = (("method", "h"), err[k],
+                             {"units": units[k], "long_name": f"{what[k]} at T (IDA reference)"})
+        order = np.full(shape, np.nan)
+        for j in range(1, len(hs)):
+            order[:, j] = np.log(err[k][:, j - 1] / err[k][:, j]) / np.log(hs[j - 1] / hs[j])
+        out[f"order_{k}"] = (("method", "h"), order,
+                             {"units": "1", "long_name": f"observed order in {k} between this h and the previous one"})
+    out.attrs.update({
+        "reference": f"pyint.lie_reference.ida_reference: SUNDIALS IDA, quaternion dummy-derivative form, "
+                     f"rtol = atol = {REFERENCE_RTOL:g}, {diag['stats'].get('steps')} steps",
+        "reference_vs_dop853": f"x {check[0]:.2e} m, R {check[1]:.2e} rad, V {check[2]:.2e} (m/s, rad/s) at T",
+    })
+    return out
 
 
 def _write_netcdf_atomic(ds, path):
@@ -300,7 +342,8 @@ def summary(ds):
         table = 1 if np.isclose(h, 1e-5) else 2 if np.isclose(h, 1e-4) else None
         lines.append(f"h = {float(h):g} s" + (f" (paper Table {table})" if table else ""))
         lines.append(f"{'method':16s} {'delta(H)':>21s} {'eps(Phi)':>21s} {'eps(Phidot)':>21s} "
-                     f"{'eps(Phiddot)':>9s} {'smp':>21s} {'|RtR-I|':>9s} {'err x':>9s} {'cpu s':>6s}")
+                     f"{'eps(Phiddot)':>9s} {'smp':>21s} {'|RtR-I|':>9s} {'err x':>9s} {'err R':>9s} {'err V':>9s} "
+                     f"{'order':>5s} {'cpu s':>6s}")
         for m in ds.method.values:
             c = ds.sel({"h": h, "method": m})
 
@@ -310,10 +353,15 @@ def summary(ds):
 
             cells = [cell(name, f"paper_{name}") for name in METRICS[:3]]
             cells += [f"{float(c['eps_acc']):9.3e}", cell("eps_acc_sampled", "paper_eps_acc")]
-            err = float(c["error_x"]) if "error_x" in c else float("nan")
+            errs = " ".join(f"{float(c[f'error_{k}']) if f'error_{k}' in c else float('nan'):9.2e}"
+                            for k in ("x", "R", "V"))
+            order = float(c["order_x"]) if "order_x" in c else float("nan")
             lines.append(f"{str(m):16s} " + " ".join(cells) +
-                         f" {float(c['orthogonality_max']):9.2e} {err:9.2e} {float(c['cpu_time']):6.2f}")
+                         f" {float(c['orthogonality_max']):9.2e} {errs} {order:5.2f} {float(c['cpu_time']):6.2f}")
         lines.append("")
+    if "reference" in ds.attrs:
+        lines.append(f"errors at T against {ds.attrs['reference']}; order: in x, against the next larger h")
+        lines.append(f"that reference vs the quaternion DOP853 ODE (rtol 2.5e-14): {ds.attrs.get('reference_vs_dop853')}")
     return "\n".join(lines)
 
 
@@ -329,9 +377,9 @@ def main(argv=None):
     for m in grid["method"]:
         for h in grid["h"]:
             t0 = time.perf_counter()
-            cases[(m, h)] = run_case({"method": m, "h": h, "T": T_END})
+            cases[(m, h)] = run_case({"method": m, "h": h, "T": grid.get("T", T_END)})
             print(f"[{NAME}] {m} h={h:g}: {time.perf_counter() - t0:.2f} s wall", file=sys.stderr)
-    ds = combine(cases)
+    ds = add_reference_errors(combine(cases))
     nc = out / f"{NAME}.nc"
     _write_netcdf_atomic(ds, nc)
     pngs = figures(nc, out / NAME)
@@ -349,7 +397,7 @@ except ImportError:  # runner not merged yet: run this module with `python -m`
 if Study is not None:
     STUDY = Study(name=NAME, description="seed 001: Lie-group DAE1/2/3/DAES and gen-alpha, two-link manipulator",
                   grid=GRID, fixed={"T": T_END}, quick_grid=QUICK_GRID, run_case=run_case,
-                  figures=figures, summary=summary)
+                  post=add_reference_errors, figures=figures, summary=summary, version="2")
 
 if __name__ == "__main__":
     main()

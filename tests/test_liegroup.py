@@ -357,6 +357,17 @@ def test_study_case_dataset_and_figures_from_file(tmp_path):
     assert study._paper_value(1e-5, "DAES", 0) == 0.0086
     combined = study.combine(cases)
     assert dict(combined.sizes)["method"] == 2 and not combined["energy"].isnull().any()
+    combined = study.add_reference_errors(combined)          # IDA at T = 0.05, and DOP853
+    assert "IDA" in combined.attrs["reference"] and "R" in combined.attrs["reference_vs_dop853"]
+    for k in ("x", "R", "V"):
+        err = combined[f"error_{k}"].values
+        # h = 1e-3, first order: measured 0.065 m, 0.090 rad, 1.7 (|V| <= 63)
+        bound = 0.1 * float(np.abs(combined.V).max()) if k == "V" else 0.2
+        assert np.all(np.isfinite(err)) and np.all(err > 0) and np.all(err < bound), (k, err)
+        assert combined[f"error_{k}"].attrs["units"] and combined[f"order_{k}"].dims == ("method", "h")
+    # DAES moves q exactly as DAE3 (README): the same position errors
+    ex = combined.error_x
+    assert np.max(np.abs(ex.sel({"method": "DAE3"}).values - ex.sel({"method": "DAES"}).values)) <= 1e-12
     path = tmp_path / "lie.nc"
     study._write_netcdf_atomic(combined, path)
     pngs = study.figures(path, tmp_path / "fig")
