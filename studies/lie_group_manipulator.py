@@ -17,8 +17,8 @@ the sweep, :func:`add_reference_errors` (the runner's ``post``) adds the errors
 at T in x, R (log map) and V against the IDA reference (pyint.lie_reference:
 SUNDIALS IDA on the quaternion dummy-derivative form, rtol 1e-12, computed
 once and kept in the reference cache), the observed orders between the step
-sizes, and the distance of that reference from the quaternion DOP853 ODE.  Figures are drawn from the NetCDF
-file alone (:func:`figures`).
+sizes, and the distance of that reference from the quaternion DOP853 ODE.
+Figures are drawn from the NetCDF file alone (:func:`figures`).
 
 Run it: ``python -m pyint.studies.lie_group_manipulator [--out DIR] [--quick]``
 (standalone, until the study runner drives it through ``STUDY``).
@@ -200,11 +200,12 @@ def add_reference_errors(ds):
     for k in ("x", "R", "V"):
         out[f"error_{k}"] = (("method", "h"), err[k],
                              {"units": units[k], "long_name": f"{what[k]} at T (IDA reference)"})
-        order = np.full(shape, np.nan)
-        for j in range(1, len(hs)):
-            order[:, j] = np.log(err[k][:, j - 1] / err[k][:, j]) / np.log(hs[j - 1] / hs[j])
+        order = np.full(shape, np.nan)           # at each h but the largest: against the next larger h
+        by_size = np.argsort(hs)
+        for small, large in zip(by_size[:-1], by_size[1:]):
+            order[:, small] = np.log(err[k][:, large] / err[k][:, small]) / np.log(hs[large] / hs[small])
         out[f"order_{k}"] = (("method", "h"), order,
-                             {"units": "1", "long_name": f"observed order in {k} between this h and the previous one"})
+                             {"units": "1", "long_name": f"observed order in {k} against the next larger h"})
     out.attrs.update({
         "reference": f"pyint.lie_reference.ida_reference: SUNDIALS IDA, quaternion dummy-derivative form, "
                      f"rtol = atol = {REFERENCE_RTOL:g}, {diag['stats'].get('steps')} steps",
