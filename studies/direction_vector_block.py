@@ -24,7 +24,6 @@ and software: the ratio is a fact about two runs, not a hardware comparison.
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 from pathlib import Path
@@ -470,7 +469,7 @@ def figures(nc_path, outdir):
 
 
 # -- the study declaration (pyint.runner) ---------------------------------------------------
-from pyint.runner import Study, run_study  # noqa: E402
+from pyint.runner import Study, study_main  # noqa: E402
 
 STUDY = Study(
     name=NAME,
@@ -488,15 +487,8 @@ STUDY = Study(
 
 
 def main(argv=None):
-    """``python -m pyint.studies.direction_vector_block [--out DIR] [--quick] [--workers N]``
-    (the same as ``pyint study run direction_vector_block``)."""
-    ap = argparse.ArgumentParser(description=STUDY.description)
-    ap.add_argument("--out", default="results")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--workers", type=int, default=1)
-    a = ap.parse_args(argv)
-    run = run_study(STUDY, out=a.out, quick=a.quick, workers=a.workers)
-    print(summary(xr.open_dataset(run.path)))
+    """``python -m pyint.studies.direction_vector_block``: the same as ``pyint study run direction_vector_block``."""
+    return study_main(STUDY, argv)
 
 
 if __name__ == "__main__":

@@ -24,17 +24,13 @@ Time series are stored at (at most) NSAMPLES evenly spaced steps; the maxima
 over the run (``eps_vel`` = max |A H_p(q, P) + b|, ``energy_drift``) are taken
 over every step or every stored sample as their long names say.
 
-The figures are drawn from the NetCDF file alone (:func:`figures`).  The
-study runner (pyint.runner, branch ``runner``) is not merged yet: the
-``STUDY`` declaration at the end is the only place that depends on it;
-``python -m pyint.studies.galerkin_nonholonomic OUTDIR`` runs every case in
-this process, writes ``OUTDIR/galerkin_nonholonomic.nc`` and the PNGs.
+The figures are drawn from the NetCDF file alone (:func:`figures`).  Run it:
+``pyint study run galerkin_nonholonomic [--quick]`` (or ``python -m
+pyint.studies.galerkin_nonholonomic [--out DIR] [--quick]``, the same runner).
 """
 from __future__ import annotations
 
 import json
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -42,6 +38,7 @@ import xarray as xr
 
 from pyint._seed004_models import seed004_model
 from pyint.galerkin import GalerkinLobatto, galerkin_order
+from pyint.runner import Study, study_main
 
 NAME = "galerkin_nonholonomic"
 NSAMPLES = 8000            # stored samples per long run (the whole run is checked step by step)
@@ -373,48 +370,14 @@ def summary(ds):
     return "\n".join(lines)
 
 
-# -- standalone run (until the study runner is merged) -----------------------------------
+# -- the study declaration (pyint.runner) ---------------------------------------------------
 
-def combine(cases):
-    """{run: dataset} -> one dataset with dimension ``run`` (outer join, NaN padding)."""
-    parts = [d.expand_dims(run=[run]) for run, d in cases.items()]
-    ds = xr.concat(parts, dim="run", join="outer", data_vars="all", coords="minimal", compat="override")
-    ds["run"].attrs.update(units="", long_name="named run of the study")
-    for key in ("status", "message", "coord_units", "run_variant"):
-        ds[key] = ds[key].fillna("").astype(str)
-    ds.attrs.update(study=NAME, source="seed 004 (Man, Gao, Zhong 2020)", runs=json.dumps(
+def add_run_definitions(ds):
+    """The runner's ``post``: the source and every named run's parameters as attributes."""
+    ds.attrs.update(source="seed 004 (Man, Gao, Zhong 2020)", runs=json.dumps(
         {k: {kk: (float(vv) if isinstance(vv, float) else vv) for kk, vv in v.items()} for k, v in RUNS.items()}))
     return ds
 
-
-def write_netcdf(ds, path):
-    path = Path(path)
-    tmp = path.with_name(path.name + f".tmp-{os.getpid()}")
-    try:
-        ds.to_netcdf(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
-
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    quick = "--quick" in argv
-    argv = [a for a in argv if a != "--quick"]
-    out = Path(argv[0] if argv else "results")
-    out.mkdir(parents=True, exist_ok=True)
-    cases = {run: run_case({"run": run, "short": quick}) for run in RUNS}
-    ds = combine(cases)
-    path = write_netcdf(ds, out / f"{NAME}.nc")
-    pngs = figures(path, out / NAME)
-    print(summary(xr.open_dataset(path)))
-    print("\n".join(str(p) for p in [path, *pngs]))
-
-
-# -- the study declaration (pyint.runner) ---------------------------------------------------
-from pyint.runner import Study  # noqa: E402
 
 STUDY = Study(
     name=NAME,
@@ -424,9 +387,16 @@ STUDY = Study(
     quick_grid={"short": True},
     meta={"short": ("1", "shortened runs (--quick)"), "run": ("1", "named run of the study")},
     run_case=run_case,
+    post=add_run_definitions,
     figures=figures,
     summary=summary,
 )
+
+
+def main(argv=None):
+    """``python -m pyint.studies.galerkin_nonholonomic``: the same as ``pyint study run galerkin_nonholonomic``."""
+    return study_main(STUDY, argv)
+
 
 if __name__ == "__main__":
     main()

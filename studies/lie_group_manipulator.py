@@ -20,19 +20,17 @@ once and kept in the reference cache), the observed orders between the step
 sizes, and the distance of that reference from the quaternion DOP853 ODE.
 Figures are drawn from the NetCDF file alone (:func:`figures`).
 
-Run it: ``python -m pyint.studies.lie_group_manipulator [--out DIR] [--quick]``
-(standalone, until the study runner drives it through ``STUDY``).
+Run it: ``pyint study run lie_group_manipulator [--quick]`` (or ``python -m
+pyint.studies.lie_group_manipulator [--out DIR] [--quick]``, the same runner).
 """
 from __future__ import annotations
 
-import argparse
-import os
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
+
+from pyint.runner import Study, study_main
 
 NAME = "lie_group_manipulator"
 T_END = 1.0
@@ -163,19 +161,6 @@ def run_case(p):
     return ds
 
 
-def combine(cases):
-    """{(method, h): Dataset} -> one Dataset with dimensions method, h (same time samples)."""
-    methods = list(dict.fromkeys(m for m, _ in cases))
-    hs = sorted({h for _, h in cases}, reverse=True)
-    rows = [xr.concat([cases[(m, h)] for h in hs], dim=xr.DataArray(hs, dims="h", attrs={"units": "s", "long_name": "step size"}),
-                      join="outer", combine_attrs="drop_conflicts")
-            for m in methods]
-    ds = xr.concat(rows, dim=xr.DataArray(methods, dims="method", attrs={"long_name": "method", "units": "1"}),
-                   join="outer", combine_attrs="drop_conflicts")
-    ds.attrs.update({"study": NAME, "T": T_END})
-    return ds
-
-
 def add_reference_errors(ds):
     """Errors at T against the IDA reference (x; R via |log(R_ref^T R)|; V), the observed
     order between successive step sizes, and the reference's distance from the DOP853 ODE."""
@@ -212,18 +197,6 @@ def add_reference_errors(ds):
         "reference_vs_dop853": f"x {check[0]:.2e} m, R {check[1]:.2e} rad, V {check[2]:.2e} (m/s, rad/s) at T",
     })
     return out
-
-
-def _write_netcdf_atomic(ds, path):
-    """Temporary file then rename (pyint.datasets.write_netcdf once the runner is merged)."""
-    path = Path(path)
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    try:
-        ds.to_netcdf(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
 
 
 # -- figures and tables (from the file) -----------------------------------------------
@@ -366,39 +339,16 @@ def summary(ds):
     return "\n".join(lines)
 
 
+# -- the study runner's declaration (pyint.runner) ------------------------------------
+STUDY = Study(name=NAME, description="seed 001: Lie-group DAE1/2/3/DAES and gen-alpha, two-link manipulator",
+              grid=GRID, fixed={"T": T_END}, quick_grid=QUICK_GRID, run_case=run_case,
+              post=add_reference_errors, figures=figures, summary=summary, version="2")
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="results")
-    ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args(argv)
-    grid = QUICK_GRID if args.quick else GRID
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    cases = {}
-    for m in grid["method"]:
-        for h in grid["h"]:
-            t0 = time.perf_counter()
-            cases[(m, h)] = run_case({"method": m, "h": h, "T": grid.get("T", T_END)})
-            print(f"[{NAME}] {m} h={h:g}: {time.perf_counter() - t0:.2f} s wall", file=sys.stderr)
-    ds = add_reference_errors(combine(cases))
-    nc = out / f"{NAME}.nc"
-    _write_netcdf_atomic(ds, nc)
-    pngs = figures(nc, out / NAME)
-    print(summary(xr.open_dataset(nc)))
-    print(f"wrote {nc} and {len(pngs)} figures in {out / NAME}")
+    """``python -m pyint.studies.lie_group_manipulator``: the same as ``pyint study run lie_group_manipulator``."""
+    return study_main(STUDY, argv)
 
-
-# -- the study runner's declaration (pyint.runner, branch runner) ------------------
-# Minimal and separate so the lead can adapt it when the runner is merged.
-try:
-    from pyint.runner import Study
-except ImportError:  # runner not merged yet: run this module with `python -m`
-    Study = None
-
-if Study is not None:
-    STUDY = Study(name=NAME, description="seed 001: Lie-group DAE1/2/3/DAES and gen-alpha, two-link manipulator",
-                  grid=GRID, fixed={"T": T_END}, quick_grid=QUICK_GRID, run_case=run_case,
-                  post=add_reference_errors, figures=figures, summary=summary, version="2")
 
 if __name__ == "__main__":
     main()

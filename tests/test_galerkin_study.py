@@ -1,7 +1,10 @@
 """The seed-004 study: cases are datasets with units, the combined file redraws the figures."""
+import json
+
 import numpy as np
 import xarray as xr
 
+from pyint.runner import run_study
 from pyint.studies import galerkin_nonholonomic as study
 
 
@@ -12,8 +15,13 @@ def test_cases_combine_write_and_redraw(tmp_path):
     assert float(d["run_T"]) == study.QUICK_T and str(d["status"].values) == "ok"
     assert float(d["eps_vel"]) <= 1e-15 * float(d["state_scale"])
     assert np.nanmax(np.abs(d["energy_error"])) < 1e-4            # s = 3, eta = 1/8: ~3e-5
-    path = study.write_netcdf(study.combine(cases), tmp_path / "g.nc")
+    run = run_study(study.STUDY, out=tmp_path, grid={"run": list(runs)}, quick=True, workers=1,
+                    figures=False, verbose=False)
+    path = run.path
     ds = xr.open_dataset(path)
+    assert json.loads(ds.attrs["runs"])["skate_long"]["s"] == study.RUNS["skate_long"]["s"]
+    assert np.array_equal(ds["energy_error"].sel(run="skate_long").dropna("sample").values,
+                          d["energy_error"].values)
     for name, var in {**ds.data_vars, **ds.coords}.items():
         assert "units" in var.attrs and "long_name" in var.attrs, name
     assert list(ds["run"].values) == list(runs)

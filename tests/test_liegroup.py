@@ -347,17 +347,19 @@ def test_newton_failure_raises_with_partial_result():
 def test_study_case_dataset_and_figures_from_file(tmp_path):
     import xarray as xr
     from pyint.studies import lie_group_manipulator as study
-    cases = {(m, 1e-3): study.run_case({"method": m, "h": 1e-3, "T": 0.05}) for m in ("DAE3", "DAES")}
-    ds = cases[("DAES", 1e-3)]
+    from pyint.runner import run_study
+    ds = study.run_case({"method": "DAES", "h": 1e-3, "T": 0.05})
     assert ds.sizes["time"] == 51
     for name in list(ds.data_vars) + list(ds.coords):
         assert "units" in ds[name].attrs and "long_name" in ds[name].attrs, name
     assert float(ds["eps_pos"]) <= 1e-12 and float(ds["eps_vel"]) <= 1e-10 and float(ds["eps_acc"]) <= 1e-8
     assert np.isnan(float(ds["paper_energy_drift"]))          # no paper value at h = 1e-3
     assert study._paper_value(1e-5, "DAES", 0) == 0.0086
-    combined = study.combine(cases)
+    run = run_study(study.STUDY, out=tmp_path, grid={"method": ["DAE3", "DAES"], "h": [1e-3], "T": [0.05]},
+                    workers=1, figures=False, verbose=False)
+    combined = run.dataset                                    # the runner's post: IDA at T = 0.05, and DOP853
     assert dict(combined.sizes)["method"] == 2 and not combined["energy"].isnull().any()
-    combined = study.add_reference_errors(combined)          # IDA at T = 0.05, and DOP853
+    assert np.array_equal(combined["x"].sel({"method": "DAES", "h": 1e-3}).values, ds["x"].values)
     assert "IDA" in combined.attrs["reference"] and "R" in combined.attrs["reference_vs_dop853"]
     for k in ("x", "R", "V"):
         err = combined[f"error_{k}"].values
@@ -368,8 +370,7 @@ def test_study_case_dataset_and_figures_from_file(tmp_path):
     # DAES moves q exactly as DAE3 (README): the same position errors
     ex = combined.error_x
     assert np.max(np.abs(ex.sel({"method": "DAE3"}).values - ex.sel({"method": "DAES"}).values)) <= 1e-12
-    path = tmp_path / "lie.nc"
-    study._write_netcdf_atomic(combined, path)
+    path = run.path
     pngs = study.figures(path, tmp_path / "fig")
     assert len(pngs) == 7 and all(p.stat().st_size > 10_000 for p in pngs)
     table = study.summary(xr.open_dataset(path))
