@@ -755,18 +755,11 @@ def run_study(study: Study | str, out="results", grid: Mapping[str, list] | None
     return run
 
 
-def study_main(study: Study, argv=None) -> StudyRun:
-    """``python -m pyint.studies.<name> [--out DIR] [--quick] [--workers N]``: the same
-    as ``pyint study run <name>``, then the study's summary on stdout."""
-    import argparse
-    ap = argparse.ArgumentParser(prog=f"python -m pyint.studies.{study.name}", description=study.description)
-    ap.add_argument("--out", default="results", help="output directory (default: results)")
-    ap.add_argument("--quick", action="store_true", help="the study's reduced grid (smoke test)")
-    ap.add_argument("--workers", type=int, default=None, help="local processes (default: one per core)")
-    a = ap.parse_args(argv)
-    run = run_study(study, out=a.out, quick=a.quick, workers=a.workers)
-    print(study.summary(run.dataset) if study.summary is not None else summary_table(run.dataset))
-    return run
+def study_main(study: Study, argv=None) -> int:
+    """``python -m pyint.studies.<name> [options]`` is ``pyint study run <name> [options]``
+    (argv: the options; default ``sys.argv[1:]``).  Returns the command's exit status."""
+    from .cli import main
+    return main(["study", "run", study.name, *(sys.argv[1:] if argv is None else argv)])
 
 
 # -- the summary table --------------------------------------------------------------------------------

@@ -486,10 +486,5 @@ STUDY = Study(
 )
 
 
-def main(argv=None):
-    """``python -m pyint.studies.direction_vector_block``: the same as ``pyint study run direction_vector_block``."""
-    return study_main(STUDY, argv)
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":      # the same as `pyint study run direction_vector_block [options]`
+    raise SystemExit(study_main(STUDY))

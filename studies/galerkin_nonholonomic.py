@@ -393,10 +393,5 @@ STUDY = Study(
 )
 
 
-def main(argv=None):
-    """``python -m pyint.studies.galerkin_nonholonomic``: the same as ``pyint study run galerkin_nonholonomic``."""
-    return study_main(STUDY, argv)
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":      # the same as `pyint study run galerkin_nonholonomic [options]`
+    raise SystemExit(study_main(STUDY))

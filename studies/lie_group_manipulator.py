@@ -345,10 +345,5 @@ STUDY = Study(name=NAME, description="seed 001: Lie-group DAE1/2/3/DAES and gen-
               post=add_reference_errors, figures=figures, summary=summary, version="2")
 
 
-def main(argv=None):
-    """``python -m pyint.studies.lie_group_manipulator``: the same as ``pyint study run lie_group_manipulator``."""
-    return study_main(STUDY, argv)
-
-
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":      # the same as `pyint study run lie_group_manipulator [options]`
+    raise SystemExit(study_main(STUDY))

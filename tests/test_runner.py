@@ -271,11 +271,13 @@ def test_progress_line_on_a_terminal_and_silence_elsewhere():
 
 
 def test_study_main_is_the_runner_with_the_summary(tmp_path, capsys):
-    """``python -m pyint.studies.<name>`` goes through run_study: the same file, the summary on stdout."""
+    """``python -m pyint.studies.<name>`` is ``pyint study run <name>``: the same file, the summary on stdout."""
     from pyint.runner import study_main
-    run = study_main(SELFTEST, ["--out", str(tmp_path), "--quick", "--workers", "1"])
-    assert run.path == tmp_path / "selftest.nc" and run.n_failed == 0 and run.n_cases == 6
-    assert list(run.dataset["h"].values) == [0.04, 0.02]
+    assert study_main(SELFTEST, ["--out", str(tmp_path), "--quick", "--workers", "1"]) == 0
+    ds = xr.open_dataset(tmp_path / "selftest.nc")
+    assert int(ds.attrs["n_failed"]) == 0 and int(ds.attrs["n_cases"]) == 6
+    assert list(ds["h"].values) == [0.04, 0.02]
+    ds.close()
     assert "rk4" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         study_main(SELFTEST, ["--workers"])
