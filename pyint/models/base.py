@@ -70,6 +70,7 @@ class Model:
     ``coord_names``    one name per coordinate (defaults q0, q1, ...)
     ``coord_units``    one unit string per coordinate (defaults "1")
     ``constant_mass``  True when M does not depend on q
+    ``scleronomic``    True when g does not depend on t (g_t, G_t, g_tt are zero)
     ``conservative``   True when ``energy`` is a conserved total energy (models that
                        define ``energy`` without conserving it report it, but no drift)
     ``fortran_name``   name of the built-in Fortran twin, or None
@@ -82,6 +83,7 @@ class Model:
     coord_names: tuple[str, ...] | None = None
     coord_units: tuple[str, ...] | None = None
     constant_mass = True
+    scleronomic = False
     conservative = False
     fortran_name: str | None = None
 
@@ -131,15 +133,21 @@ class Model:
         return fd_jacobian(lambda x: self.hol(t, x), q).reshape(self.n_hol, self.n)
 
     def hol_t(self, t, q):
-        """g_t, shape (n_hol,)."""
+        """g_t, shape (n_hol,); zero for a scleronomic model."""
+        if self.scleronomic:
+            return np.zeros(self.n_hol)
         return np.asarray(fd_derivative(lambda s: self.hol(s, q), t)).reshape(self.n_hol)
 
     def hol_jac_t(self, t, q):
-        """G_t, shape (n_hol, n)."""
+        """G_t, shape (n_hol, n); zero for a scleronomic model."""
+        if self.scleronomic:
+            return np.zeros((self.n_hol, self.n))
         return np.asarray(fd_derivative(lambda s: self.hol_jac(s, q), t)).reshape(self.n_hol, self.n)
 
     def hol_tt(self, t, q):
-        """g_tt, shape (n_hol,)."""
+        """g_tt, shape (n_hol,); zero for a scleronomic model."""
+        if self.scleronomic:
+            return np.zeros(self.n_hol)
         return np.asarray(fd_derivative(lambda s: self.hol_t(s, q), t)).reshape(self.n_hol)
 
     def hol_vel(self, t, q, v):

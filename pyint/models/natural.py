@@ -399,6 +399,7 @@ class NaturalModel(Model):
 
     fortran_name = "natural_system"
     constant_mass = True
+    scleronomic = True
 
     def __init__(self, system: NaturalSystem):
         d, n = system.dim, system.n
@@ -490,15 +491,6 @@ class NaturalModel(Model):
     def hol_jac(self, t, q):
         u, w = self._uw(q)
         return self._s[:, None] * (np.einsum("ka,kan->kn", w, self._U) + np.einsum("ka,kan->kn", u, self._W))
-
-    def hol_t(self, t, q):
-        return np.zeros(self.n_hol)
-
-    def hol_jac_t(self, t, q):
-        return np.zeros((self.n_hol, self.n))
-
-    def hol_tt(self, t, q):
-        return np.zeros(self.n_hol)
 
     def hol_vel_q(self, t, q, v):
         return self._H @ v            # (G(q) v)_q = H_k v: G is linear in q

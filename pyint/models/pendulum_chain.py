@@ -15,6 +15,7 @@ from .base import Model
 class PendulumChain(Model):
     fortran_name = "pendulum_chain"
     constant_mass = True
+    scleronomic = True
     conservative = True
 
     def __init__(self, n_links=2, mass=1.0, length=1.0, grav=9.81):
@@ -70,15 +71,6 @@ class PendulumChain(Model):
             if i:
                 gq[i, 2 * i - 2:2 * i] = -d[i]
         return gq
-
-    def hol_t(self, t, q):
-        return np.zeros(self.n_links)
-
-    def hol_jac_t(self, t, q):
-        return np.zeros((self.n_links, self.n))
-
-    def hol_tt(self, t, q):
-        return np.zeros(self.n_links)
 
     def hol_vel_q(self, t, q, v):
         return self.hol_jac(t, v)  # the constraints are quadratic: (G(q) v)_q = G(v)

@@ -31,8 +31,9 @@ nothing else.
 Constraint rows: the joints in the order of ``system.joints`` (as
 :meth:`RigidBodySystem.phi`), then one norm row per body.  Every residual item
 is analytic (Phi, Phi_q, the acceleration term 2 Phi(p', p') of the quadratic
-R(p)); the Jacobians of IDA's Newton matrix use the finite-difference
-fallbacks of :class:`Model`.
+R(p)), and so are the constraint items of IDA's Newton matrix ((Phi_q v)_q,
+(Phi_q^T lam)_q); (M(q) a)_q and the force Jacobians use the finite-difference
+fallbacks of :class:`Model`.  The constraints do not depend on t (scleronomic).
 """
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ class QuaternionRigidBodies(Model):
     """The vector (Euler-parameter) model of a :class:`RigidBodySystem` (module docstring)."""
 
     constant_mass = False
+    scleronomic = True
     conservative = True
 
     def __init__(self, system):
@@ -203,15 +205,6 @@ class QuaternionRigidBodies(Model):
         for i in range(self.nb):
             g[self.n_joint + i, 7 * i + 3:7 * i + 7] = self._p(q, i)
         return g
-
-    def hol_t(self, t, q):
-        return np.zeros(self.n_hol)
-
-    def hol_jac_t(self, t, q):
-        return np.zeros((self.n_hol, self.n))
-
-    def hol_tt(self, t, q):
-        return np.zeros(self.n_hol)
 
     def hol_gamma(self, t, q, v):
         """(G v)_q v: the constraints are quadratic in each p, so d^2/dt^2 at p'' = 0
