@@ -49,6 +49,7 @@ module block_method
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
   use pyint_index1, only: index1_work_t, index1_init, index1_accel
   use rk4_index1, only: rk4_step
+  use pyint_samples, only: store_sample
   implicit none
   private
   public :: block_driver
@@ -551,12 +552,7 @@ contains
 
     subroutine store(k)
       integer, intent(in) :: k
-      if (k > size(tout)) return
-      tout(k) = t
-      qout(:, k) = q
-      vout(:, k) = v
-      aout(:, k) = a
-      if (size(lam) > 0) lout(1:size(lam), k) = lam
+      call store_sample(k, t, q, v, a, lam, tout, qout, vout, aout, lout)
     end subroutine
 
   end subroutine block_driver

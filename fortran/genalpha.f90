@@ -48,6 +48,7 @@ module genalpha
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
   use pyint_registry, only: setup_model
+  use pyint_samples, only: store_sample
   implicit none
   private
   public :: alpha_params_t, alpha_params, alpha_work_t, alpha_work_init, alpha_newton, &
@@ -563,12 +564,7 @@ contains
 
     subroutine store(k)
       integer, intent(in) :: k
-      if (k > size(tout)) return
-      tout(k) = t
-      qout(:, k) = q
-      vout(:, k) = v
-      aout(:, k) = a
-      if (size(lam) > 0) lout(:, k) = lam
+      call store_sample(k, t, q, v, a, lam, tout, qout, vout, aout, lout)
     end subroutine
 
     !> The history term of step 1 for the start acceleration a0.

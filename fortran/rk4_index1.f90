@@ -9,6 +9,7 @@ module rk4_index1
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_index1, only: index1_work_t, index1_init, index1_accel
+  use pyint_samples, only: store_sample
   implicit none
   private
   public :: rk4_step, rk4_driver
@@ -84,12 +85,7 @@ contains
 
     subroutine store(k)
       integer, intent(in) :: k
-      if (k > size(tout)) return
-      tout(k) = t
-      qout(:, k) = q
-      vout(:, k) = v
-      aout(:, k) = a
-      if (size(lam) > 0) lout(1:size(lam), k) = lam
+      call store_sample(k, t, q, v, a, lam, tout, qout, vout, aout, lout)
     end subroutine
 
   end subroutine rk4_driver

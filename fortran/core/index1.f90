@@ -46,7 +46,6 @@ module pyint_index1
 
 contains
 
-
   subroutine kkt_init(w, model)
     type(kkt_work_t), intent(out) :: w
     class(model_t), intent(in) :: model
@@ -93,7 +92,6 @@ contains
     lam = w%rhs(n + 1:)
     if (.not. all(abs(w%rhs) <= huge(1.0_wp))) info = STATUS_NONFINITE
   end subroutine
-
 
   subroutine index1_init(w, model)
     type(index1_work_t), intent(out) :: w

@@ -37,7 +37,6 @@ module model_natural_system
   contains
     procedure :: mass => nat_mass
     procedure :: force => nat_force
-    procedure :: mass_dq => nat_mass_dq
     procedure :: force_jac => nat_force_jac
     procedure :: hol => nat_hol
     procedure :: hol_jac => nat_hol_jac
@@ -226,13 +225,6 @@ contains
     real(wp), intent(in) :: q(self%n)
     real(wp), intent(out) :: mq(self%n, self%n)
     mq = self%mfull
-  end subroutine
-
-  subroutine nat_mass_dq(self, q, a, d)
-    class(natural_system_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
   end subroutine
 
   !> Spring j: force phi on its line vector and the derivatives phi_d, phi_ddot.
