@@ -66,15 +66,12 @@ def measured_orders(method, problem, halvings=None):
         errs.append([np.max(np.abs(r.q[1:] - qr)), np.max(np.abs(r.v[1:] - vr)),
                      np.max(np.abs(r.lam[1:] - lr), initial=0.0)])
     errs = np.array(errs)
-    if method.order <= 2:
-        slopes = [np.polyfit(np.log(hs), np.log(errs[:, j]), 1)[0] if np.all(errs[:, j] > 0) else np.nan
-                  for j in range(3)]
-        return np.array(slopes), errs
-    floors = [ERROR_FLOOR * max(1.0, np.max(np.abs(ref))) for ref in (qr, vr)]
-    above = [i for i in range(len(hs) - halvings)
-             if all(np.all(errs[i:i + halvings + 1, j] >= floors[j]) for j in range(2))]
-    w = slice(above[-1] if above else 0, (above[-1] if above else 0) + halvings + 1)
-    hs, errs = hs[w], errs[w]
+    if method.order > 2:      # the finest window of halvings + 1 steps above the floor
+        floors = [ERROR_FLOOR * max(1.0, np.max(np.abs(ref))) for ref in (qr, vr)]
+        above = [i for i in range(len(hs) - halvings)
+                 if all(np.all(errs[i:i + halvings + 1, j] >= floors[j]) for j in range(2))]
+        w = slice(above[-1] if above else 0, (above[-1] if above else 0) + halvings + 1)
+        hs, errs = hs[w], errs[w]
     slopes = [np.polyfit(np.log(hs), np.log(errs[:, j]), 1)[0] if np.all(errs[:, j] > 0) else np.nan
               for j in range(3)]
     return np.array(slopes), errs
