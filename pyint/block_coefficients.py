@@ -71,6 +71,29 @@ def _solve(m, b):
     return [row[n:] for row in a]
 
 
+def _lstsq(m, b):
+    """Least-squares solution of m x = b (m: list of rows, more rows than columns) by
+    Householder QR in pure-Python floats.  Used instead of LAPACK so that the float
+    coefficients round identically whatever BLAS kernel NumPy picks on a machine."""
+    a = [list(map(float, row)) + [float(y)] for row, y in zip(m, b)]
+    nr, nc = len(a), len(m[0])
+    for k in range(nc):
+        norm = math.sqrt(sum(a[i][k] ** 2 for i in range(k, nr)))
+        if norm == 0:
+            raise ValueError("rank-deficient system in the block-coefficient construction")
+        alpha = -norm if a[k][k] >= 0 else norm
+        v = [0.0] * k + [a[k][k] - alpha] + [a[i][k] for i in range(k + 1, nr)]
+        vv = sum(x * x for x in v[k:])
+        for j in range(k, nc + 1):
+            f = 2 * sum(v[i] * a[i][j] for i in range(k, nr)) / vv
+            for i in range(k, nr):
+                a[i][j] -= f * v[i]
+    x = [0.0] * nc
+    for k in reversed(range(nc)):
+        x[k] = (a[k][nc] - sum(a[k][j] * x[j] for j in range(k + 1, nc))) / a[k][k]
+    return x
+
+
 def _det(m):
     """Determinant by elimination (exact for Fractions)."""
     a = [list(r) for r in m]
@@ -210,8 +233,8 @@ def rk_stable(c, exact=False):
         jtj = [[sum(row[a] * row[b] for row in jac) for b in range(r)] for a in range(r)]
         jtf = [[-sum(row[a] * f for row, f in zip(jac, f0))] for a in range(r)]
         t = [row[0] for row in _solve(jtj, jtf)]
-    else:
-        t = list(np.linalg.lstsq(_to_array(jac), -np.array(f0, dtype=float), rcond=None)[0])
+    else:       # Householder least squares in pure Python: the same bits on every CPU
+        t = _lstsq(jac, [-f for f in f0])
     res = conditions(t)        # zero iff the conditions are affine in t and consistent
     if not (all(x == 0 for x in res) if exact else max(abs(x) for x in res) <= 1e-12):
         raise ValueError(f"no RK-stable scheme of degree {2 * r - 2} found for nodes {c} "
@@ -290,19 +313,23 @@ class BlockScheme:
 
 
 def _scheme(name, c, construction, description):
-    c = np.asarray(c, dtype=float)
-    if construction == "eq8":
-        A, U = eq8(c)
-        return BlockScheme(name, c, A, U, 2 * len(c) - 1, False, description).check()
-    A, U = rk_stable(c)
-    return BlockScheme(name, c, A, U, 2 * len(c) - 2, True, description).check()
+    """The BlockScheme of nodes c.  Rational nodes (int or Fraction) are built in exact
+    arithmetic and rounded once, so their coefficients are the correctly rounded ones on
+    every machine; float nodes go through the float construction."""
+    build = eq8 if construction == "eq8" else rk_stable
+    exact = all(isinstance(x, (int, Fraction)) for x in c)
+    A, U = build(c, exact=exact)
+    A, U = (_to_array(A), _to_array(U)) if exact else (A, U)
+    c = np.asarray([float(x) for x in c])
+    degree = 2 * len(c) - 1 if construction == "eq8" else 2 * len(c) - 2
+    return BlockScheme(name, c, A, U, degree, construction != "eq8", description).check()
 
 
 _S2, _S3 = math.sqrt(2.0), math.sqrt(3.0)
 
 #: Node sets of seed 003 (r = 3), Legendre with the corrected nodes (SPEC).
 NODES = {
-    "uniform": (1 / 3, 2 / 3, 1.0),
+    "uniform": (Fraction(1, 3), Fraction(2, 3), Fraction(1)),     # rational: built exactly
     "chebyshev": (0.5 - _S2 / 4, 0.5 + _S2 / 4, 1.0),
     "legendre": ((3 - _S3) / 6, (3 + _S3) / 6, 1.0),
 }

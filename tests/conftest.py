@@ -6,7 +6,25 @@ from pyint.models import BUILTIN_MODELS
 
 
 def pytest_report_header(config):
-    return f"pyint {pyint.__version__} from {pyint.__file__}"
+    import os
+    return (f"pyint {pyint.__version__} from {pyint.__file__}; "
+            f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(auto-detected)')}")
+
+
+#: Modules whose tests are numerically sensitive (orders, agreement with references,
+#: coefficients, invariants, twin models): ./dev.sh test runs them a second time under
+#: another OpenBLAS kernel (marker "numerics"), since NumPy/SciPy round differently there.
+NUMERIC_MODULES = {
+    "test_methods", "test_reference", "test_lie_ida_reference", "test_block", "test_genalpha",
+    "test_symplectic", "test_galerkin", "test_liegroup", "test_natural", "test_builtin_models",
+    "test_structured", "test_models",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.stem in NUMERIC_MODULES:
+            item.add_marker(pytest.mark.numerics)
 
 
 def builtin_examples():
