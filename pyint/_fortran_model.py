@@ -30,7 +30,11 @@ def model_args(model, backend="auto"):
     use_fortran = model.fortran_name is not None and backend != "callback"
     if backend == "fortran" and model.fortran_name is None:
         raise ValueError(f"model {model.name!r} has no built-in Fortran twin; use backend='callback'")
-    if use_fortran:
+    if backend != "callback" and hasattr(model, "compiled_ipar"):
+        # a SymbolicModel: its compiled library (pyint/models/symbolic.py), called by the kernel
+        from .models.symbolic import COMPILED_MODEL_ID
+        model_id, ipar, cb = COMPILED_MODEL_ID, model.compiled_ipar(), _never_called
+    elif use_fortran:
         model_id, n, mh, mn, _, _, ierr = _fortran.model_lookup(model.fortran_name, ipar, rpar)
         if ierr != 0 or model_id < 1:
             raise ValueError(f"Fortran model {model.fortran_name!r} rejected its parameters")

@@ -9,6 +9,7 @@ module pyint_registry
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_callback_model, only: callback_model_t, usercb_i
+  use pyint_compiled_model, only: compiled_model_t, compiled_model_new, COMPILED_MODEL_ID
   use model_anharmonic_chain, only: anharmonic_chain_t, anharmonic_chain_new
   use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
   use model_snakeboard, only: snakeboard_t, snakeboard_new
@@ -151,6 +152,19 @@ contains
         allocate(m, source=c)
       end block
       ierr = 0
+      return
+    end if
+    if (model_id == COMPILED_MODEL_ID) then   ! a SymbolicModel's compiled library
+      block
+        type(compiled_model_t) :: c
+        call compiled_model_new(ipar, rpar, mflags, c, ierr)
+        if (ierr /= 0) return
+        if (c%n /= n .or. c%mh /= mh .or. c%mn /= mn) then
+          ierr = 2
+          return
+        end if
+        allocate(m, source=c)
+      end block
       return
     end if
     ierr = 1

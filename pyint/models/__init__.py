@@ -13,6 +13,7 @@ from .skate import Skate
 from .driven_pendulum import DrivenPendulum
 from .natural import NaturalModel, NaturalSystem, two_link_manipulator
 from .two_link_angles import TwoLinkAngles
+from .symbolic import SymbolicModel, SymbolicModelError
 from .rigid_quaternion import QuaternionRigidBodies  # rigid bodies in Euler parameters (the IDA reference of seed 001)
 
 #: Built-in models by name (the Fortran twin has the same ``fortran_name``).
@@ -31,3 +32,4 @@ BUILTIN_MODELS = {
 __all__ = ["Model", "CALLBACK_REQUESTS", "fd_jacobian", "BUILTIN_MODELS", "PendulumChain"]
 __all__ += ["Snakeboard", "SnakeboardCoupled", "ChaplyginSleigh", "Skate", "DrivenPendulum"]
 __all__ += ["NaturalModel", "NaturalSystem", "two_link_manipulator", "TwoLinkAngles", "QuaternionRigidBodies"]
+__all__ += ["SymbolicModel", "SymbolicModelError"]

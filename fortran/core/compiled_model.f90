@@ -1,0 +1,431 @@
+!> A model compiled at run time (pyint.models.SymbolicModel): every item is
+!> evaluated by one bind(C) routine of a shared library that pyint generated
+!> from SymPy expressions and compiled with gfortran (pyint/models/symbolic.py),
+!>
+!>     eval(req, t, q, v, w, rpar, out)
+!>
+!> req one of the request codes of callback_model.f90 (REQ_MASS ... REQ_ENERGY),
+!> w the extra vector of the item (a for REQ_MASS_DQ, lam for the *_TL_Q
+!> items), rpar the model's parameters (runtime inputs: a parameter sweep does
+!> not recompile).  Vector items fill out(1:len); matrix items fill
+!> out(1:nnz) with their structural nonzeros in the order of the pattern below,
+!> so the Newton-matrix hooks add O(nnz) entries (the sparsity the symbolic
+!> derivation found) and no item is a finite difference.
+!>
+!> The Python side passes the routine's address and the patterns in ipar
+!> (setup_model's model_id COMPILED_MODEL_ID):
+!>     ipar = [addr_lo, addr_hi, n, mh, mn, nnz(1:NMAT), rows(1:sum nnz), cols(1:sum nnz)]
+!> with addr the routine's address as two 32-bit halves (low first) and the
+!> matrix items in the order MAT_REQ.  The time loop never enters Python.
+module pyint_compiled_model
+  use iso_c_binding, only: c_intptr_t, c_funptr, c_f_procpointer
+  use pyint_kinds
+  use pyint_model, only: model_t
+  use pyint_newton_matrix, only: newton_matrix_t
+  use pyint_callback_model, only: REQ_MASS, REQ_MASS_DQ, REQ_FORCE, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL, &
+       REQ_HOL_JAC, REQ_HOL_T, REQ_HOL_VEL_Q, REQ_HOL_GAMMA, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, &
+       REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY
+  implicit none
+  private
+  public :: compiled_model_t, compiled_model_new, COMPILED_MODEL_ID
+
+  !> The model_id of a compiled model (above every built-in id).
+  integer, parameter :: COMPILED_MODEL_ID = 1000
+  integer, parameter :: NMAT = 10
+  !> Matrix items, in the order of their patterns in ipar.
+  integer, parameter :: MAT_REQ(NMAT) = [REQ_MASS, REQ_MASS_DQ, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL_JAC, &
+                                         REQ_HOL_VEL_Q, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_VEL_Q, REQ_NH_ATL_Q]
+  integer, parameter :: K_MASS = 1, K_MASS_DQ = 2, K_FQ = 3, K_FV = 4, K_G = 5, K_GVQ = 6, K_GTL = 7, &
+                        K_A = 8, K_AVQ = 9, K_ATL = 10
+
+  abstract interface
+    subroutine eval_i(req, t, q, v, w, rpar, out) bind(C)
+      import :: c_int, c_double
+      integer(c_int), value :: req
+      real(c_double), value :: t
+      real(c_double), intent(in) :: q(*), v(*), w(*), rpar(*)
+      real(c_double), intent(inout) :: out(*)
+    end subroutine
+  end interface
+
+  type, extends(model_t) :: compiled_model_t
+    procedure(eval_i), pointer, nopass :: ev => null()
+    real(wp), allocatable :: rpar(:)
+    integer :: off(NMAT + 1) = 0           !< item k's nonzeros are off(k)+1 .. off(k+1)
+    integer, allocatable :: pr(:), pc(:)   !< their rows and columns (1-based)
+  contains
+    procedure :: mass => cm_mass
+    procedure :: force => cm_force
+    procedure :: mass_dq => cm_mass_dq
+    procedure :: force_jac => cm_force_jac
+    procedure :: hol => cm_hol
+    procedure :: hol_jac => cm_hol_jac
+    procedure :: hol_t => cm_hol_t
+    procedure :: hol_vel_q => cm_hol_vel_q
+    procedure :: hol_gamma => cm_hol_gamma
+    procedure :: hol_gtl_q => cm_hol_gtl_q
+    procedure :: nh => cm_nh
+    procedure :: nh_vel_q => cm_nh_vel_q
+    procedure :: nh_gamma => cm_nh_gamma
+    procedure :: nh_atl_q => cm_nh_atl_q
+    procedure :: energy => cm_energy
+    procedure :: mass_mul => cm_mass_mul
+    procedure :: hol_vel => cm_hol_vel
+    procedure :: hol_jac_tmul => cm_hol_jac_tmul
+    procedure :: nh_vel => cm_nh_vel
+    procedure :: nh_jac_tmul => cm_nh_jac_tmul
+    procedure :: add_qq => cm_add_qq
+    procedure :: add_hol_jac => cm_add_hol_jac
+    procedure :: add_hol_vel_q => cm_add_hol_vel_q
+    procedure :: add_nh_jac => cm_add_nh_jac
+    procedure :: add_nh_vel_q => cm_add_nh_vel_q
+  end type
+
+contains
+
+  !> Decode ipar (layout in the module header); ierr = 1 on a malformed block.
+  subroutine compiled_model_new(ipar, rpar, mflags, m, ierr)
+    integer, intent(in) :: ipar(:), mflags(:)
+    real(wp), intent(in) :: rpar(:)
+    type(compiled_model_t), intent(out) :: m
+    integer, intent(out) :: ierr
+    integer(c_intptr_t) :: addr
+    type(c_funptr) :: fp
+    integer :: k, nnz, p0, i
+    ierr = 1
+    if (size(ipar) < 5 + NMAT) return
+    addr = ior(iand(int(ipar(1), c_intptr_t), int(z'FFFFFFFF', c_intptr_t)), &
+               ishft(int(ipar(2), c_intptr_t), 32))
+    if (addr == 0) return
+    m%n = ipar(3); m%mh = ipar(4); m%mn = ipar(5)
+    if (m%n < 1 .or. m%mh < 0 .or. m%mn < 0) return
+    m%off(1) = 0
+    do k = 1, NMAT
+      if (ipar(5 + k) < 0) return
+      m%off(k + 1) = m%off(k) + ipar(5 + k)
+    end do
+    nnz = m%off(NMAT + 1)
+    if (size(ipar) /= 5 + NMAT + 2 * nnz) return
+    p0 = 5 + NMAT
+    m%pr = ipar(p0 + 1:p0 + nnz)
+    m%pc = ipar(p0 + nnz + 1:p0 + 2 * nnz)
+    do k = 1, NMAT
+      do i = m%off(k) + 1, m%off(k + 1)
+        if (m%pr(i) < 1 .or. m%pr(i) > rows_of(m, k) .or. m%pc(i) < 1 .or. m%pc(i) > m%n) return
+      end do
+    end do
+    m%const_mass = mflags(1) /= 0
+    m%has_energy = mflags(2) /= 0
+    m%rpar = rpar
+    fp = transfer(addr, fp)
+    call c_f_procpointer(fp, m%ev)
+    ierr = 0
+  end subroutine
+
+  pure integer function rows_of(m, k)
+    type(compiled_model_t), intent(in) :: m
+    integer, intent(in) :: k
+    select case (k)
+    case (K_G, K_GVQ)
+      rows_of = m%mh
+    case (K_A, K_AVQ)
+      rows_of = m%mn
+    case default
+      rows_of = m%n
+    end select
+  end function
+
+  !> Item k's nonzeros at (t, q, v, w).
+  subroutine vals(self, k, t, q, v, w, x)
+    class(compiled_model_t), intent(in) :: self
+    integer, intent(in) :: k
+    real(wp), intent(in) :: t, q(:), v(:), w(:)
+    real(wp), intent(out) :: x(:)
+    real(wp) :: dummy(1)
+    if (size(x) == 0) then
+      call self%ev(int(MAT_REQ(k), c_int), t, q, v, w, self%rpar, dummy)
+      return
+    end if
+    call self%ev(int(MAT_REQ(k), c_int), t, q, v, w, self%rpar, x)
+  end subroutine
+
+  !> Dense matrix of item k.
+  subroutine dense(self, k, t, q, v, w, d)
+    class(compiled_model_t), intent(in) :: self
+    integer, intent(in) :: k
+    real(wp), intent(in) :: t, q(:), v(:), w(:)
+    real(wp), intent(out) :: d(:, :)
+    real(wp) :: x(self%off(k + 1) - self%off(k))
+    integer :: i, o
+    d = 0
+    if (size(x) == 0) return
+    call vals(self, k, t, q, v, w, x)
+    o = self%off(k)
+    do i = 1, size(x)
+      d(self%pr(o + i), self%pc(o + i)) = x(i)
+    end do
+  end subroutine
+
+  !> y = s B x (trans false) or y = s B^T x (trans true) for item k, accumulated.
+  subroutine spmv(self, k, t, q, v, w, x, trans, y)
+    class(compiled_model_t), intent(in) :: self
+    integer, intent(in) :: k
+    real(wp), intent(in) :: t, q(:), v(:), w(:), x(:)
+    logical, intent(in) :: trans
+    real(wp), intent(inout) :: y(:)
+    real(wp) :: b(self%off(k + 1) - self%off(k))
+    integer :: i, o
+    if (size(b) == 0) return
+    call vals(self, k, t, q, v, w, b)
+    o = self%off(k)
+    if (trans) then
+      do i = 1, size(b)
+        y(self%pc(o + i)) = y(self%pc(o + i)) + b(i) * x(self%pr(o + i))
+      end do
+    else
+      do i = 1, size(b)
+        y(self%pr(o + i)) = y(self%pr(o + i)) + b(i) * x(self%pc(o + i))
+      end do
+    end if
+  end subroutine
+
+  !> asm += s B (or s B^T) for item k: every structural nonzero, zeros included.
+  subroutine add_item(self, k, t, q, v, w, s, trans, asm, r0, c0)
+    class(compiled_model_t), intent(in) :: self
+    integer, intent(in) :: k
+    real(wp), intent(in) :: t, q(:), v(:), w(:), s
+    logical, intent(in) :: trans
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    real(wp) :: b(self%off(k + 1) - self%off(k))
+    integer :: i, o
+    if (size(b) == 0) return
+    call vals(self, k, t, q, v, w, b)
+    o = self%off(k)
+    do i = 1, size(b)
+      if (trans) then
+        call asm%add(r0 + self%pc(o + i), c0 + self%pr(o + i), s * b(i))
+      else
+        call asm%add(r0 + self%pr(o + i), c0 + self%pc(o + i), s * b(i))
+      end if
+    end do
+  end subroutine
+
+  !> A vector item of length len.
+  subroutine vec(self, req, t, q, v, w, len, x)
+    class(compiled_model_t), intent(in) :: self
+    integer, intent(in) :: req, len
+    real(wp), intent(in) :: t, q(:), v(:), w(:)
+    real(wp), intent(out) :: x(:)
+    if (len == 0) return
+    call self%ev(int(req, c_int), t, q, v, w, self%rpar, x)
+  end subroutine
+
+  ! --- dense items --------------------------------------------------------------
+
+  subroutine cm_mass(self, q, mq)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n)
+    real(wp), intent(out) :: mq(self%n, self%n)
+    call dense(self, K_MASS, 0.0_wp, q, q, q, mq)
+  end subroutine
+
+  subroutine cm_mass_dq(self, q, a, d)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n)
+    real(wp), intent(out) :: d(self%n, self%n)
+    call dense(self, K_MASS_DQ, 0.0_wp, q, q, a, d)
+  end subroutine
+
+  subroutine cm_force(self, t, q, v, f)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: f(self%n)
+    call vec(self, REQ_FORCE, t, q, v, q, self%n, f)
+  end subroutine
+
+  subroutine cm_force_jac(self, t, q, v, fq, fv)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
+    call dense(self, K_FQ, t, q, v, q, fq)
+    call dense(self, K_FV, t, q, v, q, fv)
+  end subroutine
+
+  subroutine cm_hol(self, t, q, g)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: g(self%mh)
+    call vec(self, REQ_HOL, t, q, q, q, self%mh, g)
+  end subroutine
+
+  subroutine cm_hol_jac(self, t, q, gq)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: gq(self%mh, self%n)
+    call dense(self, K_G, t, q, q, q, gq)
+  end subroutine
+
+  subroutine cm_hol_t(self, t, q, gt)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: gt(self%mh)
+    call vec(self, REQ_HOL_T, t, q, q, q, self%mh, gt)
+  end subroutine
+
+  subroutine cm_hol_vel_q(self, t, q, v, d)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: d(self%mh, self%n)
+    call dense(self, K_GVQ, t, q, v, q, d)
+  end subroutine
+
+  subroutine cm_hol_gamma(self, t, q, v, gam)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: gam(self%mh)
+    call vec(self, REQ_HOL_GAMMA, t, q, v, q, self%mh, gam)
+  end subroutine
+
+  subroutine cm_hol_gtl_q(self, t, q, lam, d)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
+    real(wp), intent(out) :: d(self%n, self%n)
+    call dense(self, K_GTL, t, q, q, lam, d)
+  end subroutine
+
+  subroutine cm_nh(self, t, q, a, b)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
+    call dense(self, K_A, t, q, q, q, a)
+    call vec(self, REQ_NH_B, t, q, q, q, self%mn, b)
+  end subroutine
+
+  subroutine cm_nh_vel_q(self, t, q, v, d)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: d(self%mn, self%n)
+    call dense(self, K_AVQ, t, q, v, q, d)
+  end subroutine
+
+  subroutine cm_nh_gamma(self, t, q, v, gam)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: gam(self%mn)
+    call vec(self, REQ_NH_GAMMA, t, q, v, q, self%mn, gam)
+  end subroutine
+
+  subroutine cm_nh_atl_q(self, t, q, lam, d)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
+    real(wp), intent(out) :: d(self%n, self%n)
+    call dense(self, K_ATL, t, q, q, lam, d)
+  end subroutine
+
+  real(wp) function cm_energy(self, t, q, v)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp) :: e(1)
+    e = 0
+    if (self%has_energy) call vec(self, REQ_ENERGY, t, q, v, q, 1, e)
+    cm_energy = e(1)
+  end function
+
+  ! --- structured items: O(nnz) -------------------------------------------------
+
+  subroutine cm_mass_mul(self, q, a, ma)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n)
+    real(wp), intent(out) :: ma(self%n)
+    ma = 0
+    call spmv(self, K_MASS, 0.0_wp, q, q, q, a, .false., ma)
+  end subroutine
+
+  subroutine cm_hol_vel(self, t, q, v, w)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: w(self%mh)
+    if (self%mh == 0) return
+    call vec(self, REQ_HOL_T, t, q, q, q, self%mh, w)
+    call spmv(self, K_G, t, q, q, q, v, .false., w)
+  end subroutine
+
+  subroutine cm_hol_jac_tmul(self, t, q, lam, r)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
+    real(wp), intent(out) :: r(self%n)
+    r = 0
+    if (self%mh == 0) return
+    call spmv(self, K_G, t, q, q, q, lam, .true., r)
+  end subroutine
+
+  subroutine cm_nh_vel(self, t, q, v, w)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: w(self%mn)
+    if (self%mn == 0) return
+    call vec(self, REQ_NH_B, t, q, q, q, self%mn, w)
+    call spmv(self, K_A, t, q, q, q, v, .false., w)
+  end subroutine
+
+  subroutine cm_nh_jac_tmul(self, t, q, lam, r)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
+    real(wp), intent(out) :: r(self%n)
+    r = 0
+    if (self%mn == 0) return
+    call spmv(self, K_A, t, q, q, q, lam, .true., r)
+  end subroutine
+
+  !> c1 M + c2 (M a)_q + c3 f_q + c4 f_v + c5 (G^T lh)_q + c6 (A^T ln)_q, item by
+  !> item over its structural nonzeros (an item with a zero coefficient is skipped).
+  subroutine cm_add_qq(self, t, q, v, a, lh, ln, c, asm, r0, c0)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), a(self%n), lh(self%mh), ln(self%mn), c(6)
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (c(1) /= 0) call add_item(self, K_MASS, t, q, v, q, c(1), .false., asm, r0, c0)
+    if (c(2) /= 0 .and. .not. self%const_mass) &
+      call add_item(self, K_MASS_DQ, t, q, v, a, c(2), .false., asm, r0, c0)
+    if (c(3) /= 0) call add_item(self, K_FQ, t, q, v, q, c(3), .false., asm, r0, c0)
+    if (c(4) /= 0) call add_item(self, K_FV, t, q, v, q, c(4), .false., asm, r0, c0)
+    if (c(5) /= 0 .and. self%mh > 0) call add_item(self, K_GTL, t, q, v, lh, c(5), .false., asm, r0, c0)
+    if (c(6) /= 0 .and. self%mn > 0) call add_item(self, K_ATL, t, q, v, ln, c(6), .false., asm, r0, c0)
+  end subroutine
+
+  subroutine cm_add_hol_jac(self, t, q, s, trans, asm, r0, c0)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), s
+    logical, intent(in) :: trans
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (self%mh > 0) call add_item(self, K_G, t, q, q, q, s, trans, asm, r0, c0)
+  end subroutine
+
+  subroutine cm_add_hol_vel_q(self, t, q, v, s, asm, r0, c0)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), s
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (self%mh > 0) call add_item(self, K_GVQ, t, q, v, q, s, .false., asm, r0, c0)
+  end subroutine
+
+  subroutine cm_add_nh_jac(self, t, q, s, trans, asm, r0, c0)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), s
+    logical, intent(in) :: trans
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (self%mn > 0) call add_item(self, K_A, t, q, q, q, s, trans, asm, r0, c0)
+  end subroutine
+
+  subroutine cm_add_nh_vel_q(self, t, q, v, s, asm, r0, c0)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), s
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (self%mn > 0) call add_item(self, K_AVQ, t, q, v, q, s, .false., asm, r0, c0)
+  end subroutine
+
+end module pyint_compiled_model
