@@ -250,6 +250,12 @@ class SymbolicModel(Model):
             if left:
                 raise ValueError(f"symbols without a value in {what}: {', '.join(map(str, left))} "
                                  "(give them in params={symbol: value}, or pass them as q, v or t)")
+        from sympy.core.function import AppliedUndef
+        for what, e in exprs.items():
+            undef = sorted({str(x.func) for x in e.atoms(AppliedUndef)})
+            if undef:
+                raise ValueError(f"undefined functions in {what}: {', '.join(undef)} (write them out in SymPy "
+                                 "functions; dynamicsymbols belong in q and v)")
         for what, e, bad in (("mass", M, set(v) | {tsym}), ("hol", g, set(v)), ("nonhol A", A, set(v)),
                              ("nonhol b", b, set(v)), ("potential", sp.Matrix([V]), set(v))):
             dep = sorted((s_ for s_ in e.free_symbols if s_ in bad), key=str)
