@@ -22,6 +22,11 @@ wp        work-precision on the 2-link chain (problem chain2, T = 1): final
           bench/results/wp.png from the NetCDF file.
 batch     batched trajectories (integrate_batch) with 1 and 2 OpenMP threads
           against one-by-one integrate calls: trajectories per second.
+symbolic  user models as SymbolicModels (bench/symbolic_models.py): generalized-
+          alpha steps/s of the compiled chain (N = 2, 8, 32) and snakeboard
+          beside their built-in twins and the same model through the Python
+          callback; the 8-link chain's first compile and cached load, each in
+          a fresh process (SymbolicModel(...) timed apart from the compile/load).
 
 Exudyn is installed by dev.sh into build/bench-deps only (never a pyint dependency).
 """
@@ -48,7 +53,7 @@ from pyint.structured import sparse_solver_available  # noqa: E402
 H = 1e-3
 RHO = 0.9
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-SECTIONS = ("chain", "paths", "solvers", "wp", "batch")
+SECTIONS = ("chain", "paths", "solvers", "wp", "batch", "symbolic")
 
 
 def exudyn_version():
@@ -383,6 +388,67 @@ def section_batch(args):
         coords={"case": ("case", np.arange(len(rows)), {"long_name": "case"}),
                 "mode": ("mode", ["one_by_one", "batch_1_thread", "batch_2_threads"], {"long_name": "how run"})})
     write(ds, "batch")
+
+
+# --- user models compiled from SymPy -------------------------------------------------
+def _compile_time(n_links, cache):
+    """(seconds to write the model, seconds to compile or load it) in a fresh process with sympy imported:
+    SymbolicModel(...) from the user's expressions, then compiled_ipar() (cache miss: derivation, code
+    generation, gfortran; hit: the cache's index and dlopen)."""
+    import subprocess
+    code = ("import sys, time, sympy; sys.path.insert(0, %r)\n"
+            "from symbolic_models import symbolic_chain\n"
+            "t0 = time.perf_counter(); m = symbolic_chain(%d); t1 = time.perf_counter()\n"
+            "m.compiled_ipar(); print(t1 - t0, time.perf_counter() - t1)"
+            % (os.path.dirname(os.path.abspath(__file__)), n_links))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYINT_MODEL_CACHE": cache})
+    return tuple(float(x) for x in out.stdout.split()[-2:])
+
+
+def section_symbolic(args):
+    import tempfile
+    import xarray as xr
+    from pyint.models import Snakeboard
+    from symbolic_models import symbolic_chain, symbolic_snakeboard
+    ga = GeneralizedAlpha(rho_inf=RHO)
+    rows = []
+    print("SymbolicModel (compiled) vs the built-in twin vs the same model through the Python callback: "
+          "generalized-alpha steps/s, h = 1e-3")
+    print(f"{'model':>12}{'built-in':>11}{'compiled':>11}{'callback':>10}{'comp/blt':>10}{'comp/cb':>9}")
+    cases = [(f"chain {nl}", PendulumChain(nl), symbolic_chain(nl)) for nl in (2, 8, 32)]
+    cases.append(("snakeboard", Snakeboard(), symbolic_snakeboard()))
+    for label, ref, sym in cases:
+        q0, v0 = ref.initial_state()
+        ns = 1000 if args.quick else 10000
+        for backend in ("fortran", "callback"):  # compile (or load) and lambdify outside the timing
+            ga.integrate(sym, q0, v0, 10 * H, H, backend=backend)
+        wb, _ = best(lambda: ga.integrate(ref, q0, v0, ns * H, H, every=ns), args.repeats)
+        wc, _ = best(lambda: ga.integrate(sym, q0, v0, ns * H, H, every=ns), args.repeats)
+        nsmall = max(ns // 50, 20)
+        wcb, _ = best(lambda: ga.integrate(sym, q0, v0, nsmall * H, H, every=nsmall, backend="callback"), 1)
+        row = dict(model=label, builtin=ns / wb, compiled=ns / wc, callback=nsmall / wcb)
+        rows.append(row)
+        print(f"{label:>12}{row['builtin']:>11.0f}{row['compiled']:>11.0f}{row['callback']:>10.0f}"
+              f"{row['compiled'] / row['builtin']:>10.2f}{row['compiled'] / row['callback']:>9.0f}", flush=True)
+    with tempfile.TemporaryDirectory() as cache:
+        write_first, first = _compile_time(8, cache)
+        runs = [_compile_time(8, cache) for _ in range(args.repeats)]
+        write_cached, cached = min(r[0] for r in runs), min(r[1] for r in runs)
+    print(f"8-link chain, fresh process: SymbolicModel(...) {write_first:.2f} s, then first compile "
+          f"(derivation, code generation, gfortran) {first:.2f} s; cached: SymbolicModel(...) {write_cached:.2f} s, "
+          f"load {cached:.3f} s")
+    impl = ["builtin", "compiled", "callback"]
+    ds = xr.Dataset(
+        {"steps_per_second": (("case", "path"), [[r[k] for k in impl] for r in rows],
+                              {"units": "1/s", "long_name": "generalized-alpha steps/s"}),
+         "model": ("case", [r["model"] for r in rows], {"long_name": "model"}),
+         "first_compile_seconds": ((), first, {"units": "s", "long_name": "8-link chain: first compile"}),
+         "model_setup_seconds": ((), write_cached, {"units": "s", "long_name": "8-link chain: SymbolicModel(...)"}),
+         "cached_load_seconds": ((), cached, {"units": "s", "long_name": "8-link chain: cached load"})},
+        coords={"case": ("case", np.arange(len(rows)), {"long_name": "case"}),
+                "path": ("path", impl, {"long_name": "model evaluation path"})})
+    write(ds, "symbolic")
 
 
 def main(argv=None):

@@ -31,12 +31,16 @@ the key is a hash of the generated source, the compiler's version and the flags
 (so the same model written with other symbol names shares one library).  Files
 are written to a temporary name and renamed, so a concurrent process never sees
 half a file; a library that does not carry its key (stale or corrupt) is rebuilt.
+``<input key>.json`` maps a hash of the model's expressions to the library's
+key and sparsity patterns: a model loaded from the cache is not derived again
+(its NumPy items are derived on first use).
 The compiler is ``$PYINT_FC`` or ``$FC`` or ``gfortran``.
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
+import json
 import os
 import subprocess
 import tempfile
@@ -53,6 +57,8 @@ MATRIX_ITEMS = ("mass", "mass_dq", "force_q", "force_v", "hol_jac", "hol_vel_q",
                 "nh_A", "nh_vel_q", "nh_atl_q")
 #: Vector items (and energy) of the compiled routine.
 VECTOR_ITEMS = ("force", "hol", "hol_t", "hol_gamma", "nh_b", "nh_gamma", "energy")
+#: Version of the code generator (part of every cache key).
+GENERATOR = "pyint-symbolic-1"
 FFLAGS = ("-O2", "-fPIC", "-shared", "-ffree-line-length-none")
 _KEY_LEN = 64
 
@@ -75,7 +81,16 @@ def compiler():
     return os.environ.get("PYINT_FC") or os.environ.get("FC") or "gfortran"
 
 
+_versions: dict[str, str] = {}
+
+
 def _compiler_version(fc):
+    if fc not in _versions:
+        _versions[fc] = _run_version(fc)
+    return _versions[fc]
+
+
+def _run_version(fc):
     try:
         out = subprocess.run([fc, "--version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -127,7 +142,7 @@ def _build(src, key, fc):
 
 
 def load_library(src, key, fc):
-    """The loaded library of source ``src`` (built into the cache unless it is there and valid)."""
+    """The loaded library of key ``key`` (built from ``src()`` into the cache unless it is there and valid)."""
     with _lock:
         if key in _loaded:
             return _loaded[key]
@@ -139,7 +154,7 @@ def load_library(src, key, fc):
             except OSError:
                 lib = None  # corrupt: rebuilt below
         if lib is None:
-            lib_path = _build(src, key, fc)
+            lib_path = _build(src(), key, fc)
             try:
                 lib = ctypes.CDLL(lib_path)
             except OSError as exc:
@@ -287,9 +302,11 @@ class SymbolicModel(Model):
         self.fortran_name = f"symbolic:{self.name}"
         self._q, self._v, self._t, self._p = list(q), list(v), tsym, psyms
         self._pvals = np.array([float(params[s_]) for s_ in psyms])
-        self._items = self._derive(sp, M, f, g, A, b, E)
+        self._inputs = (M, f, g, A, b, E)
+        self._derived = None  # the items, derived on first use (_items)
         self._num = {}
-        self._lib_state = None  # (key, source, ipar) once generated
+        self._lib_state = None  # (key, source, patterns) once generated
+        self._w = [sp.Dummy(f"w{i}") for i in range(max(n, mh, mn, 1))]
 
     # -- construction helpers --------------------------------------------------
     @staticmethod
@@ -322,14 +339,28 @@ class SymbolicModel(Model):
         subs = dict(sorted(subs.items(), key=lambda kv: not isinstance(kv[0], sp.Derivative)))
         return qs, vs, subs
 
+    @property
+    def _items(self):
+        if self._derived is None:
+            self._derived = self._derive(_sp(), *self._inputs)
+        return self._derived
+
     def _derive(self, sp, M, f, g, A, b, E):
         q, v, t = sp.Matrix(self._q), sp.Matrix(self._v), self._t
         n, mh, mn = self.n, self.n_hol, self.n_nonhol
-        self._w = [sp.Dummy(f"w{i}") for i in range(max(n, mh, mn, 1))]
         wn, wh, wl = sp.Matrix(self._w[:n]), sp.Matrix(self._w[:mh]), sp.Matrix(self._w[:mn])
 
         def jac(x, y):
-            return x.jacobian(y) if x.shape[0] else sp.zeros(0, len(y))
+            # entry by entry, differentiating only where the variable occurs (most entries are zero)
+            x = sp.Matrix(x)
+            out = sp.zeros(x.shape[0], len(y))
+            for i in range(x.shape[0]):
+                e = x[i, 0]
+                fs = e.free_symbols
+                for j, yj in enumerate(y):
+                    if yj in fs:
+                        out[i, j] = e.diff(yj)
+            return out
 
         G = jac(g, q)
         gt = g.diff(t)
@@ -392,8 +423,10 @@ class SymbolicModel(Model):
             wv[:len(w)] = w
         out = fun(float(t), np.asarray(q if q is not None else z, dtype=float),
                   np.asarray(v if v is not None else z, dtype=float), wv, self._pvals)
-        out = np.asarray(out, dtype=float)
-        return float(out.ravel()[0]) if shape == () else np.broadcast_to(out.reshape(shape), shape).copy()
+        if shape == ():
+            return float(np.asarray(out, dtype=float).ravel()[0])
+        out = np.array(out, dtype=float)
+        return out.reshape(shape) if out.size == int(np.prod(shape)) else np.broadcast_to(out, shape).copy()
 
     def mass(self, q):
         return self._eval("mass", q=q)
@@ -460,9 +493,40 @@ class SymbolicModel(Model):
     # -- the compiled library ------------------------------------------------------
     def fortran_source(self):
         """(key, Fortran source, 0-based patterns {item: (rows, cols)}) of the compiled routine."""
-        if self._lib_state is None:
+        if self._lib_state is None or self._lib_state[1] is None:
             self._lib_state = self._generate()
+            self._write_index()
         return self._lib_state
+
+    def _input_key(self):
+        """Hash of the model's expressions (before derivation), the generator and the compiler."""
+        sp = _sp()
+        tfix = {self._t: sp.Symbol("__pyint_time")}
+        text = sp.srepr((tuple(self._q), tuple(self._v), tuple(self._p),
+                         tuple((sp.ImmutableMatrix(x.xreplace(tfix)) if x.shape[0] * x.shape[1] else x.shape)
+                               if isinstance(x, sp.MatrixBase) else x.xreplace(tfix) for x in self._inputs)))
+        return hashlib.sha256("\0".join([text, GENERATOR, sp.__version__, _compiler_version(compiler()),
+                                          " ".join(FFLAGS)]).encode()).hexdigest()[:_KEY_LEN]
+
+    def _write_index(self):
+        key, _, patterns = self._lib_state
+        d = cache_dir()
+        os.makedirs(d, exist_ok=True)
+        data = json.dumps({"key": key, "patterns": {k: [list(r), list(c)] for k, (r, c) in patterns.items()}})
+        _atomic_write(os.path.join(d, f"{self._input_key()}.json"), data.encode())
+
+    def _cached_state(self):
+        """(key, None, patterns) from the cache's index when this model was generated before, else None."""
+        try:
+            with open(os.path.join(cache_dir(), f"{self._input_key()}.json")) as fh:
+                data = json.load(fh)
+            key = str(data["key"])
+            patterns = {k: (list(map(int, r)), list(map(int, c))) for k, (r, c) in data["patterns"].items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if set(patterns) - set(MATRIX_ITEMS) or not _valid(os.path.join(cache_dir(), f"{key}.so"), key):
+            return None
+        return key, None, patterns
 
     def _generate(self):
         sp = _sp()
@@ -526,8 +590,12 @@ class SymbolicModel(Model):
 
     def compiled_ipar(self):
         """ipar of the compiled model (fortran/core/compiled_model.f90): compiles or loads on first use."""
-        key, src, patterns = self.fortran_source()
-        lib = load_library(src, key, compiler())
+        if self._lib_state is None:
+            self._lib_state = self._cached_state()  # no derivation when the cache has the model
+        if self._lib_state is None:
+            self.fortran_source()
+        key, _, patterns = self._lib_state
+        lib = load_library(lambda: self.fortran_source()[1], key, compiler())
         addr = ctypes.cast(lib.pyint_model_eval, ctypes.c_void_p).value
         lo, hi = addr & 0xFFFFFFFF, addr >> 32
         as_i32 = lambda x: x - (1 << 32) if x >= (1 << 31) else x  # noqa: E731
