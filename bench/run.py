@@ -414,13 +414,15 @@ def section_symbolic(args):
     ga = GeneralizedAlpha(rho_inf=RHO)
     rows = []
     print("SymbolicModel (compiled) vs the built-in twin vs the same model through the Python callback: "
-          "generalized-alpha steps/s, h = 1e-3")
+          "generalized-alpha steps/s, h = 1e-3, T = 10 (snakeboard T = 1)")
     print(f"{'model':>12}{'built-in':>11}{'compiled':>11}{'callback':>10}{'comp/blt':>10}{'comp/cb':>9}")
-    cases = [(f"chain {nl}", PendulumChain(nl), symbolic_chain(nl)) for nl in (2, 8, 32)]
-    cases.append(("snakeboard", Snakeboard(), symbolic_snakeboard()))
-    for label, ref, sym in cases:
+    cases = [(f"chain {nl}", PendulumChain(nl), symbolic_chain(nl), 10000) for nl in (2, 8, 32)]
+    # the thrust-driven snakeboard is well posed to t ~ 1.2 s only: there trajectories computed with
+    # roundoff-level differences (built-in, compiled, callback) part by O(1) and Newton fails near t = 4
+    cases.append(("snakeboard", Snakeboard(), symbolic_snakeboard(), 1000))
+    for label, ref, sym, ns in cases:
         q0, v0 = ref.initial_state()
-        ns = 1000 if args.quick else 10000
+        ns = ns // 10 if args.quick else ns
         for backend in ("fortran", "callback"):  # compile (or load) and lambdify outside the timing
             ga.integrate(sym, q0, v0, 10 * H, H, backend=backend)
         wb, _ = best(lambda: ga.integrate(ref, q0, v0, ns * H, H, every=ns), args.repeats)

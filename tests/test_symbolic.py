@@ -285,3 +285,52 @@ def test_cache_is_shared_across_symbol_names_and_parameter_values(tmp_path, monk
     assert one.fortran_source()[0] == two.fortran_source()[0]
     with pytest.raises(ValueError, match="not a parameter"):
         a.with_params(h=1.0)
+
+
+def test_from_lagranges_method_chain_equals_builtin():
+    """The 2-link chain from sympy.physics.mechanics.LagrangesMethod (Cartesian, hol_coneqs)."""
+    from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
+    x1, y1, x2, y2 = q = dynamicsymbols("x1 y1 x2 y2")
+    qd = [c.diff(dynamicsymbols._t) for c in q]
+    m, g = sp.symbols("m g")
+    L = m * sum(c**2 for c in qd) / 2 - m * g * (y1 + y2)
+    hol = [(x1**2 + y1**2 - 1) / 2, ((x2 - x1)**2 + (y2 - y1)**2 - 1) / 2]
+    lm = LagrangesMethod(L, q, hol_coneqs=hol)
+    sym = SymbolicModel.from_lagranges_method(lm, params={m: 1.0, g: 9.81}, name="lm_chain")
+    ref = PendulumChain(2)
+    assert (sym.n, sym.n_hol, sym.n_nonhol) == (4, 2, 0) and sym.conservative and sym.constant_mass
+    q0, v0 = ref.initial_state(np.array([0.7, 1.2]))
+    r_ref = GeneralizedAlpha().integrate(ref, q0, v0, 0.5, 0.01, backend="fortran")
+    r_sym = GeneralizedAlpha().integrate(sym, q0, v0, 0.5, 0.01, backend="fortran")
+    assert np.max(np.abs(r_sym.q - r_ref.q)) <= TRAJ_TOL
+    # the index-3 step determines lam through q scaled by beta h^2 (beta >= 1/4): a q-level difference d
+    # is a lam-level difference d / (beta h^2) (measured 6.4e-10 here)
+    assert np.max(np.abs(r_sym.lam - r_ref.lam)) <= TRAJ_TOL / (0.25 * 0.01**2)
+    rng = np.random.default_rng(3)
+    _compare_items(sym, ref, rng)
+
+
+def test_from_lagranges_method_snakeboard_equals_builtin():
+    """The snakeboard from LagrangesMethod: nonhol_coneqs linear in q', thrust in forcelist-free form."""
+    from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
+    q = dynamicsymbols("x y theta psi phi_b phi_f")
+    x, y, th, psi, pb, pf = q
+    qd = [c.diff(dynamicsymbols._t) for c in q]
+    xd, yd, thd, psid, pbd, pfd = qd
+    m, J, Jr, Jw, L_, kr, kw = p = sp.symbols("m J J_r J_w L k_r k_w")
+    T = (m * (xd**2 + yd**2) + J * thd**2 + Jr * (thd + psid)**2 + Jw * ((thd + pbd)**2 + (thd + pfd)**2)) / 2
+    V = (kr * psi**2 + kw * (pb**2 + pf**2)) / 2
+    nonhol = [-sp.sin(th + pb) * xd + sp.cos(th + pb) * yd - L_ * sp.cos(pb) * thd,
+              -sp.sin(th + pf) * xd + sp.cos(th + pf) * yd + L_ * sp.cos(pf) * thd]
+    lm = LagrangesMethod(T - V, q, nonhol_coneqs=nonhol)
+    sym = SymbolicModel.from_lagranges_method(lm, params=dict(zip(p, (6.0, 0.016, 0.072, 0.0013, 0.2, 0.0, 0.1))),
+                                              name="lm_board")
+    ref = Snakeboard(thrust=0.0, k_rotor=0.0)
+    assert (sym.n, sym.n_hol, sym.n_nonhol) == (6, 0, 2) and sym.conservative
+    q0 = np.array([0.0, 0.0, 0.0, 0.2, 0.1, 0.9])
+    v0 = np.array([0.0, 0.0, 0.0, 1.5, 0.0, 0.0])  # rotor spin: A v = 0
+    for name in ("genalpha", "galerkin_s2"):
+        r_ref = METHODS[name]().integrate(ref, q0, v0, 1.0, 0.01, backend="fortran")
+        r_sym = METHODS[name]().integrate(sym, q0, v0, 1.0, 0.01, backend="fortran")
+        assert np.max(np.abs(r_sym.q - r_ref.q)) <= TRAJ_TOL
+    _compare_items(sym, ref, np.random.default_rng(4))

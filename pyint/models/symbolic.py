@@ -308,6 +308,48 @@ class SymbolicModel(Model):
         self._lib_state = None  # (key, source, patterns) once generated
         self._w = [sp.Dummy(f"w{i}") for i in range(max(n, mh, mn, 1))]
 
+    @classmethod
+    def from_lagranges_method(cls, lm, params=None, name="lagranges_method", coord_names=None,
+                              coord_units=None, conservative=None):
+        """The model of a ``sympy.physics.mechanics.LagrangesMethod``.
+
+        M = the dynamic mass matrix, f = the forcing (Coriolis, potential and
+        ``forcelist`` terms), g = its ``hol_coneqs``, (A, b) from its
+        ``nonhol_coneqs`` (linear in the q'), energy = the Jacobi integral
+        q'^T L_q' - L.  Multipliers follow pyint's convention
+        (M a = f - G^T lam_h - A^T lam_n).  Conservative by default when there
+        is no ``forcelist``, nothing depends on t explicitly and b = 0.
+        """
+        sp = _sp()
+        from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
+        if not isinstance(lm, LagrangesMethod):
+            raise TypeError(f"from_lagranges_method needs a sympy.physics.mechanics.LagrangesMethod, got {type(lm)}")
+        if lm.eom is None:
+            lm.form_lagranges_equations()
+        t = dynamicsymbols._t
+        qs, qds = list(lm.q), list(lm._qdots)
+        n = len(qs)
+        hol = list(lm._hol_coneqs)
+        nonhol = list(lm.coneqs)[len(hol):]
+        nh = None
+        if nonhol:
+            cons = sp.Matrix(nonhol)
+            A = cons.jacobian(qds)
+            if any(s_ in A.free_symbols or A.has(s_) for s_ in qds):
+                raise ValueError("nonhol_coneqs must be linear in the velocities (A(t, q) q' + b(t, q) = 0)")
+            b = cons.subs(dict.fromkeys(qds, 0))
+            nh = (A, b)
+        L = lm._L[0, 0]
+        energy = (sp.Matrix([L]).jacobian(qds) * sp.Matrix(qds))[0, 0] - L
+        if conservative is None:  # explicit time dependence: t left once q(t), q'(t) are symbols
+            plain = {x: sp.Dummy() for x in qds + qs}
+            explicit = any(t in sp.sympify(e).xreplace(plain).free_symbols for e in [L, *hol])
+            conservative = not lm.forcelist and not explicit and \
+                (nh is None or all(sp.simplify(x) == 0 for x in nh[1]))
+        return cls(qs, qds, t=t, mass=lm._m_d[:, :n], force=list(lm._f_d), hol=hol or None, nonhol=nh,
+                   params=params, name=name, coord_names=coord_names, coord_units=coord_units,
+                   energy=energy, conservative=conservative)
+
     # -- construction helpers --------------------------------------------------
     @staticmethod
     def _coordinates(sp, q, v, t):
