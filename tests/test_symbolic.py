@@ -156,13 +156,39 @@ def random_model(rng):
                          params={k: 0.7}, name="random")
 
 
+def random_structure_model(rng):
+    """A model whose every expression is a random sum of random products from a pool of terms."""
+    x, y, z = q = sp.symbols("x y z")
+    v = sp.symbols("u w s")
+    t, k = sp.symbols("t k")
+    pool_q = [x, y, z, sp.sin(x), sp.cos(y * z), x * y, sp.exp(z / 3), x**2, sp.sqrt(2 + sp.sin(y)), k * z]
+    pool_t = pool_q + [t * x, sp.sin(t) * y, sp.cos(2 * t) * z, t**2]
+    pool_v = pool_t + [v[0], v[1] * v[2], v[0] * x, sp.sin(v[2]) * y, k * v[1]**2]
+
+    def expr(pool, terms=3):
+        out = 0
+        for _ in range(terms):
+            a, b = rng.choice(len(pool), 2)
+            c = sp.Float(round(float(rng.uniform(-1, 1)), 3))
+            out += c * (pool[a] * pool[b] if rng.random() < 0.5 else pool[a])
+        return out
+
+    B = sp.Matrix(3, 3, lambda i, j: expr(pool_q, 2) / 4)
+    M = sp.eye(3) + B.T * B  # symmetric positive definite for every q
+    f = [expr(pool_v) for _ in range(3)]
+    hol = [expr(pool_t) + x]
+    A = sp.Matrix([[expr(pool_t, 2) + 1, expr(pool_t, 2), expr(pool_t, 2)]])
+    b = [expr(pool_t, 2)]
+    return SymbolicModel(q, v, t=t, mass=M, force=f, potential=expr(pool_t), hol=hol, nonhol=(A, b),
+                         params={k: float(rng.uniform(0.5, 2))}, name="random_structure")
+
+
 def test_items_are_exact_derivatives_of_random_models():
     """Every derived item against central differences of the items it comes from (base.py's definitions),
-    and the compiled items against the NumPy ones."""
+    and the compiled items against the NumPy ones: random coefficients and random structure."""
     rng = np.random.default_rng(2026)
-    for _ in range(3):
-        m = random_model(rng)
-        assert not m.constant_mass and not m.scleronomic
+    models = [random_model(rng) for _ in range(2)] + [random_structure_model(rng) for _ in range(4)]
+    for m in models:
         t = rng.uniform(0, 2)
         q, v, a = rng.uniform(-1, 1, (3, m.n))
         lh, ln = rng.standard_normal(m.n_hol), rng.standard_normal(m.n_nonhol)
@@ -187,9 +213,9 @@ def test_items_are_exact_derivatives_of_random_models():
         close(m.nh_vel_q(t, q, v), fd_jacobian(lambda x: av(t, x), q))
         close(m.nh_gamma(t, q, v), m.nh_vel_q(t, q, v) @ v + fd_derivative(lambda s: av(s, q), t))
         close(m.nh_atl_q(t, q, ln), fd_jacobian(lambda x: m.nh_A(t, x).T @ ln, q))
-        # the potential's force and the energy T + V
-        x_, y_ = q[0], q[1]
-        close(m.energy(t, q, v), 0.5 * v @ m.mass(q) @ v + 0.7 * x_**2 * y_)
+        if m.name == "random":  # the energy T + V
+            assert not m.constant_mass and not m.scleronomic
+            close(m.energy(t, q, v), 0.5 * v @ m.mass(q) @ v + 0.7 * q[0]**2 * q[1])
         # compiled == NumPy, item by item
         w = a
         for req in ITEMS_Q + ITEMS_QV + ["mass_dq"]:
@@ -346,3 +372,40 @@ def test_reference_solves_a_symbolic_model():
     a = reference.solve(ref, times, q0, v0, cache_dir=False)
     b = reference.solve(sym, times, q0, v0, cache_dir=False)
     assert np.max(np.abs(a.q - b.q)) <= 1e-8
+
+
+def test_no_finite_difference_is_left():
+    """Every item with a finite-difference fallback in Model is defined by SymbolicModel itself
+    (and by compiled_model_t in Fortran: fortran/core/compiled_model.f90 overrides every model_t item)."""
+    from pyint.models.base import Model
+    fallbacks = ["mass_dq", "force_jac", "hol_jac", "hol_t", "hol_jac_t", "hol_tt", "hol_vel_q", "hol_gamma",
+                 "hol_gtl_q", "nh_vel_q", "nh_dt", "nh_gamma", "nh_atl_q"]
+    assert [f for f in fallbacks if getattr(SymbolicModel, f) is getattr(Model, f)] == []
+
+
+def test_undefined_functions_are_refused():
+    x, u = sp.symbols("x u")
+    with pytest.raises(ValueError, match="undefined functions in force: drag"):
+        SymbolicModel([x], [u], mass=[[1]], force=[-sp.Function("drag")(u)])
+
+
+def test_concurrent_processes_share_one_cache(tmp_path):
+    """Three processes build the same new model into an empty cache at once: each loads a whole library
+    (temporary name + rename) and computes the same trajectory."""
+    import subprocess
+    import sys
+    code = ("import sympy as sp, numpy as np\n"
+            "from pyint.models import SymbolicModel\n"
+            "from pyint.genalpha import GeneralizedAlpha\n"
+            "x, u = sp.symbols('x u')\n"
+            "m = SymbolicModel([x], [u], mass=[[1 + x**2 / 8]], force=[-x**3 - 0.0625 * u])\n"
+            "r = GeneralizedAlpha().integrate(m, [1.0], [0.0], 1.0, 0.01, backend='fortran')\n"
+            "print(repr(float(r.q[-1, 0])))\n")
+    env = {**os.environ, "PYINT_MODEL_CACHE": str(tmp_path)}
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [o[1][-500:] for o in outs]
+    assert len({o[0] for o in outs}) == 1
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".tmp")]
+    assert len([p for p in os.listdir(tmp_path) if p.endswith(".so")]) == 1

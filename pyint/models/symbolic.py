@@ -59,7 +59,8 @@ MATRIX_ITEMS = ("mass", "mass_dq", "force_q", "force_v", "hol_jac", "hol_vel_q",
 VECTOR_ITEMS = ("force", "hol", "hol_t", "hol_gamma", "nh_b", "nh_gamma", "energy")
 #: Version of the code generator (part of every cache key).
 GENERATOR = "pyint-symbolic-1"
-FFLAGS = ("-O2", "-fPIC", "-shared", "-ffree-line-length-none")
+#: gfortran flags (-frecursive: every local on the stack, so OpenMP batches may share the routine).
+FFLAGS = ("-O2", "-fPIC", "-shared", "-frecursive", "-ffree-line-length-none")
 _KEY_LEN = 64
 
 _lock = threading.Lock()
