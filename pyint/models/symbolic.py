@@ -105,6 +105,7 @@ def _atomic_write(path, data: bytes):
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the generated source from other users of the cache
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -216,7 +217,7 @@ class SymbolicModel(Model):
                  params=None, name="symbolic", coord_names=None, coord_units=None, energy=None,
                  conservative=None):
         sp = _sp()
-        q, v, subs = self._coordinates(sp, q, v, t)
+        q, v, subs = self._coordinates(sp, q, v)
         n = len(q)
         tsym = t if t is not None else sp.Dummy("t")
         if mass is None:
@@ -336,7 +337,7 @@ class SymbolicModel(Model):
         if nonhol:
             cons = sp.Matrix(nonhol)
             A = cons.jacobian(qds)
-            if any(s_ in A.free_symbols or A.has(s_) for s_ in qds):
+            if A.has(*qds):
                 raise ValueError("nonhol_coneqs must be linear in the velocities (A(t, q) q' + b(t, q) = 0)")
             b = cons.subs(dict.fromkeys(qds, 0))
             nh = (A, b)
@@ -353,7 +354,8 @@ class SymbolicModel(Model):
 
     # -- construction helpers --------------------------------------------------
     @staticmethod
-    def _coordinates(sp, q, v, t):
+    def _coordinates(sp, q, v):
+        from sympy.core.function import AppliedUndef
         q, v = list(q), list(v)
         if len(q) == 0 or len(q) != len(v):
             raise ValueError(f"q and v must be non-empty and of equal length; got {len(q)} and {len(v)}")
@@ -362,7 +364,7 @@ class SymbolicModel(Model):
         for i, (qi, vi) in enumerate(zip(q, v)):
             if isinstance(qi, sp.Symbol):
                 qs.append(qi)
-            elif isinstance(qi, sp.Function) or (hasattr(qi, "func") and isinstance(qi.func, sp.core.function.UndefinedFunction)):
+            elif isinstance(qi, AppliedUndef):  # a dynamicsymbol q(t)
                 s_ = sp.Symbol(f"q_{i}_{qi.func.__name__}")
                 subs[qi] = s_
                 qs.append(s_)
@@ -370,7 +372,7 @@ class SymbolicModel(Model):
                 raise ValueError(f"q[{i}] = {qi!r} is not a SymPy symbol")
             if isinstance(vi, sp.Symbol):
                 vs.append(vi)
-            elif isinstance(vi, sp.Derivative) or (hasattr(vi, "func") and isinstance(vi.func, sp.core.function.UndefinedFunction)):
+            elif isinstance(vi, (sp.Derivative, AppliedUndef)):  # q(t)' or a dynamicsymbol u(t)
                 s_ = sp.Symbol(f"v_{i}_{qs[-1].name}")
                 subs[vi] = s_
                 vs.append(s_)
@@ -378,9 +380,7 @@ class SymbolicModel(Model):
                 raise ValueError(f"v[{i}] = {vi!r} is not a SymPy symbol")
         if len(set(qs) | set(vs)) != 2 * len(qs):
             raise ValueError("q and v must be distinct symbols")
-        # derivatives before the functions they contain
-        subs = dict(sorted(subs.items(), key=lambda kv: not isinstance(kv[0], sp.Derivative)))
-        return qs, vs, subs
+        return qs, vs, subs  # applied with xreplace: q'(t) is replaced whole, before the q(t) inside it
 
     @property
     def _items(self):
