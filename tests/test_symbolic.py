@@ -409,3 +409,22 @@ def test_concurrent_processes_share_one_cache(tmp_path):
     assert len({o[0] for o in outs}) == 1
     assert not [p for p in os.listdir(tmp_path) if p.startswith(".tmp")]
     assert len([p for p in os.listdir(tmp_path) if p.endswith(".so")]) == 1
+
+
+def test_pickled_model_runs_in_another_process():
+    """A SymbolicModel goes through pickle (process pools, Dask: the study runner's workers) and runs there."""
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor
+    sym = chain(2).with_params(g=3.5)
+    q0, v0 = PendulumChain(2).initial_state(np.array([0.5, 1.0]))
+    local = GeneralizedAlpha().integrate(sym, q0, v0, 0.3, 0.01, backend="fortran")
+    blob = pickle.dumps(sym)
+    with ProcessPoolExecutor(1) as pool:
+        remote = pool.submit(_integrate_pickled, blob, q0, v0).result(timeout=300)
+    assert np.array_equal(remote, local.q)
+
+
+def _integrate_pickled(blob, q0, v0):
+    import pickle
+    m = pickle.loads(blob)
+    return GeneralizedAlpha().integrate(m, q0, v0, 0.3, 0.01, backend="fortran").q

@@ -436,6 +436,14 @@ class SymbolicModel(Model):
         new._pvals = pv
         return new
 
+    def __getstate__(self):
+        """Picklable (process pools, Dask): the lambdified items and the loaded library stay behind and are
+        rebuilt on first use in the other process (the library from the cache)."""
+        state = dict(self.__dict__)
+        state["_num"] = {}
+        state.pop("_lib", None)
+        return state
+
     @property
     def params(self):
         """{name: value} of the parameters."""
