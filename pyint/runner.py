@@ -82,23 +82,39 @@ The contract (:class:`Study` fields)
 ``meta``
     ``{name: (units, long_name)}`` for the study's own parameters/variables.
 ``version``
-    bump it to invalidate the study's cached cases after changing its code.
+    bump it to invalidate the study's cached cases (an edit of the study
+    module invalidates them anyway, see below; bump it when a change
+    elsewhere, e.g. in a helper module, changes the results).
 
 Running and files
 -----------------
 :func:`run_study` (``pyint study run``) writes, under ``out``:
 
 * ``<out>/.cache/<study>/<key>.nc``: one file per finished case (failed ones
-  too), ``key`` = hash of the study name and version, the case parameters and
-  the pyint version.  A rerun (interrupted, or with more grid values) runs
-  only the cases without a file; ``rerun_failed`` reruns failed ones too.
-* ``<out>/<study>.nc``: the combined dataset (atomic write);
+  too), ``key`` = hash of the study name and version, the case parameters,
+  the pyint version and the study's code (the source of ``run_case`` and of
+  the whole module defining it, as joblib.Memory keys on a function's source:
+  editing the study module recomputes its cases; code it imports from other
+  modules is not tracked, bump ``version`` for that; in a long-lived
+  interpreter reload the module after editing it).  A rerun (interrupted, or
+  with more grid values) runs only the cases without a file; ``rerun_failed``
+  reruns failed ones too.
+* ``<out>/<study>.nc``: the combined dataset (atomic write: a crash or Ctrl-C
+  never leaves a half-written file; a ``<study>.nc.tmp-<pid>`` left by a
+  killed run is removed at the next write);
 * ``<out>/<study>/*.png``: the figures.
+
+A run with failed cases still writes every case (status and message; if
+``post`` cannot handle the gaps it is skipped and ``post_error`` says why),
+and ``pyint study run`` prints a table of the failures and exits with status 1.
 
 Cases run in local processes (``workers``, default all cores; 1 runs them in
 this process) or on a Dask distributed cluster (``scheduler="tcp://host:8786"``).
 A case that raises is recorded and the sweep goes on; a case that kills its
 worker process is retried once, then run alone, and recorded as ``crashed``.
+Local workers die with the study process (Linux parent-death signal, and a
+watchdog thread elsewhere); on Ctrl-C the study process kills its workers at
+once, saves every case already finished and exits (status 130).
 
 Combining: a case dimension with the same coordinate in every case stays
 as it is.  If the cases' ``time`` coordinates differ (different ``h``), the
@@ -112,6 +128,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import importlib
 import inspect
@@ -291,23 +308,35 @@ class Case:
 
 
 def _source_text(obj) -> str:
-    """The source of a function or module, or (no source file: defined interactively, compiled
-    only) a deterministic stand-in: the function's bytecode and constants."""
+    """The source of a function, class or module, or (no source file: defined interactively,
+    compiled only) a deterministic stand-in: the function's bytecode and constants."""
     try:
         return inspect.getsource(obj)
     except (OSError, TypeError):
         code = getattr(obj, "__code__", None)
         if code is None:
-            return repr(getattr(obj, "__name__", obj))
+            return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
         return marshal.dumps(code).hex()
+
+
+def _repr_default(value):
+    try:
+        return json_default(value)
+    except TypeError:
+        return repr(value)  # an object with an address in its repr only costs a recompute
 
 
 def code_fingerprint(study: Study) -> str:
     """Hash of the code that computes a case: the source of ``run_case`` and of the whole module
     that defines it (its helpers, constants and imports), as joblib.Memory keys on a function's
     source.  Read once per run; a study module edited in place gives new keys."""
-    func = inspect.unwrap(study.run_case)
-    parts = [_source_text(func)]
+    func, parts = inspect.unwrap(study.run_case), []
+    while isinstance(func, functools.partial):  # the bound arguments, then the function
+        parts.append(json.dumps([func.args, func.keywords], sort_keys=True, default=_repr_default))
+        func = inspect.unwrap(func.func)
+    if not (inspect.isfunction(func) or inspect.ismethod(func)):
+        func = type(func)  # a callable object: its class
+    parts.append(_source_text(func))
     module = sys.modules.get(getattr(func, "__module__", None) or "")
     if module is not None:
         parts.append(_source_text(module))

@@ -182,10 +182,10 @@ def test_workers_die_when_the_study_process_is_killed(tmp_path):
         proc.wait()
         _wait_until(lambda: all(_gone(pid) for pid in workers), 10,
                     f"workers {[p for p in workers if not _gone(p)]} outlived their killed parent")
-    finally:
+    finally:  # the workers first: an orphaned worker holds the pipes open
+        _kill_all(workers)
         proc.kill()
         proc.communicate()
-        _kill_all(workers)
     assert not list(out.glob("*.nc*")) and not list((out / ".cache" / "sleepy").glob("*.tmp-*"))
 
 
@@ -208,8 +208,9 @@ def test_ctrl_c_stops_a_study_run_at_once_keeps_finished_cases_and_leaves_no_orp
             pytest.fail("Ctrl-C did not stop the run within 60 s (the blocking cases take 120 s)")
         seconds = time.monotonic() - t0
     finally:
-        proc.kill()
         _kill_all(workers)
+        proc.kill()
+        proc.communicate()
     # measured 0.3 s here; 60 s would already be a hang (a blocking case runs 120 s)
     print(f"Ctrl-C -> exit in {seconds:.2f} s")
     assert proc.returncode == 130, stderr
