@@ -101,7 +101,8 @@ def cmd_study_run(args, chosen=None) -> int:
         if run.n_failed:
             print(f"\n{study.name}: {run.n_failed} of {run.n_cases} cases did not end ok:")
             print(failure_table(run.dataset))
-            last.append(f"study {study.name}: {run.n_failed} of {run.n_cases} cases failed (see the table "
+        if run.n_errors:  # raised or crashed: no result (a status a case returned itself is a result)
+            last.append(f"study {study.name}: {run.n_errors} of {run.n_cases} cases failed (see the table "
                         f"above); {run.path} holds every case with its status and message")
             status = EXIT_ERROR
         if run.figure_error:

@@ -106,7 +106,9 @@ Running and files
 
 A run with failed cases still writes every case (status and message; if
 ``post`` cannot handle the gaps it is skipped and ``post_error`` says why),
-and ``pyint study run`` prints a table of the failures and exits with status 1.
+and ``pyint study run`` prints a table of the cases that did not end ok; it
+exits with status 1 when a case raised or crashed (:data:`ERROR_STATUSES`),
+not for a status a case returned itself (a recorded soft failure).
 
 Cases run in local processes (``workers``, default all cores; 1 runs them in
 this process) or on a Dask distributed cluster (``scheduler="tcp://host:8786"``).
@@ -157,6 +159,12 @@ RESERVED = frozenset({"pyint_version", "git_commit", "created", "study", "descri
                       "status", "message", "case_attrs"})
 
 OK = "ok"
+
+#: The statuses the runner gives a case that produced no result: its run_case raised ("failed")
+#: or its worker process died ("crashed").  ``pyint study run`` exits with status 1 when a case
+#: has one; a status a case returns itself (a soft failure the study records as a result, e.g.
+#: a method that fails at a step beyond its stability limit) is listed but is not an error.
+ERROR_STATUSES = ("failed", "crashed")
 
 
 # -- the declaration -----------------------------------------------------------------
@@ -793,6 +801,11 @@ class StudyRun:
     figures: list = dataclasses.field(default_factory=list)
     figure_error: str | None = None
     post_error: str | None = None
+
+    @property
+    def n_errors(self) -> int:
+        """Cases with a runner error status (:data:`ERROR_STATUSES`): they produced no result."""
+        return int(np.isin(self.dataset["status"].values.astype(str), ERROR_STATUSES).sum())
 
 
 def _params_json(params) -> str:

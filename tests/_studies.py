@@ -82,3 +82,16 @@ def sleepy_case(p):
 
 SLEEPY = Study(name="sleepy", description="quick cases, then cases that block", grid={"k": list(range(6))},
                fixed={"n_quick": 3, "block": 120.0}, run_case=sleepy_case)
+
+
+def soft_case(p):
+    """k = 1 records a soft failure itself (a result: partial data, status and message)."""
+    ds = xr.Dataset({"error": ((), float(p["k"]), {"units": "m"})})
+    if p["k"] == 1:
+        ds["status"] = ((), "diverged")
+        ds["message"] = ((), "the method diverged at t = 0.5 (expected beyond its stability limit)")
+    return ds
+
+
+SOFT = Study(name="soft", description="a recorded soft failure", grid={"k": [0, 1]}, run_case=soft_case,
+             meta={"k": ("1", "case index")})

@@ -249,6 +249,14 @@ def test_a_sweep_with_some_failures_exits_nonzero_with_the_table(tmp_path, capsy
     assert "order" in ds  # post ran: the ok cases give it (NaN where they cannot)
 
 
+def test_a_status_a_case_returns_itself_is_listed_but_is_not_an_error(tmp_path, capsys):
+    status = main(["study", "run", "--out", str(tmp_path), "--workers", "1", "--no-figures"], study=_studies.SOFT)
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "1 of 2 cases did not end ok" in out and "the method diverged at t = 0.5" in out
+    assert "pyint: error" not in err
+
+
 # -- item 11: pyint plot on a file that is not a study's --------------------------------------------------
 def test_plot_refuses_a_netcdf_file_that_is_not_a_study(tmp_path, capsys):
     path = tmp_path / "other.nc"
