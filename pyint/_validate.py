@@ -5,11 +5,24 @@ problem and, for constraint violations, says by how much."""
 from __future__ import annotations
 
 import numbers
+import os
+import warnings
 
 import numpy as np
 
 #: Default tolerance for "the initial state satisfies the constraints".
 CONSISTENCY_TOL = 1e-10
+
+#: Largest step count, ``every`` and size the Fortran kernels take: their integers are C ints.
+C_INT_MAX = 2**31 - 1
+
+#: Output arrays (t, q, v, a, lambda of every kept sample) larger than this many bytes are refused
+#: before anything is allocated (pass a larger ``every``); overridden by the environment variable
+#: ``PYINT_MAX_OUTPUT_BYTES`` (an integer number of bytes) or by assigning this constant.
+MAX_OUTPUT_BYTES = 2 * 1024**3
+
+#: Above this many bytes of output a ResourceWarning says how much will be allocated.
+WARN_OUTPUT_BYTES = 256 * 1024**2
 
 
 def as_vector(x, n, name):
@@ -42,18 +55,61 @@ def as_real(x, name, positive=False, lo=None, hi=None):
         raise ValueError(f"{name} must be finite, got {x}")
     if positive and x <= 0:
         raise ValueError(f"{name} must be > 0, got {x}")
-    if lo is not None and x < lo or hi is not None and x > hi:
+    if lo is not None and hi is not None and not lo <= x <= hi:
         raise ValueError(f"{name} must lie in [{lo}, {hi}], got {x}")
+    if lo is not None and x < lo:
+        raise ValueError(f"{name} must be >= {lo}, got {x}")
+    if hi is not None and x > hi:
+        raise ValueError(f"{name} must be <= {hi}, got {x}")
     return x
 
 
-def as_int(x, name, minimum=None):
+def as_int(x, name, minimum=None, maximum=None):
     if isinstance(x, bool) or not isinstance(x, numbers.Integral):
         raise TypeError(f"{name} must be an integer, got {x!r}")
     x = int(x)
     if minimum is not None and x < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {x}")
+    if maximum is not None and x > maximum:
+        limit = "2**31 - 1 (the kernels' C int)" if maximum == C_INT_MAX else str(maximum)
+        raise ValueError(f"{name} must be <= {limit}, got {x}")
     return x
+
+
+def as_every(every):
+    """The output stride ``every``: an integer in [1, 2**31 - 1]."""
+    return as_int(every, "every", minimum=1, maximum=C_INT_MAX)
+
+
+def max_output_bytes() -> int:
+    """The output size limit: ``PYINT_MAX_OUTPUT_BYTES`` if set, else :data:`MAX_OUTPUT_BYTES`."""
+    text = os.environ.get("PYINT_MAX_OUTPUT_BYTES", "").strip()
+    if not text:
+        return MAX_OUTPUT_BYTES
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"PYINT_MAX_OUTPUT_BYTES must be an integer number of bytes, got {text!r}") from None
+
+
+def check_output_size(nsamples, values_per_sample, nsteps, every):
+    """Refuse (ValueError) output arrays of nsamples x values_per_sample float64 above
+    :func:`max_output_bytes`, warn (ResourceWarning) above :data:`WARN_OUTPUT_BYTES`;
+    both before anything is allocated, naming ``every``."""
+    size = 8 * int(nsamples) * int(values_per_sample)
+    limit = max_output_bytes()
+    if size <= min(limit, WARN_OUTPUT_BYTES):
+        return size
+    text = (f"{nsteps} steps with every={every} keep {nsamples} samples of {values_per_sample} values: "
+            f"{size / 1024**2:.0f} MiB of output")
+    if size > limit:
+        fits = nsteps // max(limit // (8 * int(values_per_sample)) - 1, 1) + 1
+        raise ValueError(f"{text}, above the limit of {limit / 1024**2:.0f} MiB; keep fewer samples with a "
+                         f"larger every (every >= {fits} fits) or raise the limit (environment variable "
+                         "PYINT_MAX_OUTPUT_BYTES, in bytes)")
+    warnings.warn(f"{text} will be allocated; pass a larger every to keep fewer samples",
+                  ResourceWarning, stacklevel=4)
+    return size
 
 
 def step_count(t0, t_end, h):
@@ -64,6 +120,9 @@ def step_count(t0, t_end, h):
     nsteps = int(round(span / h))
     if nsteps < 1 or abs(nsteps * h - span) > 1e-8 * max(1.0, abs(span)):
         raise ValueError(f"(t_end - t0) = {span} is not an integer multiple of h = {h}")
+    if nsteps > C_INT_MAX:
+        raise ValueError(f"(t_end - t0) / h = {nsteps} steps exceeds the kernels' limit of 2**31 - 1 steps "
+                         "per call; integrate in several pieces or with a larger h")
     return nsteps
 
 

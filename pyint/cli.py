@@ -51,22 +51,29 @@ def cmd_study_list(args) -> int:
     return EXIT_OK
 
 
-def cmd_study_run(args) -> int:
-    from .runner import get_study, run_study, studies, summary_table
-    if args.all == bool(args.names):
-        raise ValueError("give study names or --all (not both)")
-    if args.all and args.grid:
-        raise ValueError("--grid applies to one study; not with --all")
+def cmd_study_run(args, chosen=None) -> int:
+    """``pyint study run``; ``chosen``: the Study objects to run instead of ``args.names``
+    (:func:`pyint.runner.study_main`, a study script run as ``python studies/NAME.py``)."""
+    from .runner import failure_table, get_study, run_study, studies, summary_table
+    if chosen is not None and (args.all or args.names):
+        raise ValueError(f"a study script runs its own study ({chosen[0].name}): give only options, "
+                         "no study names or --all")
+    if chosen is None:
+        if args.all == bool(args.names):
+            raise ValueError("give study names or --all (not both)")
+        if args.all and args.grid:
+            raise ValueError("--grid applies to one study; not with --all")
     if args.workers is not None and args.scheduler:
         raise ValueError("give --workers (local processes) or --scheduler (Dask), not both")
-    chosen = list(studies().values()) if args.all else [get_study(n) for n in args.names]
+    if chosen is None:
+        chosen = list(studies().values()) if args.all else [get_study(n) for n in args.names]
     if args.all and not chosen:
         print("pyint: no studies are registered yet (pyint.studies is empty)", file=sys.stderr)
         return EXIT_OK
     if args.grid and len(chosen) > 1:
         raise ValueError("--grid applies to one study; name only one")
     overrides = [study.parse_overrides(args.grid) for study in chosen]
-    runs, status = [], EXIT_OK
+    runs, status, last = [], EXIT_OK, []
     for study, grid in zip(chosen, overrides):
         try:
             runs.append((study, run_study(study, out=args.out, grid=grid, quick=args.quick, workers=args.workers,
@@ -76,23 +83,45 @@ def cmd_study_run(args) -> int:
             if len(chosen) == 1:
                 raise
             print(f"pyint: study {study.name} did not finish: {type(exc).__name__}: {exc}", file=sys.stderr)
+            last.append(f"study {study.name} did not finish")
             status = EXIT_ERROR
     if len(chosen) > 1:
         total = sum(run.seconds for _, run in runs)
         print(f"\n{len(runs)} of {len(chosen)} studies finished in {total / 60:.1f} min", file=sys.stderr)
     for study, run in runs:
         print()
-        print(study.summary(run.dataset) if study.summary is not None else summary_table(run.dataset))
+        try:
+            print(study.summary(run.dataset) if study.summary is not None else summary_table(run.dataset))
+        except Exception as exc:  # noqa: BLE001 - the study's summary may need cases that failed
+            if not run.n_failed:
+                raise
+            print(summary_table(run.dataset))
+            print(f"(the study's own summary failed: {type(exc).__name__}: {exc})")
         print(f"-> {run.path}" + (f"; figures: {run.path.with_suffix('')}/" if run.figures else ""))
-        if run.figure_error:
+        if run.n_failed:
+            print(f"\n{study.name}: {run.n_failed} of {run.n_cases} cases did not end ok:")
+            print(failure_table(run.dataset))
+        if run.n_errors:  # raised or crashed: no result (a status a case returned itself is a result)
+            last.append(f"study {study.name}: {run.n_errors} of {run.n_cases} cases failed (see the table "
+                        f"above); {run.path} holds every case with its status and message")
             status = EXIT_ERROR
+        if run.figure_error:
+            last.append(f"study {study.name}: figures failed: {run.figure_error}")
+            status = EXIT_ERROR
+    sys.stdout.flush()
+    for line in last:
+        print(f"pyint: error: {line}", file=sys.stderr)
     return status
 
 
 def cmd_plot(args) -> int:
     from .plotting import study_figures
-    for path in study_figures(args.file, args.out):
+    made = study_figures(args.file, args.out)
+    for path in made:
         print(path)
+    if not made:
+        print(f"pyint: error: no figure applies to {args.file} (no variable a figure draws)", file=sys.stderr)
+        return EXIT_ERROR
     return EXIT_OK
 
 
@@ -127,12 +156,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None) -> int:
+def main(argv=None, study=None) -> int:
+    """The ``pyint`` command; ``study``: a Study object that ``study run`` runs (argv then holds
+    only its options), see :func:`pyint.runner.study_main`."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         return cmd_info(args)
     try:
+        if study is not None:
+            return cmd_study_run(args, [study])
         return args.func(args)
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"pyint: error: {exc}", file=sys.stderr)

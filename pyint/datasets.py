@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import glob
 import json
 import os
 import subprocess
@@ -311,6 +312,7 @@ def write_netcdf(ds: xr.Dataset, path) -> Path:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path.parent, path.name)  # left by a killed writer of the same file
     ds = ds.copy()
     ds.attrs = {k: attr_value(v) for k, v in ds.attrs.items()}
     for name in ds.variables:
@@ -336,10 +338,11 @@ def load_netcdf(path) -> xr.Dataset:
     return xr.load_dataset(path, engine="netcdf4")
 
 
-def remove_stale_temporaries(directory) -> int:
-    """Remove ``*.tmp-<pid>`` files in ``directory`` whose writing process is gone."""
+def remove_stale_temporaries(directory, name="*") -> int:
+    """Remove ``<name>.tmp-<pid>`` files in ``directory`` (default: every name) whose writing
+    process is gone (a run killed while writing); those of live processes are kept."""
     removed = 0
-    for tmp in Path(directory).glob("*.tmp-*"):
+    for tmp in Path(directory).glob(f"{glob.escape(name) if name != '*' else name}.tmp-*"):
         pid = tmp.name.rsplit(".tmp-", 1)[-1]
         if not pid.isdigit():
             continue

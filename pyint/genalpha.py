@@ -160,7 +160,7 @@ class _AlphaFamily(Integrator):
         h = V.as_real(h, "h", positive=True)
         t0 = V.as_real(t0, "t0")
         t_end = V.as_real(t_end, "t_end")
-        every = V.as_int(every, "every", minimum=1)
+        every = V.as_every(every)
         nsteps = V.step_count(t0, t_end, h)
         args = [model_args(m, "fortran") for m in models]
         for m, a in zip(models, args):
@@ -183,6 +183,7 @@ class _AlphaFamily(Integrator):
             lam0s[:lh.size + ln.size, k] = np.concatenate([lh, ln])
         rpar = np.asfortranarray(np.stack([a["rpar"] for a in args], axis=1))
         nout = nsteps // every + 1
+        V.check_output_size(nout, nb * (1 + 3 * n + nl), nsteps, every)
         tout = np.zeros((nout, nb), order="F")
         qout, vout, aout = (np.zeros((n, nout, nb), order="F") for _ in range(3))
         lout = np.zeros((nl, nout, nb), order="F")

@@ -60,6 +60,12 @@ class Integrator:
         raise NotImplementedError
 
     def check_model(self, model):
+        n = getattr(model, "n", None)
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"model {getattr(model, 'name', type(model).__name__)!r} has n = {n!r} coordinates; "
+                             "an integrator needs at least 1")
+        if n > V.C_INT_MAX:
+            raise ValueError(f"model {model.name!r} has n = {n} coordinates, above the kernels' limit 2**31 - 1")
         if model.n_hol and "holonomic" not in self.supports:
             raise ValueError(f"{self.name} does not handle holonomic constraints (model {model.name!r} has {model.n_hol})")
         if model.n_nonhol and "nonholonomic" not in self.supports:
@@ -80,7 +86,7 @@ class Integrator:
         h = V.as_real(h, "h", positive=True)
         t0 = V.as_real(t0, "t0")
         t_end = V.as_real(t_end, "t_end")
-        every = V.as_int(every, "every", minimum=1)
+        every = V.as_every(every)
         nsteps = V.step_count(t0, t_end, h)
         q0 = V.as_vector(q0, model.n, "q0")
         v0 = V.as_vector(v0, model.n, "v0")
@@ -121,8 +127,10 @@ def report_failure(result, status, steps_done, t0, h, raise_on_failure=True):
 
 
 def output_buffers(n, nl, nsteps, every):
-    """Fortran-ordered output arrays for nsteps // every + 1 samples."""
+    """Fortran-ordered output arrays for nsteps // every + 1 samples (refused above
+    :data:`pyint._validate.MAX_OUTPUT_BYTES`, see :func:`~pyint._validate.check_output_size`)."""
     nout = nsteps // every + 1
+    V.check_output_size(nout, 1 + 3 * n + max(nl, 1), nsteps, every)
     return dict(tout=np.zeros(nout), qout=np.zeros((n, nout), order="F"),
                 vout=np.zeros((n, nout), order="F"), aout=np.zeros((n, nout), order="F"),
                 lout=np.zeros((max(nl, 1), nout), order="F"))

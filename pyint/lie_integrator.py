@@ -229,6 +229,7 @@ def lie_output_buffers(nb, m, nsteps, every, naux):
     """Fortran-ordered output arrays for nsteps // every + 1 samples."""
     nout = nsteps // every + 1
     nv = 6 * nb
+    V.check_output_size(nout, 1 + 12 * nb + 2 * nv + max(m, 1) + naux, nsteps, every)
     f = dict(order="F")
     return dict(tout=np.zeros(nout), xout=np.zeros((3, nb, nout), **f),
                 rout=np.zeros((3, 3, nb, nout), **f), vout=np.zeros((nv, nout), **f),
@@ -280,7 +281,7 @@ class LieIntegrator(Integrator):
         h = V.as_real(h, "h", positive=True)
         t0 = V.as_real(t0, "t0")
         t_end = V.as_real(t_end, "t_end")
-        every = V.as_int(every, "every", minimum=1)
+        every = V.as_every(every)
         nsteps = V.step_count(t0, t_end, h)
         x0, r0 = as_configuration(model, q0)
         v0 = V.as_vector(v0, model.nv, "v0")

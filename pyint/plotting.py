@@ -288,7 +288,13 @@ def study_figures(path, outdir=None, study=None) -> list[Path]:
     outdir = Path(outdir) if outdir is not None else path.with_suffix("")
     if study is None:
         from .runner import studies
-        name = load_netcdf(path).attrs.get("study")
+        ds = load_netcdf(path)
+        missing = [what for what, ok in (("global attribute 'study'", "study" in ds.attrs),
+                                         ("variable 'status'", "status" in ds.variables)) if not ok]
+        if missing:
+            raise ValueError(f"{path} is not a study's file (written by pyint study run): it has no "
+                             f"{' and no '.join(missing)}; nothing to draw")
+        name = ds.attrs.get("study")
         study = studies(include_selftest=True).get(name) if name else None
     if study is not None and study.figures is not None:
         outdir.mkdir(parents=True, exist_ok=True)

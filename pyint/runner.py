@@ -82,23 +82,41 @@ The contract (:class:`Study` fields)
 ``meta``
     ``{name: (units, long_name)}`` for the study's own parameters/variables.
 ``version``
-    bump it to invalidate the study's cached cases after changing its code.
+    bump it to invalidate the study's cached cases (an edit of the study
+    module invalidates them anyway, see below; bump it when a change
+    elsewhere, e.g. in a helper module, changes the results).
 
 Running and files
 -----------------
 :func:`run_study` (``pyint study run``) writes, under ``out``:
 
 * ``<out>/.cache/<study>/<key>.nc``: one file per finished case (failed ones
-  too), ``key`` = hash of the study name and version, the case parameters and
-  the pyint version.  A rerun (interrupted, or with more grid values) runs
-  only the cases without a file; ``rerun_failed`` reruns failed ones too.
-* ``<out>/<study>.nc``: the combined dataset (atomic write);
+  too), ``key`` = hash of the study name and version, the case parameters,
+  the pyint version and the study's code (the source of ``run_case`` and of
+  the whole module defining it, as joblib.Memory keys on a function's source:
+  editing the study module recomputes its cases; code it imports from other
+  modules is not tracked, bump ``version`` for that; in a long-lived
+  interpreter reload the module after editing it).  A rerun (interrupted, or
+  with more grid values) runs only the cases without a file; ``rerun_failed``
+  reruns failed ones too.
+* ``<out>/<study>.nc``: the combined dataset (atomic write: a crash or Ctrl-C
+  never leaves a half-written file; a ``<study>.nc.tmp-<pid>`` left by a
+  killed run is removed at the next write);
 * ``<out>/<study>/*.png``: the figures.
+
+A run with failed cases still writes every case (status and message; if
+``post`` cannot handle the gaps it is skipped and ``post_error`` says why),
+and ``pyint study run`` prints a table of the cases that did not end ok; it
+exits with status 1 when a case raised or crashed (:data:`ERROR_STATUSES`),
+not for a status a case returned itself (a recorded soft failure).
 
 Cases run in local processes (``workers``, default all cores; 1 runs them in
 this process) or on a Dask distributed cluster (``scheduler="tcp://host:8786"``).
 A case that raises is recorded and the sweep goes on; a case that kills its
 worker process is retried once, then run alone, and recorded as ``crashed``.
+Local workers die with the study process (Linux parent-death signal, and a
+watchdog thread elsewhere); on Ctrl-C the study process kills its workers at
+once, saves every case already finished and exits (status 130).
 
 Combining: a case dimension with the same coordinate in every case stays
 as it is.  If the cases' ``time`` coordinates differ (different ``h``), the
@@ -110,11 +128,15 @@ floats with NaN; text gaps are "".
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import hashlib
 import importlib
+import inspect
 import itertools
 import json
+import marshal
 import math
 import os
 import pkgutil
@@ -137,6 +159,12 @@ RESERVED = frozenset({"pyint_version", "git_commit", "created", "study", "descri
                       "status", "message", "case_attrs"})
 
 OK = "ok"
+
+#: The statuses the runner gives a case that produced no result: its run_case raised ("failed")
+#: or its worker process died ("crashed").  ``pyint study run`` exits with status 1 when a case
+#: has one; a status a case returns itself (a soft failure the study records as a result, e.g.
+#: a method that fails at a step beyond its stability limit) is listed but is not an error.
+ERROR_STATUSES = ("failed", "crashed")
 
 
 # -- the declaration -----------------------------------------------------------------
@@ -219,6 +247,8 @@ class Study:
             key = key.strip()
             if not sep or not key:
                 raise ValueError(f"--grid expects key=v1,v2,..., got {item!r}")
+            if key in out:
+                raise ValueError(f"--grid {key}=... is given twice; give all its values once: {key}=v1,v2,...")
             if key in self.grid:
                 proto = self.grid[key]
             elif key in self.fixed:
@@ -285,21 +315,60 @@ class Case:
     excluded: bool = False
 
 
-def cache_key(study: Study, params: Mapping) -> str:
-    """Hash of the study name and version, the case parameters and the pyint version."""
+def _source_text(obj) -> str:
+    """The source of a function, class or module, or (no source file: defined interactively,
+    compiled only) a deterministic stand-in: the function's bytecode and constants."""
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):
+        code = getattr(obj, "__code__", None)
+        if code is None:
+            return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
+        return marshal.dumps(code).hex()
+
+
+def _repr_default(value):
+    try:
+        return json_default(value)
+    except TypeError:
+        return repr(value)  # an object with an address in its repr only costs a recompute
+
+
+def code_fingerprint(study: Study) -> str:
+    """Hash of the code that computes a case: the source of ``run_case`` and of the whole module
+    that defines it (its helpers, constants and imports), as joblib.Memory keys on a function's
+    source.  Read once per run; a study module edited in place gives new keys."""
+    func, parts = inspect.unwrap(study.run_case), []
+    while isinstance(func, functools.partial):  # the bound arguments, then the function
+        parts.append(json.dumps([func.args, func.keywords], sort_keys=True, default=_repr_default))
+        func = inspect.unwrap(func.func)
+    if not (inspect.isfunction(func) or inspect.ismethod(func)):
+        func = type(func)  # a callable object: its class
+    parts.append(_source_text(func))
+    module = sys.modules.get(getattr(func, "__module__", None) or "")
+    if module is not None:
+        parts.append(_source_text(module))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
+
+
+def cache_key(study: Study, params: Mapping, code: str | None = None) -> str:
+    """Hash of the study name and version, the case parameters, the pyint version and the
+    study's code (:func:`code_fingerprint`; pass it when keying many cases)."""
     from . import __version__
     blob = json.dumps({"study": study.name, "study_version": study.version, "pyint_version": __version__,
+                       "code": code_fingerprint(study) if code is None else code,
                        "params": dict(params)}, sort_keys=True, default=json_default)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
 def make_cases(study: Study, grid: Mapping[str, list], fixed: Mapping) -> list[Case]:
     keys = list(grid)
+    code = code_fingerprint(study)
     cases = []
     for index in itertools.product(*(range(len(grid[k])) for k in keys)):
         params = {**fixed, **{k: grid[k][i] for k, i in zip(keys, index)}}
         excluded = study.where is not None and not study.where(dict(params))
-        cases.append(Case(params, index, cache_key(study, params), bool(excluded)))
+        cases.append(Case(params, index, cache_key(study, params, code), bool(excluded)))
     return cases
 
 
@@ -345,16 +414,98 @@ def _execute_case(run_case, params, meta) -> xr.Dataset:
 
 
 # -- where cases run ---------------------------------------------------------------------------
+# Each runner computes the cases of ``todo`` and hands every result to ``save(case, ds)`` (which
+# writes it to the cache) as soon as it has it.  On Ctrl-C (KeyboardInterrupt) a runner stops its
+# workers at once, saves every result it already holds (also one whose save was interrupted) and
+# re-raises: nothing computed is lost, nothing is left running.
 CRASHED = ("the worker process died while running this case "
            "(segmentation fault, os._exit, out of memory, ...)")
 
+#: prctl(2) option: the signal this process gets when its parent dies (Linux).
+PR_SET_PDEATHSIG = 1
 
-def _run_in_process(study, todo):
+#: How often (seconds) a worker's watchdog thread checks that the study process is alive.
+WATCHDOG_PERIOD = 0.5
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _worker_init(parent_pid: int):
+    """Initializer of every local worker process: die with the study process.
+
+    Ctrl-C reaches the whole process group: workers ignore SIGINT and the study
+    process stops them (:func:`_stop_workers`).  If the study process dies
+    without stopping them (SIGKILL, out of memory), the kernel sends SIGKILL
+    (Linux prctl PR_SET_PDEATHSIG); a watchdog thread that polls the parent
+    covers other systems and a parent that died before prctl took effect.
+    """
+    import signal
+    import threading
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover - no prctl: the watchdog remains
+            pass
+    first_ppid = os.getppid()
+
+    def orphaned():
+        return os.getppid() != first_ppid or not _alive(parent_pid)
+
+    if orphaned():
+        os._exit(1)
+
+    def watchdog():
+        while not orphaned():
+            time.sleep(WATCHDOG_PERIOD)
+        os._exit(1)
+
+    threading.Thread(target=watchdog, name="pyint-parent-watchdog", daemon=True).start()
+
+
+def _stop_workers(pool):
+    """Kill the pool's worker processes now (a case in a compiled kernel may not answer gentler
+    signals for a long time) and wait for them, so that none is left behind."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.kill()
+    for proc in procs:
+        with contextlib.suppress(Exception):
+            proc.join(5)
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _save_finished(futures, saved, save):
+    """After an interrupt: save every finished result not saved yet."""
+    for fut, case in futures.items():
+        if case.key in saved or not fut.done() or fut.cancelled() or fut.exception() is not None:
+            continue
+        save(case, fut.result())
+        saved.add(case.key)
+
+
+def _run_in_process(study, todo, save):
     for case in todo:
-        yield case, _execute_case(study.run_case, case.params, study.meta)
+        ds = _execute_case(study.run_case, case.params, study.meta)
+        try:
+            save(case, ds)
+        except KeyboardInterrupt:
+            save(case, ds)  # computed: keep it (the interrupted write left no file)
+            raise
 
 
-def _run_processes(study, todo, workers):
+def _run_processes(study, todo, workers, save):
     """Local process pool.  A dead worker breaks the pool: the unfinished cases are
     resubmitted; a case caught in two breaks runs alone, and if it dies alone it is
     recorded as crashed."""
@@ -368,10 +519,10 @@ def _run_processes(study, todo, workers):
             batch, queue, size = queue, [], min(workers, len(queue))
         else:
             batch, size = [alone.pop(0)], 1
-        pool = ProcessPoolExecutor(max_workers=size)
+        pool = ProcessPoolExecutor(max_workers=size, initializer=_worker_init, initargs=(os.getpid(),))
+        futures, saved = {}, set()
         clean = False
         try:
-            futures = {}
             for i, c in enumerate(batch):
                 try:
                     futures[pool.submit(_execute_case, study.run_case, c.params, study.meta)] = c
@@ -387,19 +538,28 @@ def _run_processes(study, todo, workers):
                 except BrokenProcessPool:
                     breaks[case.key] = breaks.get(case.key, 0) + 1
                     if size == 1 and breaks[case.key] >= 2:
-                        yield case, failed_case("crashed", CRASHED)
+                        save(case, failed_case("crashed", CRASHED))
+                        saved.add(case.key)
                     else:
                         (alone if breaks[case.key] >= 2 else queue).append(case)
                     continue
                 except Exception as exc:  # noqa: BLE001 - e.g. the arguments did not pickle
                     ds = failed_case("failed", _describe(exc))
-                yield case, ds
+                    save(case, ds)
+                    saved.add(case.key)
+                    continue
+                save(case, ds)
+                saved.add(case.key)
             clean = True
+        except KeyboardInterrupt:
+            _stop_workers(pool)
+            _save_finished(futures, saved, save)
+            raise
         finally:
             pool.shutdown(wait=clean, cancel_futures=True)
 
 
-def _run_dask(study, todo, address):
+def _run_dask(study, todo, address, save):
     try:
         from distributed import Client, as_completed
     except ImportError as exc:
@@ -411,15 +571,25 @@ def _run_dask(study, todo, address):
     with client:
         futures = {client.submit(_execute_case, study.run_case, c.params, study.meta, pure=False): c
                    for c in todo}
-        for fut in as_completed(list(futures), loop=client.loop):
-            case = futures[fut]
-            try:
-                ds = fut.result()
-            except Exception as exc:  # noqa: BLE001 - KilledWorker and the like
-                status = "crashed" if type(exc).__name__ == "KilledWorker" else "failed"
-                ds = failed_case(status, _describe(exc))
-            fut.release()
-            yield case, ds
+        saved = set()
+        try:
+            for fut in as_completed(list(futures), loop=client.loop):
+                case = futures[fut]
+                try:
+                    ds = fut.result()
+                except Exception as exc:  # noqa: BLE001 - KilledWorker and the like
+                    status = "crashed" if type(exc).__name__ == "KilledWorker" else "failed"
+                    ds = failed_case(status, _describe(exc))
+                save(case, ds)
+                saved.add(case.key)
+                fut.release()
+        except KeyboardInterrupt:
+            client.cancel([f for f, c in futures.items() if c.key not in saved and not f.done()])
+            for fut, case in futures.items():
+                if case.key not in saved and fut.status == "finished":
+                    save(case, fut.result())
+                    saved.add(case.key)
+            raise
 
 
 # -- progress ------------------------------------------------------------------------------------
@@ -630,6 +800,12 @@ class StudyRun:
     seconds: float
     figures: list = dataclasses.field(default_factory=list)
     figure_error: str | None = None
+    post_error: str | None = None
+
+    @property
+    def n_errors(self) -> int:
+        """Cases with a runner error status (:data:`ERROR_STATUSES`): they produced no result."""
+        return int(np.isin(self.dataset["status"].values.astype(str), ERROR_STATUSES).sum())
 
 
 def _params_json(params) -> str:
@@ -700,25 +876,27 @@ def run_study(study: Study | str, out="results", grid: Mapping[str, list] | None
                   + (f", {n_skipped} skipped" if n_skipped else ""))
 
     bar = Progress(study.name, len(cases), len(cases) - len(todo), enabled=progress)
+
+    def save(case, ds):
+        ds.attrs["runner_params"] = _params_json(case.params)
+        write_netcdf(ds, cache_dir / f"{case.key}.nc")  # atomic: a crash leaves no half-written file
+        bar.update()
+
     if todo:
-        if scheduler is not None:
-            stream = _run_dask(study, todo, scheduler)
-        else:
-            n = (os.cpu_count() or 1) if workers is None else workers
-            stream = _run_in_process(study, todo) if n == 1 or len(todo) == 1 else \
-                _run_processes(study, todo, n)
         try:
-            for case, ds in stream:
-                ds.attrs["runner_params"] = _params_json(case.params)
-                write_netcdf(ds, cache_dir / f"{case.key}.nc")
-                bar.update()
+            if scheduler is not None:
+                _run_dask(study, todo, scheduler, save)
+            else:
+                n = (os.cpu_count() or 1) if workers is None else workers
+                if n == 1 or len(todo) == 1:
+                    _run_in_process(study, todo, save)
+                else:
+                    _run_processes(study, todo, n, save)
         except KeyboardInterrupt:
             bar.close()
             _log(verbose, f"[{study.name}] interrupted: {bar.done - n_skipped} of {len(cases) - n_skipped} "
                           f"cases are cached in {cache_dir}; run again to finish")
             raise
-        finally:
-            stream.close()
     bar.close()
 
     # combine from the files, so every way of running gives the same dataset
@@ -728,20 +906,28 @@ def run_study(study: Study | str, out="results", grid: Mapping[str, list] | None
         ds.attrs.pop("runner_params", None)
         parts.append((case.index, ds))
     combined = combine_cases(grid_, parts)
-    if study.post is not None:
-        combined = study.post(combined)
-    combined = annotate(combined, study.meta, strict=True)
     status = combined["status"].values
     n_failed = int(np.sum((status != OK) & (status != "skipped")))
+    post_error = None
+    if study.post is not None:
+        try:
+            combined = study.post(combined)
+        except Exception as exc:  # noqa: BLE001 - e.g. no case has the variable post needs
+            if not n_failed:
+                raise
+            post_error = _describe(exc)  # the failed cases explain it: write what there is
+    combined = annotate(combined, study.meta, strict=True)
     attrs = dict(combined.attrs)
     attrs.update(provenance(study.name, fixed))
     attrs.update(description=study.description, grid=attr_value(grid_), grid_dims=attr_value(list(grid_)),
                  quick=int(bool(quick)), n_cases=len(cases), n_failed=n_failed)
+    if post_error:
+        attrs["post_error"] = f"post() was not applied: {post_error}"
     combined.attrs = attrs
     path = write_netcdf(combined, out / f"{study.name}.nc")
 
     run = StudyRun(study.name, path, combined, len(cases), n_cached, len(todo), n_failed,
-                   time.monotonic() - t0)
+                   time.monotonic() - t0, post_error=post_error)
     if figures:
         try:
             from .plotting import study_figures
@@ -751,15 +937,24 @@ def run_study(study: Study | str, out="results", grid: Mapping[str, list] | None
     _log(verbose, f"[{study.name}] done in {_clock(run.seconds)}: {len(todo)} run, {n_cached} cached, "
                   f"{n_failed} failed -> {path}"
                   + (f", {len(run.figures)} figures in {out / study.name}" if run.figures else "")
+                  + (f"\n[{study.name}] post() not applied (cases failed): {post_error}" if post_error else "")
                   + (f"\n[{study.name}] figures failed: {run.figure_error}" if run.figure_error else ""))
     return run
 
 
 def study_main(study: Study, argv=None) -> int:
-    """``python -m pyint.studies.<name> [options]`` is ``pyint study run <name> [options]``
-    (argv: the options; default ``sys.argv[1:]``).  Returns the command's exit status."""
+    """``python studies/<name>.py [options]`` and ``python -m pyint.studies.<name> [options]``
+    are ``pyint study run <name> [options]``: the same options, files, summary and exit status,
+    on this ``study`` object (so a study script outside pyint.studies runs too).
+    argv: the options (default ``sys.argv[1:]``).  Returns the exit status.
+
+    Every study module ends with::
+
+        if __name__ == "__main__":
+            raise SystemExit(study_main(STUDY))
+    """
     from .cli import main
-    return main(["study", "run", study.name, *(sys.argv[1:] if argv is None else argv)])
+    return main(["study", "run", *(sys.argv[1:] if argv is None else argv)], study=study)
 
 
 # -- the summary table --------------------------------------------------------------------------------
@@ -807,3 +1002,25 @@ def summary_table(ds: xr.Dataset) -> str:
 
     title = f"{ds.attrs.get('study', '')}: {ds.attrs.get('description', '')}".strip(": ")
     return "\n".join([title, fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
+
+
+def failure_table(ds: xr.Dataset) -> str:
+    """One row per case that did not end ok (skipped ones aside): its grid parameters, status and
+    the whole message.  Empty when every case ended ok."""
+    gdims = json.loads(ds.attrs["grid_dims"]) if "grid_dims" in ds.attrs else list(ds["status"].dims)
+    status = ds["status"].transpose(*gdims).values
+    message = ds["message"].transpose(*gdims).values
+    header = list(gdims) + ["status"]
+    rows = []
+    for index in itertools.product(*(range(ds.sizes[d]) for d in gdims)):
+        st = str(status[index])
+        if st in (OK, "skipped"):
+            continue
+        rows.append(([_cell(ds[d].values[i]) for d, i in zip(gdims, index)] + [st], str(message[index])))
+    if not rows:
+        return ""
+    widths = [max(len(r[i]) for r in [header] + [row for row, _ in rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(header + ["message"], widths + [0])).rstrip(),
+             "  ".join("-" * w for w in widths + [7])]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row + [msg], widths + [0])).rstrip() for row, msg in rows]
+    return "\n".join(lines)

@@ -35,7 +35,7 @@ import time
 import numpy as np
 import xarray as xr
 
-from pyint.runner import Study
+from pyint.runner import Study, study_main
 
 NAME = "snakeboard_alpha"
 METHODS = ["genalpha", "alpha_rattle", "ida"]
@@ -213,3 +213,7 @@ STUDY = Study(
           "n_h": ("1", "points of the convergence sweep"), "ida_rtol": ("1", "IDA tolerance of the paper run"),
           "ref_rtol": ("1", "tolerance of the IDA reference")},
 )
+
+
+if __name__ == "__main__":      # the same as `pyint study run snakeboard_alpha [options]`
+    raise SystemExit(study_main(STUDY))

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pyint.runner import Study
+from pyint.runner import Study, study_main
 
 #: study method label -> (class name in pyint, constructor keyword arguments)
 METHODS = {
@@ -288,3 +288,7 @@ STUDY = Study(
     meta={"t_long": ("s", "final time of the long run"),
           "every_long": ("1", "output every this many steps in the long run"),
           "n_h": ("1", "number of step sizes of the h-sweep (h = 0.12 / 2^k)")})
+
+
+if __name__ == "__main__":      # the same as `pyint study run triple_pendulum_symplectic [options]`
+    raise SystemExit(study_main(STUDY))

@@ -68,3 +68,30 @@ def rolling_case(p):
 ROLLING = Study(name="rolling", description="synthetic nonholonomic-like output",
                 grid={"method": ["a", "b"], "rho_inf": [0.0, 0.5], "h": [0.1, 0.05, 0.025]},
                 run_case=rolling_case, meta={})
+
+
+def sleepy_case(p):
+    """Quick for k < n_quick; else blocks for ``block`` seconds ignoring SIGINT, as a case inside a
+    compiled kernel does (Ctrl-C cannot interrupt it: only killing its process stops it)."""
+    import signal
+    if p["k"] >= p["n_quick"]:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        time.sleep(p["block"])
+    return xr.Dataset({"error": ((), float(p["k"]), {"units": "m"})})
+
+
+SLEEPY = Study(name="sleepy", description="quick cases, then cases that block", grid={"k": list(range(6))},
+               fixed={"n_quick": 3, "block": 120.0}, run_case=sleepy_case)
+
+
+def soft_case(p):
+    """k = 1 records a soft failure itself (a result: partial data, status and message)."""
+    ds = xr.Dataset({"error": ((), float(p["k"]), {"units": "m"})})
+    if p["k"] == 1:
+        ds["status"] = ((), "diverged")
+        ds["message"] = ((), "the method diverged at t = 0.5 (expected beyond its stability limit)")
+    return ds
+
+
+SOFT = Study(name="soft", description="a recorded soft failure", grid={"k": [0, 1]}, run_case=soft_case,
+             meta={"k": ("1", "case index")})

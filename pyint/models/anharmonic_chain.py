@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _validate as V
+from ._params import nonnegative, vector
 from .pendulum_chain import PendulumChain
 
 
@@ -37,9 +37,9 @@ class AnharmonicChain(PendulumChain):
 
     def __init__(self, n_links=2, mass=1.0, length=1.0, grav=1.0, k=1.0, kappa=4.0, anchor=(1.0, -1.0)):
         super().__init__(n_links, mass=mass, length=length, grav=grav)
-        self.k = V.as_real(k, "k", lo=0.0)
-        self.kappa = V.as_real(kappa, "kappa", lo=0.0)
-        self.anchor = V.as_vector(anchor, 2, "anchor")
+        self.k = nonnegative("k", k)
+        self.kappa = nonnegative("kappa", kappa)
+        self.anchor = vector("anchor", anchor, 2)
         self.name = f"anharmonic_chain_{self.n_links}"
 
     @classmethod

@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._params import nonnegative, positive, vector
 from .base import Model
 
 
@@ -179,9 +180,7 @@ class NaturalSystem:
         centre of mass ``com`` in body coordinates.
         """
         d = self.dim
-        mass = float(mass)
-        if not np.isfinite(mass) or mass <= 0:
-            raise ValueError(f"mass must be finite and > 0, got {mass}")
+        mass = positive("mass", mass)
         if (pi is None) == (second_moments is None):
             raise ValueError("give exactly one of pi (principal second moments) or second_moments")
         if pi is not None:
@@ -341,18 +340,14 @@ class NaturalSystem:
 
     def spring(self, bi, pi, bj, pj, stiffness, rest_length=0.0, damping=0.0):
         """Spring-damper between P_i and P_j: force magnitude k (l - l0) + c dl/dt along P_j - P_i."""
-        vals = [float(stiffness), float(rest_length), float(damping)]
-        if not all(np.isfinite(vals)) or min(vals) < 0:
-            raise ValueError(f"stiffness, rest_length, damping must be finite and >= 0, got {vals}")
+        vals = [nonnegative("stiffness", stiffness), nonnegative("rest_length", rest_length),
+                nonnegative("damping", damping)]
         d = self.point(bj, pj) - self.point(bi, pi)
         self.springs.append(_Spring(d, *vals, label=f"spring {bi.name}-{bj.name}"))
 
     # -- checks --------------------------------------------------------------
     def _vec(self, x, name):
-        a = np.asarray(x, dtype=float)
-        if a.shape != (self.dim,) or not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} must be a finite vector of length {self.dim}, got {x!r}")
-        return a
+        return vector(name, x, self.dim)
 
     def _check_body(self, body, ground=True):
         if not isinstance(body, Body):

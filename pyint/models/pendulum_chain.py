@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._params import integer, positive_array, real
 from .base import Model
 
 
@@ -19,14 +20,10 @@ class PendulumChain(Model):
     conservative = True
 
     def __init__(self, n_links=2, mass=1.0, length=1.0, grav=9.81):
-        if int(n_links) < 1:
-            raise ValueError(f"n_links must be >= 1, got {n_links}")
-        self.n_links = int(n_links)
-        self.m = np.broadcast_to(np.asarray(mass, dtype=float), (self.n_links,)).copy()
-        self.l = np.broadcast_to(np.asarray(length, dtype=float), (self.n_links,)).copy()
-        if np.any(self.m <= 0) or np.any(self.l <= 0):
-            raise ValueError("masses and lengths must be positive")
-        self.grav = float(grav)
+        self.n_links = integer("n_links", n_links, minimum=1)
+        self.m = positive_array("mass", mass, self.n_links)
+        self.l = positive_array("length", length, self.n_links)
+        self.grav = real("grav", grav)
         self.name = f"pendulum_chain_{self.n_links}"
         self.n = 2 * self.n_links
         self.n_hol = self.n_links

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..so3 import cross, expm, hat
+from ._params import positive, real, vector
 
 GROUND = None
 _KIND = {"point": 1, "perp": 2}
@@ -119,8 +120,7 @@ class RigidBodySystem:
         if not self.bodies:
             raise ValueError("a rigid-body system needs at least one body")
         for i, b in enumerate(self.bodies):
-            if not (np.isfinite(b.mass) and b.mass > 0):
-                raise ValueError(f"body {i}: mass must be positive and finite, got {b.mass}")
+            positive(f"body {i}: mass", b.mass)
             j = b.J()
             if j.shape != (3, 3) or not np.all(np.isfinite(j)):
                 raise ValueError(f"body {i}: inertia must be 3 values or a 3x3 matrix, got {b.inertia!r}")
@@ -133,12 +133,9 @@ class RigidBodySystem:
             if not (0 <= jt.a < nb) or not (jt.b is None or 0 <= jt.b < nb) or jt.a == jt.b:
                 raise ValueError(f"joint {k}: bodies must be distinct indices in 0..{nb - 1} "
                                  f"(b may be None for the ground), got a={jt.a}, b={jt.b}")
-            for vec in (jt.s_a, jt.s_b):
-                if np.asarray(vec, dtype=float).shape != (3,):
-                    raise ValueError(f"joint {k}: body vectors must have 3 components")
-        self.gravity = np.asarray(gravity, dtype=float)
-        if self.gravity.shape != (3,):
-            raise ValueError("gravity must be a 3-vector")
+            vector(f"joint {k}: s_a", jt.s_a, 3)
+            vector(f"joint {k}: s_b", jt.s_b, 3)
+        self.gravity = vector("gravity", gravity, 3)
         self.name = name
         self.nb = nb
         self.nv = 6 * nb
@@ -157,7 +154,8 @@ class RigidBodySystem:
         """Seed 001's two-link spatial manipulator (SPEC).  The paper gives no
         inertias: each link is a solid cylinder of the given radius along its
         body x axis, J = diag(m r^2/2, m(3r^2 + l^2)/12, m(3r^2 + l^2)/12)."""
-        m, l, r = float(mass), float(length), float(radius)
+        m, l, r = positive("mass", mass), positive("length", length), positive("radius", radius)
+        gravity = real("gravity", gravity)
         j = (m * r * r / 2, m * (3 * r * r + l * l) / 12, m * (3 * r * r + l * l) / 12)
         bodies = [Body(m, j, "link1"), Body(m, j, "link2")]
         joints = [PointJoint(0, (-l / 2, 0.0, 0.0)),                            # Phi_1 = x1 + R1 X10
@@ -184,7 +182,7 @@ class RigidBodySystem:
     def heavy_top(cls, mass=1.0, inertia=(0.6, 0.6, 0.2), arm=0.5, gravity=9.81):
         """A heavy symmetric top: one body, its point (0, 0, -arm) fixed at the origin."""
         b = Body(mass, inertia, "top")
-        return cls([b], [PointJoint(0, (0.0, 0.0, -arm))], gravity=(0.0, 0.0, -gravity),
+        return cls([b], [PointJoint(0, (0.0, 0.0, -real("arm", arm)))], gravity=(0.0, 0.0, -real("gravity", gravity)),
                    name="heavy_top")
 
     # -- state packing -----------------------------------------------------------

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._params import nonnegative, positive
 from .base import Model
 
 
@@ -35,11 +36,9 @@ class TwoLinkAngles(Model):
     coord_units = ("rad", "rad")
 
     def __init__(self, L1=0.5, L2=1.0, m1=10.0, m2=20.0, g=9.81, width=0.0):
-        vals = dict(L1=L1, L2=L2, m1=m1, m2=m2, g=g, width=width)
-        for k, v in vals.items():
-            if not np.isfinite(float(v)) or (float(v) <= 0 and k not in ("g", "width")) or float(v) < 0:
-                raise ValueError(f"{k} must be finite and {'>= 0' if k in ('g', 'width') else '> 0'}, got {v}")
-        self.L1, self.L2, self.m1, self.m2, self.g, self.width = (float(vals[k]) for k in vals)
+        self.L1, self.L2 = positive("L1", L1), positive("L2", L2)
+        self.m1, self.m2 = positive("m1", m1), positive("m2", m2)
+        self.g, self.width = nonnegative("g", g), nonnegative("width", width)
         self.name = "two_link_angles" if self.width == 0 else f"two_link_angles_w{self.width:g}"
         self.I1 = self.m1 * self.L1**2 / 3 + self.m1 * self.width**2 / 12
         self.I2 = self.m2 * self.L2**2 / 3 + self.m2 * self.width**2 / 12
