@@ -139,12 +139,39 @@ def project_velocity(model, t, q, v):
     return v - minv_ct @ np.linalg.solve(c @ minv_ct, r)
 
 
+def check_model_items(model, t, q, v):
+    """The model's primary items at (t, q, v) have their declared shapes (ValueError
+    naming the item, the expected and the got shape) and are finite (NonFiniteError).
+    The items the Fortran kernels request through a callback are checked again
+    there (pyint.models.base.Model.fortran_callback), with their derivatives."""
+    from .errors import NonFiniteError
+    from .models.base import callback_shapes, check_item_shape
+    n, mh, mn = model.n, model.n_hol, model.n_nonhol
+    shapes = callback_shapes(n, mh, mn)
+    items = [("mass", lambda: model.mass(q)), ("force", lambda: model.force(t, q, v))]
+    if mh:
+        items += [("hol", lambda: model.hol(t, q)), ("hol_jac", lambda: model.hol_jac(t, q))]
+    if mn:
+        items += [("nh_A", lambda: model.nh_A(t, q)), ("nh_b", lambda: model.nh_b(t, q))]
+    for name, item in items:
+        value = item()
+        try:
+            value = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"model {model.name!r}: {name}() must return an array of numbers "
+                            f"of shape {shapes[name]}: {exc}") from None
+        check_item_shape(model.name, name, value, shapes[name])
+        if not np.all(np.isfinite(value)):
+            raise NonFiniteError(f"model {model.name!r}: {name}() returned a non-finite value at t = {t:.6g}")
+
+
 def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL):
     """Check (or, with project=True, enforce) g = 0, G v + g_t = 0, A v + b = 0 at t0.
 
     Returns (q0, v0).  Raises ValueError naming the violated level and the
     size of the violation when project is False.
     """
+    check_model_items(model, t0, q0, v0)
     check_rank(model, t0, q0)
     scale_q = max(1.0, float(np.max(np.abs(q0), initial=0.0)))
     if model.n_hol:

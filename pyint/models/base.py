@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _control
+from ..errors import NonFiniteError
+
 #: Request codes of the Fortran callback (fortran/core/callback_model.f90).
 CALLBACK_REQUESTS = {
     1: "mass", 2: "mass_dq", 3: "force", 4: "force_q", 5: "force_v",
@@ -31,6 +34,26 @@ CALLBACK_REQUESTS = {
     11: "hol_gtl_q", 12: "nh_A", 13: "nh_b", 14: "nh_vel_q", 15: "nh_gamma",
     16: "nh_atl_q", 17: "energy",
 }
+
+
+
+def callback_shapes(n, mh, mn):
+    """The shape of every callback item of a model of sizes (n, mh, mn)."""
+    return {"mass": (n, n), "mass_dq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
+            "hol": (mh,), "hol_jac": (mh, n), "hol_t": (mh,), "hol_vel_q": (mh, n), "hol_gamma": (mh,),
+            "hol_gtl_q": (n, n), "nh_A": (mn, n), "nh_b": (mn,), "nh_vel_q": (mn, n),
+            "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}
+
+
+def check_item_shape(model_name, item, value, shape):
+    """ValueError unless ``value`` has ``shape`` (up to axes of length 1: a (1, n)
+    Jacobian of one constraint may come as (n,), a 1 x 1 mass matrix as a scalar)."""
+    got = np.shape(value)
+    if got == shape or (int(np.prod(got)) == int(np.prod(shape))
+                        and tuple(d for d in got if d != 1) == tuple(d for d in shape if d != 1)):
+        return
+    raise ValueError(f"model {model_name!r}: {item}() returned shape {got}, expected {shape}")
+
 
 _FD_EPS = 6.0e-6  # ~ eps**(1/3): the relative step of central differences
 
@@ -258,7 +281,37 @@ class Model:
                 return self.energy(t, q, v)
             return getattr(self, name)(t, q, v)
 
+        shapes = callback_shapes(n, mh, mn)
+        checked = set()    # items whose shape was checked (once per run)
+
         def cb(req, t, q, v, w, out):
-            out[:] = np.asarray(items(int(req), float(t), q, v, w), dtype=float).ravel(order="F")
+            # Inside an integrator's kernel call no exception may unwind through the
+            # Fortran frames (f2py would longjmp over them, leaking the kernel's
+            # workspace): it is kept, the item is NaN and the kernel stops at its
+            # next poll (pyint/_control.py); the integrator raises it again.
+            run = _control.current()
+            if run is not None and run.aborted:
+                out[:] = np.nan
+                return
+            try:
+                name = CALLBACK_REQUESTS[int(req)]
+                value = items(int(req), float(t), q, v, w)
+                try:
+                    value = np.asarray(value, dtype=float)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError(f"model {self.name!r}: {name}() must return an array of numbers "
+                                    f"of shape {shapes[name]}: {exc}") from None
+                if name not in checked:
+                    check_item_shape(self.name, name, value, shapes[name])
+                    checked.add(name)
+                if name != "energy" and not np.all(np.isfinite(value)):
+                    where = f"q = {np.asarray(q).tolist()}" if name in ("mass", "mass_dq") else f"t = {float(t):.6g}"
+                    raise NonFiniteError(f"model {self.name!r}: {name}() returned a non-finite value at {where}")
+                out[:] = value.ravel(order="F")
+            except BaseException as exc:
+                if run is None:
+                    raise
+                out[:] = np.nan
+                run.keep(exc)
 
         return cb
