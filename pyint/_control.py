@@ -8,9 +8,12 @@ Every integrator runs its Fortran kernel inside :func:`kernel_run`:
   kernel's workspace): the exception is kept here, the item is filled with NaN
   and the kernel is asked to stop at its next per-step poll, returns normally,
   frees its workspace, and the exception is raised again by the integrator;
-* Ctrl-C: the kernel runs Python's signal handlers once per step and stops
-  with STATUS_INTERRUPTED; the integrator raises :class:`Interrupted`
-  (a KeyboardInterrupt) carrying the steps computed so far;
+* Ctrl-C: during the call Python's default SIGINT handler is replaced by one
+  that only raises a flag (a KeyboardInterrupt raised at an arbitrary bytecode
+  of a callback could escape any try); the kernel runs Python's signal handlers
+  once per step, sees the flag and stops with STATUS_INTERRUPTED; the integrator
+  raises :class:`~pyint.errors.Interrupted` (a KeyboardInterrupt) carrying the
+  steps computed so far.  A handler of the user's own stays in place;
 * a LAPACK/BLAS argument error reaches pyint's own ``xerbla`` (exported from
   the extension, in place of the library's, which stops the process): the
   kernel stops and the integrator raises :class:`~pyint.errors.LapackError`
@@ -19,6 +22,7 @@ Every integrator runs its Fortran kernel inside :func:`kernel_run`:
 from __future__ import annotations
 
 import contextlib
+import signal
 import threading
 
 from . import _fortran
@@ -57,14 +61,28 @@ def kernel_run():
     outer = current()
     _local.run = run
     _fortran.control_reset()
+    handler = None
+    if threading.current_thread() is threading.main_thread() and outer is None:
+        handler = signal.getsignal(signal.SIGINT)
+        if handler is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _flag_interrupt)
+        else:
+            handler = None
     try:
         yield run
     finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
         _local.run = outer
         flags, name = _fortran.control_state()
         run.interrupted = bool(flags[0])
         if flags[2] != 0:
             run.lapack = (bytes(name).decode("ascii", "replace").strip() or "?", int(flags[2]))
+
+
+def _flag_interrupt(signum, frame):
+    """SIGINT during a kernel call: the kernel stops at its next per-step poll."""
+    _fortran.control_request_interrupt()
 
 
 def lapack_selfcheck():

@@ -143,7 +143,7 @@ def raise_recorded(run, result, status, steps_done, t0, h):
     first = result[0] if isinstance(result, list) else result
     t_fail = t0 + (steps_done + 1) * h
     where = f"at step {steps_done + 1} (t = {t_fail:.6g}); returning the {steps_done} steps computed before it"
-    if run.error is not None:
+    if run.error is not None and not isinstance(run.error, KeyboardInterrupt):
         err = run.error
         first.status = "aborted"
         first.message = f"{first.method}: the model raised {type(err).__name__}: {err} ({where})"
@@ -161,7 +161,7 @@ def raise_recorded(run, result, status, steps_done, t0, h):
                          f"(a bug in pyint: please report it)")
         raise LapackError(first.message, result=result, step=steps_done + 1, time=t_fail,
                           routine=routine, argument=arg)
-    if run.interrupted or status == STATUS_INTERRUPTED:
+    if run.interrupted or status == STATUS_INTERRUPTED or isinstance(run.error, KeyboardInterrupt):
         first.status = "interrupted"
         first.message = f"{first.method}: interrupted (Ctrl-C) {where}"
         raise Interrupted(first.message, result=result, step=steps_done + 1, time=t_fail)

@@ -19,6 +19,15 @@ subroutine control_request_abort()
   call pyint_request_abort()
 end subroutine control_request_abort
 
+!> Ask the running kernel to stop at its next poll with STATUS_INTERRUPTED (Ctrl-C).
+subroutine control_request_interrupt()
+  interface
+    subroutine pyint_request_interrupt() bind(C, name='pyint_request_interrupt')
+    end subroutine
+  end interface
+  call pyint_request_interrupt()
+end subroutine control_request_interrupt
+
 !> flags = [interrupted, aborted, argument number of a LAPACK/BLAS error (0: none)];
 !> name: the LAPACK/BLAS routine that reported it.
 subroutine control_state(flags, name)

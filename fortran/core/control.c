@@ -5,7 +5,10 @@
  * and return the status it gives with the steps done so far, so a kernel
  * always returns normally and frees its workspace.
  *
- *  - Interrupt: the thread that holds the GIL (the caller of the kernel; in the
+ *  - Interrupt: pyint/_control.py replaces Python's SIGINT handler during a
+ *    kernel call by one that only calls pyint_request_interrupt() (a
+ *    KeyboardInterrupt raised inside a callback's Python code, at any bytecode,
+ *    could not be caught reliably).  Other handlers stay: the thread that holds the GIL (the caller of the kernel; in the
  *    OpenMP batch, the team's master thread) runs Python's signal handlers with
  *    PyErr_CheckSignals(); when one raised (Ctrl-C: KeyboardInterrupt) the
  *    error is cleared, the interrupt flag set, and every thread sees the flag.
@@ -46,6 +49,11 @@ void pyint_control_reset(void)
 void pyint_request_abort(void)
 {
     __atomic_store_n(&aborted, 1, __ATOMIC_SEQ_CST);
+}
+
+void pyint_request_interrupt(void)
+{
+    __atomic_store_n(&interrupted, 1, __ATOMIC_SEQ_CST);
 }
 
 /* 0 to go on, else the status the driver returns with. */

@@ -183,6 +183,8 @@ class Model:
 
     def hol_gamma(self, t, q, v):
         """(G v)_q v + 2 G_t v + g_tt: the acceleration constraint is G a + hol_gamma = 0."""
+        if not self.n_hol:
+            return np.zeros(0)       # (2 n finite differences of an empty G otherwise)
         gv_q = fd_jacobian(lambda x: self.hol_jac(t, x) @ v, q).reshape(self.n_hol, self.n)
         return gv_q @ v + 2 * self.hol_jac_t(t, q) @ v + self.hol_tt(t, q)
 
@@ -208,6 +210,8 @@ class Model:
 
     def nh_gamma(self, t, q, v):
         """(A v + b)_q v + A_t v + b_t: the acceleration constraint is A a + nh_gamma = 0."""
+        if not self.n_nonhol:
+            return np.zeros(0)
         return self.nh_vel_q(t, q, v) @ v + self.nh_dt(t, q, v)
 
     def nh_acc(self, t, q, v, a):
