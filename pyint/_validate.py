@@ -69,9 +69,7 @@ def step_count(t0, t_end, h):
 
 def constraint_matrix(model, t, q):
     """[G; A] at (t, q), shape (n_hol + n_nonhol, n)."""
-    n = model.n
-    return np.vstack([np.asarray(model.hol_jac(t, q), dtype=float).reshape(model.n_hol, n),
-                      np.asarray(model.nh_A(t, q), dtype=float).reshape(model.n_nonhol, n)])
+    return np.vstack([model.checked("hol_jac", model.hol_jac(t, q), t), model.checked("nh_A", model.nh_A(t, q), t)])
 
 
 def check_rank(model, t, q):
@@ -119,11 +117,11 @@ def project_position(model, t, q, tol=1e-13, maxit=50):
     """Project q onto g(t, q) = 0 (M-orthogonal Gauss-Newton)."""
     q = q.copy()
     for _ in range(maxit):
-        g = np.asarray(model.hol(t, q), dtype=float)
+        g = model.checked("hol", model.hol(t, q), t)
         if np.max(np.abs(g), initial=0.0) <= tol:
             return q
-        gq = np.asarray(model.hol_jac(t, q), dtype=float)
-        minv_gt = np.linalg.solve(model.mass(q), gq.T)
+        gq = model.checked("hol_jac", model.hol_jac(t, q), t)
+        minv_gt = np.linalg.solve(model.checked("mass", model.mass(q)), gq.T)
         q -= minv_gt @ np.linalg.solve(gq @ minv_gt, g)
     raise ValueError(f"could not project the initial position onto g = 0 (|g| = {np.max(np.abs(g)):.3e})")
 
@@ -135,7 +133,7 @@ def project_velocity(model, t, q, v):
         return v
     r = np.concatenate([np.asarray(model.hol_vel(t, q, v), dtype=float).reshape(model.n_hol),
                         np.asarray(model.nh_vel(t, q, v), dtype=float).reshape(model.n_nonhol)])
-    minv_ct = np.linalg.solve(model.mass(q), c.T)
+    minv_ct = np.linalg.solve(model.checked("mass", model.mass(q)), c.T)
     return v - minv_ct @ np.linalg.solve(c @ minv_ct, r)
 
 
@@ -144,25 +142,14 @@ def check_model_items(model, t, q, v):
     naming the item, the expected and the got shape) and are finite (NonFiniteError).
     The items the Fortran kernels request through a callback are checked again
     there (pyint.models.base.Model.fortran_callback), with their derivatives."""
-    from .errors import NonFiniteError
-    from .models.base import callback_shapes, check_item_shape
-    n, mh, mn = model.n, model.n_hol, model.n_nonhol
-    shapes = callback_shapes(n, mh, mn)
+    mh, mn = model.n_hol, model.n_nonhol
     items = [("mass", lambda: model.mass(q)), ("force", lambda: model.force(t, q, v))]
     if mh:
         items += [("hol", lambda: model.hol(t, q)), ("hol_jac", lambda: model.hol_jac(t, q))]
     if mn:
         items += [("nh_A", lambda: model.nh_A(t, q)), ("nh_b", lambda: model.nh_b(t, q))]
     for name, item in items:
-        value = item()
-        try:
-            value = np.asarray(value, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"model {model.name!r}: {name}() must return an array of numbers "
-                            f"of shape {shapes[name]}: {exc}") from None
-        check_item_shape(model.name, name, value, shapes[name])
-        if not np.all(np.isfinite(value)):
-            raise NonFiniteError(f"model {model.name!r}: {name}() returned a non-finite value at t = {t:.6g}")
+        model.checked(name, item(), t)
 
 
 def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL):
@@ -175,7 +162,7 @@ def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_T
     check_rank(model, t0, q0)
     scale_q = max(1.0, float(np.max(np.abs(q0), initial=0.0)))
     if model.n_hol:
-        g = np.asarray(model.hol(t0, q0), dtype=float)
+        g = model.checked("hol", model.hol(t0, q0), t0)
         err = float(np.max(np.abs(g)))
         if err > tol * scale_q:
             if not project:

@@ -105,6 +105,10 @@ class Integrator:
         raises the IntegrationError of a failed run when raise_on_failure (and
         always what ``run``, the kernel call's :class:`_control.KernelRun`, recorded)."""
         status, steps_done, nsamples = (int(x) for x in raw["istat"])
+        if run is not None and run.aborted:
+            # samples written while a model item was failing (NaN-filled) are not results
+            good = np.all(np.isfinite(raw["q"][:nsamples]), axis=1) & np.all(np.isfinite(raw["v"][:nsamples]), axis=1)
+            nsamples = int(np.argmin(good)) if not good.all() else nsamples
         sl = slice(0, nsamples)
         t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
         # after a model item raised, residuals where it raises again are NaN

@@ -264,8 +264,8 @@ class _Boom(Model):
 @pytest.mark.parametrize("method", ["genalpha", "block_chebyshev"])
 def test_callback_exception_does_not_leak(method):
     """RSS over 200 runs whose model raises at step 6 (n = 80).  Measured 23 MB (genalpha) and
-    193 MB (block) on ca04593 (f2py longjmp'ed over the kernel's frames); now 0.05 and
-    0.18 MB after 200 warm-up runs: bound 2 MB (10x)."""
+    193 MB (block) on ca04593 (f2py longjmp'ed over the kernel's frames); now 0.15 and
+    0.17 MB after 200 warm-up runs: bound 2 MB (12x)."""
     integ = METHODS[method]()
     q0, v0 = np.ones(80), np.zeros(80)
 

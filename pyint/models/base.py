@@ -246,15 +246,35 @@ class Model:
         """Scalar parameters for provenance attributes (override to add more)."""
         return {"model": self.name, "n": self.n, "n_hol": self.n_hol, "n_nonhol": self.n_nonhol}
 
+    def checked(self, item, value, t=None):
+        """``value`` of model item ``item`` as a float array of its declared shape:
+        ValueError naming the item, the expected and the got shape; TypeError when
+        it is no array of numbers; NonFiniteError when it holds NaN or Inf (at t)."""
+        shape = callback_shapes(self.n, self.n_hol, self.n_nonhol)[item]
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"model {self.name!r}: {item}() must return an array of numbers "
+                            f"of shape {shape}: {exc}") from None
+        if arr.shape != shape:
+            check_item_shape(self.name, item, arr, shape)
+            arr = arr.reshape(shape)
+        if item != "energy" and not np.all(np.isfinite(arr)):
+            where = "" if t is None else f" at t = {float(t):.6g}"
+            raise NonFiniteError(f"model {self.name!r}: {item}() returned a non-finite value{where}")
+        return arr
+
     def consistent_acceleration(self, t, q, v):
         """Solve the index-1 system for (a, lam_h, lam_n) at (t, q, v)."""
         n, mh, mn = self.n, self.n_hol, self.n_nonhol
-        c = np.vstack([self.hol_jac(t, q).reshape(mh, n), self.nh_A(t, q).reshape(mn, n)])
+        c = np.vstack([self.checked("hol_jac", self.hol_jac(t, q), t), self.checked("nh_A", self.nh_A(t, q), t)])
         k = np.zeros((n + mh + mn, n + mh + mn))
-        k[:n, :n] = self.mass(q)
+        k[:n, :n] = self.checked("mass", self.mass(q), t)
         k[:n, n:] = c.T
         k[n:, :n] = c
-        rhs = np.concatenate([self.force(t, q, v), -self.hol_gamma(t, q, v), -self.nh_gamma(t, q, v)])
+        rhs = np.concatenate([self.checked("force", self.force(t, q, v), t),
+                              -self.checked("hol_gamma", self.hol_gamma(t, q, v), t),
+                              -self.checked("nh_gamma", self.nh_gamma(t, q, v), t)])
         sol = np.linalg.solve(k, rhs)
         return sol[:n], sol[n:n + mh], sol[n + mh:]
 
@@ -285,9 +305,6 @@ class Model:
                 return self.energy(t, q, v)
             return getattr(self, name)(t, q, v)
 
-        shapes = callback_shapes(n, mh, mn)
-        checked = set()    # items whose shape was checked (once per run)
-
         def cb(req, t, q, v, w, out):
             # Inside an integrator's kernel call no exception may unwind through the
             # Fortran frames (f2py would longjmp over them, leaking the kernel's
@@ -299,18 +316,9 @@ class Model:
                 return
             try:
                 name = CALLBACK_REQUESTS[int(req)]
-                value = items(int(req), float(t), q, v, w)
-                try:
-                    value = np.asarray(value, dtype=float)
-                except (TypeError, ValueError) as exc:
-                    raise TypeError(f"model {self.name!r}: {name}() must return an array of numbers "
-                                    f"of shape {shapes[name]}: {exc}") from None
-                if name not in checked:
-                    check_item_shape(self.name, name, value, shapes[name])
-                    checked.add(name)
-                if name != "energy" and not np.all(np.isfinite(value)):
-                    where = f"q = {np.asarray(q).tolist()}" if name in ("mass", "mass_dq") else f"t = {float(t):.6g}"
-                    raise NonFiniteError(f"model {self.name!r}: {name}() returned a non-finite value at {where}")
+                # shape (a tuple compare) and finiteness at every call: an item may change later
+                value = self.checked(name, items(int(req), float(t), q, v, w),
+                                     None if name in ("mass", "mass_dq") else t)
                 out[:] = value.ravel(order="F")
             except BaseException as exc:
                 if run is None:
