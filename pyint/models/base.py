@@ -36,7 +36,6 @@ CALLBACK_REQUESTS = {
 }
 
 
-
 def callback_shapes(n, mh, mn):
     """The shape of every callback item of a model of sizes (n, mh, mn)."""
     return {"mass": (n, n), "mass_dq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
