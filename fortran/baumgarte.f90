@@ -12,6 +12,7 @@ module baumgarte
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
+  use pyint_control, only: stop_status
   implicit none
   private
   public :: baumgarte_rk4_driver
@@ -63,6 +64,7 @@ contains
         info = STATUS_NONFINITE
         exit
       end if
+      info = stop_status(); if (info /= 0) exit   ! Ctrl-C, a callback's exception, a LAPACK error
       t = t0 + step * h
       if (mod(step, every) == 0) then
         ns = ns + 1
@@ -76,6 +78,14 @@ contains
     if (info /= 0) then
       istat = [info, step - 1, ns]
       return
+    end if
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      ns = ns + 1
+      call store(ns, info)
+      if (info /= 0) then
+        istat = [info, nsteps, ns - 1]
+        return
+      end if
     end if
     istat = [STATUS_OK, nsteps, ns]
 

@@ -50,6 +50,7 @@ module block_method
   use pyint_index1, only: index1_work_t, index1_init, index1_accel
   use rk4_index1, only: rk4_step
   use pyint_samples, only: store_sample
+  use pyint_control, only: stop_status
   implicit none
   private
   public :: block_driver
@@ -476,6 +477,7 @@ contains
         t = t + dt
         if (info == 0) call index1_accel(model, t, q, v, iw, a, lam, info)
         stats(4) = stats(4) + 1
+        if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
         if (info /= 0) then
           istat = [info, 0, ns]
           return
@@ -510,6 +512,7 @@ contains
         call count(iters, 0.0_wp, .false.)
         theta = 1
       end if
+      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) exit
       stale = theta > theta_refresh
       w%qold = w%q; w%zold = w%z; w%xold2 = w%xold; w%xold = w%x
@@ -525,6 +528,18 @@ contains
     if (info /= 0) then
       istat = [info, b - 1, ns]
       return
+    end if
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      if (nsteps >= 2) then             ! (nsteps = 1: q, v, a, lam hold the start-up block's end)
+        q = w%q(:, r); v = w%z(:, r)
+        call index1_accel(model, t, q, v, iw, a, lam, info)
+        if (info /= 0) then
+          istat = [info, nsteps - 1, ns]
+          return
+        end if
+      end if
+      ns = ns + 1
+      call store(ns)
     end if
     istat = [STATUS_OK, nsteps, ns]
 

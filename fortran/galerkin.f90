@@ -52,6 +52,7 @@
 !> checked by tests/test_galerkin.py), full LU per iteration (LAPACK).
 module galerkin
   use pyint_kinds
+  use pyint_control, only: stop_status
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
@@ -498,6 +499,7 @@ contains
       stats(1) = stats(1) + iters
       stats(2) = stats(2) + iters
       stats(3) = max(stats(3), real(iters, wp))
+      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
         return
@@ -543,6 +545,10 @@ contains
         call store(ns)
       end if
     end do
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      ns = ns + 1
+      call store(ns)
+    end if
     istat = [STATUS_OK, nsteps, ns]
 
   contains

@@ -49,6 +49,7 @@ module genalpha
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
   use pyint_registry, only: setup_model
   use pyint_samples, only: store_sample
+  use pyint_control, only: stop_status
   implicit none
   private
   public :: alpha_params_t, alpha_params, alpha_work_t, alpha_work_init, alpha_newton, &
@@ -546,6 +547,7 @@ contains
       stats(2) = stats(2) + nfact
       stats(3) = max(stats(3), real(iters, wp))
       stats(5) = stats(5) + nreuse
+      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
         call w%jm%release()
@@ -557,6 +559,10 @@ contains
         call store(ns)
       end if
     end do
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      ns = ns + 1
+      call store(ns)
+    end if
     istat = [STATUS_OK, nsteps, ns]
     call w%jm%release()
 

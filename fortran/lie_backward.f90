@@ -36,6 +36,7 @@
 !> or the round-off floor of these increments (newton_stop in rigid_body.f90).
 module lie_backward
   use pyint_kinds
+  use pyint_control, only: stop_status
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
   implicit none
@@ -167,6 +168,8 @@ contains
     integer, intent(out) :: info
     real(wp) :: g(size(bm, 1), size(bm, 1))
     integer :: ipiv(size(bm, 1))
+    info = 0
+    if (size(bm, 1) == 0) return    ! no constraints: nothing to project (DAES = DAE3)
     g = matmul(bm, matmul(pw, transpose(bm)))
     call lu_factor(g, ipiv, info)
     if (info /= 0) then
@@ -236,6 +239,7 @@ contains
       stats(1) = stats(1) + iters
       stats(2) = stats(2) + iters
       stats(3) = max(stats(3), real(iters, wp))
+      if (info == 0) info = stop_status()   ! Ctrl-C, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
         return
@@ -271,6 +275,10 @@ contains
         call store(ns)
       end if
     end do
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      ns = ns + 1
+      call store(ns)
+    end if
     istat = [STATUS_OK, nsteps, ns]
 
   contains

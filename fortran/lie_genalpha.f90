@@ -25,6 +25,7 @@
 !> even the scaled increments reach their floor, newton_stop (rigid_body.f90) accepts.
 module lie_genalpha
   use pyint_kinds
+  use pyint_control, only: stop_status
   use pyint_rigid
   use genalpha, only: alpha_params_t, alpha_params
   implicit none
@@ -193,6 +194,7 @@ contains
       stats(1) = stats(1) + iters
       stats(2) = stats(2) + iters
       stats(3) = max(stats(3), real(iters, wp))
+      if (info == 0) info = stop_status()   ! Ctrl-C, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
         return
@@ -209,6 +211,10 @@ contains
         call store(ns)
       end if
     end do
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      ns = ns + 1
+      call store(ns)
+    end if
     istat = [STATUS_OK, nsteps, ns]
 
   contains

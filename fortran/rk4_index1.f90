@@ -10,6 +10,7 @@ module rk4_index1
   use pyint_model, only: model_t
   use pyint_index1, only: index1_work_t, index1_init, index1_accel
   use pyint_samples, only: store_sample
+  use pyint_control, only: stop_status
   implicit none
   private
   public :: rk4_step, rk4_driver
@@ -69,6 +70,7 @@ contains
       call rk4_step(model, t, h, q, v, a, w, info)
       if (info == 0) call index1_accel(model, t0 + step * h, q, v, w, a, lam, info)
       stats(1) = stats(1) + 4
+      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
         return
@@ -79,6 +81,10 @@ contains
         call store(ns)
       end if
     end do
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      ns = ns + 1
+      call store(ns)
+    end if
     istat = [STATUS_OK, nsteps, ns]
 
   contains

@@ -43,6 +43,7 @@
 !> iterate (quadratic convergence: its residual is O(tol^2)).
 module symplectic
   use pyint_kinds
+  use pyint_control, only: stop_status
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
@@ -420,6 +421,7 @@ contains
       stats(1) = stats(1) + iters
       stats(2) = stats(2) + iters
       stats(3) = max(stats(3), real(iters, wp))
+      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
         return
@@ -434,6 +436,14 @@ contains
         end if
       end if
     end do
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      ns = ns + 1
+      call store(ns, info)
+      if (info /= 0) then
+        istat = [info, nsteps, ns - 1]
+        return
+      end if
+    end if
     istat = [STATUS_OK, nsteps, ns]
 
   contains

@@ -56,7 +56,7 @@ def model_args(model, backend="auto"):
 
 def fortran_eval(model, req, t, q, v, w=None, backend="fortran"):
     """Evaluate one model item through the Fortran model (for tests and checks)."""
-    from .models.base import CALLBACK_REQUESTS
+    from .models.base import CALLBACK_REQUESTS, callback_shapes
     codes = {v_: k for k, v_ in CALLBACK_REQUESTS.items()}
     code = codes[req] if isinstance(req, str) else int(req)
     n, mh, mn = model.n, model.n_hol, model.n_nonhol
@@ -72,11 +72,7 @@ def fortran_eval(model, req, t, q, v, w=None, backend="fortran"):
     if ierr != 0:
         raise RuntimeError(f"model_eval failed with ierr={ierr}")
     name = CALLBACK_REQUESTS[code]
-    shapes = {"mass": (n, n), "mass_dq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
-              "hol": (mh,), "hol_jac": (mh, n), "hol_t": (mh,), "hol_vel_q": (mh, n), "hol_gamma": (mh,),
-              "hol_gtl_q": (n, n), "nh_A": (mn, n), "nh_b": (mn,), "nh_vel_q": (mn, n),
-              "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}
-    shape = shapes[name]
+    shape = callback_shapes(n, mh, mn)[name]
     size = int(np.prod(shape)) if shape else 1
     res = out[:size].reshape(shape, order="F") if shape else out[0]
     return res

@@ -1,11 +1,15 @@
 """Status codes of the Fortran drivers (fortran/core/kinds.f90) and their Python meaning."""
-from .errors import IntegrationError, NewtonConvergenceError, SingularMatrixError, NonFiniteError
+from .errors import IntegrationError, Interrupted, LapackError, NewtonConvergenceError, NonFiniteError, \
+    SingularMatrixError
 
 STATUS_OK = 0
 STATUS_NEWTON_FAILED = 1
 STATUS_SINGULAR = 2
 STATUS_BAD_INPUT = 3
 STATUS_NONFINITE = 4
+STATUS_INTERRUPTED = 5      # Ctrl-C (fortran/core/control.c)
+STATUS_ABORTED = 6          # a callback model item raised (the exception is raised again)
+STATUS_LAPACK_ERROR = 7     # LAPACK/BLAS rejected an argument (pyint's xerbla)
 
 STATUS_NAMES = {
     STATUS_OK: "ok",
@@ -13,6 +17,9 @@ STATUS_NAMES = {
     STATUS_SINGULAR: "singular_matrix",
     STATUS_BAD_INPUT: "bad_input",
     STATUS_NONFINITE: "nonfinite",
+    STATUS_INTERRUPTED: "interrupted",
+    STATUS_ABORTED: "aborted",
+    STATUS_LAPACK_ERROR: "lapack_error",
 }
 
 STATUS_ERRORS = {
@@ -20,6 +27,9 @@ STATUS_ERRORS = {
     STATUS_SINGULAR: SingularMatrixError,
     STATUS_NONFINITE: NonFiniteError,
     STATUS_BAD_INPUT: IntegrationError,
+    STATUS_INTERRUPTED: Interrupted,
+    STATUS_ABORTED: IntegrationError,
+    STATUS_LAPACK_ERROR: LapackError,
 }
 
 STATUS_TEXT = {
@@ -27,4 +37,7 @@ STATUS_TEXT = {
     STATUS_SINGULAR: "the iteration matrix is singular",
     STATUS_NONFINITE: "NaN or Inf appeared in the state",
     STATUS_BAD_INPUT: "the Fortran kernel rejected its input",
+    STATUS_INTERRUPTED: "interrupted (Ctrl-C)",
+    STATUS_ABORTED: "a model item raised",
+    STATUS_LAPACK_ERROR: "LAPACK rejected an argument",
 }

@@ -128,9 +128,7 @@ def step_count(t0, t_end, h):
 
 def constraint_matrix(model, t, q):
     """[G; A] at (t, q), shape (n_hol + n_nonhol, n)."""
-    n = model.n
-    return np.vstack([np.asarray(model.hol_jac(t, q), dtype=float).reshape(model.n_hol, n),
-                      np.asarray(model.nh_A(t, q), dtype=float).reshape(model.n_nonhol, n)])
+    return np.vstack([model.checked("hol_jac", model.hol_jac(t, q), t), model.checked("nh_A", model.nh_A(t, q), t)])
 
 
 def check_rank(model, t, q):
@@ -178,11 +176,11 @@ def project_position(model, t, q, tol=1e-13, maxit=50):
     """Project q onto g(t, q) = 0 (M-orthogonal Gauss-Newton)."""
     q = q.copy()
     for _ in range(maxit):
-        g = np.asarray(model.hol(t, q), dtype=float)
+        g = model.checked("hol", model.hol(t, q), t)
         if np.max(np.abs(g), initial=0.0) <= tol:
             return q
-        gq = np.asarray(model.hol_jac(t, q), dtype=float)
-        minv_gt = np.linalg.solve(model.mass(q), gq.T)
+        gq = model.checked("hol_jac", model.hol_jac(t, q), t)
+        minv_gt = np.linalg.solve(model.checked("mass", model.mass(q)), gq.T)
         q -= minv_gt @ np.linalg.solve(gq @ minv_gt, g)
     raise ValueError(f"could not project the initial position onto g = 0 (|g| = {np.max(np.abs(g)):.3e})")
 
@@ -194,8 +192,23 @@ def project_velocity(model, t, q, v):
         return v
     r = np.concatenate([np.asarray(model.hol_vel(t, q, v), dtype=float).reshape(model.n_hol),
                         np.asarray(model.nh_vel(t, q, v), dtype=float).reshape(model.n_nonhol)])
-    minv_ct = np.linalg.solve(model.mass(q), c.T)
+    minv_ct = np.linalg.solve(model.checked("mass", model.mass(q)), c.T)
     return v - minv_ct @ np.linalg.solve(c @ minv_ct, r)
+
+
+def check_model_items(model, t, q, v):
+    """The model's primary items at (t, q, v) have their declared shapes (ValueError
+    naming the item, the expected and the got shape) and are finite (NonFiniteError).
+    The items the Fortran kernels request through a callback are checked again
+    there (pyint.models.base.Model.fortran_callback), with their derivatives."""
+    mh, mn = model.n_hol, model.n_nonhol
+    items = [("mass", lambda: model.mass(q)), ("force", lambda: model.force(t, q, v))]
+    if mh:
+        items += [("hol", lambda: model.hol(t, q)), ("hol_jac", lambda: model.hol_jac(t, q))]
+    if mn:
+        items += [("nh_A", lambda: model.nh_A(t, q)), ("nh_b", lambda: model.nh_b(t, q))]
+    for name, item in items:
+        model.checked(name, item(), t)
 
 
 def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL):
@@ -204,10 +217,11 @@ def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_T
     Returns (q0, v0).  Raises ValueError naming the violated level and the
     size of the violation when project is False.
     """
+    check_model_items(model, t0, q0, v0)
     check_rank(model, t0, q0)
     scale_q = max(1.0, float(np.max(np.abs(q0), initial=0.0)))
     if model.n_hol:
-        g = np.asarray(model.hol(t0, q0), dtype=float)
+        g = model.checked("hol", model.hol(t0, q0), t0)
         err = float(np.max(np.abs(g)))
         if err > tol * scale_q:
             if not project:

@@ -21,4 +21,26 @@ class SingularMatrixError(IntegrationError):
 
 
 class NonFiniteError(IntegrationError):
-    """NaN or Inf appeared in the state."""
+    """NaN or Inf appeared in the state, or a model item returned NaN or Inf."""
+
+
+class LapackError(IntegrationError):
+    """LAPACK or BLAS rejected an argument (its error handler, xerbla, was called):
+    ``routine`` and ``argument`` name it.  A bug in pyint: please report it."""
+
+    def __init__(self, message, result=None, step=None, time=None, routine=None, argument=None):
+        super().__init__(message, result=result, step=step, time=time)
+        self.routine = routine
+        self.argument = argument
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped an integration.  A KeyboardInterrupt, so it ends a
+    script as Ctrl-C always does; ``result`` holds the steps computed before it
+    (for a batch, the list of results), ``step`` and ``time`` say where it stopped."""
+
+    def __init__(self, message, result=None, step=None, time=None):
+        super().__init__(message)
+        self.result = result
+        self.step = step
+        self.time = time

@@ -151,7 +151,7 @@ class GalerkinLobatto(Integrator):
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
         args = model_args(model, backend)
         _, _, lam0 = model.consistent_acceleration(t0, q0, v0)
-        p0 = np.asarray(model.mass(q0), dtype=float) @ v0
+        p0 = model.checked("mass", model.mass(q0), t0) @ v0
         nl = model.n_nonhol
         buf = output_buffers(model.n, nl, nsteps, every)
         pout = np.zeros_like(buf["qout"], order="F")

@@ -23,10 +23,10 @@ import time
 
 import numpy as np
 
-from . import _fortran
+from . import _control, _fortran
 from . import _validate as V
 from ._fortran_model import model_args
-from .integrator import Integrator, output_buffers, raw_result, register
+from .integrator import Integrator, n_samples, output_buffers, raise_recorded, raw_result, register
 from .structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver, consistent_acceleration
 
 
@@ -182,28 +182,32 @@ class _AlphaFamily(Integrator):
             q0f[:, k], v0f[:, k], a0s[:, k] = q0, v0, a0
             lam0s[:lh.size + ln.size, k] = np.concatenate([lh, ln])
         rpar = np.asfortranarray(np.stack([a["rpar"] for a in args], axis=1))
-        nout = nsteps // every + 1
+        nout = n_samples(nsteps, every)
         V.check_output_size(nout, nb * (1 + 3 * n + nl), nsteps, every)
         tout = np.zeros((nout, nb), order="F")
         qout, vout, aout = (np.zeros((n, nout, nb), order="F") for _ in range(3))
         lout = np.zeros((nl, nout, nb), order="F")
         a = args[0]
         cpu = time.process_time()
-        istat, stats = _fortran.alpha_batch(
-            a["model_id"], a["ipar"], rpar, a["mh"], a["mn"], a["mflags"], self._variant,
-            _FORMULATIONS[self.formulation], self.rho_inf,
-            _MASS_MODES[self.mass_update], _START_MODES[self.start], self.tol, self.maxit, t0, h, nsteps, every,
-            LINEAR_SOLVERS[self.linear_solver], int(self.jacobian_reuse), threads, q0f, v0f, a0s, lam0s,
-            tout, qout, vout, aout, lout)
+        with _control.kernel_run() as run:
+            istat, stats = _fortran.alpha_batch(
+                a["model_id"], a["ipar"], rpar, a["mh"], a["mn"], a["mflags"], self._variant,
+                _FORMULATIONS[self.formulation], self.rho_inf,
+                _MASS_MODES[self.mass_update], _START_MODES[self.start], self.tol, self.maxit, t0, h, nsteps, every,
+                LINEAR_SOLVERS[self.linear_solver], int(self.jacobian_reuse), threads, q0f, v0f, a0s, lam0s,
+                tout, qout, vout, aout, lout)
         cpu = (time.process_time() - cpu) / nb
         results = []
         nlam = first.n_hol + first.n_nonhol
+        stopped = run.interrupted or run.lapack is not None   # raised below with every result
         for k, m in enumerate(models):
             st = _stats(istat[:, k], stats[:, k])
             st.update(batch_size=nb, threads=threads)
             raw = dict(t=tout[:, k], q=qout[:, :, k].T, v=vout[:, :, k].T, a=aout[:, :, k].T,
                        lam=lout[:nlam, :, k].T, istat=istat[:, k], stats=st)
-            results.append(self._make_result(m, raw, t0, h, cpu, "fortran", raise_on_failure))
+            results.append(self._make_result(m, raw, t0, h, cpu, "fortran", raise_on_failure and not stopped))
+        if stopped:
+            raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h)
         return results
 
 

@@ -18,8 +18,10 @@ import time
 
 import numpy as np
 
+from . import _control
 from . import _validate as V
-from ._status import STATUS_ERRORS, STATUS_NAMES, STATUS_OK, STATUS_TEXT
+from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_OK, STATUS_TEXT
+from .errors import Interrupted, LapackError
 from .results import Result, trajectory_residuals
 
 #: name -> Integrator subclass; every registered method is in the shared test list.
@@ -80,7 +82,13 @@ class Integrator:
         model has one), "fortran", or "callback" (model evaluated in Python).
         On failure (Newton, singular matrix, NaN) raises an IntegrationError
         whose ``result`` holds the trajectory computed so far, or returns that
-        result with ``status`` set when raise_on_failure is False.
+        result with ``status`` set when raise_on_failure is False.  Always
+        raised, with ``result`` attached where the exception allows it: the
+        exception of a model item (a wrong shape: ValueError; NaN or Inf:
+        NonFiniteError), Ctrl-C (:class:`~pyint.errors.Interrupted`, a
+        KeyboardInterrupt) and a LAPACK argument error (LapackError).
+        The last sample is always the final state, also when ``every`` does
+        not divide the number of steps.
         """
         self.check_model(model)
         h = V.as_real(h, "h", positive=True)
@@ -93,29 +101,42 @@ class Integrator:
         q0, v0 = V.consistent_initial_state(model, t0, q0, v0, project=project)
 
         cpu = time.process_time()
-        raw = self._run(model, t0, h, nsteps, every, q0, v0, backend)
+        with _control.kernel_run() as run:
+            raw = self._run(model, t0, h, nsteps, every, q0, v0, backend)
         cpu = time.process_time() - cpu
-        return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure)
+        return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure, run)
 
-    def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True):
+    def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True, run=None):
         """The Result of one trajectory from the raw kernel output (see ``_run``);
-        raises the IntegrationError of a failed run when raise_on_failure."""
+        raises the IntegrationError of a failed run when raise_on_failure (and
+        always what ``run``, the kernel call's :class:`_control.KernelRun`, recorded)."""
         status, steps_done, nsamples = (int(x) for x in raw["istat"])
+        if run is not None and run.aborted:
+            # samples written while a model item was failing (NaN-filled) are not results
+            good = np.all(np.isfinite(raw["q"][:nsamples]), axis=1) & np.all(np.isfinite(raw["v"][:nsamples]), axis=1)
+            nsamples = int(np.argmin(good)) if not good.all() else nsamples
         sl = slice(0, nsamples)
         t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
-        res, energy = trajectory_residuals(model, t, q, v, a, backend)
+        # after a model item raised, residuals where it raises again are NaN
+        res, energy = trajectory_residuals(model, t, q, v, a, backend,
+                                           keep_going=run is not None and run.aborted)
         extra = {k: x[sl] for k, x in raw.get("extra", {}).items()}   # method-specific arrays (time-major)
         result = Result(
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res,
             energy=energy if model.has_energy else None, stats=raw["stats"],
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
             cpu_time=cpu, extra=extra)
-        return report_failure(result, status, steps_done, t0, h, raise_on_failure)
+        return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
 
 
-def report_failure(result, status, steps_done, t0, h, raise_on_failure=True):
+def report_failure(result, status, steps_done, t0, h, raise_on_failure=True, run=None):
     """Attach the failure message of a kernel status to ``result`` (which holds the
-    steps computed before it) and raise its IntegrationError, or return it."""
+    steps computed before it) and raise its IntegrationError, or return it.
+    What ``run`` (the kernel call's :class:`_control.KernelRun`) recorded is always
+    raised: a model item's exception (again, with ``result`` attached where it can
+    be), a LAPACK argument error, Ctrl-C."""
+    if run is not None:
+        raise_recorded(run, result, status, steps_done, t0, h)
     if status != STATUS_OK:
         t_fail = t0 + (steps_done + 1) * h
         result.message = (f"{result.method}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
@@ -126,10 +147,46 @@ def report_failure(result, status, steps_done, t0, h, raise_on_failure=True):
     return result
 
 
+def raise_recorded(run, result, status, steps_done, t0, h):
+    """Raise what the kernel call ``run`` recorded, with ``result`` (or the list of a
+    batch's results) attached; return when it recorded nothing."""
+    first = result[0] if isinstance(result, list) else result
+    t_fail = t0 + (steps_done + 1) * h
+    where = f"at step {steps_done + 1} (t = {t_fail:.6g}); returning the {steps_done} steps computed before it"
+    if run.error is not None and not isinstance(run.error, KeyboardInterrupt):
+        err = run.error
+        first.status = "aborted"
+        first.message = f"{first.method}: the model raised {type(err).__name__}: {err} ({where})"
+        for name, value in (("result", result), ("step", steps_done + 1), ("time", t_fail)):
+            if getattr(err, name, None) is None:
+                try:
+                    setattr(err, name, value)
+                except (AttributeError, TypeError):   # an exception type without a __dict__
+                    pass
+        raise err
+    if run.lapack is not None:
+        routine, arg = run.lapack
+        first.status = "lapack_error"
+        first.message = (f"{first.method}: LAPACK routine {routine} rejected its argument {arg} {where} "
+                         f"(a bug in pyint: please report it)")
+        raise LapackError(first.message, result=result, step=steps_done + 1, time=t_fail,
+                          routine=routine, argument=arg)
+    if run.interrupted or status == STATUS_INTERRUPTED or isinstance(run.error, KeyboardInterrupt):
+        first.status = "interrupted"
+        first.message = f"{first.method}: interrupted (Ctrl-C) {where}"
+        raise Interrupted(first.message, result=result, step=steps_done + 1, time=t_fail)
+
+
+def n_samples(nsteps, every):
+    """Output samples of nsteps steps kept every `every`: t0, every `every`-th step,
+    and the final state when `every` does not divide nsteps."""
+    return nsteps // every + 1 + (nsteps % every != 0)
+
+
 def output_buffers(n, nl, nsteps, every):
-    """Fortran-ordered output arrays for nsteps // every + 1 samples (refused above
+    """Fortran-ordered output arrays for :func:`n_samples` samples (refused above
     :data:`pyint._validate.MAX_OUTPUT_BYTES`, see :func:`~pyint._validate.check_output_size`)."""
-    nout = nsteps // every + 1
+    nout = n_samples(nsteps, every)
     V.check_output_size(nout, 1 + 3 * n + max(nl, 1), nsteps, every)
     return dict(tout=np.zeros(nout), qout=np.zeros((n, nout), order="F"),
                 vout=np.zeros((n, nout), order="F"), aout=np.zeros((n, nout), order="F"),

@@ -24,10 +24,10 @@ import time
 
 import numpy as np
 
-from . import _fortran
+from . import _control, _fortran
 from . import _validate as V
 from ._status import STATUS_NAMES
-from .integrator import Integrator, report_failure
+from .integrator import Integrator, n_samples, report_failure
 from .models.rigid_bodies import RigidBodySystem
 from .results import CONSTRAINT_LEVELS, Result
 
@@ -226,8 +226,8 @@ class LieResult(Result):
 
 
 def lie_output_buffers(nb, m, nsteps, every, naux):
-    """Fortran-ordered output arrays for nsteps // every + 1 samples."""
-    nout = nsteps // every + 1
+    """Fortran-ordered output arrays for n_samples(nsteps, every) samples."""
+    nout = n_samples(nsteps, every)
     nv = 6 * nb
     V.check_output_size(nout, 1 + 12 * nb + 2 * nv + max(m, 1) + naux, nsteps, every)
     f = dict(order="F")
@@ -288,7 +288,8 @@ class LieIntegrator(Integrator):
         x0, r0, v0 = consistent_rigid_state(model, x0, r0, v0, project=project)
 
         cpu = time.process_time()
-        raw = self._run(model, t0, h, nsteps, every, x0, r0, v0)
+        with _control.kernel_run() as run:
+            raw = self._run(model, t0, h, nsteps, every, x0, r0, v0)
         cpu = time.process_time() - cpu
 
         status, steps_done, nsamples = (int(k) for k in raw["istat"])
@@ -304,7 +305,7 @@ class LieIntegrator(Integrator):
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=residual,
             energy=energy, stats=raw["stats"], params=self.params(), h=h,
             status=STATUS_NAMES.get(status, f"status{status}"), cpu_time=cpu, extra=extra)
-        return report_failure(result, status, steps_done, t0, h, raise_on_failure)
+        return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
 
     @staticmethod
     def _call_kernel(kernel, options, naux, system, t0, h, nsteps, every, x0, r0, v0):

@@ -6,28 +6,33 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _fortran
+from . import _control, _fortran
 from ._fortran_model import model_args
 
 #: Constraint levels, in the order of the ``residual`` columns.
 CONSTRAINT_LEVELS = ("position", "velocity", "acceleration")
 
 
-def trajectory_residuals(model, t, q, v, a, backend="auto"):
+def trajectory_residuals(model, t, q, v, a, backend="auto", keep_going=False):
     """Per-sample constraint residuals and energy, computed in Fortran.
 
     Returns (res, energy): res has shape (nt, 5) with columns
     |g|, |G v + g_t|, |G a + hol_gamma|, |A v + b|, |A a + nh_gamma| (max norms).
+    A model item that raises: the exception is raised again after the Fortran
+    call returned, or (keep_going) the residuals from there on are NaN.
     """
     nt = len(t)
     args = model_args(model, backend)
     res = np.zeros((5, nt), order="F")
     energy = np.zeros(nt)
     if nt:
-        ierr = _fortran.model_residuals(
-            args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], np.asarray(t, dtype=float), np.asfortranarray(np.asarray(q).T),
-            np.asfortranarray(np.asarray(v).T), np.asfortranarray(np.asarray(a).T), res, energy)
+        with _control.kernel_run() as run:
+            ierr = _fortran.model_residuals(
+                args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
+                args["mflags"], np.asarray(t, dtype=float), np.asfortranarray(np.asarray(q).T),
+                np.asfortranarray(np.asarray(v).T), np.asfortranarray(np.asarray(a).T), res, energy)
+        if run.error is not None and not keep_going:
+            raise run.error
         if ierr != 0:
             raise RuntimeError(f"model_residuals failed (ierr={ierr})")
     return res.T.copy(), energy

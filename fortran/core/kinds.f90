@@ -5,6 +5,7 @@ module pyint_kinds
   private
   public :: wp, c_double, c_int
   public :: STATUS_OK, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_BAD_INPUT, STATUS_NONFINITE
+  public :: STATUS_INTERRUPTED, STATUS_ABORTED, STATUS_LAPACK_ERROR
 
   integer, parameter :: wp = c_double
 
@@ -14,4 +15,8 @@ module pyint_kinds
   integer, parameter :: STATUS_SINGULAR = 2        !< singular iteration matrix (LAPACK info > 0)
   integer, parameter :: STATUS_BAD_INPUT = 3       !< inconsistent sizes or options
   integer, parameter :: STATUS_NONFINITE = 4       !< NaN/Inf appeared in the state
+  ! Stops requested from outside the step (fortran/core/control.c, polled once per step):
+  integer, parameter :: STATUS_INTERRUPTED = 5     !< Ctrl-C (a Python signal handler raised)
+  integer, parameter :: STATUS_ABORTED = 6         !< a callback model item raised (kept in Python)
+  integer, parameter :: STATUS_LAPACK_ERROR = 7    !< LAPACK/BLAS reported an illegal argument (xerbla)
 end module pyint_kinds

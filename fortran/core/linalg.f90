@@ -25,10 +25,13 @@ module pyint_linalg
 
 contains
 
-  !> LU factorization in place; info > 0 means exactly singular.
+  !> LU factorization in place; info > 0 means exactly singular.  An empty
+  !> matrix (no constraints) is its own factor: LAPACK would reject LDA = 0.
   subroutine lu_factor(a, ipiv, info)
     real(wp), intent(inout) :: a(:, :)
     integer, intent(out) :: ipiv(:), info
+    info = 0
+    if (size(a, 1) == 0 .or. size(a, 2) == 0) return
     call dgetrf(size(a, 1), size(a, 2), a, size(a, 1), ipiv, info)
   end subroutine
 
@@ -38,6 +41,7 @@ contains
     integer, intent(in) :: ipiv(:)
     real(wp), intent(inout) :: b(:)
     integer :: info
+    if (size(a, 1) == 0) return
     call dgetrs('N', size(a, 1), 1, a, size(a, 1), ipiv, b, size(b), info)
   end subroutine
 

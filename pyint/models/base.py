@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _control
+from ..errors import NonFiniteError
+
 #: Request codes of the Fortran callback (fortran/core/callback_model.f90).
 CALLBACK_REQUESTS = {
     1: "mass", 2: "mass_dq", 3: "force", 4: "force_q", 5: "force_v",
@@ -31,6 +34,25 @@ CALLBACK_REQUESTS = {
     11: "hol_gtl_q", 12: "nh_A", 13: "nh_b", 14: "nh_vel_q", 15: "nh_gamma",
     16: "nh_atl_q", 17: "energy",
 }
+
+
+def callback_shapes(n, mh, mn):
+    """The shape of every callback item of a model of sizes (n, mh, mn)."""
+    return {"mass": (n, n), "mass_dq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
+            "hol": (mh,), "hol_jac": (mh, n), "hol_t": (mh,), "hol_vel_q": (mh, n), "hol_gamma": (mh,),
+            "hol_gtl_q": (n, n), "nh_A": (mn, n), "nh_b": (mn,), "nh_vel_q": (mn, n),
+            "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}
+
+
+def check_item_shape(model_name, item, value, shape):
+    """ValueError unless ``value`` has ``shape`` (up to axes of length 1: a (1, n)
+    Jacobian of one constraint may come as (n,), a 1 x 1 mass matrix as a scalar)."""
+    got = np.shape(value)
+    if got == shape or (int(np.prod(got)) == int(np.prod(shape))
+                        and tuple(d for d in got if d != 1) == tuple(d for d in shape if d != 1)):
+        return
+    raise ValueError(f"model {model_name!r}: {item}() returned shape {got}, expected {shape}")
+
 
 _FD_EPS = 6.0e-6  # ~ eps**(1/3): the relative step of central differences
 
@@ -160,6 +182,8 @@ class Model:
 
     def hol_gamma(self, t, q, v):
         """(G v)_q v + 2 G_t v + g_tt: the acceleration constraint is G a + hol_gamma = 0."""
+        if not self.n_hol:
+            return np.zeros(0)       # (2 n finite differences of an empty G otherwise)
         gv_q = fd_jacobian(lambda x: self.hol_jac(t, x) @ v, q).reshape(self.n_hol, self.n)
         return gv_q @ v + 2 * self.hol_jac_t(t, q) @ v + self.hol_tt(t, q)
 
@@ -185,6 +209,8 @@ class Model:
 
     def nh_gamma(self, t, q, v):
         """(A v + b)_q v + A_t v + b_t: the acceleration constraint is A a + nh_gamma = 0."""
+        if not self.n_nonhol:
+            return np.zeros(0)
         return self.nh_vel_q(t, q, v) @ v + self.nh_dt(t, q, v)
 
     def nh_acc(self, t, q, v, a):
@@ -219,15 +245,35 @@ class Model:
         """Scalar parameters for provenance attributes (override to add more)."""
         return {"model": self.name, "n": self.n, "n_hol": self.n_hol, "n_nonhol": self.n_nonhol}
 
+    def checked(self, item, value, t=None):
+        """``value`` of model item ``item`` as a float array of its declared shape:
+        ValueError naming the item, the expected and the got shape; TypeError when
+        it is no array of numbers; NonFiniteError when it holds NaN or Inf (at t)."""
+        shape = callback_shapes(self.n, self.n_hol, self.n_nonhol)[item]
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"model {self.name!r}: {item}() must return an array of numbers "
+                            f"of shape {shape}: {exc}") from None
+        if arr.shape != shape:
+            check_item_shape(self.name, item, arr, shape)
+            arr = arr.reshape(shape)
+        if item != "energy" and not np.all(np.isfinite(arr)):
+            where = "" if t is None else f" at t = {float(t):.6g}"
+            raise NonFiniteError(f"model {self.name!r}: {item}() returned a non-finite value{where}")
+        return arr
+
     def consistent_acceleration(self, t, q, v):
         """Solve the index-1 system for (a, lam_h, lam_n) at (t, q, v)."""
         n, mh, mn = self.n, self.n_hol, self.n_nonhol
-        c = np.vstack([self.hol_jac(t, q).reshape(mh, n), self.nh_A(t, q).reshape(mn, n)])
+        c = np.vstack([self.checked("hol_jac", self.hol_jac(t, q), t), self.checked("nh_A", self.nh_A(t, q), t)])
         k = np.zeros((n + mh + mn, n + mh + mn))
-        k[:n, :n] = self.mass(q)
+        k[:n, :n] = self.checked("mass", self.mass(q), t)
         k[:n, n:] = c.T
         k[n:, :n] = c
-        rhs = np.concatenate([self.force(t, q, v), -self.hol_gamma(t, q, v), -self.nh_gamma(t, q, v)])
+        rhs = np.concatenate([self.checked("force", self.force(t, q, v), t),
+                              -self.checked("hol_gamma", self.hol_gamma(t, q, v), t),
+                              -self.checked("nh_gamma", self.nh_gamma(t, q, v), t)])
         sol = np.linalg.solve(k, rhs)
         return sol[:n], sol[n:n + mh], sol[n + mh:]
 
@@ -259,6 +305,24 @@ class Model:
             return getattr(self, name)(t, q, v)
 
         def cb(req, t, q, v, w, out):
-            out[:] = np.asarray(items(int(req), float(t), q, v, w), dtype=float).ravel(order="F")
+            # Inside an integrator's kernel call no exception may unwind through the
+            # Fortran frames (f2py would longjmp over them, leaking the kernel's
+            # workspace): it is kept, the item is NaN and the kernel stops at its
+            # next poll (pyint/_control.py); the integrator raises it again.
+            run = _control.current()
+            if run is not None and run.aborted:
+                out[:] = np.nan
+                return
+            try:
+                name = CALLBACK_REQUESTS[int(req)]
+                # shape (a tuple compare) and finiteness at every call: an item may change later
+                value = self.checked(name, items(int(req), float(t), q, v, w),
+                                     None if name in ("mass", "mass_dq") else t)
+                out[:] = value.ravel(order="F")
+            except BaseException as exc:
+                if run is None:
+                    raise
+                out[:] = np.nan
+                run.keep(exc)
 
         return cb

@@ -1,0 +1,94 @@
+"""Run control around one kernel call (fortran/core/control.c).
+
+Every integrator runs its Fortran kernel inside :func:`kernel_run`:
+
+* the flags of the C shim are cleared before the call;
+* a callback model (``Model.fortran_callback``) that raises does not unwind
+  through the Fortran frames (f2py would longjmp over them and leak the
+  kernel's workspace): the exception is kept here, the item is filled with NaN
+  and the kernel is asked to stop at its next per-step poll, returns normally,
+  frees its workspace, and the exception is raised again by the integrator;
+* Ctrl-C: during the call Python's default SIGINT handler is replaced by one
+  that only raises a flag (a KeyboardInterrupt raised at an arbitrary bytecode
+  of a callback could escape any try); the kernel runs Python's signal handlers
+  once per step, sees the flag and stops with STATUS_INTERRUPTED; the integrator
+  raises :class:`~pyint.errors.Interrupted` (a KeyboardInterrupt) carrying the
+  steps computed so far.  A handler of the user's own stays in place;
+* a LAPACK/BLAS argument error reaches pyint's own ``xerbla`` (exported from
+  the extension, in place of the library's, which stops the process): the
+  kernel stops and the integrator raises :class:`~pyint.errors.LapackError`
+  naming the routine and the argument.
+"""
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+
+from . import _fortran
+
+_local = threading.local()
+
+
+class KernelRun:
+    """What happened during one kernel call (filled in by :func:`kernel_run`)."""
+
+    def __init__(self):
+        self.error: BaseException | None = None   # the first exception of a callback item
+        self.interrupted = False
+        self.lapack: tuple[str, int] | None = None  # (routine, argument number)
+
+    def keep(self, exc):
+        """Record the exception of a callback item and ask the kernel to stop."""
+        if self.error is None:
+            self.error = exc
+        _fortran.control_request_abort()
+
+    @property
+    def aborted(self):
+        return self.error is not None
+
+
+def current():
+    """The KernelRun of the kernel call in progress in this thread, or None."""
+    return getattr(_local, "run", None)
+
+
+@contextlib.contextmanager
+def kernel_run():
+    """Context of one kernel call; yields its :class:`KernelRun`."""
+    run = KernelRun()
+    outer = current()
+    _local.run = run
+    _fortran.control_reset()
+    handler = None
+    if threading.current_thread() is threading.main_thread() and outer is None:
+        handler = signal.getsignal(signal.SIGINT)
+        if handler is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _flag_interrupt)
+        else:
+            handler = None
+    try:
+        yield run
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+        _local.run = outer
+        flags, name = _fortran.control_state()
+        run.interrupted = bool(flags[0])
+        if flags[2] != 0:
+            run.lapack = (bytes(name).decode("ascii", "replace").strip() or "?", int(flags[2]))
+
+
+def _flag_interrupt(signum, frame):
+    """SIGINT during a kernel call: the kernel stops at its next per-step poll."""
+    _fortran.control_request_interrupt()
+
+
+def lapack_selfcheck():
+    """Provoke a LAPACK argument error (DGETRF, argument 4) and return what pyint's
+    xerbla recorded: ("DGETRF", 4) when it is in charge (the library's own would
+    have stopped the process)."""
+    with kernel_run() as run:
+        info = _fortran.lapack_selfcheck()
+    return run.lapack, int(info)
