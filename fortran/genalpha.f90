@@ -363,10 +363,10 @@ contains
       call w%nc%group(w%dx(1:w%n), 1 + amax, max(amax, maxval(abs(w%q)) / sh))
       call w%nc%group(w%dx(w%n + 1:w%n + w%mh), 1 + maxabs(w%x(w%n + 1:w%n + w%mh)), huge(1.0_wp))
       call w%nc%group(w%dx(w%n + w%mh + 1:w%nx), 1 + maxabs(w%x(w%n + w%mh + 1:w%nx)), huge(1.0_wp))
-      status = w%nc%test(tol, maxit, .not. fresh)
-      if (.not. w%reuse) then
+      status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
+      if (.not. w%reuse .or. w%nc%refresh) then
         w%have_factor = .false.
-      else if (.not. fresh .and. w%nc%theta > THETA_REFACTOR .and. .not. w%nc%at_floor) then
+      else if (.not. fresh .and. w%nc%theta > THETA_REFACTOR) then
         w%have_factor = .false.
       end if
       call alpha_residual(model, p, t1, h, hist, w)    ! q, v, the force terms and the residual at the new x

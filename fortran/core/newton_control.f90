@@ -16,16 +16,25 @@
 !>             a fresh matrix, whose rate a kept one does not have)
 !>   converged   when eta_k nrm_k <= KAPPA tol (the estimated remaining error
 !>               theta/(1 - theta) |dx| of a linearly converging iteration,
-!>               a fraction KAPPA of the kernel's tol);
+!>               a fraction KAPPA of the kernel's tol).  With a matrix
+!>               evaluated at this iterate (Newton's method) eta_k is at least
+!>               1: the increment itself must be below KAPPA tol, and the
+!>               error left after it is O(|dx|^2), far below; the carried
+!>               rate is a simplified-Newton device (RADAU5's), used only
+!>               with a kept matrix.  Methods that keep constraint levels at
+!>               round-off rely on this;
 !>   round-off   when every group's increment is at most FLOOR eps times its
 !>   floor       floor scale (the size of the unknowns, or of what an
 !>               increment changes in the state): the increments are noise,
 !>               the iteration stops as converged: at once after a fresh
-!>               matrix (Newton's error is then ~ |dx|^2), and with a kept
-!>               matrix once theta >= THETA_NOISE (a linearly converging
-!>               iteration stopped at the floor would leave theta/(1-theta)
-!>               times the floor, a bias that accumulates over the steps:
-!>               it goes on until the increments no longer contract).
+!>               matrix (Newton's error is then ~ |dx|^2); with a kept matrix
+!>               when eta <= ETA_FLOOR, else the kernel is asked for a fresh
+!>               matrix (c%refresh) or, if it cannot refresh inside a step (the
+!>               block method), stops once theta >= THETA_NOISE.  (A kept
+!>               matrix stopped at the floor leaves eta times a floor-level
+!>               increment, a bias repeated every step: at the floor of the
+!>               index-3 accelerations, eps |q| / (beta h^2), it capped
+!>               generalized-alpha at ~4e-10 on stiff_fast.)
 !>               No step size fails because its increments reached round-off;
 !>   diverging   (simplified Newton, a kept matrix) theta_k >= 1, or
 !>               theta_k**(maxit - k) / (1 - theta_k) nrm_k > KAPPA tol
@@ -45,7 +54,10 @@ module pyint_newton_control
   real(wp), parameter :: NEWTON_KAPPA = 0.1_wp
   !> "a few eps": an increment below FLOOR eps of its floor scale is round-off
   real(wp), parameter :: NEWTON_FLOOR = 8.0_wp
-  !> simplified Newton at the floor stops once its increments no longer contract
+  !> a kept matrix at the floor stops when eta <= ETA_FLOOR (what it leaves is a
+  !> thousandth of a floor-level increment) or, when the kernel cannot refresh its
+  !> matrix inside a step, once its increments stop contracting (theta >= THETA_NOISE)
+  real(wp), parameter :: NEWTON_ETA_FLOOR = 1.0e-3_wp
   real(wp), parameter :: NEWTON_THETA_NOISE = 0.5_wp
   !> the least eta_1 of an iteration with a kept matrix (the rate of the last
   !> step may come from a fresh one, which contracts far faster)
@@ -57,6 +69,7 @@ module pyint_newton_control
     real(wp) :: nrm = 0, nrm_prev = 0
     integer :: it = 0
     logical :: at_floor = .true.
+    logical :: refresh = .false.  !< the rule asks the kernel for a fresh matrix at the next iteration
   contains
     procedure :: start => nc_start
     procedure :: clear => nc_clear
@@ -78,6 +91,7 @@ contains
     class(newton_control_t), intent(inout) :: c
     c%it = 0
     c%nrm_prev = 0
+    c%theta = 0         ! the rate observed in this step (eta carries the last one)
     c%eta = max(c%eta, epsilon(1.0_wp))**0.8_wp
   end subroutine
 
@@ -102,12 +116,18 @@ contains
 
   !> The decision after an iteration's increment was measured.  kept: the
   !> iteration matrix was not re-evaluated at this iterate (simplified Newton).
-  integer function nc_test(c, tol, maxit, kept) result(status)
+  integer function nc_test(c, tol, maxit, kept, can_refresh) result(status)
     class(newton_control_t), intent(inout) :: c
     real(wp), intent(in) :: tol
     integer, intent(in) :: maxit
     logical, intent(in) :: kept
+    logical, intent(in), optional :: can_refresh
+    real(wp) :: eta
+    logical :: refreshable
+    refreshable = .false.
+    if (present(can_refresh)) refreshable = can_refresh
     c%it = c%it + 1
+    c%refresh = .false.
     status = NEWTON_CONTINUE
     if (.not. (c%nrm <= huge(1.0_wp))) then
       status = NEWTON_DIVERGED
@@ -119,18 +139,26 @@ contains
     else if (kept) then
       c%eta = max(c%eta, NEWTON_ETA_KEPT)
     end if
+    eta = c%eta
+    if (.not. kept) eta = max(1.0_wp, eta)
     if (c%nrm == 0) then
       status = NEWTON_CONVERGED           ! nothing changed: a fixed point in floating point
     else if (c%at_floor) then
-      ! at the floor: a fresh matrix stops at once, a kept one once theta >= THETA_NOISE
-      if (.not. kept .or. (c%it > 1 .and. c%theta >= NEWTON_THETA_NOISE)) then
+      ! at the floor: a fresh matrix stops at once; a kept one when what it leaves,
+      ! eta |dx|, is a thousandth of a floor-level increment, else (refreshable) it
+      ! asks for a fresh matrix, or (not refreshable) stops once theta >= THETA_NOISE
+      if (.not. kept .or. (c%it > 1 .and. c%eta <= NEWTON_ETA_FLOOR)) then
+        status = NEWTON_CONVERGED
+      else if (.not. refreshable .and. c%it > 1 .and. c%theta >= NEWTON_THETA_NOISE) then
         status = NEWTON_CONVERGED
       else if (c%it >= maxit) then
         status = NEWTON_DIVERGED
+      else
+        c%refresh = refreshable
       end if
     else if (c%it > 1 .and. c%theta >= 1) then
       if (kept .or. c%it >= maxit) status = NEWTON_DIVERGED
-    else if (c%eta * c%nrm <= NEWTON_KAPPA * tol) then
+    else if (eta * c%nrm <= NEWTON_KAPPA * tol) then
       status = NEWTON_CONVERGED
     else if (c%it >= maxit) then
       status = NEWTON_DIVERGED
