@@ -323,7 +323,7 @@ contains
     integer, intent(out) :: iters, nfact, nreuse, info
     integer :: it, lapack_info, status
     logical :: fresh
-    real(wp) :: sh, amax
+    real(wp) :: sh, amax, qfloor, lnmax
     sh = p%beta * h * h
     iters = 0; nfact = 0; nreuse = 0; info = 0
     call w%nc%start()
@@ -358,11 +358,15 @@ contains
       amax = maxval(abs(w%x(1:w%n)))
       ! a's floor: what changes q by an ulp.  The multipliers follow a (M a + c G^T lam
       ! balances the forces): once a is at its floor theirs is the index-3 round-off,
-      ! no floor of their own (huge)
+      ! no floor of their own (huge); alpha-RATTLE's nonholonomic ones move q and v
+      ! themselves (through R_1/2): the floor of a
+      qfloor = maxval(abs(w%q)) / sh
+      lnmax = maxabs(w%x(w%n + w%mh + 1:w%nx))
       call w%nc%clear()
-      call w%nc%group(w%dx(1:w%n), 1 + amax, max(amax, maxval(abs(w%q)) / sh))
+      call w%nc%group(w%dx(1:w%n), 1 + amax, max(amax, qfloor))
       call w%nc%group(w%dx(w%n + 1:w%n + w%mh), 1 + maxabs(w%x(w%n + 1:w%n + w%mh)), huge(1.0_wp))
-      call w%nc%group(w%dx(w%n + w%mh + 1:w%nx), 1 + maxabs(w%x(w%n + w%mh + 1:w%nx)), huge(1.0_wp))
+      call w%nc%group(w%dx(w%n + w%mh + 1:w%nx), 1 + lnmax, &
+                      merge(max(lnmax, qfloor), huge(1.0_wp), w%variant == VARIANT_RATTLE))
       status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
       if (.not. w%reuse .or. w%nc%refresh) then
         w%have_factor = .false.
@@ -371,8 +375,8 @@ contains
       end if
       call alpha_residual(model, p, t1, h, hist, w)    ! q, v, the force terms and the residual at the new x
       ! the method keeps its constraint rows at round-off: simplified Newton, which
-      ! leaves theta |dx| in them, goes on until they are (or its increments are noise)
-      if (status == NEWTON_CONVERGED .and. (.not. w%reuse .or. w%nc%at_floor .or. constraints_at_roundoff())) return
+      ! leaves theta |dx| in them, goes on until they are (a fresh matrix leaves O(|dx|^2))
+      if (status == NEWTON_CONVERGED .and. (fresh .or. constraints_at_roundoff())) return
       if (status == NEWTON_DIVERGED) exit
     end do
     info = STATUS_NEWTON_FAILED
