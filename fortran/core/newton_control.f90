@@ -28,9 +28,11 @@
 !>               increment changes in the state): the increments are noise,
 !>               the iteration stops as converged: at once after a fresh
 !>               matrix (Newton's error is then ~ |dx|^2); with a kept matrix
-!>               when eta <= ETA_FLOOR, else the kernel is asked for a fresh
-!>               matrix (c%refresh) or, if it cannot refresh inside a step (the
-!>               block method), stops once theta >= THETA_NOISE.  (A kept
+!>               when eta <= ETA_FLOOR (or the tolerance test holds); once
+!>               its increments stop contracting (theta >= THETA_NOISE) the
+!>               kernel is asked for a fresh matrix (c%refresh) or, if it
+!>               cannot refresh inside a step (the block method), the
+!>               iteration stops.  (A kept
 !>               matrix stopped at the floor leaves eta times a floor-level
 !>               increment, a bias repeated every step: at the floor of the
 !>               index-3 accelerations, eps |q| / (beta h^2), it capped
@@ -145,16 +147,21 @@ contains
       status = NEWTON_CONVERGED           ! nothing changed: a fixed point in floating point
     else if (c%at_floor) then
       ! at the floor: a fresh matrix stops at once; a kept one when what it leaves,
-      ! eta |dx|, is a thousandth of a floor-level increment, else (refreshable) it
-      ! asks for a fresh matrix, or (not refreshable) stops once theta >= THETA_NOISE
+      ! eta |dx|, is a thousandth of a floor-level increment or below KAPPA tol;
+      ! once its increments stop contracting (theta >= THETA_NOISE: noise) it asks
+      ! for a fresh matrix (refreshable) or stops (not refreshable); else it goes on
       if (.not. kept .or. (c%it > 1 .and. c%eta <= NEWTON_ETA_FLOOR)) then
         status = NEWTON_CONVERGED
-      else if (.not. refreshable .and. c%it > 1 .and. c%theta >= NEWTON_THETA_NOISE) then
-        status = NEWTON_CONVERGED
+      else if (c%theta < 1 .and. eta * c%nrm <= NEWTON_KAPPA * tol) then
+        status = NEWTON_CONVERGED        ! the tolerance test itself
       else if (c%it >= maxit) then
         status = NEWTON_DIVERGED
-      else
-        c%refresh = refreshable
+      else if (c%it > 1 .and. c%theta >= NEWTON_THETA_NOISE) then
+        if (refreshable) then
+          c%refresh = .true.
+        else
+          status = NEWTON_CONVERGED
+        end if
       end if
     else if (c%it > 1 .and. c%theta >= 1) then
       if (kept .or. c%it >= maxit) status = NEWTON_DIVERGED
