@@ -28,9 +28,9 @@
 !> are approximations: they change the convergence rate, not the solution.
 !> A block whose iteration fails is retried with a fresh P1, P2, then with the
 !> exact Newton matrix (full_newton).  Newton starts from the extrapolation of
-!> (a, lam) through the last two blocks' nodes (degree 2r - 1) and stops when
-!> the estimated remaining error theta / (1 - theta) * h max|da| / (1 + max|z|)
-!> (velocity units; theta the observed contraction) is below tol.  The KKT
+!> (a, lam) through the last two blocks' nodes (degree 2r - 1); termination:
+!> the one rule of every implicit kernel, pyint_newton_control
+!> (fortran/core/newton_control.f90), the group in measure_block_a.  The KKT
 !> matrices are factorized through their Schur complement when M is constant
 !> (pyint_kkt).
 !>
@@ -51,12 +51,14 @@ module block_method
   use rk4_index1, only: rk4_step
   use pyint_samples, only: store_sample
   use pyint_control, only: stop_status
+  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED
   implicit none
   private
   public :: block_driver
 
   type :: block_work_t
     integer :: n, mh, mn, nx, r, ref
+    type(newton_control_t) :: nc      !< the Newton termination rule (carried across blocks)
     real(wp), allocatable :: ca(:, :), cu(:, :), ca2(:, :), cw(:, :), cw2(:, :), cc(:)
     complex(wp), allocatable :: mu(:), tm(:, :), tinv(:, :)
     real(wp), allocatable :: x(:, :), res(:, :), xold(:, :), xold2(:, :), y(:, :), da(:, :), e1(:), e2(:)
@@ -324,17 +326,16 @@ contains
   end subroutine
 
   !> Newton with the exact matrix, refactorized at every iterate (the robust
-  !> fallback); same stopping rule as block_newton.
+  !> fallback); the same termination rule (pyint_newton_control).
   subroutine full_newton(model, tb, h, tol, maxit, w, iters, info)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: tb, h, tol
     integer, intent(in) :: maxit
     type(block_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    integer :: it, k
-    real(wp) :: err, eprev, theta
+    integer :: it, k, status
     iters = 0
-    eprev = huge(1.0_wp)
+    call w%nc%start()
     do it = 1, maxit
       call block_residual(model, tb, h, .false., w, info)
       if (info /= 0) return
@@ -348,29 +349,43 @@ contains
       call slu_solve(w%jfull, w%jpiv, w%dxf)
       w%x = w%x + reshape(w%dxf, [w%nx, w%r])
       iters = iters + 1
-      err = 0
+      call w%nc%clear()
       do k = 1, w%r
-        err = max(err, maxval(abs(w%dxf((k - 1) * w%nx + 1:(k - 1) * w%nx + w%n))))
+        call measure_a(w%dxf((k - 1) * w%nx + 1:(k - 1) * w%nx + w%n))
       end do
-      err = h * err / (1 + maxval(abs(w%z)))
-      theta = err / max(eprev, tiny(1.0_wp))
-      if ((it > 1 .and. theta / (1 - min(theta, 0.99_wp)) * err <= tol) .or. err == 0) then
+      status = w%nc%test(tol, maxit, .false.)
+      if (status == NEWTON_CONVERGED) then
         call block_update(h, w)
         info = 0
         return
       end if
-      eprev = err
+      if (status == NEWTON_DIVERGED) exit
     end do
     info = STATUS_NEWTON_FAILED
+
+  contains
+
+    subroutine measure_a(da)
+      real(wp), intent(in) :: da(:)
+      call measure_block_a(w, h, da)
+    end subroutine
   end subroutine
 
-  !> Newton iteration for the block at tb from the predictor in w%x.  With
-  !> err = the last increment's relative effect on the velocities,
-  !> h max|da| / (1 + max|z|), it stops when the estimated remaining error
-  !> theta / (1 - theta) err <= tol, theta = err / err_previous (the observed
-  !> contraction), or after the first iteration when err <= tol (the predictor
-  !> was already that close).  info: 0, STATUS_NEWTON_FAILED (maxit or
-  !> divergence), STATUS_SINGULAR, STATUS_NONFINITE.
+  !> The accelerations' increment of one node, in the units of the velocities
+  !> they change (h |da| against 1 + max|z|; floor: what changes z by an ulp).
+  !> The multipliers follow from a through the node KKT systems: not measured.
+  subroutine measure_block_a(w, h, da)
+    type(block_work_t), intent(inout) :: w
+    real(wp), intent(in) :: h, da(:)
+    real(wp) :: zmax
+    zmax = maxval(abs(w%z))
+    call w%nc%group(da, (1 + zmax) / h, max(maxval(abs(w%x(1:w%n, :))), zmax / h))
+  end subroutine
+
+  !> Newton iteration for the block at tb from the predictor in w%x (the
+  !> approximate matrix: linear convergence), stopped by pyint_newton_control.
+  !> info: 0, STATUS_NEWTON_FAILED (maxit or divergence), STATUS_SINGULAR,
+  !> STATUS_NONFINITE.
   subroutine block_newton(model, tb, h, tol, maxit, refresh, w, iters, theta_max, info)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: tb, h, tol
@@ -379,18 +394,10 @@ contains
     type(block_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
     real(wp), intent(out) :: theta_max
-    integer :: it
-    real(wp) :: err, eprev, theta
-    logical :: converged
+    integer :: it, status, k
     iters = 0; info = 0; theta_max = 0
-    theta = 0
-    converged = .false.
-    eprev = huge(1.0_wp)
-    do it = 1, maxit + 1
-      if (converged) then      ! the final (q, z); the residual is not needed
-        call block_update(h, w)
-        return
-      end if
+    call w%nc%start()
+    do it = 1, maxit
       call block_residual(model, tb, h, it == 1, w, info)
       if (info /= 0) return
       if (.not. all(abs(w%res) <= huge(1.0_wp))) then
@@ -401,22 +408,19 @@ contains
         call coupling_refresh(model, tb, h, w, info)
         if (info /= 0) return
       end if
-      if (it == maxit + 1) exit
       call newton_step(h, w)
       iters = iters + 1
-      err = h * maxval(abs(w%da)) / (1 + maxval(abs(w%z)))
-      if (it > 1) then
-        theta = err / max(eprev, tiny(1.0_wp))
-        theta_max = max(theta_max, theta)
-        if (theta >= 1) then
-          if (err > tol) exit      ! diverging
-          theta = 0.99_wp
-        end if
-        converged = theta / (1 - theta) * err <= tol
-      else
-        converged = err <= tol
+      call w%nc%clear()
+      do k = 1, w%r
+        call measure_block_a(w, h, w%da(:, k))
+      end do
+      status = w%nc%test(tol, maxit, .true.)
+      if (it > 1) theta_max = max(theta_max, w%nc%theta)
+      if (status == NEWTON_CONVERGED) then      ! the final (q, z); the residual is not needed
+        call block_update(h, w)
+        return
       end if
-      eprev = err
+      if (status == NEWTON_DIVERGED) exit
     end do
     info = STATUS_NEWTON_FAILED
   end subroutine

@@ -56,6 +56,7 @@ module galerkin
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
+  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private
   public :: GL_SMAX, GL_SPEC, GL_REDUCED, lobatto_rule, gl_work_t, gl_work_init, gl_residual, &
@@ -71,6 +72,7 @@ module galerkin
   !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
   type :: gl_work_t
     integer :: s = 0, n = 0, c = 0, nx = 0, variant = GL_SPEC
+    type(newton_control_t) :: nc      !< the Newton termination rule (carried across steps)
     real(wp), allocatable :: d(:), b(:), dm(:, :)          !< Lobatto rule: d(0:s), b(0:s), dm(0:s, 0:s)
     real(wp), allocatable :: lw(:)                         !< lw(0:s): degree-s coefficient weights (GL_REDUCED)
     real(wp), allocatable :: x(:), dx(:), e(:), jac(:, :)  !< unknowns, increment, residual, Newton matrix
@@ -400,24 +402,25 @@ contains
     end if
   end subroutine
 
-  !> Solve the step equations for w%x (start value on entry) by Newton's method.
-  !> Stops when every increment is below tol relative to (1 + |x|), the
-  !> multiplier increments measured as h lam (momentum units; lam itself has a
-  !> round-off floor ~ eps / h), or when the increments, already below
-  !> 1e4 tol, stop contracting (the round-off floor of the Newton matrix,
-  !> whose condition grows like s^4 / h).  info: 0, STATUS_NEWTON_FAILED,
-  !> STATUS_SINGULAR, STATUS_NONFINITE.
+  !> Solve the step equations for w%x (start value on entry) by Newton's method,
+  !> stopped by the one rule of every implicit kernel (pyint_newton_control,
+  !> fortran/core/newton_control.f90).  Groups: the positions q_1..q_s; the
+  !> momenta phat_0..phat_s, P_s; the multipliers as h lam (momentum units).
+  !> The momenta and multipliers come from rows that fix q to round-off
+  !> (sum_j D_vj q_j = h H_p): their floor is what changes q by s^2 ulps
+  !> (|D| ~ s^2), amp = s^2 |q| / |q_s - q_0| times their size.
+  !> info: 0, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_NONFINITE.
   subroutine gl_newton(model, t, h, q0, p0, l0, tol, maxit, w, iters, info)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, h, q0(:), p0(:), l0(:), tol
     integer, intent(in) :: maxit
     type(gl_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    integer :: it, m
-    real(wp) :: nu, nu_prev
+    integer :: it, m, status
+    real(wp) :: sq, sp, sl, amp
     m = 2 * (w%s + 1) * w%n
     iters = 0
-    nu_prev = huge(1.0_wp)
+    call w%nc%start()
     do it = 1, maxit
       call gl_residual(model, t, h, q0, p0, l0, w, info)
       if (info /= 0) return
@@ -440,11 +443,18 @@ contains
         info = STATUS_NONFINITE
         return
       end if
-      nu = max(maxval(abs(w%dx(1:m)) / (1 + abs(w%x(1:m)))), &
-               maxval(abs(h * w%dx(m + 1:)) / (1 + abs(h * w%x(m + 1:)))), 0.0_wp) / tol
-      if (nu <= 1) return
-      if (nu_prev <= 1.0e4_wp .and. nu > 0.5_wp * nu_prev) return
-      nu_prev = nu
+      sq = maxabs(w%x(1:w%s * w%n))
+      sp = maxabs(w%x(w%s * w%n + 1:m))
+      sl = max(sp, abs(h) * maxabs(w%x(m + 1:)))
+      amp = max(1.0_wp, w%s**2 * max(sq, maxabs(q0)) / max(maxabs(w%x(cq(w, w%s) + 1:cq(w, w%s) + w%n) - q0), &
+                                                         epsilon(1.0_wp) * sq))
+      call w%nc%clear()
+      call w%nc%group(w%dx(1:w%s * w%n), 1 + sq, sq)
+      call w%nc%group(w%dx(w%s * w%n + 1:m), 1 + sp, amp * sp)
+      call w%nc%group(abs(h) * w%dx(m + 1:), 1 + sl, amp * sl)
+      status = w%nc%test(tol, maxit, .false.)
+      if (status == NEWTON_CONVERGED) return
+      if (status == NEWTON_DIVERGED) exit
     end do
     info = STATUS_NEWTON_FAILED
   end subroutine

@@ -35,13 +35,12 @@
 !> uses the dense solver.
 !>
 !> Jacobian reuse (reuse = 1, simplified Newton): the factorization is kept
-!> across iterations and steps; with theta = |dx_k| / |dx_{k-1}| the observed
-!> contraction, the matrix is re-assembled and refactored at the next
-!> iteration when theta > THETA_REFACTOR, and a step that fails with an old
-!> factorization is retried once with a fresh one.  A step converges when
-!> |dx| max(1, theta/(1 - theta)) <= tol (scaled as below), the usual estimate
-!> of the remaining error of a linearly converging iteration.  reuse = 0 is
-!> Newton's method (a new matrix every iteration).
+!> across iterations and steps; the matrix is re-assembled and refactored at
+!> the next iteration when the observed contraction exceeds THETA_REFACTOR,
+!> and a step that fails with an old factorization is retried once with a
+!> fresh one.  reuse = 0 is Newton's method (a new matrix every iteration).
+!> Termination: the one rule of every implicit kernel, pyint_newton_control
+!> (fortran/core/newton_control.f90); the groups are listed at alpha_newton.
 module genalpha
   use pyint_kinds
   use pyint_model, only: model_t
@@ -50,6 +49,7 @@ module genalpha
   use pyint_registry, only: setup_model
   use pyint_samples, only: store_sample
   use pyint_control, only: stop_status
+  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private
   public :: alpha_params_t, alpha_params, alpha_work_t, alpha_work_init, alpha_newton, &
@@ -86,7 +86,7 @@ module genalpha
     logical :: dense_mass = .false.    !< M held as a dense array (dense solver)
     logical :: reuse = .false.         !< simplified Newton
     logical :: have_factor = .false.   !< jm holds a usable factorization
-    real(wp) :: theta = 0              !< last observed contraction rate
+    type(newton_control_t) :: nc       !< the Newton termination rule's state (carried across steps)
     type(newton_matrix_t) :: jm        !< the Newton matrix and its factors
     real(wp), allocatable :: x(:), dx(:), e(:)
     real(wp), allocatable :: q(:), v(:), qm(:), qpred(:), vpred(:), f(:), ma(:), force_tot(:), tmp(:)
@@ -308,8 +308,10 @@ contains
   end subroutine
 
   !> Solve the step equations for w%x (start value on entry) by Newton (or
-  !> simplified Newton, w%reuse); stop when beta h^2 |increment| <= tol (1 + |q|)
-  !> componentwise (see below).  iters: iterations; nfact: factorizations;
+  !> simplified Newton, w%reuse), stopped by the rule of pyint_newton_control:
+  !> accelerations measured against 1 + |a|, each multiplier group against
+  !> 1 + |lam|; the accelerations' round-off floor in the units of the positions
+  !> they change (index-3: |q| / (beta h^2)).  iters: iterations; nfact: factorizations;
   !> nreuse: iterations that used a factorization from an earlier iteration.
   !> info: 0 converged, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_NONFINITE,
   !> STATUS_BAD_INPUT (the model added an entry outside its declared pattern).
@@ -320,30 +322,19 @@ contains
     real(wp), intent(in) :: t1, h, hist(:), tol
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: iters, nfact, nreuse, info
-    integer :: it, lapack_info, i
-    logical :: converged, fresh
-    real(wp) :: sh, nrm, nrm_prev
+    integer :: it, lapack_info, status
+    logical :: fresh
+    real(wp) :: sh, amax, qfloor, lnmax
     sh = p%beta * h * h
     iters = 0; nfact = 0; nreuse = 0; info = 0
-    converged = .false.
-    nrm_prev = 0
-    do it = 1, maxit + 1
-      call alpha_residual(model, p, t1, h, hist, w)
-      if (converged) then
-        if (.not. w%reuse) return
-        ! simplified Newton: the error left is ~ theta |dx|, not |dx|^2 as in
-        ! Newton's method; go on until the constraint rows are at round-off (the
-        ! level generalized-alpha keeps), or the iteration stops contracting
-        ! (theta > 1/2: it has reached round-off itself)
-        if (constraints_at_roundoff() .or. w%theta > 0.5_wp) return
-        converged = .false.
-      end if
+    call w%nc%start()
+    call alpha_residual(model, p, t1, h, hist, w)
+    do it = 1, maxit
       if (.not. all(abs(w%e) <= huge(1.0_wp))) then
         info = STATUS_NONFINITE
         w%have_factor = .false.
         return
       end if
-      if (it == maxit + 1) exit
       fresh = .not. w%have_factor
       if (fresh) then
         call alpha_jacobian(model, p, t1, h, w)
@@ -365,29 +356,29 @@ contains
       call w%jm%solve(w%dx)
       w%x = w%x + w%dx
       iters = iters + 1
-      ! Increments measured in position units (Hairer's h^2 scaling of index-3
-      ! variables): a and lam carry a round-off floor ~ eps / (beta h^2), their
-      ! effect on q does not.  nrm <= 1 is the stopping test.
-      nrm = 0
-      do i = 1, w%n
-        nrm = max(nrm, abs(w%dx(i)) * sh / (tol * (1 + abs(w%q(i)))))
-      end do
-      do i = w%n + 1, w%nx
-        nrm = max(nrm, abs(w%dx(i)) * sh / (tol * (1 + sh * abs(w%x(i)))))
-      end do
-      if (it > 1) w%theta = nrm / max(nrm_prev, tiny(1.0_wp))
-      nrm_prev = nrm
-      if (.not. w%reuse) then
-        converged = nrm <= 1
+      amax = maxval(abs(w%x(1:w%n)))
+      ! a's floor: what changes q by an ulp.  The multipliers follow a (M a + c G^T lam
+      ! balances the forces): once a is at its floor theirs is the index-3 round-off,
+      ! no floor of their own (huge); alpha-RATTLE's nonholonomic ones move q and v
+      ! themselves (through R_1/2): the floor of a
+      qfloor = maxval(abs(w%q)) / sh
+      lnmax = maxabs(w%x(w%n + w%mh + 1:w%nx))
+      call w%nc%clear()
+      call w%nc%group(w%dx(1:w%n), 1 + amax, max(amax, qfloor))
+      call w%nc%group(w%dx(w%n + 1:w%n + w%mh), 1 + maxabs(w%x(w%n + 1:w%n + w%mh)), huge(1.0_wp))
+      call w%nc%group(w%dx(w%n + w%mh + 1:w%nx), 1 + lnmax, &
+                      merge(max(lnmax, qfloor), huge(1.0_wp), w%variant == VARIANT_RATTLE))
+      status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
+      if (.not. w%reuse .or. w%nc%refresh) then
         w%have_factor = .false.
-      else
-        if (w%theta < 0.99_wp) then
-          converged = nrm * max(1.0_wp, w%theta / (1 - w%theta)) <= 1
-        else   ! no contraction: either diverging or stagnating at round-off far below tol
-          converged = nrm <= 0.01_wp
-        end if
-        if (.not. fresh .and. w%theta > THETA_REFACTOR) w%have_factor = .false.
+      else if (.not. fresh .and. w%nc%theta > THETA_REFACTOR) then
+        w%have_factor = .false.
       end if
+      call alpha_residual(model, p, t1, h, hist, w)    ! q, v, the force terms and the residual at the new x
+      ! the method keeps its constraint rows at round-off: simplified Newton, which
+      ! leaves theta |dx| in them, goes on until they are (a fresh matrix leaves O(|dx|^2))
+      if (status == NEWTON_CONVERGED .and. (fresh .or. constraints_at_roundoff())) return
+      if (status == NEWTON_DIVERGED) exit
     end do
     info = STATUS_NEWTON_FAILED
     w%have_factor = .false.

@@ -32,13 +32,14 @@
 !> and the Jacobian is exact: with P = d(q^{k+1})/dW = h diag(I, T(h Omega_i)),
 !>   [ M - h Q_V + (B^T h lam)_q P    B^T ]
 !>   [ d(constraint row)/dW           0   ].
-!> Convergence: |dW| <= tol (1 + |W|) and |d(h lam)| <= tol (1 + |M W|) (max norms),
-!> or the round-off floor of these increments (newton_stop in rigid_body.f90).
+!> Termination: the one rule of every implicit kernel, pyint_newton_control
+!> (fortran/core/newton_control.f90); groups at bd_newton.
 module lie_backward
   use pyint_kinds
   use pyint_control, only: stop_status
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
+  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private
   public :: lie_backward_driver, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
@@ -47,6 +48,7 @@ module lie_backward
 
   type :: bd_work_t
     integer :: nv, m, nz
+    type(newton_control_t) :: nc      !< the Newton termination rule (carried across steps)
     real(wp), allocatable :: z(:), dz(:), res(:), jac(:, :), mm(:, :), bm(:, :)
     real(wp), allocatable :: kvv(:, :), kmv(:, :), kmv2(:, :), kmv3(:, :), qf(:), psi(:), g(:)
     real(wp), allocatable :: x1(:, :), r1(:, :, :)
@@ -126,22 +128,30 @@ contains
     real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:), tol
     type(bd_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    integer :: it
-    real(wp) :: d, dprev
+    integer :: it, status
+    real(wp) :: sw, smw, amp
     iters = 0
-    d = huge(1.0_wp)
+    call w%nc%start()
     do it = 1, maxit
       call bd_eval(s, form, h, x, r, vk, vh, w)
       call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
       if (info /= 0) return
       iters = iters + 1
-      dprev = d
-      d = max(maxval(abs(w%dz(1:w%nv))) / (1 + maxval(abs(w%z(1:w%nv)))), &
-              maxval(abs(w%dz(w%nv + 1:))) / (1 + maxval(abs(matmul(w%mm, w%z(1:w%nv)))))) / tol
-      if (newton_stop(d, dprev, it)) then
+      ! groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the
+      ! Phi/h rows (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their
+      ! floor is what changes the positions by an ulp
+      sw = 1 + maxabs(w%z(1:w%nv))
+      smw = 1 + maxabs(matmul(w%mm, w%z(1:w%nv)))
+      amp = max(1.0_wp, (1 + maxval(abs(x))) / (h * sw))
+      call w%nc%clear()
+      call w%nc%group(w%dz(1:w%nv), sw, amp * sw)
+      call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
+      status = w%nc%test(tol, maxit, .false.)
+      if (status == NEWTON_CONVERGED) then
         info = 0
         return
       end if
+      if (status == NEWTON_DIVERGED) exit
     end do
     info = STATUS_NEWTON_FAILED
   end subroutine

@@ -19,15 +19,14 @@
 !>   [ M - h gamma c Q_V + h^2 beta c (B1^T lam)_q P'   B1^T   beta h^2 (B1^T lam)_q P' B0^T ]
 !>   [ c B1 P'                                          0      B1 P' B0^T                     ]
 !>   [ c B1 + (h beta c/gamma) (B1 V)_q P'              0      (beta h/gamma) (B1 V)_q P' B0^T ]
-!> Convergence in velocity units: h |dW| <= tol (1 + |V|), h |dlam| <= tol (1 + |M V|),
-!> beta h^2 |dmu| <= tol (1 + |x|) (max norms): the 1/(beta h^2) rows carry a
-!> round-off floor eps/(beta h^2) in W and lam that does not reach V or q; when
-!> even the scaled increments reach their floor, newton_stop (rigid_body.f90) accepts.
+!> Termination: the one rule of every implicit kernel, pyint_newton_control
+!> (fortran/core/newton_control.f90); groups at ga_newton.
 module lie_genalpha
   use pyint_kinds
   use pyint_control, only: stop_status
   use pyint_rigid
   use genalpha, only: alpha_params_t, alpha_params
+  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private
   public :: lie_genalpha_driver, LGA_INDEX3, LGA_STAB2
@@ -36,6 +35,7 @@ module lie_genalpha
 
   type :: ga_work_t
     integer :: nv, m, nz
+    type(newton_control_t) :: nc      !< the Newton termination rule (carried across steps)
     real(wp), allocatable :: z(:), dz(:), res(:), jac(:, :), mm(:, :), b0(:, :), b1(:, :)
     real(wp), allocatable :: kvv(:, :), kmv(:, :), qf(:), psi(:), psi0(:), v1(:), a1(:)
     real(wp), allocatable :: x1(:, :), r1(:, :, :)
@@ -122,26 +122,33 @@ contains
     real(wp), intent(in) :: h, x(:, :), r(:, :, :), v(:), vd(:), a(:), tol
     type(ga_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    integer :: it, nv, m
-    real(wp) :: d, dprev
+    integer :: it, nv, m, status
+    real(wp) :: sv, smv, sx
     nv = w%nv; m = w%m
     iters = 0
-    d = huge(1.0_wp)
+    call w%nc%start()
     do it = 1, maxit
       call ga_eval(s, variant, p, h, x, r, v, vd, a, w)
       call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
       if (info /= 0) return
       iters = iters + 1
-      dprev = d
-      d = max(h * maxval(abs(w%dz(1:nv))) / (1 + maxval(abs(w%v1))), &
-              h * maxval(abs(w%dz(nv + 1:nv + m))) / (1 + maxval(abs(matmul(w%mm, w%v1)))))
-      if (variant == LGA_STAB2) &
-        d = max(d, p%beta * h * h * maxval(abs(w%dz(nv + m + 1:))) / (1 + maxval(abs(x))))
-      d = d / tol
-      if (newton_stop(d, dprev, it)) then
+      ! groups, each in the units of what it changes: W (h |dW| against 1 + |V|),
+      ! lam (h |dlam| against 1 + |M V|), mu (beta h^2 |dmu| against 1 + |x|).  The
+      ! 1/(beta h^2) rows leave a round-off eps (1 + |x|) / (beta h^2) in W and lam:
+      ! their floor is what changes the positions by an ulp
+      sv = 1 + maxabs(w%v1)
+      smv = 1 + maxabs(matmul(w%mm, w%v1))
+      sx = (1 + maxval(abs(x))) / (p%beta * h * h)
+      call w%nc%clear()
+      call w%nc%group(w%dz(1:nv), sv / h, max(maxabs(w%z(1:nv)), sx))
+      call w%nc%group(w%dz(nv + 1:nv + m), smv / h, smv * sx / sv)
+      if (variant == LGA_STAB2) call w%nc%group(w%dz(nv + m + 1:), sx, sx)
+      status = w%nc%test(tol, maxit, .false.)
+      if (status == NEWTON_CONVERGED) then
         info = 0
         return
       end if
+      if (status == NEWTON_DIVERGED) exit
     end do
     info = STATUS_NEWTON_FAILED
   end subroutine

@@ -48,7 +48,8 @@ class BlockMethod(Integrator):
 
     def __init__(self, scheme=None, tol=1e-12, maxit=12, theta_refresh=0.005, start_substeps=4):
         """scheme: a preset name (see module docstring) or a BlockScheme.
-        tol: Newton stops when max |dX| / (1 + |X|) <= tol for X = a and lam at the nodes.
+        tol: Newton's tolerance (fortran/core/newton_control.f90): stop when theta/(1 - theta) h max|da| / (1 + max|z|)
+        <= tol / 10 (the nodes' accelerations in velocity units), or at the round-off floor.
         maxit: Newton iterations per block.  theta_refresh: refresh the Newton matrix
         after a block whose contraction rate exceeded it.  start_substeps: RK4 steps
         per node interval in the first block."""

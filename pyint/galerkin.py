@@ -121,8 +121,8 @@ class GalerkinLobatto(Integrator):
         """s: interpolation degree 1..8 (s + 1 Lobatto nodes per step).
         variant: "reduced" (lam_0 an unknown of the step, multiplier polynomial
         of degree s - 1) or "spec" (lam_0 = lam_s of the previous step, SPEC.md).
-        tol: Newton stops when every increment is below tol (1 + |x|) (the
-        multiplier increments measured as h lam, in momentum units);
+        tol: Newton's tolerance (fortran/core/newton_control.f90): stop when theta/(1 - theta) |increment| <= tol / 10,
+        positions against 1 + |q|, momenta against 1 + |p|, h lam in momentum units;
         maxit: Newton iterations per step.
         """
         self.s = s = _degree(s)

@@ -78,7 +78,9 @@ class _AlphaFamily(Integrator):
         mass_update: "exact" (M(q_{n+1}) with the exact (M a)_q) or "predictor"
         (the paper's M(q_n + h v_n), no (M a)_q needed).
         start: "consistent" (a_0 = qddot(0)) or "paper" (M a_0 = (1 - alpha) F_0 + alpha F_1).
-        tol: Newton stops when beta h^2 |increment| <= tol (1 + |q|) (position units);
+        tol: Newton's tolerance, in the rule of every implicit kernel (fortran/core/newton_control.f90):
+        stop when theta/(1 - theta) |increment| <= tol / 10, accelerations against 1 + |a|,
+        multipliers against 1 + |lam| (max norms), or at the round-off floor;
         maxit: iterations per step.
         linear_solver: "auto" (SuiteSparse KLU when built in, dense LU for large
         matrices with over 30 % nonzeros; without KLU banded or dense by flop

@@ -42,8 +42,9 @@ class _LieBackward(LieIntegrator):
     _form = 3
 
     def __init__(self, tol=1e-10, maxit=20):
-        """tol: Newton stops when |dV| <= tol (1 + |V|) and |h dlam| <= tol (1 + |M V|)
-        (max norms); maxit: iterations per step."""
+        """tol: Newton's tolerance (fortran/core/newton_control.f90): stop when theta/(1 - theta) times the
+        increment, |dV| against 1 + |V| and |h dlam| against 1 + |M V| (max norms), is <= tol / 10,
+        or at the round-off floor; maxit: iterations per step."""
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
 

@@ -29,8 +29,9 @@ class _LieAlpha(LieIntegrator):
     _variant = 0
 
     def __init__(self, rho_inf=0.9, tol=1e-10, maxit=20):
-        """rho_inf: spectral radius at infinity in [0, 1]; tol: Newton stops when
-        h |dVdot| <= tol (1 + |V|), h |dlam| <= tol (1 + |M V|) (and beta h^2 |dmu| <= tol (1 + |x|));
+        """rho_inf: spectral radius at infinity in [0, 1]; tol: Newton's tolerance
+        (fortran/core/newton_control.f90): theta/(1 - theta) times h |dVdot| against 1 + |V|, h |dlam| against
+        1 + |M V| (and beta h^2 |dmu| against 1 + |x|) <= tol / 10, or the round-off floor;
         maxit: iterations per step."""
         self.rho_inf = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
         self.tol = V.as_real(tol, "tol", positive=True)

@@ -222,6 +222,31 @@ add_problem(Problem(
 ))
 
 
+def stiff_fast_model():
+    """The chain2 pendulum (masses 1, 1.5; lengths 1, 0.8; g = 9.81) with a stiff spring,
+    k = 3e5 N/m, from its tip to the anchor (1.5, -0.6): spring frequency ~ 450 rad/s,
+    accelerations ~ 2e4 against positions ~ 1.7."""
+    return AnharmonicChain(2, mass=[1.0, 1.5], length=[1.0, 0.8], grav=9.81, k=3e5, kappa=0.0,
+                           anchor=(1.5, -0.6))
+
+
+# A stiff, fast mechanism (issue 14): generalized-alpha's simplified Newton, stopped on
+# accelerations measured in position units, plateaued here at ~1e-8 relative.  h0 = t_end / 256
+# (omega h0 ~ 0.035): second-order errors from ~3e-4 to ~1e-6 relative over the shared window,
+# where the index-3 multipliers' round-off, eps |q| / (beta h^2), stays far below their
+# truncation error (at h0 / 32 it bends generalized-alpha's lam slope to 1.87);
+# tests/test_genalpha.py follows q and v down to ~2e-10.
+add_problem(Problem(
+    name="stiff_fast",
+    make_model=stiff_fast_model,
+    make_state=lambda m: m.initial_state([np.pi / 3, np.pi / 2]),
+    t_end=0.02,
+    h0=0.02 / 256,
+    source=ODE_SOURCE,
+    tags=frozenset({"conservative", "stiff"}),
+))
+
+
 def _skate_torsion_model():
     from ._seed004_models import SkateTwin
     return SkateTwin(torsion=0.5)

@@ -123,8 +123,10 @@ class SymplecticComposition(_SymplecticFamily):
 
     def __init__(self, stages=2, tol=1e-10, maxit=20):
         """stages: s of the Gauss-Legendre middle step (1 = implicit midpoint,
-        2 = the paper's 4th-order tableau; at most 10).  tol: Newton stops when
-        every increment satisfies |dx| <= tol (1 + |x|); maxit: iterations per step."""
+        2 = the paper's 4th-order tableau; at most 10).  tol: Newton's tolerance
+        (fortran/core/newton_control.f90): theta/(1 - theta) times the increment of the stage positions, momenta
+        and impulses, each against 1 + its size, <= tol / 10, or the round-off floor;
+        maxit: iterations per step."""
         super().__init__(stages, tol, maxit)
 
 

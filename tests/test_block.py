@@ -9,7 +9,7 @@ from pyint._fortran_model import model_args
 from pyint.block import BlockMethod, BlockUniformRK
 from pyint.block_coefficients import PRESETS, NODES, BlockScheme, eq8, rk_stable, scheme
 from pyint.errors import NewtonConvergenceError
-from pyint.models import PendulumChain, TwoLinkAngles, two_link_manipulator
+from pyint.models import Model, PendulumChain, TwoLinkAngles, two_link_manipulator
 from pyint.rk4_index1 import RK4Index1
 
 UNIFORM = [F(1, 3), F(2, 3), F(1)]
@@ -280,5 +280,46 @@ def test_bad_options_and_newton_failure():
     m = two_link_manipulator()
     q0, v0 = m.initial_state()
     with pytest.raises(NewtonConvergenceError) as exc:
-        BlockMethod("legendre", tol=1e-30, maxit=3).integrate(m, q0, v0, 1.0, 0.01)
+        # a block far too long for the motion (tol = 1e-30 no longer fails: the round-off
+        # floor of fortran/core/newton_control.f90 stops the iteration as converged)
+        BlockMethod("legendre", maxit=1).integrate(m, q0, v0, 1.0, 0.25)
     assert exc.value.step == 2 and len(exc.value.result.t) == 2     # t0 and the RK4 start-up block
+
+
+class _FDPendulum(Model):
+    """A plain unit pendulum as a user writes it: mass, force and hol only, every
+    other item by the base class's finite differences."""
+    name = "fd_pendulum"
+    n = 2
+    n_hol = 1
+    scleronomic = True
+
+    def mass(self, q):
+        return np.eye(2)
+
+    def force(self, t, q, v):
+        return np.array([0.0, -9.81])
+
+    def hol(self, t, q):
+        return np.array([q @ q - 1.0])
+
+
+class _AnalyticPendulum(_FDPendulum):
+    def hol_jac(self, t, q):
+        return 2 * np.asarray(q).reshape(1, 2)
+
+    def hol_gamma(self, t, q, v):
+        return np.array([2 * v @ v])
+
+
+@pytest.mark.parametrize("h", [1e-2, 1e-3])
+def test_finite_difference_only_pendulum_runs_with_defaults(h):
+    """Issue 14 item 3: BlockMethod("legendre") failed Newton at t = 0.35 on this model:
+    its acceleration-constraint term (G v)_q v was a difference of differences (noise
+    ~ eps / step^2 ~ 1e-5 relative).  Now to t = 1, within 5e-10 of the analytic-derivative
+    model (measured 4.5e-11 under both OpenBLAS kernels tried, bound 10x)."""
+    q0, v0 = np.array([np.sin(1.0), -np.cos(1.0)]), np.zeros(2)
+    r = BlockMethod("legendre").integrate(_FDPendulum(), q0, v0, 1.0, h)
+    exact = BlockMethod("legendre").integrate(_AnalyticPendulum(), q0, v0, 1.0, h)
+    assert r.t[-1] == pytest.approx(1.0)
+    assert np.max(np.abs(r.q - exact.q)) <= 5e-10 and np.max(np.abs(r.v - exact.v)) <= 5e-10

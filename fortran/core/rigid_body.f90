@@ -38,7 +38,7 @@ module pyint_rigid
   public :: rigid_system_t, rigid_system_new, JOINT_POINT, JOINT_PERP
   public :: rigid_phi, rigid_bmat, rigid_bdotv, rigid_btl_q, rigid_bw_q, rigid_bdotv_jac
   public :: rigid_force, rigid_force_v, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
-  public :: rigid_orthogonality, rigid_advance, rigid_right_tangent, newton_stop, rigid_store
+  public :: rigid_orthogonality, rigid_advance, rigid_right_tangent, rigid_store
   public :: newton_increment, rigid_track
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
@@ -515,16 +515,6 @@ contains
     call lu_solve(jac, ipiv, dz)
     z = z + dz
   end subroutine
-
-  !> Newton stopping rule of the Lie-group kernels.  d = largest scaled increment / tol:
-  !> converged when d <= 1, or at the round-off floor: from the third iteration on,
-  !> d no longer halves and is below 1e3 (index-3 rows scaled by 1/h or 1/(beta h^2)
-  !> carry a floor ~ eps/h in the increments that no iteration removes).
-  pure logical function newton_stop(d, dprev, it)
-    real(wp), intent(in) :: d, dprev
-    integer, intent(in) :: it
-    newton_stop = d <= 1 .or. (it >= 3 .and. d > 0.5_wp * dprev .and. d <= 1.0e3_wp)
-  end function
 
   !> Consistent acceleration and multipliers: [M B^T; B 0] [A; lam] = [Q; -Bdot V].
   subroutine rigid_consistent_acc(s, r, v, acc, lam, info)

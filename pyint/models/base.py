@@ -55,6 +55,7 @@ def check_item_shape(model_name, item, value, shape):
 
 
 _FD_EPS = 6.0e-6  # ~ eps**(1/3): the relative step of central differences
+_FD_EPS_SECOND = 2.5e-3  # ~ eps**(1/6): the relative step of the five-point second difference
 
 
 def _step(x):
@@ -181,9 +182,29 @@ class Model:
         return fd_jacobian(lambda x: self.hol_vel(t, x, v), q).reshape(self.n_hol, self.n)
 
     def hol_gamma(self, t, q, v):
-        """(G v)_q v + 2 G_t v + g_tt: the acceleration constraint is G a + hol_gamma = 0."""
+        """(G v)_q v + 2 G_t v + g_tt: the acceleration constraint is G a + hol_gamma = 0.
+
+        When G itself comes from differences (hol_jac not overridden), differencing G again
+        would leave a noise eps |g| / step^2 ~ 1e-5 relative (issue 14: the block method's
+        Newton iteration stalled on it).  Instead: the whole of it is d^2/ds^2 g(t + s, q + s v)
+        at s = 0, one fourth-order five-point second difference with the step ~ eps^(1/6)
+        that balances truncation and rounding (error ~ eps^(2/3) relative)."""
         if not self.n_hol:
             return np.zeros(0)       # (2 n finite differences of an empty G otherwise)
+        if type(self).hol_jac is Model.hol_jac:
+            q = np.asarray(q, dtype=float)
+            v = np.asarray(v, dtype=float)
+            scale = max(1.0, float(np.max(np.abs(q), initial=0.0)))
+            speed = max(float(np.max(np.abs(v), initial=0.0)), 0.0 if self.scleronomic else 1.0)
+            if speed == 0.0:
+                return np.zeros(self.n_hol)
+            st = 0.0 if self.scleronomic else 1.0
+            e = _FD_EPS_SECOND * scale / speed
+
+            def g(k):
+                return np.asarray(self.hol(t + k * e * st, q + k * e * v), dtype=float).reshape(self.n_hol)
+
+            return (-g(2) + 16 * g(1) - 30 * g(0) + 16 * g(-1) - g(-2)) / (12 * e * e)
         gv_q = fd_jacobian(lambda x: self.hol_jac(t, x) @ v, q).reshape(self.n_hol, self.n)
         return gv_q @ v + 2 * self.hol_jac_t(t, q) @ v + self.hol_tt(t, q)
 

@@ -1,0 +1,178 @@
+!> The Newton termination rule of every implicit kernel (generalized-alpha and
+!> alpha-RATTLE, the Lie-group alpha and backward forms, the symplectic
+!> composition / RATTLE / Lobatto IIIA-IIIB, the Galerkin variational
+!> integrators, the block method): one rule, here.
+!>
+!> Per iteration k the kernel measures its increment dx_k group by group
+!> (positions, velocities, accelerations, multipliers, each against its own
+!> scale; rows the kernel scales by 1/h or 1/(beta h^2), the index-2/index-3
+!> variables, are measured in the units of the state they change):
+!>   nrm_k = max over groups of  max|dx_g| / scale_g            (a max norm)
+!> and the rule (Hairer & Wanner, Solving ODEs II, sec. IV.8, as RADAU5):
+!>   theta_k = nrm_k / nrm_{k-1}              the observed contraction rate
+!>   eta_k   = theta_k / (1 - theta_k)         (k >= 2); in the first iteration
+!>   eta_1   = max(eta_old, eps)**0.8          the previous step's rate
+!>             (at least 0.1**0.8 with a kept matrix: eta_old may come from
+!>             a fresh matrix, whose rate a kept one does not have)
+!>   converged   when eta_k nrm_k <= KAPPA tol (the estimated remaining error
+!>               theta/(1 - theta) |dx| of a linearly converging iteration,
+!>               a fraction KAPPA of the kernel's tol).  With a matrix
+!>               evaluated at this iterate (Newton's method) eta_k is at least
+!>               1: the increment itself must be below KAPPA tol, and the
+!>               error left after it is O(|dx|^2), far below; the carried
+!>               rate is a simplified-Newton device (RADAU5's), used only
+!>               with a kept matrix.  Methods that keep constraint levels at
+!>               round-off rely on this;
+!>   round-off   when every group's increment is at most FLOOR eps times its
+!>   floor       floor scale (the size of the unknowns, or of what an
+!>               increment changes in the state): the increments are noise,
+!>               the iteration stops as converged: at once after a fresh
+!>               matrix (Newton's error is then ~ |dx|^2); with a kept matrix
+!>               when eta <= ETA_FLOOR (or the tolerance test holds); once
+!>               its increments stop contracting (theta >= THETA_NOISE) the
+!>               kernel is asked for a fresh matrix (c%refresh) or, if it
+!>               cannot refresh inside a step (the block method), the
+!>               iteration stops.  (A kept
+!>               matrix stopped at the floor leaves eta times a floor-level
+!>               increment, a bias repeated every step: at the floor of the
+!>               index-3 accelerations, eps |q| / (beta h^2), it capped
+!>               generalized-alpha at ~4e-10 on stiff_fast.)
+!>               No step size fails because its increments reached round-off;
+!>   diverging   (simplified Newton, a kept matrix) theta_k >= 1, or
+!>               theta_k**(maxit - k) / (1 - theta_k) nrm_k > KAPPA tol
+!>               (predicted not to converge within maxit); with a fresh matrix
+!>               every iteration (Newton's method) only when maxit is reached.
+!> The kernels' tol defaults are far below the methods' local errors at any
+!> step size in their asymptotic range; KAPPA = 0.1 leaves a further margin
+!> (RADAU5: 0.03 ... 0.1 of its error tolerance).
+module pyint_newton_control
+  use pyint_kinds, only: wp
+  implicit none
+  private
+  public :: newton_control_t, NEWTON_CONTINUE, NEWTON_CONVERGED, NEWTON_DIVERGED
+  public :: NEWTON_KAPPA, NEWTON_FLOOR, maxabs
+
+  integer, parameter :: NEWTON_CONTINUE = 0, NEWTON_CONVERGED = 1, NEWTON_DIVERGED = 2
+  real(wp), parameter :: NEWTON_KAPPA = 0.1_wp
+  !> "a few eps": an increment below FLOOR eps of its floor scale is round-off
+  real(wp), parameter :: NEWTON_FLOOR = 8.0_wp
+  !> a kept matrix at the floor stops when eta <= ETA_FLOOR (what it leaves is a
+  !> thousandth of a floor-level increment) or, when the kernel cannot refresh its
+  !> matrix inside a step, once its increments stop contracting (theta >= THETA_NOISE)
+  real(wp), parameter :: NEWTON_ETA_FLOOR = 1.0e-3_wp
+  real(wp), parameter :: NEWTON_THETA_NOISE = 0.5_wp
+  !> the least eta_1 of an iteration with a kept matrix (the rate of the last
+  !> step may come from a fresh one, which contracts far faster)
+  real(wp), parameter :: NEWTON_ETA_KEPT = 0.1_wp**0.8_wp
+
+  type :: newton_control_t
+    real(wp) :: eta = 1         !< the last contraction factor theta/(1-theta), carried across steps
+    real(wp) :: theta = 0       !< the last observed contraction rate
+    real(wp) :: nrm = 0, nrm_prev = 0
+    integer :: it = 0
+    logical :: at_floor = .true.
+    logical :: refresh = .false.  !< the rule asks the kernel for a fresh matrix at the next iteration
+  contains
+    procedure :: start => nc_start
+    procedure :: clear => nc_clear
+    procedure :: group => nc_group
+    procedure :: test => nc_test
+  end type
+
+contains
+
+  !> max |x|, 0 for an empty x
+  pure real(wp) function maxabs(x)
+    real(wp), intent(in) :: x(:)
+    maxabs = 0
+    if (size(x) > 0) maxabs = maxval(abs(x))
+  end function
+
+  !> Start the iteration of a step (eta from the previous step's rate, RADAU5).
+  subroutine nc_start(c)
+    class(newton_control_t), intent(inout) :: c
+    c%it = 0
+    c%nrm_prev = 0
+    c%theta = 0         ! the rate observed in this step (eta carries the last one)
+    c%eta = max(c%eta, epsilon(1.0_wp))**0.8_wp
+  end subroutine
+
+  !> Start measuring the increment of one iteration.
+  subroutine nc_clear(c)
+    class(newton_control_t), intent(inout) :: c
+    c%nrm = 0
+    c%at_floor = .true.
+  end subroutine
+
+  !> One group of unknowns: its increment dx, the scale against which it is
+  !> measured (|dx| = scale counts as 1), and its floor scale (see above).
+  subroutine nc_group(c, dx, scale, floor_scale)
+    class(newton_control_t), intent(inout) :: c
+    real(wp), intent(in) :: dx(:), scale, floor_scale
+    real(wp) :: d
+    if (size(dx) == 0) return
+    d = maxval(abs(dx))
+    c%nrm = max(c%nrm, d / scale)
+    c%at_floor = c%at_floor .and. d <= NEWTON_FLOOR * epsilon(1.0_wp) * floor_scale
+  end subroutine
+
+  !> The decision after an iteration's increment was measured.  kept: the
+  !> iteration matrix was not re-evaluated at this iterate (simplified Newton).
+  integer function nc_test(c, tol, maxit, kept, can_refresh) result(status)
+    class(newton_control_t), intent(inout) :: c
+    real(wp), intent(in) :: tol
+    integer, intent(in) :: maxit
+    logical, intent(in) :: kept
+    logical, intent(in), optional :: can_refresh
+    real(wp) :: eta
+    logical :: refreshable
+    refreshable = .false.
+    if (present(can_refresh)) refreshable = can_refresh
+    c%it = c%it + 1
+    c%refresh = .false.
+    status = NEWTON_CONTINUE
+    if (.not. (c%nrm <= huge(1.0_wp))) then
+      status = NEWTON_DIVERGED
+      return
+    end if
+    if (c%it > 1) then
+      c%theta = c%nrm / max(c%nrm_prev, tiny(1.0_wp))
+      if (c%theta < 1) c%eta = c%theta / (1 - c%theta)
+    else if (kept) then
+      c%eta = max(c%eta, NEWTON_ETA_KEPT)
+    end if
+    eta = c%eta
+    if (.not. kept) eta = max(1.0_wp, eta)
+    if (c%nrm == 0) then
+      status = NEWTON_CONVERGED           ! nothing changed: a fixed point in floating point
+    else if (c%at_floor) then
+      ! at the floor: a fresh matrix stops at once; a kept one when what it leaves,
+      ! eta |dx|, is a thousandth of a floor-level increment or below KAPPA tol;
+      ! once its increments stop contracting (theta >= THETA_NOISE: noise) it asks
+      ! for a fresh matrix (refreshable) or stops (not refreshable); else it goes on
+      if (.not. kept .or. (c%it > 1 .and. c%eta <= NEWTON_ETA_FLOOR)) then
+        status = NEWTON_CONVERGED
+      else if (c%theta < 1 .and. eta * c%nrm <= NEWTON_KAPPA * tol) then
+        status = NEWTON_CONVERGED        ! the tolerance test itself
+      else if (c%it >= maxit) then
+        status = NEWTON_DIVERGED
+      else if (c%it > 1 .and. c%theta >= NEWTON_THETA_NOISE) then
+        if (refreshable) then
+          c%refresh = .true.
+        else
+          status = NEWTON_CONVERGED
+        end if
+      end if
+    else if (c%it > 1 .and. c%theta >= 1) then
+      if (kept .or. c%it >= maxit) status = NEWTON_DIVERGED
+    else if (eta * c%nrm <= NEWTON_KAPPA * tol) then
+      status = NEWTON_CONVERGED
+    else if (c%it >= maxit) then
+      status = NEWTON_DIVERGED
+    else if (kept .and. c%it > 1) then
+      if (c%theta**(maxit - c%it) / (1 - c%theta) * c%nrm > NEWTON_KAPPA * tol) status = NEWTON_DIVERGED
+    end if
+    if (c%theta >= 1) c%eta = 1
+    c%nrm_prev = c%nrm
+  end function
+end module
