@@ -212,11 +212,13 @@ def test_skate_closed_form_through_dummy_derivatives():
 @pytest.mark.parametrize("n_links", [2, 3])
 def test_pendulum_chain_against_minimal_coordinates(n_links):
     """Chains swinging through their re-selections match the Lagrange equations in the link angles
-    (DOP853, rtol 1e-13) to 1e-8 at every output, every constraint level <= 1e-9.
+    (DOP853, rtol 1e-13) at every output, every constraint level <= 1e-9.
 
-    At rtol = 1e-11: the chains' global errors are ~100 rtol (measured at rtol = 1e-10 over this
-    second: two links 1.6e-9 in q, 1.2e-8 in v; three links 1.0e-8 in q, 5.0e-8 in v), so the
-    skate's "1e-8 at rtol 1e-10" needs one more digit of tolerance here."""
+    Bounds at rtol = 1e-11 carry a margin of 10 over the largest error measured under the
+    OpenBLAS kernels Haswell, Sandybridge and the machine's own (SkylakeX-class): three links
+    6.5e-10 ... 1.5e-9 in q and 4.7e-9 ... 9.8e-9 in v, two links <= 1e-10 in q, <= 7e-10 in v.
+    (Before the unit Newton tolerance of the multipliers and dummies, three links reached
+    2.0e-7 under Haswell and 1.9e-6 under Sandybridge: see test_dummy_derivative_error_follows_rtol.)"""
     chain = PendulumChain(3, mass=[1.0, 1.5, 0.7], length=[1.0, 0.8, 0.6]) if n_links == 3 \
         else PROBLEMS["chain2"].model
     theta0 = np.array([np.pi / 3, np.pi / 2, 0.2])[:n_links]
@@ -224,8 +226,8 @@ def test_pendulum_chain_against_minimal_coordinates(n_links):
     times = np.linspace(0.0, 1.0, 21)
     ref = solve(chain, times, q0, v0, rtol=1e-11, cache_dir=False)
     qa, va = chain_in_angles(chain, theta0, times)
-    assert np.max(np.abs(ref.q - qa)) <= 1e-8
-    assert np.max(np.abs(ref.v - va)) <= 1e-8
+    assert np.max(np.abs(ref.q - qa)) <= (1.5e-8 if n_links == 3 else 1e-9)
+    assert np.max(np.abs(ref.v - va)) <= (1e-7 if n_links == 3 else 7e-9)
     assert np.max(ref.level_residuals) <= 1e-9
     assert ref.energy_drift <= 1e-8
     assert ref.stats["restarts"] >= 1
@@ -234,6 +236,99 @@ def test_pendulum_chain_against_minimal_coordinates(n_links):
         r2 = solve(chain, np.concatenate([[0.0], prob.sample_times]), q0, v0, rtol=1e-11, cache_dir=False)
         assert np.max(np.abs(r2.q[1:] - prob.reference[0])) <= 1e-8
         assert np.max(np.abs(r2.lam[1:] - prob.reference[2])) <= 1e-8 * np.max(np.abs(prob.reference[2]))
+
+
+def test_dummy_derivative_error_follows_rtol():
+    """Tolerance proportionality on the 3-link chain (issue 14): from rtol 1e-8 to 1e-12 the
+    error in q falls (never grows by more than a factor 3 from one decade to the next), stays
+    <= 1e-8 at rtol 1e-11, and IDA rejects at most a quarter of its attempts.
+
+    Measured (Haswell / Sandybridge / own kernel): q errors 2.1e-7 ... 4.4e-7, 1e-8 ... 8e-8,
+    4.1e-9 ... 6.6e-9, 6.5e-10 ... 1.5e-9, 3.3e-11 ... 1.2e-10; failed attempts <= 3 % of the
+    steps.  On ca04593 under Haswell: 2.1e-6, 2.3e-8, 2.3e-9, 2.0e-7 (17 730 steps, 4 107
+    failed attempts), 1.5e-10: the acceleration- and force-level unknowns were held to
+    rtol |a| in IDA's Newton test, below the round-off of a corrector at small steps."""
+    chain = PendulumChain(3, mass=[1.0, 1.5, 0.7], length=[1.0, 0.8, 0.6])
+    theta0 = np.array([np.pi / 3, np.pi / 2, 0.2])
+    q0, v0 = chain.initial_state(theta0)
+    times = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    qa, _ = chain_in_angles(chain, theta0, times)
+    errs = []
+    for rtol in 10.0 ** -np.arange(8, 13):
+        ref = solve(chain, times, q0, v0, rtol=rtol, cache_dir=False)
+        errs.append(np.max(np.abs(ref.q - qa)))
+        assert ref.stats["failed_step_attempts"] <= 0.25 * ref.stats["steps"], (rtol, ref.stats)
+    assert all(b <= 3 * a for a, b in zip(errs, errs[1:])), errs
+    assert errs[3] <= 1e-8 and errs[-1] <= 1e-2 * errs[0], errs
+
+
+class _FDChain(Model):
+    """chain2 written with mass, force and hol only: every other item is a finite difference."""
+    name = "test_fd_chain"
+    n, n_hol = 4, 2
+
+    def mass(self, q):
+        return np.diag([1.0, 1.0, 1.5, 1.5])
+
+    def force(self, t, q, v):
+        return np.array([0.0, -9.81, 0.0, -1.5 * 9.81])
+
+    def hol(self, t, q):
+        return np.array([q[0] ** 2 + q[1] ** 2 - 1.0, (q[2] - q[0]) ** 2 + (q[3] - q[1]) ** 2 - 0.64])
+
+
+class _FDDriven(Model):
+    """The driven pendulum (a rheonomic g(t, q)) with mass, force and hol only."""
+    name = "test_fd_driven"
+    n, n_hol = 2, 1
+
+    def __init__(self):
+        from pyint.models import DrivenPendulum
+        self.model = DrivenPendulum()
+
+    def mass(self, q):
+        return self.model.mass(q)
+
+    def force(self, t, q, v):
+        return self.model.force(t, q, v)
+
+    def hol(self, t, q):
+        return self.model.hol(t, q)
+
+
+class _FDSkate(Model):
+    """Seed 004's skate with mass, force and nh_A only."""
+    name = "test_fd_skate"
+    n, n_nonhol = 3, 1
+
+    def __init__(self):
+        self.model = Skate()
+
+    def mass(self, q):
+        return self.model.mass(q)
+
+    def force(self, t, q, v):
+        return self.model.force(t, q, v)
+
+    def nh_A(self, t, q):
+        return self.model.nh_A(t, q)
+
+
+@pytest.mark.parametrize("rtol", [1e-6, 1e-10])
+@pytest.mark.parametrize("form", sorted(FORMS))
+@pytest.mark.parametrize("case", [("chain2", _FDChain), ("driven_pendulum", _FDDriven), ("skate", _FDSkate)],
+                         ids=["chain2", "driven", "skate"])
+def test_finite_difference_only_models_work_on_every_form(case, form, rtol):
+    """Models giving only mass, force and the constraints run on every form at rtol 1e-6 and
+    1e-10 (on ca04593 the dummy-derivative form failed with CONV_FAIL at 1e-7 ... 1e-10 on the
+    chain: hol_gamma, a difference of a differenced G, carried noise of ~1e-6).  Bound: 2e3 rtol,
+    a margin of >= 10 over the largest error measured (1.0e-8 at rtol 1e-10, index-1 form, chain)."""
+    name, cls = case
+    prob = PROBLEMS[name]
+    times = np.concatenate([[0.0], prob.sample_times])
+    ref = solve(cls(), times, *prob.initial_state, rtol=rtol, form=form, cache_dir=False)
+    assert np.max(np.abs(ref.q[1:] - prob.reference[0])) <= 2e3 * rtol
+    assert ref.stats["failed_step_attempts"] <= 0.25 * ref.stats["steps"]
 
 
 @pytest.mark.parametrize("case", ["chain2-fortran", "skate-callback"])
