@@ -121,6 +121,7 @@ from __future__ import annotations
 
 from . import cache as _cache
 from .forms import FORMS, select_columns, selection_quality
+from ..errors import IntegrationError
 from .ida import IDAFailure, check_times, integrate
 from .result import ReferenceResult
 
@@ -128,9 +129,14 @@ __all__ = ["solve", "integrate", "FORMS", "IDAFailure", "ReferenceResult", "sele
            "selection_quality"]
 
 
+#: The tightest rtol ``solve(..., target_error=...)`` tries (IDA's corrector and the model's
+#: round-off leave nothing to gain below it).
+TIGHTEST_RTOL = 1e-13
+
+
 def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_derivative",
           cache_dir=None, project=False, reselect=4.0, max_order=5, max_steps=500_000,
-          check_initial=True, backend="auto"):
+          check_initial=True, backend="auto", error_estimate=False, target_error=None):
     """Reference solution of ``model`` at ``times`` (times[0] is the initial time).
 
     q0, v0: initial state (default ``model.initial_state()``); it must satisfy
@@ -138,11 +144,23 @@ def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_
     it onto them.  rtol, atol: IDA's tolerances on q and v (atol defaults to
     rtol).  form: one of :data:`FORMS` (``"dummy_derivative"``, ``"index1"``,
     ``"ggl"``).  cache_dir: directory of the NetCDF cache (None: the default,
-    see :func:`cache.default_cache_dir`; False: no cache).  The other options
-    go to :func:`integrate`.  Returns a :class:`ReferenceResult`;
-    ``result.cache_file`` names the file it was stored in or loaded from and
-    ``result.from_cache`` says which.  Raises :class:`IDAFailure` when IDA
-    stops early (failures are not cached).
+    see :func:`cache.default_cache_dir`; False: no cache); it is checked for
+    writability before IDA runs.  The other options go to :func:`integrate`.
+
+    error_estimate: also solve at rtol/10 (and atol/10) and set
+    ``result.error_estimate`` = {"q", "v", "lam"}: the absolute difference of the two
+    solutions at every output time (an estimate of the error of the returned, rtol,
+    solution; stored in its NetCDF and cache file).  target_error: tighten rtol (and atol)
+    tenfold until the estimated error in q and v (max over time and components) is at most
+    ``target_error``; returns that solution with its estimate, or raises
+    :class:`pyint.errors.IntegrationError` naming the best estimate reached when even
+    rtol = :data:`TIGHTEST_RTOL` does not reach it (or IDA fails at a tighter tolerance).
+
+    Returns a :class:`ReferenceResult`; ``result.cache_file`` names the file it was stored
+    in or loaded from, ``result.from_cache`` says which, and ``result.cache_note`` why it
+    was not cached (a model without a safe key, see :func:`cache.model_identity`, or a
+    failed write: then also a warning).  Raises :class:`IDAFailure` when IDA stops early
+    (failures are not cached).
     """
     from .. import _validate as V
 
@@ -160,20 +178,93 @@ def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_
     q0, v0 = V.consistent_initial_state(model, float(times[0]), q0, v0, project=project)
     rtol = V.as_real(rtol, "rtol", positive=True)
     atol = rtol if atol is None else V.as_real(atol, "atol", positive=True)
-    options = dict(rtol=rtol, atol=atol, reselect=reselect, max_order=max_order, max_steps=max_steps,
-                   check_initial=check_initial)
-
-    path = None
+    if target_error is not None:
+        target_error = V.as_real(target_error, "target_error", positive=True)
     if cache_dir is not False:
-        key, description = _cache.cache_key(model, times, q0, v0, form, options)
-        path = _cache.cache_path(_cache.default_cache_dir() if cache_dir is None else cache_dir,
-                                 model, key, form)
-        cached = _cache.load(path, model)
-        if cached is not None:
-            cached.cache_file, cached.from_cache = str(path), True
-            return cached
+        cache_dir = _cache.default_cache_dir() if cache_dir is None else cache_dir
+        _cache.check_writable(cache_dir)
+    options = dict(reselect=reselect, max_order=max_order, max_steps=max_steps, check_initial=check_initial)
+
+    def run(rt, at):
+        rt, at = float(f"{rt:.12g}"), float(f"{at:.12g}")  # rtol / 10 / 10 keys as 1e-12 does
+        return _solve_once(model, times, q0, v0, form, cache_dir, backend, dict(rtol=rt, atol=at, **options))
+
+    if target_error is None:
+        result = run(rtol, atol)
+        if error_estimate and not _has_estimate(result):
+            _attach_estimate(result, run(rtol / 10, atol / 10), cache_dir)
+        return result
+    result, best = run(rtol, atol), None
+    while True:
+        try:
+            if not _has_estimate(result):
+                _attach_estimate(result, run(result.rtol / 10, result.atol / 10), cache_dir)
+        except IntegrationError as exc:
+            raise IntegrationError(
+                f"target_error = {target_error:g} not reached: IDA failed at rtol = {result.rtol / 10:g}; "
+                + (f"the best estimated error was {best[0]:.3g} at rtol = {best[1]:g}" if best else
+                   "no error estimate was obtained") + f" ({exc})", result=getattr(exc, "result", None)) from exc
+        est = result.error_estimate_max()
+        best = (est, result.rtol) if best is None or est < best[0] else best
+        if est <= target_error:
+            return result
+        if result.rtol / 100 < TIGHTEST_RTOL * (1 - 1e-9):
+            raise IntegrationError(
+                f"target_error = {target_error:g} not reached: the best estimated error (q, v) was "
+                f"{best[0]:.3g} at rtol = {best[1]:g}; rtol below {TIGHTEST_RTOL:g} is not tried",
+                result=result)
+        result = run(result.rtol / 10, result.atol / 10)
+
+
+def _solve_once(model, times, q0, v0, form, cache_dir, backend, options):
+    """One IDA solution through the cache (``cache_dir`` False: no cache)."""
+    path, note = None, ""
+    if cache_dir is not False:
+        try:
+            key, description = _cache.cache_key(model, times, q0, v0, form, options)
+        except _cache.NoSafeKey as exc:
+            note = f"not cached: no safe cache key for model {model.name!r} ({exc})"
+        else:
+            path = _cache.cache_path(cache_dir, model, key, form)
+            cached = _cache.load(path, model)
+            if cached is not None:
+                cached.cache_file, cached.from_cache = str(path), True
+                cached.cache_key = (key, description)
+                return cached
     result = integrate(model, times, q0, v0, form=form, backend=backend, **options)
+    result.cache_note = note
     if path is not None:
-        _cache.store(result, path, key, description)
-        result.cache_file = str(path)
+        result.cache_key = (key, description)
+        _store(result, path)
     return result
+
+
+def _store(result, path):
+    """Write ``result`` to its cache file; a failed write keeps the result and warns."""
+    import warnings
+
+    try:
+        _cache.store(result, path, *result.cache_key)
+    except OSError as exc:
+        result.cache_note = f"not cached: writing {path} failed ({exc})"
+        warnings.warn(f"pyint.reference: {result.cache_note}; the result is returned uncached",
+                      RuntimeWarning, stacklevel=4)
+    else:
+        result.cache_file = str(path)
+
+
+def _has_estimate(result):
+    """Whether ``result`` (e.g. from the cache) carries an estimate against rtol / 10."""
+    return result.error_estimate is not None and abs(result.error_estimate_rtol * 10 / result.rtol - 1) < 1e-9
+
+
+def _attach_estimate(result, tight, cache_dir):
+    """Set ``result.error_estimate`` from the tighter solution ``tight`` (and re-store ``result``
+    in its cache file with the estimate)."""
+    import numpy as np
+
+    result.error_estimate = {key: np.abs(getattr(result, key) - getattr(tight, key)) for key in ("q", "v", "lam")}
+    result.error_estimate_rtol = tight.rtol
+    if cache_dir is not False and getattr(result, "cache_key", None) is not None:
+        _store(result, result.cache_file or _cache.cache_path(cache_dir, result.model, result.cache_key[0],
+                                                              result.form))

@@ -391,7 +391,13 @@ def test_reselection_is_what_carries_the_chain_through():
 def test_forms_keep_what_they_claim():
     """On chain2 at rtol = 1e-8: the index-1 form drifts at position and velocity level; the
     dummy-derivative and GGL forms hold them (at their steps to IDA's Newton tolerance); GGL's
-    extra multiplier stays near zero; every form is accurate and named in its result."""
+    extra multiplier stays near zero; every form is accurate and named in its result.
+
+    Measured (Haswell, Sandybridge, own kernel): error in q(1) <= 1.8e-7; at the outputs the
+    index-1 form is off the constraints by 1.1e-7 (position) and 2.3e-7 (velocity), GGL by
+    <= 7.4e-10 and 1.2e-8, the completed dummy-derivative form by round-off; at the steps the
+    dummy-derivative and GGL forms keep <= 6.5e-9 (position) and <= 6.4e-8 (velocity); |mu|
+    <= 9.5e-6.  Bounds: 10x these."""
     prob = PROBLEMS["chain2"]
     times = np.linspace(0.0, 1.0, 11)
     res = {f: solve(prob.model, times, *prob.initial_state, rtol=1e-8, form=f, cache_dir=False) for f in FORMS}
@@ -399,14 +405,12 @@ def test_forms_keep_what_they_claim():
         assert r.form == f and r.to_xarray().attrs["form"] == f
         assert np.max(np.abs(r.q[-1] - prob.reference[0][-1])) <= 2e-6, f
     dd, i1, ggl = res["dummy_derivative"], res["index1"], res["ggl"]
-    # measured: index-1 drifts to 3.3e-7 (position) and 7.9e-7 (velocity) at its steps; the
-    # dummy-derivative and GGL forms hold them to IDA's Newton tolerance (1.5e-9 / 4.8e-8 and
-    # 6.5e-9 / 6.4e-8)
-    assert i1.eps_pos >= 1e-7 and i1.eps_vel >= 1e-7
-    assert dd.eps_pos <= 1e-14 and dd.eps_vel <= 1e-14           # completed at the outputs
+    assert i1.eps_pos >= 1e-8 and i1.eps_vel >= 2e-8                   # drifts
+    assert dd.eps_pos <= 1e-14 and dd.eps_vel <= 1e-14                 # completed at the outputs
+    assert ggl.eps_pos <= 1e-8 and ggl.eps_vel <= 1.2e-7
     for r in (dd, ggl):
-        assert r.stats["step_residual_position"] <= 1e-8 <= 0.1 * i1.stats["step_residual_position"]
-        assert r.stats["step_residual_velocity"] <= 0.2 * i1.stats["step_residual_velocity"]
+        assert r.stats["step_residual_position"] <= 6.5e-8
+        assert r.stats["step_residual_velocity"] <= 6.4e-7
     assert np.max(np.abs(ggl.extra["mu"])) <= 1e-4
     assert np.isnan(ggl.stats["initial_correction"])  # IDACalcIC needs index 1: not run
 
@@ -500,7 +504,7 @@ def test_model_exception_is_chained():
 
 def test_impossible_tolerance_is_an_ida_error():
     prob = PROBLEMS["chain2"]
-    with pytest.raises(IDAFailure, match=r"IDACalcIC.*flag -\d+") as exc:
+    with pytest.raises(IDAFailure, match=r"flag -\d+ \((TOO_MUCH_ACC|CONV_FAIL)") as exc:
         solve(prob.model, [0, 1.0], *prob.initial_state, rtol=1e-20, cache_dir=False)
     assert exc.value.time == 0.0
 
@@ -568,8 +572,11 @@ def test_cache_stores_netcdf_and_reloads(tmp_path, monkeypatch):
 
 
 def test_cache_key_sees_parameters_outside_describe():
-    a, b = Skate(), Skate(slope=0.3)
-    a.describe = b.describe = lambda: {"model": "same"}
+    class Same(Skate):
+        def describe(self):
+            return {"model": "same"}
+
+    a, b = Same(), Same(slope=0.3)
     q0, v0 = a.initial_state()
     ka = ref_cache.cache_key(a, np.array([0.0, 1.0]), q0, v0, "index1", {})[0]
     kb = ref_cache.cache_key(b, np.array([0.0, 1.0]), q0, v0, "index1", {})[0]
@@ -577,7 +584,8 @@ def test_cache_key_sees_parameters_outside_describe():
 
 
 def test_cache_write_is_atomic(tmp_path, monkeypatch):
-    """A crash while writing leaves neither a cache file nor a temporary file."""
+    """A crash while writing leaves neither a cache file nor a temporary file, and the computed
+    result is returned (with a warning), not lost."""
     def broken(self, path, *args, **kwargs):
         with open(path, "wb") as fh:
             fh.write(b"half a file")
@@ -585,6 +593,7 @@ def test_cache_write_is_atomic(tmp_path, monkeypatch):
 
     monkeypatch.setattr(xr.Dataset, "to_netcdf", broken)
     prob = PROBLEMS["chain2"]
-    with pytest.raises(OSError, match="disk full"):
-        solve(prob.model, [0.0, 0.1], *prob.initial_state, cache_dir=tmp_path)
+    with pytest.warns(RuntimeWarning, match="disk full"):
+        r = solve(prob.model, [0.0, 0.1], *prob.initial_state, cache_dir=tmp_path)
+    assert r.status == "ok" and r.cache_file is None and "disk full" in r.cache_note
     assert list(tmp_path.iterdir()) == []
