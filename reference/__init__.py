@@ -82,7 +82,23 @@ The IDA driver (:func:`ida.integrate`)
   force-level unknowns determined by q and v, and with them in the error
   test IDA's step control became erratic below rtol = 1e-10 (on chain2,
   rtol = 1e-12: 28887 steps and an error of 2e-9 with them, 1119 steps and
-  7e-11 without).
+  7e-11 without).  In IDA's Newton test they get a unit absolute tolerance
+  (every form, ``forms._Form.newton_atol_excluded``): q and v are tested
+  themselves, while holding acceleration-level unknowns to rtol |a| asks
+  for more than a BDF corrector can give at small steps (its a' ~ cj (v -
+  v_pred) carries a round-off of eps |v| cj).  With atol there, the 3-link
+  chain at rtol 1e-11 fell into steps of 4e-7 it could not leave (17 730
+  steps, 4 107 failed attempts, error 2e-7, against 2.3e-9 at 1e-10),
+  depending on the BLAS kernel's rounding; now the error falls with rtol on
+  every shared problem and form (rtol 1e-6 ... 1e-12, failed attempts <= 3 %
+  of the steps).
+* A model that only defines mass, force and its constraints works on every
+  form: the finite-difference fallbacks of ``pyint.models.base`` that enter
+  the constraint equations (G, g_t, hol_gamma, nh_gamma) are fourth-order
+  (directional) differences.
+* A non-finite residual or Jacobian at a finite state whose model items are
+  non-finite stops IDA at once: :class:`IDAFailure` names the item, the time
+  and q (a :class:`pyint.errors.NonFiniteError` is its cause).
 * Outputs: IDA runs in one-step mode; at each requested time q and v are
   IDA's interpolant within its last step.  For the dummy-derivative form
   the algebraic components q[Sq], v[Sv] are then re-solved from g = 0 and
@@ -108,14 +124,31 @@ The IDA driver (:func:`ida.integrate`)
   with IDA's flag, its name and message, the time reached and the outputs
   computed so far; a model exception inside the residual is chained to it.
 
+The error estimate
+------------------
+``solve(..., error_estimate=True)`` also solves at rtol/10 (atol/10) and sets
+``result.error_estimate = {"q", "v", "lam"}``: |y(rtol) - y(rtol/10)| at
+every output time, an estimate of the returned solution's absolute error
+(within a factor 0.56 ... 1.26 of the true error on the closed-form problems,
+every form, rtol 1e-6 ... 1e-12); it is stored in the NetCDF
+(``error_estimate_q``, ...; attribute ``error_estimate_rtol``) and read back
+from the cache.  ``solve(..., target_error=eps)`` tightens rtol tenfold until
+the estimate in q and v is at most eps, and raises IntegrationError naming the
+best estimate reached when rtol would go below :data:`TIGHTEST_RTOL`.
+
 The cache (:mod:`.cache`)
 -------------------------
 :func:`solve` stores each result as NetCDF (``ReferenceResult.to_xarray()``
 with ``form``, ``rtol``, ``atol`` and the key as attributes) under
 ``cache_dir`` (default ``$PYINT_REFERENCE_CACHE`` or
-``~/.cache/pyint/reference``), keyed by the model (class, ``describe()``,
-a fingerprint of its items), the initial state, the times, the form and the
-options; a second call with the same arguments loads the file.
+``~/.cache/pyint/reference``; checked for writability before IDA runs),
+keyed by the model's code (the source files of the classes in its MRO) and
+parameters (its attributes, exact), ``describe()``, pyint's version, the
+initial state, the times, the form and the options; a second call with the
+same arguments loads the file.  A model that cannot be keyed safely (a class
+without a source file, an attribute that is a function) is computed and not
+cached, and ``result.cache_note`` says why; a failed write returns the result
+with a warning.
 """
 from __future__ import annotations
 
