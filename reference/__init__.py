@@ -66,7 +66,8 @@ The forms (``form=``)
     M^-1 G^T mu), M v' = f - C^T lam, g = 0, G v + g_t = 0, A v + b = 0.
     mu vanishes on the exact solution (kept in ``extra["mu"]``).  Index 2:
     lam and mu are excluded from the error test and get a unit absolute
-    tolerance in IDA's Newton test (see ``forms.GGL``).
+    tolerance in IDA's Newton test, as the multipliers and dummies of the
+    other forms do (see ``forms._Form.newton_atol_excluded``).
 
 The IDA driver (:func:`ida.integrate`)
 ---------------------------------------
