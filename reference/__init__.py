@@ -66,7 +66,8 @@ The forms (``form=``)
     M^-1 G^T mu), M v' = f - C^T lam, g = 0, G v + g_t = 0, A v + b = 0.
     mu vanishes on the exact solution (kept in ``extra["mu"]``).  Index 2:
     lam and mu are excluded from the error test and get a unit absolute
-    tolerance in IDA's Newton test (see ``forms.GGL``).
+    tolerance in IDA's Newton test, as the multipliers and dummies of the
+    other forms do (see ``forms._Form.newton_atol_excluded``).
 
 The IDA driver (:func:`ida.integrate`)
 ---------------------------------------
@@ -82,7 +83,23 @@ The IDA driver (:func:`ida.integrate`)
   force-level unknowns determined by q and v, and with them in the error
   test IDA's step control became erratic below rtol = 1e-10 (on chain2,
   rtol = 1e-12: 28887 steps and an error of 2e-9 with them, 1119 steps and
-  7e-11 without).
+  7e-11 without).  In IDA's Newton test they get a unit absolute tolerance
+  (every form, ``forms._Form.newton_atol_excluded``): q and v are tested
+  themselves, while holding acceleration-level unknowns to rtol |a| asks
+  for more than a BDF corrector can give at small steps (its a' ~ cj (v -
+  v_pred) carries a round-off of eps |v| cj).  With atol there, the 3-link
+  chain at rtol 1e-11 fell into steps of 4e-7 it could not leave (17 730
+  steps, 4 107 failed attempts, error 2e-7, against 2.3e-9 at 1e-10),
+  depending on the BLAS kernel's rounding; now the error falls with rtol on
+  every shared problem and form (rtol 1e-6 ... 1e-12, failed attempts <= 3 %
+  of the steps).
+* A model that only defines mass, force and its constraints works on every
+  form: the finite-difference fallbacks of ``pyint.models.base`` that enter
+  the constraint equations (G, g_t, hol_gamma, nh_gamma) are fourth-order
+  (directional) differences.
+* A non-finite residual or Jacobian at a finite state whose model items are
+  non-finite stops IDA at once: :class:`IDAFailure` names the item, the time
+  and q (a :class:`pyint.errors.NonFiniteError` is its cause).
 * Outputs: IDA runs in one-step mode; at each requested time q and v are
   IDA's interpolant within its last step.  For the dummy-derivative form
   the algebraic components q[Sq], v[Sv] are then re-solved from g = 0 and
@@ -108,19 +125,37 @@ The IDA driver (:func:`ida.integrate`)
   with IDA's flag, its name and message, the time reached and the outputs
   computed so far; a model exception inside the residual is chained to it.
 
+The error estimate
+------------------
+``solve(..., error_estimate=True)`` also solves at rtol/10 (atol/10) and sets
+``result.error_estimate = {"q", "v", "lam"}``: |y(rtol) - y(rtol/10)| at
+every output time, an estimate of the returned solution's absolute error
+(within a factor 0.56 ... 1.26 of the true error on the closed-form problems,
+every form, rtol 1e-6 ... 1e-12); it is stored in the NetCDF
+(``error_estimate_q``, ...; attribute ``error_estimate_rtol``) and read back
+from the cache.  ``solve(..., target_error=eps)`` tightens rtol tenfold until
+the estimate in q and v is at most eps, and raises IntegrationError naming the
+best estimate reached when rtol would go below :data:`TIGHTEST_RTOL`.
+
 The cache (:mod:`.cache`)
 -------------------------
 :func:`solve` stores each result as NetCDF (``ReferenceResult.to_xarray()``
 with ``form``, ``rtol``, ``atol`` and the key as attributes) under
 ``cache_dir`` (default ``$PYINT_REFERENCE_CACHE`` or
-``~/.cache/pyint/reference``), keyed by the model (class, ``describe()``,
-a fingerprint of its items), the initial state, the times, the form and the
-options; a second call with the same arguments loads the file.
+``~/.cache/pyint/reference``; checked for writability before IDA runs),
+keyed by the model's code (the source files of the classes in its MRO) and
+parameters (its attributes, exact), ``describe()``, pyint's version, the
+initial state, the times, the form and the options; a second call with the
+same arguments loads the file.  A model that cannot be keyed safely (a class
+without a source file, an attribute that is a function) is computed and not
+cached, and ``result.cache_note`` says why; a failed write returns the result
+with a warning.
 """
 from __future__ import annotations
 
 from . import cache as _cache
 from .forms import FORMS, select_columns, selection_quality
+from ..errors import IntegrationError
 from .ida import IDAFailure, check_times, integrate
 from .result import ReferenceResult
 
@@ -128,9 +163,14 @@ __all__ = ["solve", "integrate", "FORMS", "IDAFailure", "ReferenceResult", "sele
            "selection_quality"]
 
 
+#: The tightest rtol ``solve(..., target_error=...)`` tries (IDA's corrector and the model's
+#: round-off leave nothing to gain below it).
+TIGHTEST_RTOL = 1e-13
+
+
 def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_derivative",
           cache_dir=None, project=False, reselect=4.0, max_order=5, max_steps=500_000,
-          check_initial=True, backend="auto"):
+          check_initial=True, backend="auto", error_estimate=False, target_error=None):
     """Reference solution of ``model`` at ``times`` (times[0] is the initial time).
 
     q0, v0: initial state (default ``model.initial_state()``); it must satisfy
@@ -138,11 +178,23 @@ def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_
     it onto them.  rtol, atol: IDA's tolerances on q and v (atol defaults to
     rtol).  form: one of :data:`FORMS` (``"dummy_derivative"``, ``"index1"``,
     ``"ggl"``).  cache_dir: directory of the NetCDF cache (None: the default,
-    see :func:`cache.default_cache_dir`; False: no cache).  The other options
-    go to :func:`integrate`.  Returns a :class:`ReferenceResult`;
-    ``result.cache_file`` names the file it was stored in or loaded from and
-    ``result.from_cache`` says which.  Raises :class:`IDAFailure` when IDA
-    stops early (failures are not cached).
+    see :func:`cache.default_cache_dir`; False: no cache); it is checked for
+    writability before IDA runs.  The other options go to :func:`integrate`.
+
+    error_estimate: also solve at rtol/10 (and atol/10) and set
+    ``result.error_estimate`` = {"q", "v", "lam"}: the absolute difference of the two
+    solutions at every output time (an estimate of the error of the returned, rtol,
+    solution; stored in its NetCDF and cache file).  target_error: tighten rtol (and atol)
+    tenfold until the estimated error in q and v (max over time and components) is at most
+    ``target_error``; returns that solution with its estimate, or raises
+    :class:`pyint.errors.IntegrationError` naming the best estimate reached when even
+    rtol = :data:`TIGHTEST_RTOL` does not reach it (or IDA fails at a tighter tolerance).
+
+    Returns a :class:`ReferenceResult`; ``result.cache_file`` names the file it was stored
+    in or loaded from, ``result.from_cache`` says which, and ``result.cache_note`` why it
+    was not cached (a model without a safe key, see :func:`cache.model_identity`, or a
+    failed write: then also a warning).  Raises :class:`IDAFailure` when IDA stops early
+    (failures are not cached).
     """
     from .. import _validate as V
 
@@ -160,20 +212,93 @@ def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_
     q0, v0 = V.consistent_initial_state(model, float(times[0]), q0, v0, project=project)
     rtol = V.as_real(rtol, "rtol", positive=True)
     atol = rtol if atol is None else V.as_real(atol, "atol", positive=True)
-    options = dict(rtol=rtol, atol=atol, reselect=reselect, max_order=max_order, max_steps=max_steps,
-                   check_initial=check_initial)
-
-    path = None
+    if target_error is not None:
+        target_error = V.as_real(target_error, "target_error", positive=True)
     if cache_dir is not False:
-        key, description = _cache.cache_key(model, times, q0, v0, form, options)
-        path = _cache.cache_path(_cache.default_cache_dir() if cache_dir is None else cache_dir,
-                                 model, key, form)
-        cached = _cache.load(path, model)
-        if cached is not None:
-            cached.cache_file, cached.from_cache = str(path), True
-            return cached
+        cache_dir = _cache.default_cache_dir() if cache_dir is None else cache_dir
+        _cache.check_writable(cache_dir)
+    options = dict(reselect=reselect, max_order=max_order, max_steps=max_steps, check_initial=check_initial)
+
+    def run(rt, at):
+        rt, at = float(f"{rt:.12g}"), float(f"{at:.12g}")  # rtol / 10 / 10 keys as 1e-12 does
+        return _solve_once(model, times, q0, v0, form, cache_dir, backend, dict(rtol=rt, atol=at, **options))
+
+    if target_error is None:
+        result = run(rtol, atol)
+        if error_estimate and not _has_estimate(result):
+            _attach_estimate(result, run(rtol / 10, atol / 10), cache_dir)
+        return result
+    result, best = run(rtol, atol), None
+    while True:
+        try:
+            if not _has_estimate(result):
+                _attach_estimate(result, run(result.rtol / 10, result.atol / 10), cache_dir)
+        except IntegrationError as exc:
+            raise IntegrationError(
+                f"target_error = {target_error:g} not reached: IDA failed at rtol = {result.rtol / 10:g}; "
+                + (f"the best estimated error was {best[0]:.3g} at rtol = {best[1]:g}" if best else
+                   "no error estimate was obtained") + f" ({exc})", result=getattr(exc, "result", None)) from exc
+        est = result.error_estimate_max()
+        best = (est, result.rtol) if best is None or est < best[0] else best
+        if est <= target_error:
+            return result
+        if result.rtol / 100 < TIGHTEST_RTOL * (1 - 1e-9):
+            raise IntegrationError(
+                f"target_error = {target_error:g} not reached: the best estimated error (q, v) was "
+                f"{best[0]:.3g} at rtol = {best[1]:g}; rtol below {TIGHTEST_RTOL:g} is not tried",
+                result=result)
+        result = run(result.rtol / 10, result.atol / 10)
+
+
+def _solve_once(model, times, q0, v0, form, cache_dir, backend, options):
+    """One IDA solution through the cache (``cache_dir`` False: no cache)."""
+    path, note = None, ""
+    if cache_dir is not False:
+        try:
+            key, description = _cache.cache_key(model, times, q0, v0, form, options)
+        except _cache.NoSafeKey as exc:
+            note = f"not cached: no safe cache key for model {model.name!r} ({exc})"
+        else:
+            path = _cache.cache_path(cache_dir, model, key, form)
+            cached = _cache.load(path, model)
+            if cached is not None:
+                cached.cache_file, cached.from_cache = str(path), True
+                cached.cache_key = (key, description)
+                return cached
     result = integrate(model, times, q0, v0, form=form, backend=backend, **options)
+    result.cache_note = note
     if path is not None:
-        _cache.store(result, path, key, description)
-        result.cache_file = str(path)
+        result.cache_key = (key, description)
+        _store(result, path)
     return result
+
+
+def _store(result, path):
+    """Write ``result`` to its cache file; a failed write keeps the result and warns."""
+    import warnings
+
+    try:
+        _cache.store(result, path, *result.cache_key)
+    except OSError as exc:
+        result.cache_note = f"not cached: writing {path} failed ({exc})"
+        warnings.warn(f"pyint.reference: {result.cache_note}; the result is returned uncached",
+                      RuntimeWarning, stacklevel=4)
+    else:
+        result.cache_file = str(path)
+
+
+def _has_estimate(result):
+    """Whether ``result`` (e.g. from the cache) carries an estimate against rtol / 10."""
+    return result.error_estimate is not None and abs(result.error_estimate_rtol * 10 / result.rtol - 1) < 1e-9
+
+
+def _attach_estimate(result, tight, cache_dir):
+    """Set ``result.error_estimate`` from the tighter solution ``tight`` (and re-store ``result``
+    in its cache file with the estimate)."""
+    import numpy as np
+
+    result.error_estimate = {key: np.abs(getattr(result, key) - getattr(tight, key)) for key in ("q", "v", "lam")}
+    result.error_estimate_rtol = tight.rtol
+    if cache_dir is not False and getattr(result, "cache_key", None) is not None:
+        _store(result, result.cache_file or _cache.cache_path(cache_dir, result.model, result.cache_key[0],
+                                                              result.form))

@@ -1,11 +1,17 @@
 """On-disk cache of reference solutions: one NetCDF file per (model, initial state, times, form, options).
 
-The key is a SHA-256 of a JSON description holding the model class, its
-``describe()``, a fingerprint of its items evaluated at two states (so two
-instances with the same ``describe()`` but different parameters do not
-collide), the initial state and times (exact, as hex floats), the form and
-the solver options, and :data:`CACHE_VERSION`.  Files are written to a
-temporary name and renamed, so a crash never leaves a half-written file.
+The key is a SHA-256 of a JSON description holding the model's code and
+parameters (:func:`model_identity`: a hash of the source file of every class
+in the model's MRO, ``pyint.models.base`` included, and the instance's
+attributes, exact), its ``describe()``, a fingerprint of its items at two
+states, pyint's version and :data:`CACHE_VERSION`, the initial state and times
+(exact, as hex floats), the form and the solver options.  When the model has
+no such identity (a class without a source file, e.g. defined in an
+interactive session, or an attribute that is neither a number, a string, an
+array nor a model) no key is safe: :func:`cache_key` raises
+:class:`NoSafeKey` and ``solve`` computes without the cache and says so.
+Files are written to a temporary name and renamed, so a crash never leaves a
+half-written file.
 """
 from __future__ import annotations
 
@@ -18,7 +24,11 @@ from pathlib import Path
 import numpy as np
 
 #: Bump when a change of the reference algorithm changes its results (invalidates old files).
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+
+
+class NoSafeKey(Exception):
+    """The model cannot be keyed safely (its code or parameters cannot be fingerprinted)."""
 
 
 def default_cache_dir():
@@ -47,8 +57,61 @@ def model_fingerprint(model, t0, q0, v0):
     return [_round(x) for x in items]
 
 
+def _source_hash(cls, memo):
+    """SHA-256 of the source file of ``cls`` (the whole module: helpers it calls change with it)."""
+    import inspect
+
+    try:
+        path = inspect.getsourcefile(cls)
+    except TypeError:
+        path = None
+    if path is None or not os.path.isfile(path):
+        raise NoSafeKey(f"the source of class {cls.__qualname__} (module {cls.__module__}) is not a file")
+    if path not in memo:
+        memo[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return memo[path]
+
+
+def _value_identity(value, where, memo):
+    """An exact JSON-able identity of a model attribute, or NoSafeKey."""
+    from ..models import Model
+
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value).hex()
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        arr = np.ascontiguousarray(value)
+        return {"dtype": arr.dtype.str, "shape": list(arr.shape), "sha256": hashlib.sha256(arr.tobytes()).hexdigest()}
+    if isinstance(value, (list, tuple)):
+        return [_value_identity(x, f"{where}[{i}]", memo) for i, x in enumerate(value)]
+    if isinstance(value, dict) and all(isinstance(k, (str, int, float, tuple)) for k in value):
+        return [[repr(k), _value_identity(x, f"{where}[{k!r}]", memo)] for k, x in value.items()]
+    if isinstance(value, Model) or (hasattr(value, "__dict__") and not callable(value)):
+        return model_identity(value, where, memo)  # a sub-model or a parameter object: the same rule
+    raise NoSafeKey(f"{where} is a {type(value).__name__}, which the cache cannot fingerprint")
+
+
+def model_identity(model, where="model", memo=None):
+    """The model's code and parameters: its class, a hash of the source file of every class
+    in its MRO (``pyint.models.base.Model``'s included: its finite-difference fallbacks), and
+    its attributes (``vars``), exact; an attribute that is itself an object with attributes
+    (a sub-model, a parameter record) is keyed by the same rule.  Raises :class:`NoSafeKey` when one of them cannot be
+    fingerprinted."""
+    memo = {} if memo is None else memo
+    if where.count(".") > 20:
+        raise NoSafeKey(f"{where}: model attributes nested too deeply (a cycle?)")
+    cls = type(model)
+    code = {f"{c.__module__}.{c.__qualname__}": _source_hash(c, memo) for c in cls.__mro__ if c is not object}
+    params = {k: _value_identity(val, f"{where}.{k}", memo) for k, val in sorted(vars(model).items())}
+    return {"class": f"{cls.__module__}.{cls.__qualname__}", "code": code, "params": params}
+
+
 def cache_key(model, times, q0, v0, form, options):
-    """(key, description): the file stem and the JSON it hashes."""
+    """(key, description): the file stem and the JSON it hashes; :class:`NoSafeKey` when the
+    model cannot be keyed (see :func:`model_identity`)."""
     from .. import __version__
 
     cls = type(model)
@@ -56,6 +119,7 @@ def cache_key(model, times, q0, v0, form, options):
         "cache_version": CACHE_VERSION,
         "pyint_version": __version__,
         "model_class": f"{cls.__module__}.{cls.__qualname__}",
+        "model_identity": model_identity(model),
         "model": model.describe(),
         "fingerprint": model_fingerprint(model, float(times[0]), q0, v0),
         "q0": [float(x).hex() for x in q0],
@@ -67,6 +131,20 @@ def cache_key(model, times, q0, v0, form, options):
     }
     text = json.dumps(desc, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:32], text
+
+
+def check_writable(cache_dir):
+    """Create ``cache_dir`` if needed and check that a file can be written there (before the
+    computation, so that an unusable directory does not cost a run); raises OSError naming it."""
+    cache_dir = Path(cache_dir)
+    probe = cache_dir / f".write-test-{os.getpid()}"
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise OSError(f"the reference cache directory {str(cache_dir)!r} is not writable ({exc}); "
+                      "pass cache_dir=False to solve without the cache, or another directory") from exc
 
 
 def cache_path(cache_dir, model, key, form):

@@ -14,7 +14,7 @@ import time as _time
 import numpy as np
 
 from .. import _validate as V
-from ..errors import IntegrationError
+from ..errors import IntegrationError, NonFiniteError
 from ..results import trajectory_residuals
 from .forms import FORMS
 from .result import ReferenceResult
@@ -64,8 +64,52 @@ class _Counters:
         self.messages = []  # what IDA's error handler reported (instead of printing it)
 
 
+#: The model items the forms evaluate, with their arguments: checked one by one when a
+#: residual or Jacobian comes out non-finite, to name the one that did.
+_ITEMS = (("mass", "q"), ("force", "tqv"), ("force_jac", "tqv"), ("mass_dq", "qa"), ("hol", "tq"),
+          ("hol_jac", "tq"), ("hol_t", "tq"), ("hol_gamma", "tqv"), ("hol_vel_q", "tqv"), ("nh_A", "tq"),
+          ("nh_b", "tq"), ("nh_gamma", "tqv"), ("nh_vel_q", "tqv"))
+
+
+def nonfinite_item(form, t, y, yp):
+    """A :class:`NonFiniteError` naming the first model item that is non-finite at the state in
+    (y, y'), or None (finite items: e.g. an overflow of a wild Newton iterate, recoverable)."""
+    if not (np.all(np.isfinite(y)) and np.all(np.isfinite(yp))):
+        return None
+    model = form.model
+    q, v, a, _, _ = form.unpack(y, yp)
+    args = {"t": t, "q": q, "v": v, "a": a}
+    for name, sig in _ITEMS:
+        if (name.startswith("hol") and not model.n_hol) or (name.startswith("nh") and not model.n_nonhol):
+            continue
+        vals = getattr(model, name)(*[args[c] for c in sig])
+        for val in (vals if isinstance(vals, tuple) else (vals,)):
+            val = np.asarray(val, dtype=float)
+            if not np.all(np.isfinite(val)):
+                bad = np.argwhere(~np.isfinite(np.atleast_1d(val)))[0].tolist()
+                return NonFiniteError(
+                    f"the model returned a non-finite value: {name}({', '.join(sig)}) at t = {t:.10g} has "
+                    f"{np.atleast_1d(val)[tuple(bad)]} at index {bad} (q = {np.array2string(q, precision=6)})",
+                    time=t)
+    return None
+
+
 def _callbacks(form, counts):
-    """The residual and Jacobian callables IDA calls (return 0 ok, 1 recoverable, -1 fatal)."""
+    """The residual and Jacobian callables IDA calls (return 0 ok, 1 recoverable, -1 fatal).
+
+    A non-finite residual or Jacobian at a finite state whose model items are non-finite is
+    fatal at once, with the item named (:func:`nonfinite_item`); otherwise (an overflow at a
+    wild iterate) it is recoverable and IDA retries with a smaller step."""
+
+    def nonfinite(t, y, yp):
+        try:
+            err = nonfinite_item(form, t, y, yp)
+        except Exception as exc:
+            err = exc
+        if err is None:
+            return 1
+        counts.error = err
+        return -1
 
     def resfn(t, y, yp, r):
         counts.residuals += 1
@@ -75,7 +119,7 @@ def _callbacks(form, counts):
         except Exception as exc:  # a model error: stop IDA, re-raised by the driver
             counts.error = exc
             return -1
-        return 0 if np.all(np.isfinite(r)) else 1
+        return 0 if np.all(np.isfinite(r)) else nonfinite(t, y, yp)
 
     def jacfn(t, y, yp, r, cj, jac):
         counts.jacobians += 1
@@ -84,7 +128,7 @@ def _callbacks(form, counts):
         except Exception as exc:
             counts.error = exc
             return -1
-        return 0 if np.all(np.isfinite(jac)) else 1
+        return 0 if np.all(np.isfinite(jac)) else nonfinite(t, y, yp)
 
     def errfn(code, module, function, msg, *user_data):
         text = msg.decode(errors="replace") if isinstance(msg, bytes) else str(msg)
@@ -217,8 +261,9 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
     def check(ret, what):
         if counts.error is not None:
             exc = counts.error
+            said = str(exc) if isinstance(exc, NonFiniteError) else f"the model raised {type(exc).__name__}: {exc}"
             fail(f"IDA on the {form} form of {model.name!r} stopped during {what} at t = {t_reached:.10g}: "
-                 f"the model raised {type(exc).__name__}: {exc}", cause=exc)
+                 f"{said}", cause=exc)
         if ret.flag < 0:
             flag, name, text = _flag_info(ret)
             said = f" IDA said: {counts.messages[-1]}" if counts.messages else ""
@@ -234,7 +279,7 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
         a, lh, ln = model.consistent_acceleration(t, q, v)
         y0, yp0 = fm.initial(t, q, v, a, np.concatenate([lh, ln]))
         atol_vec = np.full(fm.size, atol)
-        atol_vec[fm.error_excluded_idx] = fm.newton_atol_excluded or atol
+        atol_vec[fm.error_excluded_idx] = fm.newton_atol_excluded
         opts = dict(old_api=False, rtol=rtol, atol=atol_vec, jacfn=jacfn, err_handler=errfn,
                     one_step_compute=True, order=max_order)
         if check_initial and fm.index1 and fm.algebraic_idx.size:

@@ -36,10 +36,24 @@ class ReferenceResult(Result):
     ``stats`` IDA's statistics, ``h`` NaN (adaptive steps).  ``extra`` holds form-specific
     arrays over time (``mu`` for the GGL form) and, for the dummy-derivative form, the
     list ``selections`` of {t, q, v}: from time t on, the coordinates whose q' and v'
-    were dummies.  ``cache_file``/``from_cache``: set by ``pyint.reference.solve``."""
+    were dummies.  ``cache_file``/``from_cache``: set by ``pyint.reference.solve``
+    (``cache_note`` says why a result was not cached).  ``error_estimate``: None, or
+    {"q", "v", "lam"} -> arrays of the same shape as q, v, lam: the absolute difference
+    to a solution at a tenfold tighter tolerance (``solve(..., error_estimate=True)``), with
+    ``error_estimate_rtol`` that tolerance."""
 
     cache_file = None
     from_cache = False
+    cache_note = ""
+    cache_key = None  # (key, description) when the result has a cache entry
+    error_estimate = None
+    error_estimate_rtol = None
+
+    def error_estimate_max(self):
+        """max over time and components of the estimated error in q and v (None without an estimate)."""
+        if self.error_estimate is None:
+            return None
+        return float(max(np.max(self.error_estimate["q"], initial=0.0), np.max(self.error_estimate["v"], initial=0.0)))
 
     @property
     def form(self):
@@ -68,6 +82,13 @@ class ReferenceResult(Result):
         for key in STAT_NAMES:
             if key in ds:
                 ds[key].attrs["long_name"] = STAT_NAMES[key]
+        if self.error_estimate is not None:
+            dims = {"q": ("time", "coord"), "v": ("time", "coord"), "lam": ("time", "multiplier")}
+            for key, val in self.error_estimate.items():
+                ds[f"error_estimate_{key}"] = (dims[key], np.asarray(val, dtype=float), {
+                    "long_name": f"estimated absolute error of {key}: |{key}(rtol) - {key}(rtol_estimate)|",
+                    "units": ds[key].attrs.get("units", "model units")})
+            ds.attrs["error_estimate_rtol"] = float(self.error_estimate_rtol)
         from .forms import FORMS
 
         ds.attrs.update({
@@ -90,15 +111,20 @@ class ReferenceResult(Result):
                 stats[key] = int(val) if key in _COUNTS else float(val)
         extra = {}
         for name in ds.data_vars:
-            if f"{name}_index" in ds[name].dims:
+            if f"{name}_index" in ds[name].dims and not name.startswith("error_estimate"):
                 extra[name] = ds[name].values.reshape(ds.sizes["time"], -1)
         selections = json.loads(ds.attrs.get("selections", "[]"))
         if selections:
             extra["selections"] = selections
         nt = ds.sizes["time"]
-        return cls(method=ds.attrs["method"], model=model, t=ds["time"].values, q=ds["q"].values,
+        result = cls(method=ds.attrs["method"], model=model, t=ds["time"].values, q=ds["q"].values,
                    v=ds["v"].values, a=ds["a"].values, lam=ds["lam"].values.reshape(nt, -1),
                    residual=ds["constraint_residual"].values,
                    energy=ds["energy"].values if "energy" in ds else None, stats=stats, params=params,
                    h=float(ds.attrs["h"]), status=ds.attrs["status"], message=ds.attrs["message"],
                    cpu_time=float(ds["cpu_time"].values), extra=extra)
+        if "error_estimate_q" in ds:
+            result.error_estimate = {key: ds[f"error_estimate_{key}"].values.reshape(nt, -1)
+                                     for key in ("q", "v", "lam")}
+            result.error_estimate_rtol = float(ds.attrs["error_estimate_rtol"])
+        return result

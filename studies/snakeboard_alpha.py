@@ -60,11 +60,12 @@ def _times(t_end):
 
 
 def _reference(t_end, rtol):
-    """Tight IDA reference at the output times (cached by pyint.reference)."""
+    """Tight IDA reference at the output times (cached by pyint.reference), with its error
+    estimate against a solution at rtol / 10 (``ref.error_estimate``)."""
     from pyint import reference
     m = _model()
     q0, v0 = m.initial_state()
-    return reference.solve(m, _times(t_end), q0, v0, rtol=rtol, form="dummy_derivative")
+    return reference.solve(m, _times(t_end), q0, v0, rtol=rtol, form="dummy_derivative", error_estimate=True)
 
 
 def _run(method, h_or_rtol, t_end):
@@ -110,6 +111,9 @@ def run_case(params):
 
     # convergence sweep against the tight reference
     ref = _reference(t_end, float(params["ref_rtol"]))
+    ds["ref_error_estimate"] = ((), float(np.max(ref.error_estimate["q"])),
+                                _attrs("m", "estimated error of the reference in q (max over the outputs): "
+                                            "|q(ref_rtol) - q(ref_rtol / 10)|"))
     n_h = int(params["n_h"])
     if method == "ida":
         steps = 10.0 ** -np.arange(4, 4 + n_h)              # rtol
@@ -197,6 +201,9 @@ def summary(ds):
         lines.append(f"{str(mth):<14}{float(ds['max_violation_outputs'].sel(sel)):>15.2e}"
                      f"{float(ds['max_violation_steps'].sel(sel)):>18.2e}"
                      f"{float(ds['paper_violation'].sel(sel)):>9.0e}{order:>8.2f}")
+    if "ref_error_estimate" in ds:
+        lines.append(f"IDA reference: estimated error in q {float(ds['ref_error_estimate'].max()):.1e} "
+                     "(|q(ref_rtol) - q(ref_rtol / 10)|, max over the outputs)")
     return "\n".join(lines)
 
 

@@ -212,11 +212,13 @@ def test_skate_closed_form_through_dummy_derivatives():
 @pytest.mark.parametrize("n_links", [2, 3])
 def test_pendulum_chain_against_minimal_coordinates(n_links):
     """Chains swinging through their re-selections match the Lagrange equations in the link angles
-    (DOP853, rtol 1e-13) to 1e-8 at every output, every constraint level <= 1e-9.
+    (DOP853, rtol 1e-13) at every output, every constraint level <= 1e-9.
 
-    At rtol = 1e-11: the chains' global errors are ~100 rtol (measured at rtol = 1e-10 over this
-    second: two links 1.6e-9 in q, 1.2e-8 in v; three links 1.0e-8 in q, 5.0e-8 in v), so the
-    skate's "1e-8 at rtol 1e-10" needs one more digit of tolerance here."""
+    Bounds at rtol = 1e-11 carry a margin of 10 over the largest error measured under the
+    OpenBLAS kernels Haswell, Sandybridge and the machine's own (SkylakeX-class): three links
+    6.5e-10 ... 1.5e-9 in q and 4.7e-9 ... 9.8e-9 in v, two links <= 1e-10 in q, <= 7e-10 in v.
+    (Before the unit Newton tolerance of the multipliers and dummies, three links reached
+    2.0e-7 under Haswell and 1.9e-6 under Sandybridge: see test_dummy_derivative_error_follows_rtol.)"""
     chain = PendulumChain(3, mass=[1.0, 1.5, 0.7], length=[1.0, 0.8, 0.6]) if n_links == 3 \
         else PROBLEMS["chain2"].model
     theta0 = np.array([np.pi / 3, np.pi / 2, 0.2])[:n_links]
@@ -224,8 +226,8 @@ def test_pendulum_chain_against_minimal_coordinates(n_links):
     times = np.linspace(0.0, 1.0, 21)
     ref = solve(chain, times, q0, v0, rtol=1e-11, cache_dir=False)
     qa, va = chain_in_angles(chain, theta0, times)
-    assert np.max(np.abs(ref.q - qa)) <= 1e-8
-    assert np.max(np.abs(ref.v - va)) <= 1e-8
+    assert np.max(np.abs(ref.q - qa)) <= (1.5e-8 if n_links == 3 else 1e-9)
+    assert np.max(np.abs(ref.v - va)) <= (1e-7 if n_links == 3 else 7e-9)
     assert np.max(ref.level_residuals) <= 1e-9
     assert ref.energy_drift <= 1e-8
     assert ref.stats["restarts"] >= 1
@@ -234,6 +236,145 @@ def test_pendulum_chain_against_minimal_coordinates(n_links):
         r2 = solve(chain, np.concatenate([[0.0], prob.sample_times]), q0, v0, rtol=1e-11, cache_dir=False)
         assert np.max(np.abs(r2.q[1:] - prob.reference[0])) <= 1e-8
         assert np.max(np.abs(r2.lam[1:] - prob.reference[2])) <= 1e-8 * np.max(np.abs(prob.reference[2]))
+
+
+def test_dummy_derivative_error_follows_rtol():
+    """Tolerance proportionality on the 3-link chain (issue 14): from rtol 1e-8 to 1e-12 the
+    error in q falls (never grows by more than a factor 3 from one decade to the next), stays
+    <= 1e-8 at rtol 1e-11, and IDA rejects at most a quarter of its attempts.
+
+    Measured (Haswell / Sandybridge / own kernel): q errors 2.1e-7 ... 4.4e-7, 1e-8 ... 8e-8,
+    4.1e-9 ... 6.6e-9, 6.5e-10 ... 1.5e-9, 3.3e-11 ... 1.2e-10; failed attempts <= 3 % of the
+    steps.  On ca04593 under Haswell: 2.1e-6, 2.3e-8, 2.3e-9, 2.0e-7 (17 730 steps, 4 107
+    failed attempts), 1.5e-10: the acceleration- and force-level unknowns were held to
+    rtol |a| in IDA's Newton test, below the round-off of a corrector at small steps."""
+    chain = PendulumChain(3, mass=[1.0, 1.5, 0.7], length=[1.0, 0.8, 0.6])
+    theta0 = np.array([np.pi / 3, np.pi / 2, 0.2])
+    q0, v0 = chain.initial_state(theta0)
+    times = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    qa, _ = chain_in_angles(chain, theta0, times)
+    errs = []
+    for rtol in 10.0 ** -np.arange(8, 13):
+        ref = solve(chain, times, q0, v0, rtol=rtol, cache_dir=False)
+        errs.append(np.max(np.abs(ref.q - qa)))
+        assert ref.stats["failed_step_attempts"] <= 0.25 * ref.stats["steps"], (rtol, ref.stats)
+    assert all(b <= 3 * a for a, b in zip(errs, errs[1:])), errs
+    assert errs[3] <= 1e-8 and errs[-1] <= 1e-2 * errs[0], errs
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_dummy_derivative_error_falls_on_every_shared_problem(name):
+    """Issue 14's acceptance on every shared problem: from rtol 1e-7 to 1e-9 to 1e-11 the error
+    in q never grows by more than a factor 3 (measured: it falls by 6 ... 550 each time, under the
+    Haswell, Sandybridge and own kernels), and failed attempts stay <= 25 % of the steps
+    (measured <= 4.2 %)."""
+    prob = PROBLEMS[name]
+    times = np.concatenate([[0.0], prob.sample_times])
+    errs = []
+    for rtol in (1e-7, 1e-9, 1e-11):
+        ref = solve(prob.model, times, *prob.initial_state, rtol=rtol, cache_dir=False)
+        errs.append(np.max(np.abs(ref.q[1:] - prob.reference[0])))
+        assert ref.stats["failed_step_attempts"] <= 0.25 * ref.stats["steps"], (rtol, ref.stats)
+    assert errs[1] <= 3 * errs[0] and errs[2] <= 3 * errs[1], errs
+
+
+class _FDChain(Model):
+    """chain2 written with mass, force and hol only: every other item is a finite difference."""
+    name = "test_fd_chain"
+    n, n_hol = 4, 2
+
+    def mass(self, q):
+        return np.diag([1.0, 1.0, 1.5, 1.5])
+
+    def force(self, t, q, v):
+        return np.array([0.0, -9.81, 0.0, -1.5 * 9.81])
+
+    def hol(self, t, q):
+        return np.array([q[0] ** 2 + q[1] ** 2 - 1.0, (q[2] - q[0]) ** 2 + (q[3] - q[1]) ** 2 - 0.64])
+
+
+class _FDDriven(Model):
+    """The driven pendulum (a rheonomic g(t, q)) with mass, force and hol only."""
+    name = "test_fd_driven"
+    n, n_hol = 2, 1
+
+    def __init__(self):
+        from pyint.models import DrivenPendulum
+        self.model = DrivenPendulum()
+
+    def mass(self, q):
+        return self.model.mass(q)
+
+    def force(self, t, q, v):
+        return self.model.force(t, q, v)
+
+    def hol(self, t, q):
+        return self.model.hol(t, q)
+
+
+class _FDSkate(Model):
+    """Seed 004's skate with mass, force and nh_A only."""
+    name = "test_fd_skate"
+    n, n_nonhol = 3, 1
+
+    def __init__(self):
+        self.model = Skate()
+
+    def mass(self, q):
+        return self.model.mass(q)
+
+    def force(self, t, q, v):
+        return self.model.force(t, q, v)
+
+    def nh_A(self, t, q):
+        return self.model.nh_A(t, q)
+
+
+@pytest.mark.parametrize("model", EXAMPLES, ids=[m.name for m in EXAMPLES])
+def test_finite_difference_fallbacks_of_the_constraint_equations(model, rng):
+    """The fallbacks of pyint.models.base that enter the constraint equations (G, g_t,
+    hol_gamma, nh_gamma) against the built-in models' analytic items at random states.
+    Measured (relative to max(1, |item|)): fourth-order first differences <= 2.4e-12 (G, g_t,
+    hol_gamma from G v + g_t, nh_gamma), the second difference of g alone <= 1.9e-10; bounds
+    10x that (2.4e-11 and 2e-9).  On ca04593 hol_gamma was a difference of a difference
+    (~1e-6 when G itself is differenced)."""
+    if not model.n_constraints:
+        return
+    g_only = type("GOnly", (type(model),), {"hol_jac": Model.hol_jac, "hol_t": Model.hol_t})
+    bare = g_only.__new__(g_only)
+    bare.__dict__.update(model.__dict__)
+
+    def rel(a, b):
+        a = np.asarray(a)
+        return np.max(np.abs(a - np.asarray(b))) / max(1.0, np.max(np.abs(a)))
+
+    for _ in range(3):
+        t, q, v = 0.3, rng.normal(size=model.n), rng.normal(size=model.n)
+        if model.n_hol:
+            assert rel(model.hol_jac(t, q), Model.hol_jac(model, t, q)) <= 2.4e-11
+            if not model.scleronomic:
+                assert rel(model.hol_t(t, q), Model.hol_t(model, t, q)) <= 2.4e-11
+            assert rel(model.hol_gamma(t, q, v), Model.hol_gamma(model, t, q, v)) <= 2.4e-11
+            assert rel(model.hol_gamma(t, q, v), Model.hol_gamma(bare, t, q, v)) <= 2e-9
+        if model.n_nonhol:
+            assert rel(model.nh_gamma(t, q, v), Model.nh_gamma(model, t, q, v)) <= 2.4e-11
+
+
+@pytest.mark.parametrize("rtol", [1e-6, 1e-10])
+@pytest.mark.parametrize("form", sorted(FORMS))
+@pytest.mark.parametrize("case", [("chain2", _FDChain), ("driven_pendulum", _FDDriven), ("skate", _FDSkate)],
+                         ids=["chain2", "driven", "skate"])
+def test_finite_difference_only_models_work_on_every_form(case, form, rtol):
+    """Models giving only mass, force and the constraints run on every form at rtol 1e-6 and
+    1e-10 (on ca04593 the dummy-derivative form failed with CONV_FAIL at 1e-7 ... 1e-10 on the
+    chain: hol_gamma, a difference of a differenced G, carried noise of ~1e-6).  Bound: 2e3 rtol,
+    a margin of >= 10 over the largest error measured (1.0e-8 at rtol 1e-10, index-1 form, chain)."""
+    name, cls = case
+    prob = PROBLEMS[name]
+    times = np.concatenate([[0.0], prob.sample_times])
+    ref = solve(cls(), times, *prob.initial_state, rtol=rtol, form=form, cache_dir=False)
+    assert np.max(np.abs(ref.q[1:] - prob.reference[0])) <= 2e3 * rtol
+    assert ref.stats["failed_step_attempts"] <= 0.25 * ref.stats["steps"]
 
 
 @pytest.mark.parametrize("case", ["chain2-fortran", "skate-callback"])
@@ -296,7 +437,13 @@ def test_reselection_is_what_carries_the_chain_through():
 def test_forms_keep_what_they_claim():
     """On chain2 at rtol = 1e-8: the index-1 form drifts at position and velocity level; the
     dummy-derivative and GGL forms hold them (at their steps to IDA's Newton tolerance); GGL's
-    extra multiplier stays near zero; every form is accurate and named in its result."""
+    extra multiplier stays near zero; every form is accurate and named in its result.
+
+    Measured (Haswell, Sandybridge, own kernel): error in q(1) <= 1.8e-7; at the outputs the
+    index-1 form is off the constraints by 1.1e-7 (position) and 2.3e-7 (velocity), GGL by
+    <= 7.4e-10 and 1.2e-8, the completed dummy-derivative form by round-off; at the steps the
+    dummy-derivative and GGL forms keep <= 6.5e-9 (position) and <= 6.4e-8 (velocity); |mu|
+    <= 9.5e-6.  Bounds: 10x these."""
     prob = PROBLEMS["chain2"]
     times = np.linspace(0.0, 1.0, 11)
     res = {f: solve(prob.model, times, *prob.initial_state, rtol=1e-8, form=f, cache_dir=False) for f in FORMS}
@@ -304,14 +451,12 @@ def test_forms_keep_what_they_claim():
         assert r.form == f and r.to_xarray().attrs["form"] == f
         assert np.max(np.abs(r.q[-1] - prob.reference[0][-1])) <= 2e-6, f
     dd, i1, ggl = res["dummy_derivative"], res["index1"], res["ggl"]
-    # measured: index-1 drifts to 3.3e-7 (position) and 7.9e-7 (velocity) at its steps; the
-    # dummy-derivative and GGL forms hold them to IDA's Newton tolerance (1.5e-9 / 4.8e-8 and
-    # 6.5e-9 / 6.4e-8)
-    assert i1.eps_pos >= 1e-7 and i1.eps_vel >= 1e-7
-    assert dd.eps_pos <= 1e-14 and dd.eps_vel <= 1e-14           # completed at the outputs
+    assert i1.eps_pos >= 1e-8 and i1.eps_vel >= 2e-8                   # drifts
+    assert dd.eps_pos <= 1e-14 and dd.eps_vel <= 1e-14                 # completed at the outputs
+    assert ggl.eps_pos <= 1e-8 and ggl.eps_vel <= 1.2e-7
     for r in (dd, ggl):
-        assert r.stats["step_residual_position"] <= 1e-8 <= 0.1 * i1.stats["step_residual_position"]
-        assert r.stats["step_residual_velocity"] <= 0.2 * i1.stats["step_residual_velocity"]
+        assert r.stats["step_residual_position"] <= 6.5e-8
+        assert r.stats["step_residual_velocity"] <= 6.4e-7
     assert np.max(np.abs(ggl.extra["mu"])) <= 1e-4
     assert np.isnan(ggl.stats["initial_correction"])  # IDACalcIC needs index 1: not run
 
@@ -405,7 +550,7 @@ def test_model_exception_is_chained():
 
 def test_impossible_tolerance_is_an_ida_error():
     prob = PROBLEMS["chain2"]
-    with pytest.raises(IDAFailure, match=r"IDACalcIC.*flag -\d+") as exc:
+    with pytest.raises(IDAFailure, match=r"flag -\d+ \((TOO_MUCH_ACC|CONV_FAIL)") as exc:
         solve(prob.model, [0, 1.0], *prob.initial_state, rtol=1e-20, cache_dir=False)
     assert exc.value.time == 0.0
 
@@ -473,8 +618,11 @@ def test_cache_stores_netcdf_and_reloads(tmp_path, monkeypatch):
 
 
 def test_cache_key_sees_parameters_outside_describe():
-    a, b = Skate(), Skate(slope=0.3)
-    a.describe = b.describe = lambda: {"model": "same"}
+    class Same(Skate):
+        def describe(self):
+            return {"model": "same"}
+
+    a, b = Same(), Same(slope=0.3)
     q0, v0 = a.initial_state()
     ka = ref_cache.cache_key(a, np.array([0.0, 1.0]), q0, v0, "index1", {})[0]
     kb = ref_cache.cache_key(b, np.array([0.0, 1.0]), q0, v0, "index1", {})[0]
@@ -482,7 +630,8 @@ def test_cache_key_sees_parameters_outside_describe():
 
 
 def test_cache_write_is_atomic(tmp_path, monkeypatch):
-    """A crash while writing leaves neither a cache file nor a temporary file."""
+    """A crash while writing leaves neither a cache file nor a temporary file, and the computed
+    result is returned (with a warning), not lost."""
     def broken(self, path, *args, **kwargs):
         with open(path, "wb") as fh:
             fh.write(b"half a file")
@@ -490,6 +639,7 @@ def test_cache_write_is_atomic(tmp_path, monkeypatch):
 
     monkeypatch.setattr(xr.Dataset, "to_netcdf", broken)
     prob = PROBLEMS["chain2"]
-    with pytest.raises(OSError, match="disk full"):
-        solve(prob.model, [0.0, 0.1], *prob.initial_state, cache_dir=tmp_path)
+    with pytest.warns(RuntimeWarning, match="disk full"):
+        r = solve(prob.model, [0.0, 0.1], *prob.initial_state, cache_dir=tmp_path)
+    assert r.status == "ok" and r.cache_file is None and "disk full" in r.cache_note
     assert list(tmp_path.iterdir()) == []

@@ -55,30 +55,65 @@ def check_item_shape(model_name, item, value, shape):
 
 
 _FD_EPS = 6.0e-6  # ~ eps**(1/3): the relative step of central differences
-_FD_EPS_SECOND = 2.5e-3  # ~ eps**(1/6): the relative step of the five-point second difference
+#: Relative steps of the fourth-order central differences: ~ eps**(1/5) for a first
+#: derivative (error ~ eps/h + h^4 ~ 3e-13), ~ eps**(1/6) for a second (~ 1e-10).  The
+#: fallbacks whose values enter the constraint equations themselves (G, g_t, hol_gamma,
+#: nh_gamma) use them: IDA's Newton iteration and error test see their noise directly,
+#: and the second-order ones nested (hol_gamma as a difference of a differenced G) left
+#: noise of ~1e-6 in hol_gamma.  Jacobian-only items keep second-order differences.
+_FD_EPS4 = {1: 7.0e-4, 2: 2.5e-3}
 
 
-def _step(x):
-    return _FD_EPS * max(1.0, abs(float(x)))
+def _step(x, eps=_FD_EPS):
+    return eps * max(1.0, abs(float(x)))
 
 
-def fd_jacobian(fun, x):
-    """Central-difference Jacobian of ``fun`` at ``x`` (columns = components of x)."""
+def _central(fun, e, order):
+    """Central difference quotient of the scalar-argument ``fun`` at 0 with step e (order 2 or 4)."""
+    if order == 2:
+        return (np.asarray(fun(e)) - np.asarray(fun(-e))) / (2 * e)
+    return (8 * (np.asarray(fun(e)) - np.asarray(fun(-e)))
+            - (np.asarray(fun(2 * e)) - np.asarray(fun(-2 * e)))) / (12 * e)
+
+
+def fd_jacobian(fun, x, order=2):
+    """Central-difference Jacobian of ``fun`` at ``x`` (columns = components of x); order 2 or 4."""
     x = np.asarray(x, dtype=float)
     f0 = np.atleast_1d(fun(x))
     jac = np.empty((f0.size, x.size))
     for j in range(x.size):
-        e = _step(x[j])
-        xp = x.copy(); xp[j] += e
-        xm = x.copy(); xm[j] -= e
-        jac[:, j] = (np.atleast_1d(fun(xp)) - np.atleast_1d(fun(xm))).ravel() / (2 * e)
+        e = _step(x[j], _FD_EPS if order == 2 else _FD_EPS4[1])
+
+        def along(s, j=j):
+            xs = x.copy(); xs[j] += s
+            return np.atleast_1d(fun(xs))
+        jac[:, j] = np.ravel(_central(along, e, order))
     return jac
 
 
-def fd_derivative(fun, t):
-    """Central difference of ``fun`` with respect to the scalar ``t``."""
-    e = _step(t)
-    return (np.asarray(fun(t + e)) - np.asarray(fun(t - e))) / (2 * e)
+def fd_derivative(fun, t, order=2):
+    """Central difference of ``fun`` with respect to the scalar ``t``; order 2 or 4."""
+    e = _step(t, _FD_EPS if order == 2 else _FD_EPS4[1])
+    return _central(lambda s: fun(t + s), e, order)
+
+
+def _second(fun, e):
+    """Fourth-order central second difference of the scalar-argument ``fun`` at 0 with step e."""
+    f = [np.asarray(fun(k * e)) for k in (-2, -1, 0, 1, 2)]
+    return (-(f[0] + f[4]) + 16 * (f[1] + f[3]) - 30 * f[2]) / (12 * e * e)
+
+
+def fd_second_derivative(fun, t):
+    """Fourth-order central second difference of ``fun`` with respect to the scalar ``t``."""
+    return _second(lambda s: fun(t + s), _step(t, _FD_EPS4[2]))
+
+
+def _along_motion(q, v):
+    """(c, x0): ``s -> (t + s/c, q + s v/c)`` parametrizes the line through (t, q) along (1, v),
+    c = max(1, |v|) so that a step in s moves q by at most its size, and the reference point
+    x0 = max(1, |q|) that scales the step."""
+    c = max(1.0, float(np.max(np.abs(v), initial=0.0)))
+    return c, max(1.0, float(np.max(np.abs(q), initial=0.0)))
 
 
 class Model:
@@ -153,25 +188,25 @@ class Model:
 
     def hol_jac(self, t, q):
         """G = g_q, shape (n_hol, n)."""
-        return fd_jacobian(lambda x: self.hol(t, x), q).reshape(self.n_hol, self.n)
+        return fd_jacobian(lambda x: self.hol(t, x), q, order=4).reshape(self.n_hol, self.n)
 
     def hol_t(self, t, q):
         """g_t, shape (n_hol,); zero for a scleronomic model."""
         if self.scleronomic:
             return np.zeros(self.n_hol)
-        return np.asarray(fd_derivative(lambda s: self.hol(s, q), t)).reshape(self.n_hol)
+        return np.asarray(fd_derivative(lambda s: self.hol(s, q), t, order=4)).reshape(self.n_hol)
 
     def hol_jac_t(self, t, q):
         """G_t, shape (n_hol, n); zero for a scleronomic model."""
         if self.scleronomic:
             return np.zeros((self.n_hol, self.n))
-        return np.asarray(fd_derivative(lambda s: self.hol_jac(s, q), t)).reshape(self.n_hol, self.n)
+        return np.asarray(fd_derivative(lambda s: self.hol_jac(s, q), t, order=4)).reshape(self.n_hol, self.n)
 
     def hol_tt(self, t, q):
         """g_tt, shape (n_hol,); zero for a scleronomic model."""
         if self.scleronomic:
             return np.zeros(self.n_hol)
-        return np.asarray(fd_derivative(lambda s: self.hol_t(s, q), t)).reshape(self.n_hol)
+        return np.asarray(fd_second_derivative(lambda s: self.hol(s, q), t)).reshape(self.n_hol)
 
     def hol_vel(self, t, q, v):
         """Velocity-level residual G v + g_t."""
@@ -184,29 +219,18 @@ class Model:
     def hol_gamma(self, t, q, v):
         """(G v)_q v + 2 G_t v + g_tt: the acceleration constraint is G a + hol_gamma = 0.
 
-        When G itself comes from differences (hol_jac not overridden), differencing G again
-        would leave a noise eps |g| / step^2 ~ 1e-5 relative (issue 14: the block method's
-        Newton iteration stalled on it).  Instead: the whole of it is d^2/ds^2 g(t + s, q + s v)
-        at s = 0, one fourth-order five-point second difference with the step ~ eps^(1/6)
-        that balances truncation and rounding (error ~ eps^(2/3) relative)."""
+        Fallback: hol_gamma = d^2/ds^2 g(t + s, q + s v) at s = 0, one fourth-order
+        directional difference: of G v + g_t (a first derivative) when the model defines
+        G and g_t, else of g itself (a second derivative)."""
         if not self.n_hol:
             return np.zeros(0)       # (2 n finite differences of an empty G otherwise)
-        if type(self).hol_jac is Model.hol_jac:
-            q = np.asarray(q, dtype=float)
-            v = np.asarray(v, dtype=float)
-            scale = max(1.0, float(np.max(np.abs(q), initial=0.0)))
-            speed = max(float(np.max(np.abs(v), initial=0.0)), 0.0 if self.scleronomic else 1.0)
-            if speed == 0.0:
-                return np.zeros(self.n_hol)
-            st = 0.0 if self.scleronomic else 1.0
-            e = _FD_EPS_SECOND * scale / speed
-
-            def g(k):
-                return np.asarray(self.hol(t + k * e * st, q + k * e * v), dtype=float).reshape(self.n_hol)
-
-            return (-g(2) + 16 * g(1) - 30 * g(0) + 16 * g(-1) - g(-2)) / (12 * e * e)
-        gv_q = fd_jacobian(lambda x: self.hol_jac(t, x) @ v, q).reshape(self.n_hol, self.n)
-        return gv_q @ v + 2 * self.hol_jac_t(t, q) @ v + self.hol_tt(t, q)
+        c, x0 = _along_motion(q, v)
+        cls = type(self)
+        if cls.hol_jac is not Model.hol_jac and (self.scleronomic or cls.hol_t is not Model.hol_t):
+            d = _central(lambda s: self.hol_vel(t + s / c, q + (s / c) * v, v), _step(x0, _FD_EPS4[1]), 4)
+            return c * np.asarray(d).reshape(self.n_hol)
+        d = _second(lambda s: self.hol(t + s / c, q + (s / c) * v), _step(x0, _FD_EPS4[2]))
+        return c * c * np.asarray(d).reshape(self.n_hol)
 
     def hol_acc(self, t, q, v, a):
         """Acceleration-level residual G a + hol_gamma."""
@@ -226,13 +250,18 @@ class Model:
 
     def nh_dt(self, t, q, v):
         """A_t v + b_t, shape (n_nonhol,)."""
-        return np.asarray(fd_derivative(lambda s: self.nh_vel(s, q, v), t)).reshape(self.n_nonhol)
+        return np.asarray(fd_derivative(lambda s: self.nh_vel(s, q, v), t, order=4)).reshape(self.n_nonhol)
 
     def nh_gamma(self, t, q, v):
-        """(A v + b)_q v + A_t v + b_t: the acceleration constraint is A a + nh_gamma = 0."""
+        """(A v + b)_q v + A_t v + b_t: the acceleration constraint is A a + nh_gamma = 0.
+
+        Fallback: nh_gamma = d/ds [A v + b](t + s, q + s v) at s = 0 with v held fixed, one
+        fourth-order directional difference."""
         if not self.n_nonhol:
             return np.zeros(0)
-        return self.nh_vel_q(t, q, v) @ v + self.nh_dt(t, q, v)
+        c, x0 = _along_motion(q, v)
+        d = _central(lambda s: self.nh_vel(t + s / c, q + (s / c) * v, v), _step(x0, _FD_EPS4[1]), 4)
+        return c * np.asarray(d).reshape(self.n_nonhol)
 
     def nh_acc(self, t, q, v, a):
         """Acceleration-level nonholonomic residual A a + nh_gamma."""
