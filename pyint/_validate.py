@@ -103,7 +103,8 @@ def check_output_size(nsamples, values_per_sample, nsteps, every):
     text = (f"{nsteps} steps with every={every} keep {nsamples} samples of {values_per_sample} values: "
             f"{size / 1024**2:.0f} MiB of output")
     if size > limit:
-        fits = nsteps // max(limit // (8 * int(values_per_sample)) - 1, 1) + 1
+        # samples kept with every = k: nsteps // k + 1, plus the final state when k does not divide
+        fits = nsteps // max(limit // (8 * int(values_per_sample)) - 2, 1) + 1
         raise ValueError(f"{text}, above the limit of {limit / 1024**2:.0f} MiB; keep fewer samples with a "
                          f"larger every (every >= {fits} fits) or raise the limit (environment variable "
                          "PYINT_MAX_OUTPUT_BYTES, in bytes)")

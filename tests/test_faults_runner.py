@@ -374,9 +374,10 @@ def test_output_larger_than_the_limit_is_refused_before_allocating_and_names_eve
     monkeypatch.setenv("PYINT_MAX_OUTPUT_BYTES", str(10**6))
     with pytest.raises(ValueError, match=r"100000 steps with every=1 .* PYINT_MAX_OUTPUT_BYTES") as err:
         METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, 1e-5)
-    assert "every >= 7 fits" in str(err.value)  # 1e6 B / 64 B = 15625 samples: every = 7 keeps 14286
+    # 1e6 B / 64 B = 15625 samples: every = 7 keeps 14286, plus the final state (7 does not divide 1e5)
+    assert "every >= 7 fits" in str(err.value)
     res = METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, 1e-5, every=7)
-    assert len(res.t) == 14286
+    assert len(res.t) == 14287 and res.t[-1] == pytest.approx(1.0)
 
     top = RigidBodySystem.heavy_top()
     x, r, v = np.array([[0.0, 0.0, 0.5]]), np.eye(3)[None], np.zeros(6)
