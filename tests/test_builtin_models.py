@@ -66,7 +66,7 @@ def test_non_numeric_parameter_is_type_error():
 
 
 @pytest.mark.parametrize("name, nr", [("snakeboard", 8), ("snakeboard_coupled", 5),
-                                      ("chaplygin_sleigh", 5), ("skate", 4), ("driven_pendulum", 6)])
+                                      ("chaplygin_sleigh", 5), ("skate", 5), ("driven_pendulum", 6)])
 def test_fortran_constructor_rejects_bad_rpar(name, nr):
     ipar = np.zeros(1, dtype=np.int32)
     *_, ierr = _fortran.model_lookup(name, ipar, np.ones(nr))

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from pyint.cli import main
+from pyint.cli import get_study, main, studies
 from pyint.datasets import check_conventions, load_netcdf
-from pyint.runner import run_study, studies
+from pyint.runner import run_study
 
 PYINT = Path(sys.executable).parent / "pyint"  # the console script pip installed beside this Python
 FIGURES = {"trajectories.png", "constraint_violation.png", "energy_error.png", "error_vs_h.png",
@@ -61,7 +61,7 @@ def test_study_run_writes_data_and_figures_that_a_fresh_process_redraws(tmp_path
 @pytest.mark.parametrize("name", sorted(studies()))
 def test_every_registered_study_runs_quick(name, tmp_path):
     """Registering a study enrols it: its quick grid runs, follows the conventions and draws figures."""
-    run = run_study(name, out=tmp_path, quick=True, verbose=False)
+    run = run_study(get_study(name), out=tmp_path, quick=True, verbose=False)
     ds = load_netcdf(run.path)
     assert check_conventions(ds) == []
     assert (ds["status"] == "ok").any(), "no case of the quick grid ended ok"
