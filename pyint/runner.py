@@ -249,6 +249,8 @@ class Study:
         for key, entry in self.meta.items():
             if not (isinstance(entry, tuple) and len(entry) == 2 and all(isinstance(s, str) for s in entry)):
                 raise TypeError(f"study {self.name!r}: meta[{key!r}] must be a (units, long_name) tuple")
+        if not isinstance(self.smoke, bool):
+            raise TypeError(f"study {self.name!r}: smoke must be True or False, got {self.smoke!r}")
         object.__setattr__(self, "grid", grid)
         object.__setattr__(self, "fixed", dict(self.fixed))
 

@@ -26,6 +26,17 @@ def test_info_lists_kernels_models_and_studies(capsys):
     assert "selftest" in capsys.readouterr().out
 
 
+def test_selftest_is_an_ordinary_study_marked_as_a_smoke_test():
+    """studies/selftest.py (pyint.studies.selftest): found by name, listed as a smoke test, not in --all."""
+    from pyint.runner import Study
+    from pyint.studies.selftest import STUDY
+    assert STUDY.smoke and get_study("selftest") is STUDY
+    assert "selftest" in studies(smoke=True) and "selftest" not in studies()
+    assert not any(s.smoke for s in studies().values())
+    with pytest.raises(TypeError, match="smoke must be True or False"):
+        Study(name="x", description="d", grid={"h": [0.1]}, run_case=len, smoke="yes")
+
+
 def test_bad_command_lines_give_clear_errors(capsys):
     assert main(["study", "run", "no_such_study"]) == 2
     assert "no study named 'no_such_study'" in capsys.readouterr().err
