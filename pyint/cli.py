@@ -19,10 +19,9 @@ import importlib.metadata
 import importlib.util
 import math
 import sys
-import traceback
 from pathlib import Path
 
-from .runner import EXIT_ERROR, EXIT_OK, EXIT_USAGE, Study, add_run_options, exit_status, run_and_report
+from .runner import EXIT_ERROR, EXIT_OK, Study, _describe, add_run_options, exit_status, run_and_report
 
 #: The entry-point group through which installed distributions declare studies: each entry point
 #: names a module that defines ``STUDY`` (``name = "pkg.module"``) or the Study itself
@@ -36,12 +35,6 @@ def _kernels():
 
 
 # -- discovery ---------------------------------------------------------------------------------------
-def _describe(exc: BaseException) -> str:
-    frames = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
-    return f"{type(exc).__name__}: {exc}{where}"
-
-
 def _study_of(obj, where: str) -> Study:
     study = getattr(obj, "STUDY", None) if not isinstance(obj, Study) else obj
     if not isinstance(study, Study):
