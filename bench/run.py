@@ -40,10 +40,12 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the NumPy baseline is the test oracle of generalized-alpha (tests/genalpha_numpy.py)
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 
 import pyint.methods  # noqa: E402,F401  (registers every method)
+from genalpha_numpy import genalpha_numpy  # noqa: E402
 from pyint.genalpha import GeneralizedAlpha  # noqa: E402
-from pyint.genalpha_numpy import genalpha_numpy  # noqa: E402
 from pyint.errors import IntegrationError  # noqa: E402
 from pyint.integrator import METHODS  # noqa: E402
 from pyint.models import PendulumChain  # noqa: E402

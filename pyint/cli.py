@@ -1,19 +1,32 @@
-"""The ``pyint`` command.
+"""The ``pyint`` command, on top of the library: it owns study discovery.
 
     pyint [info]                        version, compiled kernels, built-in models, studies
-    pyint study list                    the registered studies
-    pyint study run NAME [options]      run one study (see pyint study run -h)
-    pyint study run --all [options]     every registered study at its default size
+    pyint study list                    the studies found (see :func:`studies`)
+    pyint study run NAME|FILE [options] run one study (see pyint study run -h)
+    pyint study run --all [options]     every study found, smoke tests aside, at its default size
     pyint plot FILE.nc [--out DIR]      redraw a study's figures from its file
+
+Studies are found in three places (:func:`studies`, :func:`get_study`): the modules of
+``pyint.studies`` (pyint's own), the entry-point group ``pyint.studies`` of installed
+distributions (another package's studies), and a file named on the command line
+(``pyint study run path/to/mystudy.py``).
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.metadata
+import importlib.util
 import math
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+from .runner import EXIT_ERROR, EXIT_OK, Study, _describe, add_run_options, exit_status, run_and_report
+
+#: The entry-point group through which installed distributions declare studies: each entry point
+#: names a module that defines ``STUDY`` (``name = "pkg.module"``) or the Study itself
+#: (``name = "pkg.module:STUDY"``).
+ENTRY_POINT_GROUP = "pyint.studies"
 
 
 def _kernels():
@@ -21,16 +34,112 @@ def _kernels():
     return sorted(n for n in dir(_fortran) if type(getattr(_fortran, n)).__name__ == "fortran")
 
 
+# -- discovery ---------------------------------------------------------------------------------------
+def _study_of(obj, where: str) -> Study:
+    study = getattr(obj, "STUDY", None) if not isinstance(obj, Study) else obj
+    if not isinstance(study, Study):
+        raise TypeError(f"{where} defines no STUDY = Study(...) (pyint.runner.Study)")
+    return study
+
+
+def _entry_point_studies() -> list[tuple[Study, str]]:
+    found = []
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        where = f"entry point {ep.name} = {ep.value} (group {ENTRY_POINT_GROUP})"
+        try:
+            study = _study_of(ep.load(), where)
+        except Exception as exc:  # noqa: BLE001 - one broken package must not hide the others
+            print(f"pyint: cannot load study {where}: {_describe(exc)}", file=sys.stderr)
+            continue
+        found.append((study, where))
+    return found
+
+
+def studies(smoke: bool = False) -> dict[str, Study]:
+    """Every study found: the ``STUDY`` of each module of ``pyint.studies`` (modules whose names
+    start with ``_`` are helpers), then those of the entry-point group ``pyint.studies``.
+    ``smoke``: include smoke tests (``Study(smoke=True)``, e.g. ``selftest``).
+
+    A module that fails to import is reported on stderr and left out; two studies with one name
+    are an error.
+    """
+    import pkgutil
+
+    import pyint.studies as package
+    found: dict[str, tuple[Study, str]] = {}
+    candidates = []
+    for info in sorted(pkgutil.iter_modules(package.__path__, package.__name__ + "."), key=lambda i: i.name):
+        if info.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except Exception as exc:  # noqa: BLE001 - one broken study must not hide the others
+            print(f"pyint: cannot import study module {info.name}: {_describe(exc)}", file=sys.stderr)
+            continue
+        if isinstance(getattr(module, "STUDY", None), Study):
+            candidates.append((module.STUDY, f"module {info.name}"))
+    for study, where in candidates + _entry_point_studies():
+        if study.name in found and found[study.name][0] is not study:
+            raise RuntimeError(f"two studies are named {study.name!r}: {found[study.name][1]} and {where}")
+        found[study.name] = (study, where)
+    return {name: study for name, (study, _) in found.items() if smoke or not study.smoke}
+
+
+def load_study_file(path) -> Study:
+    """The ``STUDY`` of a study script (``pyint study run path/to/mystudy.py``).  The script is
+    imported as the module named by its file (its directory goes first on ``sys.path``, as
+    ``python mystudy.py`` does), so worker processes find its ``run_case``."""
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise FileNotFoundError(f"no study file {path}")
+    name = path.stem
+    if not name.isidentifier():
+        raise ValueError(f"study file {path}: its name must be a Python identifier (letters, digits, _)")
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if Path(getattr(loaded, "__file__", "") or "").resolve() != path:
+            raise ValueError(f"study file {path}: a module named {name!r} is already imported from "
+                             f"{getattr(loaded, '__file__', '(built in)')}; rename the file")
+        return _study_of(loaded, f"study file {path}")
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    if str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return _study_of(module, f"study file {path}")
+
+
+def get_study(name: str) -> Study:
+    """The study named ``name`` (smoke tests included), or the study of the file ``name``
+    (a path ending in ``.py``)."""
+    if str(name).endswith(".py"):
+        return load_study_file(name)
+    known = studies(smoke=True)
+    if name not in known:
+        raise ValueError(f"no study named {name!r}; known: {', '.join(sorted(known)) or '(none)'} "
+                         "(or give a study file: pyint study run path/to/mystudy.py)")
+    return known[name]
+
+
+# -- the commands --------------------------------------------------------------------------------------
 def cmd_info(args) -> int:
     import pyint
+
     from .datasets import git_commit
     from .models import BUILTIN_MODELS
-    from .runner import studies
+    found = studies(smoke=True)
     print(f"pyint {pyint.__version__} (git {git_commit()}) from {Path(pyint.__file__).parent}")
     print(f"compiled kernels (pyint._fortran): {', '.join(_kernels()) or '(none)'}")
     print("built-in models: " + (", ".join(f"{k} ({cls.__name__})" for k, cls in BUILTIN_MODELS.items())
                                  or "(none)"))
-    print(f"studies: {', '.join(studies()) or '(none yet)'}; smoke test: selftest  (pyint study list)")
+    smoke = [n for n, s in found.items() if s.smoke]
+    print(f"studies: {', '.join(n for n, s in found.items() if not s.smoke) or '(none yet)'}"
+          + (f"; smoke test: {', '.join(smoke)}" if smoke else "") + "  (pyint study list)")
     return EXIT_OK
 
 
@@ -40,83 +149,35 @@ def _n_cases(study, quick):
 
 
 def cmd_study_list(args) -> int:
-    from .runner import studies
-    rows = [(s, "") for s in studies().values()]
-    from ._selftest_study import STUDY as selftest
-    rows.append((selftest, "  [smoke test, not in --all]"))
-    width = max(len(s.name) for s, _ in rows)
+    rows = sorted(studies(smoke=True).values(), key=lambda s: (s.smoke, s.name))
+    width = max([len(s.name) for s in rows] + [5])
     print(f"{'study'.ljust(width)}  cases (quick)  description")
-    for s, note in rows:
+    for s in rows:
+        note = "  [smoke test, not in --all]" if s.smoke else ""
         print(f"{s.name.ljust(width)}  {_n_cases(s, False):5d} ({_n_cases(s, True):4d})  {s.description}{note}")
     return EXIT_OK
 
 
-def cmd_study_run(args, chosen=None) -> int:
-    """``pyint study run``; ``chosen``: the Study objects to run instead of ``args.names``
-    (:func:`pyint.runner.study_main`, a study script run as ``python studies/NAME.py``)."""
-    from .runner import failure_table, get_study, run_study, studies, summary_table
-    if chosen is not None and (args.all or args.names):
-        raise ValueError(f"a study script runs its own study ({chosen[0].name}): give only options, "
-                         "no study names or --all")
-    if chosen is None:
-        if args.all == bool(args.names):
-            raise ValueError("give study names or --all (not both)")
-        if args.all and args.grid:
-            raise ValueError("--grid applies to one study; not with --all")
-    if args.workers is not None and args.scheduler:
-        raise ValueError("give --workers (local processes) or --scheduler (Dask), not both")
-    if chosen is None:
-        chosen = list(studies().values()) if args.all else [get_study(n) for n in args.names]
+def cmd_study_run(args) -> int:
+    """``pyint study run``: the studies named (or given as files), or ``--all``."""
+    if args.all == bool(args.names):
+        raise ValueError("give study names or --all (not both)")
+    if args.all and args.grid:
+        raise ValueError("--grid applies to one study; not with --all")
+    chosen = list(studies().values()) if args.all else [get_study(n) for n in args.names]
     if args.all and not chosen:
         print("pyint: no studies are registered yet (pyint.studies is empty)", file=sys.stderr)
         return EXIT_OK
-    if args.grid and len(chosen) > 1:
-        raise ValueError("--grid applies to one study; name only one")
-    overrides = [study.parse_overrides(args.grid) for study in chosen]
-    runs, status, last = [], EXIT_OK, []
-    for study, grid in zip(chosen, overrides):
-        try:
-            runs.append((study, run_study(study, out=args.out, grid=grid, quick=args.quick, workers=args.workers,
-                                          scheduler=args.scheduler, rerun_failed=args.rerun_failed,
-                                          figures=not args.no_figures)))
-        except Exception as exc:  # noqa: BLE001 - one broken study must not stop the others
-            if len(chosen) == 1:
-                raise
-            print(f"pyint: study {study.name} did not finish: {type(exc).__name__}: {exc}", file=sys.stderr)
-            last.append(f"study {study.name} did not finish")
-            status = EXIT_ERROR
-    if len(chosen) > 1:
-        total = sum(run.seconds for _, run in runs)
-        print(f"\n{len(runs)} of {len(chosen)} studies finished in {total / 60:.1f} min", file=sys.stderr)
-    for study, run in runs:
-        print()
-        try:
-            print(study.summary(run.dataset) if study.summary is not None else summary_table(run.dataset))
-        except Exception as exc:  # noqa: BLE001 - the study's summary may need cases that failed
-            if not run.n_failed:
-                raise
-            print(summary_table(run.dataset))
-            print(f"(the study's own summary failed: {type(exc).__name__}: {exc})")
-        print(f"-> {run.path}" + (f"; figures: {run.path.with_suffix('')}/" if run.figures else ""))
-        if run.n_failed:
-            print(f"\n{study.name}: {run.n_failed} of {run.n_cases} cases did not end ok:")
-            print(failure_table(run.dataset))
-        if run.n_errors:  # raised or crashed: no result (a status a case returned itself is a result)
-            last.append(f"study {study.name}: {run.n_errors} of {run.n_cases} cases failed (see the table "
-                        f"above); {run.path} holds every case with its status and message")
-            status = EXIT_ERROR
-        if run.figure_error:
-            last.append(f"study {study.name}: figures failed: {run.figure_error}")
-            status = EXIT_ERROR
-    sys.stdout.flush()
-    for line in last:
-        print(f"pyint: error: {line}", file=sys.stderr)
-    return status
+    return run_and_report(chosen, args)
 
 
 def cmd_plot(args) -> int:
+    from .datasets import load_netcdf
     from .plotting import study_figures
-    made = study_figures(args.file, args.out)
+    path = Path(args.file)
+    name = load_netcdf(path).attrs.get("study")
+    study = studies(smoke=True).get(name) if name else None
+    made = study_figures(path, args.out, study)
     for path in made:
         print(path)
     if not made:
@@ -135,18 +196,10 @@ def build_parser() -> argparse.ArgumentParser:
     ssub = study.add_subparsers(dest="study_command", required=True)
     ssub.add_parser("list", help="the registered studies").set_defaults(func=cmd_study_list)
     run = ssub.add_parser("run", help="run studies (cached cases are not rerun)")
-    run.add_argument("names", nargs="*", metavar="NAME", help="study to run")
-    run.add_argument("--all", action="store_true", help="every registered study at its default size")
-    run.add_argument("--grid", action="extend", nargs="+", default=[], metavar="KEY=V1,V2",
-                     help="values of a parameter (a fixed parameter given several values becomes a grid dimension)")
-    run.add_argument("--out", type=Path, default=Path("results"), help="output directory (default: results)")
-    run.add_argument("--workers", type=int, default=None,
-                     help="local worker processes (default: all cores; 1 = run in this process)")
-    run.add_argument("--scheduler", default=None, metavar="ADDR",
-                     help="run on the Dask distributed scheduler at ADDR (e.g. tcp://host:8786)")
-    run.add_argument("--quick", action="store_true", help="the study's reduced grid (smoke test)")
-    run.add_argument("--rerun-failed", action="store_true", help="rerun cached cases that did not end ok")
-    run.add_argument("--no-figures", action="store_true", help="write the dataset only")
+    run.add_argument("names", nargs="*", metavar="NAME", help="study to run: a name (pyint study list) or a "
+                     "study file path/to/mystudy.py")
+    run.add_argument("--all", action="store_true", help="every study found (smoke tests aside) at its default size")
+    add_run_options(run)
     run.set_defaults(func=cmd_study_run)
 
     plot = sub.add_parser("plot", help="draw a study's figures from its NetCDF file")
@@ -156,25 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv=None, study=None) -> int:
-    """The ``pyint`` command; ``study``: a Study object that ``study run`` runs (argv then holds
-    only its options), see :func:`pyint.runner.study_main`."""
+def main(argv=None) -> int:
+    """The ``pyint`` command (a study script runs through :func:`pyint.runner.study_main`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         return cmd_info(args)
-    try:
-        if study is not None:
-            return cmd_study_run(args, [study])
-        return args.func(args)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
-        print(f"pyint: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except (RuntimeError, OSError) as exc:
-        print(f"pyint: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt:
-        return 130
+    return exit_status(args.func, args)
 
 
 if __name__ == "__main__":

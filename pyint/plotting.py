@@ -280,22 +280,18 @@ def plot_file(path, outdir=None) -> list[Path]:
 
 
 def study_figures(path, outdir=None, study=None) -> list[Path]:
-    """The figures of a study file: the study's own ``figures`` if it has them, else :func:`plot_file`.
+    """The figures of a study file: ``study``'s own ``figures`` if it has them, else :func:`plot_file`.
 
-    ``study`` defaults to the registered study named by the file's ``study`` attribute.
+    ``pyint plot`` passes the study named by the file's ``study`` attribute (the CLI finds studies).
     """
     path = Path(path)
     outdir = Path(outdir) if outdir is not None else path.with_suffix("")
-    if study is None:
-        from .runner import studies
-        ds = load_netcdf(path)
-        missing = [what for what, ok in (("global attribute 'study'", "study" in ds.attrs),
-                                         ("variable 'status'", "status" in ds.variables)) if not ok]
-        if missing:
-            raise ValueError(f"{path} is not a study's file (written by pyint study run): it has no "
-                             f"{' and no '.join(missing)}; nothing to draw")
-        name = ds.attrs.get("study")
-        study = studies(include_selftest=True).get(name) if name else None
+    ds = load_netcdf(path)
+    missing = [what for what, ok in (("global attribute 'study'", "study" in ds.attrs),
+                                     ("variable 'status'", "status" in ds.variables)) if not ok]
+    if missing:
+        raise ValueError(f"{path} is not a study's file (written by pyint study run): it has no "
+                         f"{' and no '.join(missing)}; nothing to draw")
     if study is not None and study.figures is not None:
         outdir.mkdir(parents=True, exist_ok=True)
         return [Path(p) for p in study.figures(path, outdir)]

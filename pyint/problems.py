@@ -248,8 +248,7 @@ add_problem(Problem(
 
 
 def _skate_torsion_model():
-    from ._seed004_models import SkateTwin
-    return SkateTwin(torsion=0.5)
+    return Skate(torsion=0.5)
 
 
 add_problem(Problem(

@@ -120,10 +120,10 @@ class Result:
         ds = xr.Dataset(
             coords={
                 "time": ("time", self.t, {"units": "s", "long_name": "time"}),
-                "coord": ("coord", names, {"long_name": "generalized coordinate"}),
-                "multiplier": ("multiplier", mult[:nmult], {"long_name": "Lagrange multiplier"}),
+                "coord": ("coord", names, {"units": "", "long_name": "generalized coordinate"}),
+                "multiplier": ("multiplier", mult[:nmult], {"units": "", "long_name": "Lagrange multiplier"}),
                 "constraint_level": ("constraint_level", list(CONSTRAINT_LEVELS),
-                                     {"long_name": "constraint level"}),
+                                     {"units": "", "long_name": "constraint level"}),
             }
         )
         ds["q"] = (("time", "coord"), self.q, {"long_name": "generalized coordinates",

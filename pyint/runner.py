@@ -2,14 +2,20 @@
 
 Writing a study
 ---------------
-A study is a module ``studies/<name>.py`` (installed as ``pyint.studies.<name>``)
-that defines one module-level ``STUDY = Study(...)``.  A complete example::
+A study is a module that defines one module-level ``STUDY = Study(...)``:
+pyint's own are ``studies/<name>.py`` (installed as ``pyint.studies.<name>``);
+yours can be any script (``python mystudy.py``, ``pyint study run
+path/to/mystudy.py``, ``run_study(STUDY)``) or a module of your package
+declared in the entry-point group ``pyint.studies`` (``pyint study list`` and
+``pyint study run <name>`` find it, see :mod:`pyint.cli`).  A case may return
+an integration's own dataset, ``Result.to_xarray()``: it carries every unit and
+long name the runner asks for.  A complete example::
 
     import time
     import numpy as np
     import xarray as xr
     from pyint.datasets import measured_order
-    from pyint.runner import Study
+    from pyint.runner import Study, study_main
 
     def run_case(p):
         # one case: p holds the fixed parameters and one point of the grid
@@ -35,8 +41,13 @@ that defines one module-level ``STUDY = Study(...)``.  A complete example::
         quick_grid={"h": [0.1, 0.05], "T": 0.5},
         run_case=run_case, post=add_order)
 
-``pyint study run decay`` then writes ``results/decay.nc`` (dims ``k``, ``h``
-and the case's own ``time``/``sample``, see below) and ``results/decay/*.png``.
+    if __name__ == "__main__":
+        raise SystemExit(study_main(STUDY))
+
+``python decay.py`` (or ``pyint study run decay.py``; ``pyint study run decay``
+once it is a module of ``pyint.studies`` or an entry point) then writes
+``results/decay.nc`` (dims ``k``, ``h`` and the case's own ``time``/``sample``,
+see below) and ``results/decay/*.png``.
 
 The contract (:class:`Study` fields)
 ------------------------------------
@@ -81,6 +92,9 @@ The contract (:class:`Study` fields)
     the table printed after the run; default :func:`summary_table`.
 ``meta``
     ``{name: (units, long_name)}`` for the study's own parameters/variables.
+``smoke``
+    ``True`` for a smoke test of the machinery (the ``selftest`` study):
+    ``pyint study list`` marks it and ``pyint study run --all`` leaves it out.
 ``version``
     bump it to invalidate the study's cached cases (an edit of the study
     module invalidates them anyway, see below; bump it when a change
@@ -128,18 +142,17 @@ floats with NaN; text gaps are "".
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import functools
 import hashlib
-import importlib
 import inspect
 import itertools
 import json
 import marshal
 import math
 import os
-import pkgutil
 import re
 import sys
 import time
@@ -209,6 +222,7 @@ class Study:
     summary: Callable[[xr.Dataset], str] | None = None
     meta: Mapping[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
     version: str = "1"
+    smoke: bool = False
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_]+", self.name):
@@ -235,6 +249,8 @@ class Study:
         for key, entry in self.meta.items():
             if not (isinstance(entry, tuple) and len(entry) == 2 and all(isinstance(s, str) for s in entry)):
                 raise TypeError(f"study {self.name!r}: meta[{key!r}] must be a (units, long_name) tuple")
+        if not isinstance(self.smoke, bool):
+            raise TypeError(f"study {self.name!r}: smoke must be True or False, got {self.smoke!r}")
         object.__setattr__(self, "grid", grid)
         object.__setattr__(self, "fixed", dict(self.fixed))
 
@@ -750,41 +766,6 @@ def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
     return out
 
 
-# -- the studies -----------------------------------------------------------------------------------
-def studies(include_selftest: bool = False) -> dict[str, Study]:
-    """Every registered study: the ``STUDY`` of each module of ``pyint.studies``
-    (modules whose names start with ``_`` are helpers).
-
-    A module that fails to import is reported on stderr and left out.
-    """
-    import pyint.studies as package
-    found: dict[str, Study] = {}
-    for info in sorted(pkgutil.iter_modules(package.__path__, package.__name__ + "."), key=lambda i: i.name):
-        if info.name.rsplit(".", 1)[-1].startswith("_"):
-            continue
-        try:
-            module = importlib.import_module(info.name)
-        except Exception as exc:  # noqa: BLE001 - one broken study must not hide the others
-            print(f"pyint: cannot import study module {info.name}: {_describe(exc)}", file=sys.stderr)
-            continue
-        study = getattr(module, "STUDY", None)
-        if isinstance(study, Study):
-            if study.name in found:
-                raise RuntimeError(f"two study modules define a study named {study.name!r}")
-            found[study.name] = study
-    if include_selftest:
-        from ._selftest_study import STUDY as selftest
-        found.setdefault(selftest.name, selftest)
-    return found
-
-
-def get_study(name: str) -> Study:
-    known = studies(include_selftest=True)
-    if name not in known:
-        raise ValueError(f"no study named {name!r}; known: {', '.join(sorted(known)) or '(none)'}")
-    return known[name]
-
-
 # -- running ---------------------------------------------------------------------------------------
 @dataclasses.dataclass
 class StudyRun:
@@ -832,7 +813,7 @@ def _log(verbose, text):
         print(text, file=sys.stderr, flush=True)
 
 
-def run_study(study: Study | str, out="results", grid: Mapping[str, list] | None = None,
+def run_study(study: Study, out="results", grid: Mapping[str, list] | None = None,
               quick: bool = False, workers: int | None = None, scheduler: str | None = None,
               rerun_failed: bool = False, figures: bool = True, progress: bool | None = None,
               verbose: bool = True) -> StudyRun:
@@ -845,8 +826,9 @@ def run_study(study: Study | str, out="results", grid: Mapping[str, list] | None
     progress line (default: when stderr is a terminal).  ``verbose``: one line
     at the start and one at the end on stderr.
     """
-    if isinstance(study, str):
-        study = get_study(study)
+    if not isinstance(study, Study):
+        raise TypeError(f"run_study runs a Study object, got {type(study).__name__} {study!r}; a study by "
+                        "name or file: pyint.cli.get_study(name_or_path)")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
     if scheduler is not None and workers is not None:
@@ -942,19 +924,108 @@ def run_study(study: Study | str, out="results", grid: Mapping[str, list] | None
     return run
 
 
+# -- the command line of a run ---------------------------------------------------------------------
+#: Exit statuses of ``pyint`` and of a study script: done, a case or study failed, bad usage.
+EXIT_OK, EXIT_ERROR, EXIT_USAGE = 0, 1, 2
+
+
+def add_run_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of a run (``pyint study run`` and a study script take the same)."""
+    parser.add_argument("--grid", action="extend", nargs="+", default=[], metavar="KEY=V1,V2",
+                        help="values of a parameter (a fixed parameter given several values becomes a grid "
+                             "dimension)")
+    parser.add_argument("--out", type=Path, default=Path("results"), help="output directory (default: results)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="local worker processes (default: all cores; 1 = run in this process)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDR",
+                        help="run on the Dask distributed scheduler at ADDR (e.g. tcp://host:8786)")
+    parser.add_argument("--quick", action="store_true", help="the study's reduced grid (smoke test)")
+    parser.add_argument("--rerun-failed", action="store_true", help="rerun cached cases that did not end ok")
+    parser.add_argument("--no-figures", action="store_true", help="write the dataset only")
+    return parser
+
+
+def exit_status(func, *args) -> int:
+    """``func(*args)`` as a command: its exit status, or a one-line ``pyint: error:`` on stderr and
+    :data:`EXIT_USAGE` (bad input) / :data:`EXIT_ERROR` (a failure) / 130 (Ctrl-C)."""
+    try:
+        return func(*args)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"pyint: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (RuntimeError, OSError) as exc:
+        print(f"pyint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+def run_and_report(chosen: list[Study], args) -> int:
+    """Run the studies ``chosen`` with the options ``args`` (:func:`add_run_options`), print each
+    one's summary and failures; the exit status (1 when a case raised or crashed, or a study did
+    not finish)."""
+    if args.workers is not None and args.scheduler:
+        raise ValueError("give --workers (local processes) or --scheduler (Dask), not both")
+    if args.grid and len(chosen) > 1:
+        raise ValueError("--grid applies to one study; name only one")
+    overrides = [study.parse_overrides(args.grid) for study in chosen]
+    runs, status, last = [], EXIT_OK, []
+    for study, grid in zip(chosen, overrides):
+        try:
+            runs.append((study, run_study(study, out=args.out, grid=grid, quick=args.quick, workers=args.workers,
+                                          scheduler=args.scheduler, rerun_failed=args.rerun_failed,
+                                          figures=not args.no_figures)))
+        except Exception as exc:  # noqa: BLE001 - one broken study must not stop the others
+            if len(chosen) == 1:
+                raise
+            print(f"pyint: study {study.name} did not finish: {type(exc).__name__}: {exc}", file=sys.stderr)
+            last.append(f"study {study.name} did not finish")
+            status = EXIT_ERROR
+    if len(chosen) > 1:
+        total = sum(run.seconds for _, run in runs)
+        print(f"\n{len(runs)} of {len(chosen)} studies finished in {total / 60:.1f} min", file=sys.stderr)
+    for study, run in runs:
+        print()
+        try:
+            print(study.summary(run.dataset) if study.summary is not None else summary_table(run.dataset))
+        except Exception as exc:  # noqa: BLE001 - the study's summary may need cases that failed
+            if not run.n_failed:
+                raise
+            print(summary_table(run.dataset))
+            print(f"(the study's own summary failed: {type(exc).__name__}: {exc})")
+        print(f"-> {run.path}" + (f"; figures: {run.path.with_suffix('')}/" if run.figures else ""))
+        if run.n_failed:
+            print(f"\n{study.name}: {run.n_failed} of {run.n_cases} cases did not end ok:")
+            print(failure_table(run.dataset))
+        if run.n_errors:  # raised or crashed: no result (a status a case returned itself is a result)
+            last.append(f"study {study.name}: {run.n_errors} of {run.n_cases} cases failed (see the table "
+                        f"above); {run.path} holds every case with its status and message")
+            status = EXIT_ERROR
+        if run.figure_error:
+            last.append(f"study {study.name}: figures failed: {run.figure_error}")
+            status = EXIT_ERROR
+    sys.stdout.flush()
+    for line in last:
+        print(f"pyint: error: {line}", file=sys.stderr)
+    return status
+
+
 def study_main(study: Study, argv=None) -> int:
-    """``python studies/<name>.py [options]`` and ``python -m pyint.studies.<name> [options]``
-    are ``pyint study run <name> [options]``: the same options, files, summary and exit status,
-    on this ``study`` object (so a study script outside pyint.studies runs too).
-    argv: the options (default ``sys.argv[1:]``).  Returns the exit status.
+    """``python path/to/<name>.py [options]`` (and ``python -m pyint.studies.<name> [options]``) is
+    ``pyint study run <name> [options]``: the same options, files, summary and exit status, on this
+    ``study`` object (a study script anywhere runs).  argv: the options (default ``sys.argv[1:]``).
+    Returns the exit status.
 
     Every study module ends with::
 
         if __name__ == "__main__":
             raise SystemExit(study_main(STUDY))
     """
-    from .cli import main
-    return main(["study", "run", *(sys.argv[1:] if argv is None else argv)], study=study)
+    parser = add_run_options(argparse.ArgumentParser(
+        prog=Path(sys.argv[0]).name if sys.argv and sys.argv[0] else study.name,
+        description=f"study {study.name}: {study.description} (the options of pyint study run)"))
+    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    return exit_status(run_and_report, [study], args)
 
 
 # -- the summary table --------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Test-only studies for the runner tests (importable by forked pool workers).
 
 Dask workers are separate interpreters that cannot import this module: the
-Dask tests use the installed selftest study (pyint._selftest_study) instead.
+Dask tests use the installed selftest study (pyint.studies.selftest) instead.
 """
 import os
 import time
@@ -9,8 +9,8 @@ import time
 import numpy as np
 import xarray as xr
 
-from pyint._selftest_study import STUDY as SELFTEST, run_case as pendulum_case
 from pyint.runner import Study
+from pyint.studies.selftest import STUDY as SELFTEST, run_case as pendulum_case
 
 
 def slow_case(p):

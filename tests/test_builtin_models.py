@@ -52,7 +52,7 @@ def test_describe_and_coordinates(m):
     (Snakeboard, {"mass": -1.0}), (Snakeboard, {"k_wheel": -0.1}), (Snakeboard, {"thrust": np.nan}),
     (SnakeboardCoupled, {"wheel_distance": 0.0}), (SnakeboardCoupled, {"inertia": np.inf}),
     (ChaplyginSleigh, {"inertia": 0.0}), (ChaplyginSleigh, {"damping": -1.0}),
-    (Skate, {"mass": 0.0}), (Skate, {"slope": np.nan}),
+    (Skate, {"mass": 0.0}), (Skate, {"slope": np.nan}), (Skate, {"torsion": -0.5}),
     (DrivenPendulum, {"length": -1.0}), (DrivenPendulum, {"freq": -2.0}), (DrivenPendulum, {"amp_x": np.inf}),
 ])
 def test_bad_parameters_raise(cls, kw):
@@ -66,7 +66,7 @@ def test_non_numeric_parameter_is_type_error():
 
 
 @pytest.mark.parametrize("name, nr", [("snakeboard", 8), ("snakeboard_coupled", 5),
-                                      ("chaplygin_sleigh", 5), ("skate", 4), ("driven_pendulum", 6)])
+                                      ("chaplygin_sleigh", 5), ("skate", 5), ("driven_pendulum", 6)])
 def test_fortran_constructor_rejects_bad_rpar(name, nr):
     ipar = np.zeros(1, dtype=np.int32)
     *_, ierr = _fortran.model_lookup(name, ipar, np.ones(nr))
@@ -266,6 +266,22 @@ def test_skate_closed_form(omega):
         assert np.allclose(fd_derivative(lambda s: sk.exact(s, omega)[0], t), v, atol=1e-8)
         assert np.allclose(fd_derivative(lambda s: sk.exact(s, omega)[1], t), a, atol=1e-8)
         assert abs(sk.energy(t, q, v) - e0) < 1e-12
+
+
+def test_skate_torsion_spring_is_a_parameter_of_both_twins():
+    """Skate(torsion=k): f_3 = -k theta, energy + k theta^2 / 2, named skate_torsion; the closed form
+    is the k = 0 one; the Fortran constructor rejects k < 0."""
+    q, v = np.array([0.1, -0.2, 0.7]), np.array([0.3, 0.4, -0.5])
+    plain, spring = Skate(), Skate(torsion=0.5)
+    assert (plain.name, spring.name) == ("skate", "skate_torsion") and spring.describe()["torsion"] == 0.5
+    assert spring.force(0.0, q, v)[2] == -0.5 * 0.7 and plain.force(0.0, q, v)[2] == 0.0
+    # energies ~0.1: a few round-offs of the terms (~1e-17), bound 1e-15
+    assert abs(spring.energy(0.0, q, v) - plain.energy(0.0, q, v) - 0.5 * 0.5 * 0.7**2) <= 1e-15
+    assert abs(fortran_eval(spring, "energy", 0.0, q, v) - spring.energy(0.0, q, v)) <= 1e-15
+    with pytest.raises(ValueError, match="torsion = 0"):
+        spring.exact(1.0)
+    *_, ierr = _fortran.model_lookup("skate", np.zeros(1, dtype=np.int32), np.array([1.0, 1.0, 10.0, 0.2, -0.5]))
+    assert ierr == 1
 
 
 def test_skate_exact_needs_omega():

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from pyint.cli import main
+from pyint.cli import get_study, main, studies
 from pyint.datasets import check_conventions, load_netcdf
-from pyint.runner import run_study, studies
+from pyint.runner import run_study
 
 PYINT = Path(sys.executable).parent / "pyint"  # the console script pip installed beside this Python
 FIGURES = {"trajectories.png", "constraint_violation.png", "energy_error.png", "error_vs_h.png",
@@ -24,6 +24,17 @@ def test_info_lists_kernels_models_and_studies(capsys):
     assert "pendulum_chain (PendulumChain)" in out
     assert main(["study", "list"]) == 0
     assert "selftest" in capsys.readouterr().out
+
+
+def test_selftest_is_an_ordinary_study_marked_as_a_smoke_test():
+    """studies/selftest.py (pyint.studies.selftest): found by name, listed as a smoke test, not in --all."""
+    from pyint.runner import Study
+    from pyint.studies.selftest import STUDY
+    assert STUDY.smoke and get_study("selftest") is STUDY
+    assert "selftest" in studies(smoke=True) and "selftest" not in studies()
+    assert not any(s.smoke for s in studies().values())
+    with pytest.raises(TypeError, match="smoke must be True or False"):
+        Study(name="x", description="d", grid={"h": [0.1]}, run_case=len, smoke="yes")
 
 
 def test_bad_command_lines_give_clear_errors(capsys):
@@ -61,7 +72,7 @@ def test_study_run_writes_data_and_figures_that_a_fresh_process_redraws(tmp_path
 @pytest.mark.parametrize("name", sorted(studies()))
 def test_every_registered_study_runs_quick(name, tmp_path):
     """Registering a study enrols it: its quick grid runs, follows the conventions and draws figures."""
-    run = run_study(name, out=tmp_path, quick=True, verbose=False)
+    run = run_study(get_study(name), out=tmp_path, quick=True, verbose=False)
     ds = load_netcdf(run.path)
     assert check_conventions(ds) == []
     assert (ds["status"] == "ok").any(), "no case of the quick grid ended ok"

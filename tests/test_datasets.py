@@ -13,11 +13,11 @@ import xarray as xr
 
 import pyint
 from pyint import datasets
-from pyint._selftest_study import STUDY as SELFTEST, exact_position
 from pyint.datasets import (attr_value, check_conventions, load_netcdf, measured_order, remove_stale_temporaries,
                             trajectory_dataset, write_netcdf)
 from pyint.models import PendulumChain
 from pyint.runner import run_study
+from pyint.studies.selftest import STUDY as SELFTEST, exact_position
 
 
 @pytest.fixture(scope="module")

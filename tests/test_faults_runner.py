@@ -21,10 +21,10 @@ import pytest
 import xarray as xr
 
 from pyint import _validate as V
-from pyint._selftest_study import STUDY as SELFTEST
-from pyint.cli import main
+from pyint.cli import get_study, main
 from pyint.datasets import load_netcdf
-from pyint.runner import run_study
+from pyint.runner import run_study, study_main
+from pyint.studies.selftest import STUDY as SELFTEST
 
 import _studies
 
@@ -250,7 +250,7 @@ def test_a_sweep_with_some_failures_exits_nonzero_with_the_table(tmp_path, capsy
 
 
 def test_a_status_a_case_returns_itself_is_listed_but_is_not_an_error(tmp_path, capsys):
-    status = main(["study", "run", "--out", str(tmp_path), "--workers", "1", "--no-figures"], study=_studies.SOFT)
+    status = study_main(_studies.SOFT, ["--out", str(tmp_path), "--workers", "1", "--no-figures"])
     out, err = capsys.readouterr()
     assert status == 0, err
     assert "1 of 2 cases did not end ok" in out and "the method diverged at t = 0.5" in out
@@ -308,7 +308,7 @@ def test_every_study_script_runs_its_sweep_as_pyint_study_run_does(script, tmp_p
     with xr.open_dataset(path) as ds:
         assert int(ds.attrs["n_cases"]) >= 1 and ds.attrs["study"] == script.stem and int(ds.attrs["quick"]) == 1
     # the same sweep as `pyint study run NAME --quick`: every case is found in the script's cache
-    same = run_study(script.stem, out=out, quick=True, workers=1, figures=False, verbose=False)
+    same = run_study(get_study(script.stem), out=out, quick=True, workers=1, figures=False, verbose=False)
     assert (same.n_run, same.n_cached) == (0, same.n_cases - int((same.dataset["status"] == "skipped").sum()))
 
 

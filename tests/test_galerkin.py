@@ -1,9 +1,9 @@
 """Galerkin-Lobatto variational integrator (seed 004): coefficients, dual form,
 Newton Jacobian, orders, multiplier, symmetry, constraint, energy, snakeboard, bad input.
 
-Models: the seed-004 skate and snakeboard come from pyint._seed004_models
-(built-in when merged, NumPy twins through the callback path before); two
-small test models live here: a skate in polar coordinates (q-dependent mass
+Models: the seed-004 skate and snakeboard are the built-in pyint.models.Skate
+(with a torsion spring on the heading: Skate(torsion=0.5)) and
+pyint.models.SnakeboardCoupled; two small test models live here: a skate in polar coordinates (q-dependent mass
 matrix, velocity-dependent forces) and an unconstrained pendulum.
 """
 import numpy as np
@@ -11,11 +11,10 @@ import pytest
 
 from pyint import _fortran
 from pyint._fortran_model import model_args
-from pyint._seed004_models import SkateTwin, seed004_model
 from pyint.errors import IntegrationError
 from pyint.galerkin import VARIANTS, GalerkinLobatto, galerkin_order, lobatto_rule
 from pyint.integrator import METHODS
-from pyint.models import BUILTIN_MODELS, Model, PendulumChain
+from pyint.models import BUILTIN_MODELS, Model, PendulumChain, Skate, SnakeboardCoupled
 from pyint.models.base import fd_jacobian
 from pyint.problems import ode_reference
 
@@ -91,8 +90,8 @@ class Pendulum(Model):
         return 0.5 * v[0] ** 2 - np.cos(q[0])
 
 
-SKATE = seed004_model("skate")
-SNAKEBOARD = seed004_model("snakeboard_coupled")
+SKATE = Skate()
+SNAKEBOARD = SnakeboardCoupled()
 
 
 def slope(hs, errs):
@@ -159,7 +158,7 @@ def dual(model, t, q, p):
     return v, hq, blocks
 
 
-@pytest.mark.parametrize("model", [SKATE, SNAKEBOARD, PolarSkate(), SkateTwin(torsion=0.5)],
+@pytest.mark.parametrize("model", [SKATE, SNAKEBOARD, PolarSkate(), Skate(torsion=0.5)],
                          ids=["skate", "snakeboard", "polar_skate(M(q))", "skate_torsion"])
 def test_dual_form_is_the_hamiltonian_gradient(model, rng):
     """H_p, H_q are the gradients of H(q, p) = energy(q, M(q)^-1 p); the four Jacobian
@@ -186,7 +185,7 @@ def test_dual_form_is_the_hamiltonian_gradient(model, rng):
 
 # -- the Newton matrix -------------------------------------------------------------
 
-@pytest.mark.parametrize("model", [SkateTwin(torsion=0.5), PolarSkate(), SNAKEBOARD, Pendulum()],
+@pytest.mark.parametrize("model", [Skate(torsion=0.5), PolarSkate(), SNAKEBOARD, Pendulum()],
                          ids=["skate_torsion", "polar_skate(M(q))", "snakeboard", "pendulum(unconstrained)"])
 @pytest.mark.parametrize("s", [1, 2, 3, 5])
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
@@ -267,7 +266,7 @@ def test_q_dependent_mass_matrix_orders():
 def test_multiplier_orders_reduced_variant():
     """Variant "reduced" on the skate with a torsion spring: lam_s is reported for every s and
     converges with order 1, 1, 2, 3 for s = 1..4 (the registered classes' lambda_order)."""
-    m = SkateTwin(torsion=0.5)
+    m = Skate(torsion=0.5)
     q0, v0 = m.initial_state()
     _, _, lr = ode_reference(m, q0, v0, 2.0)
     hs = [1 / 8, 1 / 16, 1 / 32, 1 / 64]
@@ -281,7 +280,7 @@ def test_multiplier_orders_reduced_variant():
 def test_multiplier_orders_and_even_s_not_reported_spec_variant():
     """Variant "spec" on the skate with a torsion spring: lam_s converges with order 2 for s = 1 and 3;
     for s = 2 the nodal value does not converge (error ~ |lam|), and Result.lam is NaN for even s."""
-    m = SkateTwin(torsion=0.5)
+    m = Skate(torsion=0.5)
     q0, v0 = m.initial_state()
     _, _, lr = ode_reference(m, q0, v0, 2.0)
     hs = [1 / 8, 1 / 16, 1 / 32, 1 / 64]
@@ -399,11 +398,13 @@ def test_output_every_and_result_fields():
     assert ds.attrs["method"] == "galerkin_s2"
 
 
-def test_builtin_skate_matches_twin_and_never_calls_python():
-    builtin, twin = BUILTIN_MODELS["skate"](), SkateTwin()
-    q0, v0 = twin.initial_state()
+@pytest.mark.parametrize("torsion", [0.0, 0.5])
+def test_builtin_skate_matches_twin_and_never_calls_python(torsion):
+    """The Fortran twin of Skate (torsion spring included) against its NumPy model (callback path)."""
+    builtin = BUILTIN_MODELS["skate"](torsion=torsion)
+    q0, v0 = builtin.initial_state()
     a = GalerkinLobatto(s=3).integrate(builtin, q0, v0, 2.0, 1 / 8, backend="fortran")
-    b = GalerkinLobatto(s=3).integrate(twin, q0, v0, 2.0, 1 / 8)
+    b = GalerkinLobatto(s=3).integrate(builtin, q0, v0, 2.0, 1 / 8, backend="callback")
     assert np.max(np.abs(a.q - b.q)) <= 1e-13 and np.max(np.abs(a.lam - b.lam)) <= 1e-11
     calls = []
     args = model_args(builtin, "fortran")

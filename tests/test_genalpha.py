@@ -201,8 +201,8 @@ def test_to_xarray_has_units_and_params():
 
 
 def test_fortran_kernel_matches_readable_numpy_step():
-    """The Fortran kernel and pyint.genalpha_numpy (the same step in NumPy) agree step by step."""
-    from pyint.genalpha_numpy import genalpha_numpy
+    """The Fortran kernel and tests/genalpha_numpy.py (the same step in NumPy) agree step by step."""
+    from genalpha_numpy import genalpha_numpy
 
     prob = PROBLEMS["chain2"]
     q0, v0 = prob.initial_state

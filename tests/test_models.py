@@ -3,12 +3,12 @@ import numpy as np
 import pytest
 
 from pyint._fortran_model import fortran_eval
-from pyint.models import Model
+from pyint.models import Model, Skate
 from pyint.models.base import CALLBACK_REQUESTS, fd_jacobian, fd_derivative
 
 from conftest import builtin_examples
 
-MODELS = builtin_examples()
+MODELS = builtin_examples() + [Skate(torsion=0.5)]  # and the skate's torsion spring (not in its example)
 IDS = [m.name for m in MODELS]
 
 

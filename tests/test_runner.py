@@ -13,9 +13,9 @@ import pytest
 import xarray as xr
 
 from pyint import runner
-from pyint._selftest_study import STUDY as SELFTEST, METHODS
 from pyint.datasets import load_netcdf
 from pyint.runner import Progress, Study, combine_cases, run_study
+from pyint.studies.selftest import STUDY as SELFTEST, METHODS
 
 import _studies
 

@@ -1,9 +1,10 @@
 !> Skate (knife edge) on an inclined plane: seed 004 (Man, Gao, Zhong 2020), example 1.
 !>
 !> q = (x, y, theta), x down the slope; M = diag(m, m, J);
-!> f = (m g sin alpha, 0, 0); A = [sin theta, -cos theta, 0], A v = 0;
-!> energy = T - m g x sin alpha (conserved).
-!> ipar = []; rpar = [m, J, g, alpha].
+!> f = (m g sin alpha, 0, -k theta); A = [sin theta, -cos theta, 0], A v = 0;
+!> energy = T - m g x sin alpha + k theta^2 / 2 (conserved).  k: a torsion spring on the
+!> heading that seed 004 does not have (k = 0: the seed's skate).
+!> ipar = []; rpar = [m, J, g, alpha, k].
 !> NumPy twin (with the closed form and the multiplier sign): pyint/models/skate.py.
 module model_skate
   use pyint_kinds
@@ -13,7 +14,7 @@ module model_skate
   public :: skate_t, skate_new
 
   type, extends(model_t) :: skate_t
-    real(wp) :: m = 0, j = 0, grav = 0, alpha = 0
+    real(wp) :: m = 0, j = 0, grav = 0, alpha = 0, k = 0
   contains
     procedure :: mass => sk_mass
     procedure :: force => sk_force
@@ -34,14 +35,14 @@ contains
     type(skate_t), intent(out) :: m
     integer, intent(out) :: ierr
     ierr = 1
-    if (size(rpar) /= 4) return
-    if (any(rpar(1:2) <= 0)) return
+    if (size(rpar) /= 5) return
+    if (any(rpar(1:2) <= 0) .or. rpar(5) < 0) return
     m%n = 3
     m%mh = 0
     m%mn = 1
     m%const_mass = .true.
     m%has_energy = .true.
-    m%m = rpar(1); m%j = rpar(2); m%grav = rpar(3); m%alpha = rpar(4)
+    m%m = rpar(1); m%j = rpar(2); m%grav = rpar(3); m%alpha = rpar(4); m%k = rpar(5)
     ierr = 0
   end subroutine
 
@@ -66,7 +67,7 @@ contains
     class(skate_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: f(self%n)
-    f = [self%m * self%grav * sin(self%alpha), 0.0_wp, 0.0_wp]
+    f = [self%m * self%grav * sin(self%alpha), 0.0_wp, -self%k * q(3)]
   end subroutine
 
   subroutine sk_force_jac(self, t, q, v, fq, fv)
@@ -74,6 +75,7 @@ contains
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
     fq = 0
+    fq(3, 3) = -self%k
     fv = 0
   end subroutine
 
@@ -112,7 +114,7 @@ contains
     class(skate_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     sk_energy = 0.5_wp * self%m * (v(1)**2 + v(2)**2) + 0.5_wp * self%j * v(3)**2 &
-                - self%m * self%grav * sin(self%alpha) * q(1)
+                - self%m * self%grav * sin(self%alpha) * q(1) + 0.5_wp * self%k * q(3)**2
   end function
 
 end module model_skate

@@ -8,6 +8,13 @@ q = (x, y, theta): contact point and blade heading; x points down the slope.
 so M = diag(m, m, J), f = (m g sin alpha, 0, 0) and the energy
 T - m g x sin(alpha) is conserved.  Seed 004: m = J = 1, g = 10, alpha = pi/12.
 
+Torsion spring.  ``torsion`` k adds a spring on the blade heading that seed 004
+does not have (default 0): L gains -1/2 k theta^2, so f_3 = -k theta and the
+energy gains +1/2 k theta^2.  Without it theta = omega t exactly and the
+multiplier of several methods is exact to round-off, so no order can be
+measured on it; the shared problem ``skate_torsion`` (pyint.problems) uses
+k = 0.5.  The closed form below holds for k = 0 only.
+
 Closed form from q(0) = 0, v(0) = (0, 0, omega) (:meth:`Skate.exact`):
 
     theta = omega t,
@@ -27,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._params import positive, real
+from ._params import nonnegative, positive, real
 from .base import Model
 
 
@@ -40,6 +47,8 @@ class Skate(Model):
     inertia : J, moment of inertia about the vertical axis [kg m^2]
     grav : g [m/s^2]
     slope : alpha, inclination of the plane [rad]; x points down the slope
+    torsion : k >= 0, a torsion spring on the heading theta [N m/rad] (not in seed 004; 0: the seed's
+        skate, named ``skate``; k > 0: named ``skate_torsion``)
     """
 
     name = "skate"
@@ -52,11 +61,14 @@ class Skate(Model):
     coord_names = ("x", "y", "theta")
     coord_units = ("m", "m", "rad")
 
-    def __init__(self, mass=1.0, inertia=1.0, grav=10.0, slope=np.pi / 12):
+    def __init__(self, mass=1.0, inertia=1.0, grav=10.0, slope=np.pi / 12, torsion=0.0):
         self.m = positive("mass", mass)
         self.J = positive("inertia", inertia)
         self.grav = real("grav", grav)
         self.alpha = real("slope", slope)
+        self.k = nonnegative("torsion", torsion)
+        if self.k:
+            self.name = "skate_torsion"
 
     @classmethod
     def example(cls):
@@ -67,7 +79,9 @@ class Skate(Model):
         return np.zeros(3), np.array([0.0, 0.0, real("omega", omega)])
 
     def exact(self, t, omega=1.0):
-        """Closed-form (q, v, a, lam) at time t from :meth:`initial_state` (omega != 0)."""
+        """Closed-form (q, v, a, lam) at time t from :meth:`initial_state` (omega != 0, torsion 0)."""
+        if self.k:
+            raise ValueError("the closed form holds for torsion = 0 only")
         t, w = real("t", t), real("omega", omega)
         if w == 0.0:
             raise ValueError("the closed form needs omega != 0")
@@ -84,10 +98,12 @@ class Skate(Model):
         return np.diag([self.m, self.m, self.J])
 
     def force(self, t, q, v):
-        return np.array([self.m * self.grav * np.sin(self.alpha), 0.0, 0.0])
+        return np.array([self.m * self.grav * np.sin(self.alpha), 0.0, -self.k * q[2]])
 
     def force_jac(self, t, q, v):
-        return np.zeros((3, 3)), np.zeros((3, 3))
+        fq = np.zeros((3, 3))
+        fq[2, 2] = -self.k
+        return fq, np.zeros((3, 3))
 
     def nh_A(self, t, q):
         return np.array([[np.sin(q[2]), -np.cos(q[2]), 0.0]])
@@ -112,12 +128,12 @@ class Skate(Model):
 
     def energy(self, t, q, v):
         return float(0.5 * self.m * (v[0] ** 2 + v[1] ** 2) + 0.5 * self.J * v[2] ** 2
-                     - self.m * self.grav * np.sin(self.alpha) * q[0])
+                     - self.m * self.grav * np.sin(self.alpha) * q[0] + 0.5 * self.k * q[2] ** 2)
 
     def fortran_params(self):
-        return np.zeros(0, dtype=np.int32), np.array([self.m, self.J, self.grav, self.alpha])
+        return np.zeros(0, dtype=np.int32), np.array([self.m, self.J, self.grav, self.alpha, self.k])
 
     def describe(self):
         d = super().describe()
-        d.update(mass=self.m, inertia=self.J, grav=self.grav, slope=self.alpha)
+        d.update(mass=self.m, inertia=self.J, grav=self.grav, slope=self.alpha, torsion=self.k)
         return d

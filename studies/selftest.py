@@ -15,7 +15,8 @@ elliptic functions); x = l sin(theta), y = -l cos(theta).
 What it shows: measured orders 1, 2, 4 (``order``), the drift of the position
 and velocity constraints of the index-1 form (``eps_pos``, ``eps_vel``; the
 acceleration level holds to round-off by construction), energy drift, error
-against h and against CPU time.  Not part of ``pyint study run --all``.
+against h and against CPU time.  A smoke test (``smoke=True``): not part of
+``pyint study run --all``.
 """
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ import numpy as np
 import xarray as xr
 from scipy.special import ellipj, ellipk
 
-from .datasets import measured_order, trajectory_dataset
-from .models import PendulumChain
-from .runner import Study
+from pyint.datasets import measured_order, trajectory_dataset
+from pyint.models import PendulumChain
+from pyint.runner import Study, study_main
 
 
 def _tableau(a, b):
@@ -117,4 +118,8 @@ STUDY = Study(
     quick_grid={"h": [0.04, 0.02], "T": 1.0},
     run_case=run_case,
     post=add_order,
+    smoke=True,
 )
+
+if __name__ == "__main__":
+    raise SystemExit(study_main(STUDY))
