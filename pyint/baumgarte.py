@@ -31,6 +31,9 @@ class BaumgarteRK4(Integrator):
     name = "baumgarte_rk4"
     order = 4
     lambda_order = 4
+    order_source = ("classical Runge-Kutta 4 (Hairer, Norsett, Wanner, Solving ODEs I, II.1) on the "
+                    "Baumgarte-stabilized ODE, whose stabilization vanishes on the exact solution "
+                    "(Baumgarte 1972); lam is a function of (q, v, t); seed 002's baseline")
     supports = frozenset({"holonomic"})
     keeps: dict = {}
     invariants = frozenset()

@@ -98,6 +98,8 @@ class BlockMethod(Integrator):
 def _preset_class(preset, doc):
     cls = type(f"Block_{preset}", (BlockMethod,), {
         "name": f"block_{preset}", "order": PRESETS[preset].order, "lambda_order": PRESETS[preset].order,
+        "order_source": f"seed 003 section 2: {PRESETS[preset].description}; order = degree of exactness "
+                        "(pyint.block_coefficients.BlockScheme.order)",
         "_preset": preset, "__doc__": doc, "__module__": __name__})
     return register(cls)
 

@@ -113,6 +113,7 @@ class GalerkinLobatto(Integrator):
 
     name = "galerkin"
     order = 4                  # of the default degree s = 3; instances set their own
+    order_source = "seed 004 eq. (29), Fig. 1: order s + 1 for odd s, s for even s"
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
     invariants = frozenset({"symmetric", "energy_bounded"})   # of the default variant "reduced"
@@ -177,6 +178,9 @@ def _fixed_degree(s, lambda_order=None, doc=""):
         GalerkinLobatto.__init__(self, s=s, tol=tol, maxit=maxit, variant=variant)
 
     attrs = {"name": f"galerkin_s{s}", "order": galerkin_order(s), "__init__": __init__,
+             "order_source": GalerkinLobatto.order_source
+                             + ("; lambda_order measured (variant 'reduced', skate with torsion spring)"
+                                if lambda_order is not None else ""),
              "__doc__": f"Galerkin-Lobatto of degree s = {s} (order {galerkin_order(s)}). {doc}"}
     if lambda_order is not None:
         attrs["lambda_order"] = lambda_order

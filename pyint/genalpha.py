@@ -65,6 +65,9 @@ def _stats(istat, st):
 
 class _AlphaFamily(Integrator):
     order = 2
+    order_source = ("second order in q and v with gamma = 1/2 - alpha_m + alpha_f (Chung, Hulbert 1993, "
+                    "J. Appl. Mech. 60); on constrained systems, lam included: Arnold, Bruls 2007, "
+                    "Multibody Syst. Dyn. 18; seed 000 sections 2-3")
     _variant = 0
 
     def __init__(self, rho_inf=0.9, formulation="arnold_bruls", mass_update="exact", start="consistent",

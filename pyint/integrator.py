@@ -39,7 +39,9 @@ class Integrator:
     Class attributes a subclass declares:
 
     ``name``         registry name (also the ``method`` coordinate in datasets)
-    ``order``        claimed convergence order in q and v
+    ``order``        claimed convergence order in q and v (``lambda_order``: in lam, if claimed)
+    ``order_source`` where the claimed orders come from: the seed paper and its section or
+                     equation, or the classical result (measured by pyint.convergence)
     ``supports``     subset of {"holonomic", "nonholonomic"}
     ``keeps``        constraint levels kept to round-off, per kind of constraint:
                      {"holonomic": {"position", ...}, "nonholonomic": {"velocity"}}
@@ -48,6 +50,7 @@ class Integrator:
 
     name = "integrator"
     order = 1
+    order_source = ""
     supports: frozenset = frozenset()
     keeps: dict = {}
     invariants: frozenset = frozenset()

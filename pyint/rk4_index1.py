@@ -26,6 +26,8 @@ class RK4Index1(Integrator):
     name = "rk4_index1"
     order = 4
     lambda_order = 4
+    order_source = ("classical Runge-Kutta 4 (Hairer, Norsett, Wanner, Solving ODEs I, II.1) on the "
+                    "index-1 ODE of seed 003 eq. (7); lam is a function of (q, v, t)")
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
 

@@ -120,6 +120,9 @@ class SymplecticComposition(_SymplecticFamily):
     name = "symplectic_gl"
     order = 2
     lambda_order = 2
+    order_source = ("order 2: symmetric (Strang) composition of the constrained half kicks with the "
+                    "Gauss-Legendre step, seed 002; Hairer, Lubich, Wanner, Geometric Numerical "
+                    "Integration, 2nd ed., II.5")
 
     def __init__(self, stages=2, tol=1e-10, maxit=20):
         """stages: s of the Gauss-Legendre middle step (1 = implicit midpoint,
@@ -137,6 +140,8 @@ class Rattle(_SymplecticFamily):
     name = "rattle"
     order = 2
     lambda_order = 2
+    order_source = ("RATTLE, order 2 (Andersen 1983, J. Comput. Phys. 52; Leimkuhler, Skeel 1994; "
+                    "Hairer, Lubich, Wanner, Geometric Numerical Integration, 2nd ed., VII.1.4)")
     _tableau = "lobatto"
 
     def __init__(self, tol=1e-10, maxit=20):
@@ -156,6 +161,8 @@ class LobattoIIIAB(_SymplecticFamily):
     name = "lobatto_iiiab"
     order = 4
     lambda_order = 4
+    order_source = ("Lobatto IIIA-IIIB with s stages: order 2s - 2 in q, p and lam (Jay 1996, SIAM J. "
+                    "Numer. Anal. 33; Hairer, Lubich, Wanner, Geometric Numerical Integration, 2nd ed., VII.1)")
     _scheme = "lobatto"
     _tableau = "lobatto"
 
@@ -173,6 +180,8 @@ class ExplicitMidpointComposition(_SymplecticFamily):
 
     name = "composition_explicit_midpoint"
     order = 2
+    order_source = ("order 2: symmetric (Strang) composition around the explicit midpoint rule, seed 002's "
+                    "composition; Hairer, Lubich, Wanner, Geometric Numerical Integration, 2nd ed., II.5")
     invariants = frozenset()
     _tableau = "explicit_midpoint"
 
