@@ -75,7 +75,10 @@ import numpy as np
 from . import _fortran
 from . import _validate as V
 from ._fortran_model import model_args
-from .integrator import Integrator, output_buffers, register
+from .integrator import Integrator, kernel_stats, output_buffers, register
+
+#: The names of galerkin_run's stats array, in its order (fortran/api/api_galerkin.f90).
+STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "max_constraint_residual")
 
 #: Largest interpolation degree the kernel supports (fortran/galerkin.f90: GL_SMAX).
 S_MAX = 8
@@ -163,9 +166,7 @@ class GalerkinLobatto(Integrator):
             buf["tout"], buf["qout"], pout, buf["vout"], buf["lout"])
         lam_nodal = buf["lout"][:nl].T
         lam = lam_nodal if self.reports_multiplier else np.full_like(lam_nodal, np.nan)
-        stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
-                 "jacobian_factorizations": int(stats[1]), "max_newton_iterations": int(stats[2]),
-                 "max_constraint_residual": float(stats[3]), "failed_steps": int(istat[0] != 0)}
+        stats = kernel_stats(STATS, istat, stats, reals={"max_constraint_residual"})
         return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=np.full_like(buf["qout"].T, np.nan),
                     lam=lam, istat=np.asarray(istat), stats=stats,
                     extra={"p": pout.T, "lam_nodal": lam_nodal})

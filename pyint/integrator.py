@@ -196,6 +196,21 @@ def output_buffers(n, nl, nsteps, every):
                 lout=np.zeros((max(nl, 1), nout), order="F"))
 
 
+def decode(names, values, reals=()):
+    """name -> value of a kernel's positional output array: ``names[k]`` names ``values[k]``,
+    in the order the kernel's f2py routine documents (each method module keeps that order in a
+    module-level tuple next to its call).  Names in ``reals`` are floats, the others counts."""
+    if len(values) != len(names):
+        raise ValueError(f"a kernel returned {len(values)} values for the {len(names)} names {names}")
+    return {name: float(x) if name in reals else int(x) for name, x in zip(names, values)}
+
+
+def kernel_stats(names, istat, stats, reals=()):
+    """``Result.stats`` of one run: "steps" (istat = [status, steps done, samples]), the kernel's
+    stats array decoded by :func:`decode`, and "failed_steps" (1 if the run stopped early)."""
+    return {"steps": int(istat[1]), **decode(names, stats, reals), "failed_steps": int(istat[0] != 0)}
+
+
 def raw_result(buf, nl, istat, stats):
     """Time-major views of the output buffers."""
     return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T,

@@ -38,7 +38,10 @@ import numpy as np
 from . import _fortran
 from . import _validate as V
 from ._fortran_model import model_args
-from .integrator import Integrator, output_buffers, raw_result, register
+from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
+
+#: The names of symplectic_run's stats array, in its order (fortran/api/api_symplectic.f90).
+STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
 
 #: Largest number of stages of the tableaux (fortran/core/tableaux.f90: TAB_MAX_STAGES).
 MAX_STAGES = 10
@@ -105,10 +108,7 @@ class _SymplecticFamily(Integrator):
             args["mflags"], _SCHEMES[self._scheme], _TABLEAUX[self._tableau], self.stages,
             self.tol, self.maxit, t0, h, nsteps, every, q0, v0,
             buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"], buf["pout"])
-        stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
-                 "jacobian_factorizations": int(stats[1]), "max_newton_iterations": int(stats[2]),
-                 "failed_steps": int(istat[0] != 0)}
-        raw = raw_result(buf, nl, istat, stats)
+        raw = raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats))
         raw["extra"] = {"p": buf["pout"].T}
         return raw
 

@@ -42,6 +42,17 @@ def test_claimed_orders_cite_their_source(name):
     assert any(k in source for k in ("seed 00", "Hairer", "Jay", "Arnold", "Chung")), (name, source)
 
 
+def test_kernel_stats_are_decoded_by_name():
+    """A kernel's positional stats array is decoded through its module's tuple of names
+    (pyint.integrator.decode); a length mismatch is an error, not a silent shift."""
+    from pyint.integrator import decode, kernel_stats
+    assert kernel_stats(("iters", "worst"), [0, 7, 2], [3.0, 0.5], reals={"worst"}) == \
+        {"steps": 7, "iters": 3, "worst": 0.5, "failed_steps": 0}
+    assert type(decode(("n",), [4.0])["n"]) is int
+    with pytest.raises(ValueError, match="2 values for the 3 names"):
+        decode(("a", "b", "c"), [1.0, 2.0])
+
+
 @pytest.mark.parametrize("cls,problem", PAIRS)
 def test_convergence_order(cls, problem):
     method = cls()
