@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 
 import pyint.methods  # noqa: F401  (registers every method)
+from pyint.convergence import fit_order
 from pyint.errors import IntegrationError
 from pyint.integrator import METHODS
 from pyint.problems import PROBLEMS
@@ -77,7 +78,7 @@ def main(argv=None):
             idx = np.flatnonzero(ok)
             if idx.size >= 4:
                 w = idx[-4:]
-                fit = [np.polyfit(np.log(hs[w]), np.log(err[w, j]), 1)[0] for j in range(2)]
+                fit = list(fit_order(hs[w], err[w]))
             fails = [f"h={r[0]:.3g}: {r[3]}" for r in rows if r[3]]
             print(f"{mname:18s} {pname:18s} claim {cls.order}  fit(q, v) {fit[0]:5.2f} {fit[1]:5.2f}  "
                   f"finest h {hs[-1]:.3g}  err(q, v) {err[-1, 0]:.2e} {err[-1, 1]:.2e}  "

@@ -55,6 +55,7 @@ module galerkin
   use pyint_control, only: stop_status
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
@@ -90,9 +91,9 @@ contains
 
   !> Lobatto nodes d(0:s) on [0, 1], weights b(0:s) and differentiation matrix
   !> dm(v, j) = l_j'(d_v), computed and checked here.
-  !> Nodes: 0, 1 and the roots of P_s'(2 d - 1) (Newton from the Chebyshev-
-  !> Lobatto points); weights 1 / (s (s + 1) P_s(x)^2); dm from barycentric
-  !> weights.  Symmetry is then imposed exactly (averaging with the reflected
+  !> Nodes and weights: the (s + 1)-point Lobatto rule of core/quadrature.f90 mapped
+  !> to [0, 1] (0, 1 and the roots of P_s'(2 d - 1); weights 1 / (s (s + 1) P_s(x)^2));
+  !> dm from barycentric weights.  Symmetry is then imposed exactly (averaging with the reflected
   !> values).  Checks: sum b = 1, quadrature exact to degree 2s - 1, dm exact on
   !> polynomials of degree <= s, summation by parts
   !> b_i D_ij + b_j D_ji = [i = j = s] - [i = j = 0].
@@ -101,30 +102,14 @@ contains
     integer, intent(in) :: s
     real(wp), intent(out) :: d(0:s), b(0:s), dm(0:s, 0:s)
     integer, intent(out) :: info
-    real(wp), parameter :: pi = 3.14159265358979323846264338327950288_wp
-    real(wp) :: x(0:s), ps, psm1, dps, d2ps, dx, bw(0:s), r(0:s), tol, acc
-    integer :: i, j, k, it
+    real(wp) :: x(0:s), w(0:s), bw(0:s), r(0:s), tol, acc
+    integer :: i, j, k
     info = 2
     d = 0; b = 0; dm = 0
     if (s < 1 .or. s > GL_SMAX) return
     info = 0
-    x(0) = -1
-    x(s) = 1
-    do k = 1, s - 1
-      x(k) = -cos(pi * k / s)
-      do it = 1, 100
-        call legendre(s, x(k), ps, psm1)
-        dps = s * (x(k) * ps - psm1) / (x(k)**2 - 1)
-        d2ps = (2 * x(k) * dps - s * (s + 1) * ps) / (1 - x(k)**2)
-        dx = dps / d2ps
-        x(k) = x(k) - dx
-        if (abs(dx) <= 4 * epsilon(1.0_wp)) exit
-      end do
-    end do
-    do k = 0, s
-      call legendre(s, x(k), ps, psm1)
-      b(k) = 1 / (s * (s + 1) * ps**2)       ! = w_k / 2: weights on [0, 1]
-    end do
+    call lobatto_nodes(s + 1, x, w)
+    b = w / 2                                  ! weights on [0, 1]
     d = (x + 1) / 2
     ! exact symmetry d_v = 1 - d_{s-v}, b_v = b_{s-v}
     r = d
@@ -187,21 +172,6 @@ contains
     end do
   end subroutine
 
-  !> P_s(x) and P_{s-1}(x) by the three-term recurrence.
-  pure subroutine legendre(s, x, ps, psm1)
-    integer, intent(in) :: s
-    real(wp), intent(in) :: x
-    real(wp), intent(out) :: ps, psm1
-    real(wp) :: pk
-    integer :: k
-    psm1 = 1
-    ps = x
-    do k = 1, s - 1
-      pk = ((2 * k + 1) * x * ps - k * psm1) / (k + 1)
-      psm1 = ps
-      ps = pk
-    end do
-  end subroutine
 
   ! -- layout of unknowns and equations (0-based offsets) ------------------------
   !   x = (q_1..q_s | phat_0..phat_s | P_s | lam_1..lam_s [| lam_0])

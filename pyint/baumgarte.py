@@ -21,7 +21,10 @@ from __future__ import annotations
 from . import _fortran
 from . import _validate as V
 from ._fortran_model import model_args
-from .integrator import Integrator, output_buffers, raw_result, register
+from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
+
+#: The names of baumgarte_run's stats array, in its order (fortran/api/api_baumgarte.f90).
+STATS = ("kkt_solves",)
 
 
 @register
@@ -31,6 +34,9 @@ class BaumgarteRK4(Integrator):
     name = "baumgarte_rk4"
     order = 4
     lambda_order = 4
+    order_source = ("classical Runge-Kutta 4 (Hairer, Norsett, Wanner, Solving ODEs I, II.1) on the "
+                    "Baumgarte-stabilized ODE, whose stabilization vanishes on the exact solution "
+                    "(Baumgarte 1972); lam is a function of (q, v, t); seed 002's baseline")
     supports = frozenset({"holonomic"})
     keeps: dict = {}
     invariants = frozenset()
@@ -52,5 +58,4 @@ class BaumgarteRK4(Integrator):
             args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
             args["mflags"], self.alpha, self.beta, t0, h, nsteps, every, q0, v0,
             buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"])
-        stats = {"steps": int(istat[1]), "kkt_solves": int(stats[0]), "failed_steps": int(istat[0] != 0)}
-        return raw_result(buf, nl, istat, stats)
+        return raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats))

@@ -35,7 +35,11 @@ from . import _fortran
 from . import _validate as V
 from ._fortran_model import model_args
 from .block_coefficients import PRESETS, BlockScheme, scheme as make_scheme
-from .integrator import Integrator, output_buffers, raw_result, register
+from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
+
+#: The names of block_run's stats array, in its order (fortran/api/api_block.f90).
+STATS = ("newton_iterations", "coupling_refreshes", "max_newton_iterations", "startup_rk4_steps", "retried_blocks",
+         "max_contraction", "exact_newton_blocks")
 
 
 class BlockMethod(Integrator):
@@ -87,17 +91,14 @@ class BlockMethod(Integrator):
             mu.real.copy(), mu.imag.copy(), f(tm.real), f(tm.imag), f(tinv.real), f(tinv.imag),
             self.tol, self.maxit, self.theta_refresh, self.start_substeps, t0, h, nsteps, every, q0, v0,
             buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"])
-        stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
-                 "coupling_refreshes": int(stats[1]), "max_newton_iterations": int(stats[2]),
-                 "startup_rk4_steps": int(stats[3]), "retried_blocks": int(stats[4]),
-                 "max_contraction": float(stats[5]), "exact_newton_blocks": int(stats[6]),
-                 "failed_steps": int(istat[0] != 0)}
-        return raw_result(buf, nl, istat, stats)
+        return raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats, reals={"max_contraction"}))
 
 
 def _preset_class(preset, doc):
     cls = type(f"Block_{preset}", (BlockMethod,), {
         "name": f"block_{preset}", "order": PRESETS[preset].order, "lambda_order": PRESETS[preset].order,
+        "order_source": f"seed 003 section 2: {PRESETS[preset].description}; order = degree of exactness "
+                        "(pyint.block_coefficients.BlockScheme.order)",
         "_preset": preset, "__doc__": doc, "__module__": __name__})
     return register(cls)
 

@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from .convergence import fit_order
+
 #: The three constraint levels, in the order of the ``constraint_level`` dimension.
 CONSTRAINT_LEVELS = ("position", "velocity", "acceleration")
 
@@ -193,21 +195,12 @@ def check_conventions(ds: xr.Dataset) -> list[str]:
 
 # -- helpers studies use -----------------------------------------------------------------
 def measured_order(error: xr.DataArray, dim: str = "h") -> xr.DataArray:
-    """Least-squares slope of log(error) against log(``dim``), for every other index.
-
-    Non-finite and non-positive errors are left out; fewer than two points give NaN.
+    """Least-squares slope of log(error) against log(``dim``), for every other index
+    (:func:`pyint.convergence.fit_order`: non-finite and non-positive errors are left out;
+    fewer than two points give NaN).
     """
-    x = np.log(np.asarray(error[dim].values, dtype=float))
-
-    def slope(y):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ly = np.log(np.asarray(y, dtype=float))
-        ok = np.isfinite(ly)
-        if ok.sum() < 2:
-            return np.nan
-        return np.polyfit(x[ok], ly[ok], 1)[0]
-
-    out = xr.apply_ufunc(slope, error, input_core_dims=[[dim]], vectorize=True)
+    x = np.asarray(error[dim].values, dtype=float)
+    out = xr.apply_ufunc(lambda y: fit_order(x, y), error, input_core_dims=[[dim]], vectorize=True)
     out.attrs = {"units": STANDARD["order"][0], "long_name": STANDARD["order"][1]}
     return out.rename("order")
 

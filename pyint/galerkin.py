@@ -75,7 +75,10 @@ import numpy as np
 from . import _fortran
 from . import _validate as V
 from ._fortran_model import model_args
-from .integrator import Integrator, output_buffers, register
+from .integrator import Integrator, kernel_stats, output_buffers, register
+
+#: The names of galerkin_run's stats array, in its order (fortran/api/api_galerkin.f90).
+STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "max_constraint_residual")
 
 #: Largest interpolation degree the kernel supports (fortran/galerkin.f90: GL_SMAX).
 S_MAX = 8
@@ -113,6 +116,7 @@ class GalerkinLobatto(Integrator):
 
     name = "galerkin"
     order = 4                  # of the default degree s = 3; instances set their own
+    order_source = "seed 004 eq. (29), Fig. 1: order s + 1 for odd s, s for even s"
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
     invariants = frozenset({"symmetric", "energy_bounded"})   # of the default variant "reduced"
@@ -162,9 +166,7 @@ class GalerkinLobatto(Integrator):
             buf["tout"], buf["qout"], pout, buf["vout"], buf["lout"])
         lam_nodal = buf["lout"][:nl].T
         lam = lam_nodal if self.reports_multiplier else np.full_like(lam_nodal, np.nan)
-        stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
-                 "jacobian_factorizations": int(stats[1]), "max_newton_iterations": int(stats[2]),
-                 "max_constraint_residual": float(stats[3]), "failed_steps": int(istat[0] != 0)}
+        stats = kernel_stats(STATS, istat, stats, reals={"max_constraint_residual"})
         return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=np.full_like(buf["qout"].T, np.nan),
                     lam=lam, istat=np.asarray(istat), stats=stats,
                     extra={"p": pout.T, "lam_nodal": lam_nodal})
@@ -177,6 +179,9 @@ def _fixed_degree(s, lambda_order=None, doc=""):
         GalerkinLobatto.__init__(self, s=s, tol=tol, maxit=maxit, variant=variant)
 
     attrs = {"name": f"galerkin_s{s}", "order": galerkin_order(s), "__init__": __init__,
+             "order_source": GalerkinLobatto.order_source
+                             + ("; lambda_order measured (variant 'reduced', skate with torsion spring)"
+                                if lambda_order is not None else ""),
              "__doc__": f"Galerkin-Lobatto of degree s = {s} (order {galerkin_order(s)}). {doc}"}
     if lambda_order is not None:
         attrs["lambda_order"] = lambda_order

@@ -26,21 +26,24 @@ import numpy as np
 from . import _control, _fortran
 from . import _validate as V
 from ._fortran_model import model_args
-from .integrator import Integrator, n_samples, output_buffers, raise_recorded, raw_result, register
+from .integrator import (Integrator, decode, kernel_stats, n_samples, output_buffers, raise_recorded, raw_result,
+                         register)
 from .structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver, consistent_acceleration
+
+
+#: The order of the constants fortran/api/api_genalpha.f90's alpha_parameters returns.
+ALPHA_PARAMETER_NAMES = ("alpha_m", "alpha_f", "alpha", "beta", "gamma")
 
 
 def alpha_parameters(rho_inf):
     """alpha_m, alpha_f, alpha, beta, gamma from rho_inf (seed 000 = Chung-Hulbert).
 
     alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1), alpha = alpha_m - alpha_f,
-    beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha.
+    beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha: derived once, in Fortran (alpha_params of
+    fortran/genalpha.f90, the function the genalpha and lie_genalpha kernels use).
     """
     rho = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
-    am = (2 * rho - 1) / (rho + 1)
-    af = rho / (rho + 1)
-    alpha = am - af
-    return {"alpha_m": am, "alpha_f": af, "alpha": alpha, "beta": (1 - alpha) ** 2 / 4, "gamma": 0.5 - alpha}
+    return decode(ALPHA_PARAMETER_NAMES, _fortran.alpha_parameters(rho), reals=ALPHA_PARAMETER_NAMES)
 
 
 # The seed's printed values for rho_inf = 3/7, asserted where the parameters are built.
@@ -54,17 +57,23 @@ _FORMULATIONS = {"paper": 0, "arnold_bruls": 1}
 _START_MODES = {"consistent": 0, "paper": 1}
 
 
+#: The names of alpha_run's and alpha_batch's stats array, in its order (fortran/api/api_genalpha.f90).
+STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "startup_iterations",
+         "jacobian_reuses", "linear_solver", "band_lower", "band_upper")
+
+
 def _stats(istat, st):
     """The statistics dict of one trajectory from the kernel's istat and stats arrays."""
-    return {"steps": int(istat[1]), "newton_iterations": int(st[0]),
-            "jacobian_factorizations": int(st[1]), "jacobian_reuses": int(st[4]),
-            "max_newton_iterations": int(st[2]), "startup_iterations": int(st[3]),
-            "failed_steps": int(istat[0] != 0), "linear_solver": SOLVER_NAMES.get(int(st[5]), "none"),
-            "band_lower": int(st[6]), "band_upper": int(st[7])}
+    out = kernel_stats(STATS, istat, st)
+    out["linear_solver"] = SOLVER_NAMES.get(out["linear_solver"], "none")
+    return out
 
 
 class _AlphaFamily(Integrator):
     order = 2
+    order_source = ("second order in q and v with gamma = 1/2 - alpha_m + alpha_f (Chung, Hulbert 1993, "
+                    "J. Appl. Mech. 60); on constrained systems, lam included: Arnold, Bruls 2007, "
+                    "Multibody Syst. Dyn. 18; seed 000 sections 2-3")
     _variant = 0
 
     def __init__(self, rho_inf=0.9, formulation="arnold_bruls", mass_update="exact", start="consistent",

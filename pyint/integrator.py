@@ -39,7 +39,9 @@ class Integrator:
     Class attributes a subclass declares:
 
     ``name``         registry name (also the ``method`` coordinate in datasets)
-    ``order``        claimed convergence order in q and v
+    ``order``        claimed convergence order in q and v (``lambda_order``: in lam, if claimed)
+    ``order_source`` where the claimed orders come from: the seed paper and its section or
+                     equation, or the classical result (measured by pyint.convergence)
     ``supports``     subset of {"holonomic", "nonholonomic"}
     ``keeps``        constraint levels kept to round-off, per kind of constraint:
                      {"holonomic": {"position", ...}, "nonholonomic": {"velocity"}}
@@ -48,6 +50,7 @@ class Integrator:
 
     name = "integrator"
     order = 1
+    order_source = ""
     supports: frozenset = frozenset()
     keeps: dict = {}
     invariants: frozenset = frozenset()
@@ -191,6 +194,21 @@ def output_buffers(n, nl, nsteps, every):
     return dict(tout=np.zeros(nout), qout=np.zeros((n, nout), order="F"),
                 vout=np.zeros((n, nout), order="F"), aout=np.zeros((n, nout), order="F"),
                 lout=np.zeros((max(nl, 1), nout), order="F"))
+
+
+def decode(names, values, reals=()):
+    """name -> value of a kernel's positional output array: ``names[k]`` names ``values[k]``,
+    in the order the kernel's f2py routine documents (each method module keeps that order in a
+    module-level tuple next to its call).  Names in ``reals`` are floats, the others counts."""
+    if len(values) != len(names):
+        raise ValueError(f"a kernel returned {len(values)} values for the {len(names)} names {names}")
+    return {name: float(x) if name in reals else int(x) for name, x in zip(names, values)}
+
+
+def kernel_stats(names, istat, stats, reals=()):
+    """``Result.stats`` of one run: "steps" (istat = [status, steps done, samples]), the kernel's
+    stats array decoded by :func:`decode`, and "failed_steps" (1 if the run stopped early)."""
+    return {"steps": int(istat[1]), **decode(names, stats, reals), "failed_steps": int(istat[0] != 0)}
 
 
 def raw_result(buf, nl, istat, stats):

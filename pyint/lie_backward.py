@@ -39,6 +39,7 @@ _HISTORY = {"printed": 0, "projected": 1}
 
 class _LieBackward(LieIntegrator):
     order = 1
+    order_source = "first order: backward differences with the Crouch-Grossman update, seed 001 eqs. (6)-(10)"
     _form = 3
 
     def __init__(self, tol=1e-10, maxit=20):

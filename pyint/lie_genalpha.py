@@ -26,6 +26,8 @@ from .lie_integrator import LieIntegrator
 
 class _LieAlpha(LieIntegrator):
     order = 2
+    order_source = ("second order in x, R, V and lam: Arnold, Bruls, Cardona 2015, Numer. Math. 129 "
+                    "(Lie-group generalized-alpha for constrained systems)")
     _variant = 0
 
     def __init__(self, rho_inf=0.9, tol=1e-10, maxit=20):

@@ -27,7 +27,7 @@ import numpy as np
 from . import _control, _fortran
 from . import _validate as V
 from ._status import STATUS_NAMES
-from .integrator import Integrator, n_samples, report_failure
+from .integrator import Integrator, decode, kernel_stats, n_samples, report_failure
 from .models.rigid_bodies import RigidBodySystem
 from .results import CONSTRAINT_LEVELS, Result
 
@@ -36,6 +36,9 @@ ROTATION_TOL = 1e-10
 
 #: The maxima the kernels track over every step (not only the output samples).
 STEP_MAX_KEYS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality", "energy_change")
+#: The names of the Lie kernels' stats array (fortran/api/api_lie_backward.f90, api_lie_genalpha.f90):
+#: these counts, then the per-step maxima STEP_MAX_KEYS.
+STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
 
 
 def lie_residuals(system, x, rot, v, a):
@@ -242,10 +245,8 @@ def lie_raw_result(buf, m, istat, stats):
     return dict(t=buf["tout"], x=np.transpose(buf["xout"], (2, 1, 0)),
                 R=np.transpose(buf["rout"], (3, 2, 0, 1)), v=buf["vout"].T, a=buf["aout"].T,
                 lam=buf["lout"][:m].T, aux=buf["auxout"].T, istat=np.asarray(istat),
-                step_max=dict(zip(STEP_MAX_KEYS, map(float, stats[3:8]))),
-                stats={"steps": int(istat[1]), "newton_iterations": int(stats[0]),
-                       "jacobian_factorizations": int(stats[1]),
-                       "max_newton_iterations": int(stats[2]), "failed_steps": int(istat[0] != 0)})
+                step_max=decode(STEP_MAX_KEYS, stats[len(STATS):], reals=STEP_MAX_KEYS),
+                stats=kernel_stats(STATS, istat, stats[:len(STATS)]))
 
 
 class LieIntegrator(Integrator):

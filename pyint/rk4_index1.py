@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from . import _fortran
 from ._fortran_model import model_args
-from .integrator import Integrator, output_buffers, raw_result, register
+from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
+
+#: The names of rk4_index1_run's stats array, in its order (fortran/api/api_rk4_index1.f90).
+STATS = ("index1_solves",)
 
 
 @register
@@ -26,6 +29,8 @@ class RK4Index1(Integrator):
     name = "rk4_index1"
     order = 4
     lambda_order = 4
+    order_source = ("classical Runge-Kutta 4 (Hairer, Norsett, Wanner, Solving ODEs I, II.1) on the "
+                    "index-1 ODE of seed 003 eq. (7); lam is a function of (q, v, t)")
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
 
@@ -37,5 +42,4 @@ class RK4Index1(Integrator):
             args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
             args["mflags"], t0, h, nsteps, every, q0, v0,
             buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"])
-        stats = {"steps": int(istat[1]), "index1_solves": int(stats[0]), "failed_steps": int(istat[0] != 0)}
-        return raw_result(buf, nl, istat, stats)
+        return raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats))

@@ -38,7 +38,10 @@ import numpy as np
 from . import _fortran
 from . import _validate as V
 from ._fortran_model import model_args
-from .integrator import Integrator, output_buffers, raw_result, register
+from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
+
+#: The names of symplectic_run's stats array, in its order (fortran/api/api_symplectic.f90).
+STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
 
 #: Largest number of stages of the tableaux (fortran/core/tableaux.f90: TAB_MAX_STAGES).
 MAX_STAGES = 10
@@ -105,10 +108,7 @@ class _SymplecticFamily(Integrator):
             args["mflags"], _SCHEMES[self._scheme], _TABLEAUX[self._tableau], self.stages,
             self.tol, self.maxit, t0, h, nsteps, every, q0, v0,
             buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"], buf["pout"])
-        stats = {"steps": int(istat[1]), "newton_iterations": int(stats[0]),
-                 "jacobian_factorizations": int(stats[1]), "max_newton_iterations": int(stats[2]),
-                 "failed_steps": int(istat[0] != 0)}
-        raw = raw_result(buf, nl, istat, stats)
+        raw = raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats))
         raw["extra"] = {"p": buf["pout"].T}
         return raw
 
@@ -120,6 +120,9 @@ class SymplecticComposition(_SymplecticFamily):
     name = "symplectic_gl"
     order = 2
     lambda_order = 2
+    order_source = ("order 2: symmetric (Strang) composition of the constrained half kicks with the "
+                    "Gauss-Legendre step, seed 002; Hairer, Lubich, Wanner, Geometric Numerical "
+                    "Integration, 2nd ed., II.5")
 
     def __init__(self, stages=2, tol=1e-10, maxit=20):
         """stages: s of the Gauss-Legendre middle step (1 = implicit midpoint,
@@ -137,6 +140,8 @@ class Rattle(_SymplecticFamily):
     name = "rattle"
     order = 2
     lambda_order = 2
+    order_source = ("RATTLE, order 2 (Andersen 1983, J. Comput. Phys. 52; Leimkuhler, Skeel 1994; "
+                    "Hairer, Lubich, Wanner, Geometric Numerical Integration, 2nd ed., VII.1.4)")
     _tableau = "lobatto"
 
     def __init__(self, tol=1e-10, maxit=20):
@@ -156,6 +161,8 @@ class LobattoIIIAB(_SymplecticFamily):
     name = "lobatto_iiiab"
     order = 4
     lambda_order = 4
+    order_source = ("Lobatto IIIA-IIIB with s stages: order 2s - 2 in q, p and lam (Jay 1996, SIAM J. "
+                    "Numer. Anal. 33; Hairer, Lubich, Wanner, Geometric Numerical Integration, 2nd ed., VII.1)")
     _scheme = "lobatto"
     _tableau = "lobatto"
 
@@ -173,6 +180,8 @@ class ExplicitMidpointComposition(_SymplecticFamily):
 
     name = "composition_explicit_midpoint"
     order = 2
+    order_source = ("order 2: symmetric (Strang) composition around the explicit midpoint rule, seed 002's "
+                    "composition; Hairer, Lubich, Wanner, Geometric Numerical Integration, 2nd ed., II.5")
     invariants = frozenset()
     _tableau = "explicit_midpoint"
 

@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pyint.convergence import fit_order
+
 NAME = "direction_vector_block"
 METHODS = ("block_uniform_rk", "block_uniform_eq8", "block_chebyshev", "block_legendre", "rk4_index1")
 FORMULATIONS = ("dae", "ode")
@@ -221,9 +223,7 @@ def add_derived(ds):
         order = np.full((ds.sizes["method"], ds.sizes["formulation"]), np.nan)
         for i, j in itertools.product(range(order.shape[0]), range(order.shape[1])):
             e = np.asarray(err.isel(method=i, formulation=j).values, dtype=float)
-            ok = np.isfinite(e) & (e > ERROR_FLOOR)
-            if ok.sum() >= 3:
-                order[i, j] = np.polyfit(np.log(hs[ok]), np.log(e[ok]), 1)[0]
+            order[i, j] = fit_order(hs, e, floor=ERROR_FLOOR, min_points=3)
         ds["order"] = (("method", "formulation"), order,
                        {"units": "1", "long_name": "measured order at T = 1 s (errors above 1e-11)"})
     y = np.linspace(0.0, 6.0, 601)

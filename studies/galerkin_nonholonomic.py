@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from pyint.convergence import fit_order
 from pyint.galerkin import GalerkinLobatto, galerkin_order
 from pyint.models import Skate, SnakeboardCoupled
 from pyint.runner import Study, study_main
@@ -139,7 +140,7 @@ def fitted_slopes(etas, err, floor=1e-12):
     for row in err:
         ok = np.isfinite(row) & (row > floor)
         npts.append(int(ok.sum()))
-        slopes.append(np.polyfit(np.log(etas[ok]), np.log(row[ok]), 1)[0] if ok.sum() >= 2 else np.nan)
+        slopes.append(fit_order(etas[ok], row[ok]))
     return np.array(slopes), np.array(npts)
 
 

@@ -35,6 +35,7 @@ import time
 import numpy as np
 import xarray as xr
 
+from pyint.convergence import fit_order
 from pyint.runner import Study, study_main
 
 NAME = "snakeboard_alpha"
@@ -130,7 +131,7 @@ def run_case(params):
     ds[f"error_{dim}"] = (f"sweep_{dim}", errs, _attrs("m", "max error in q over the outputs vs IDA rtol 1e-11"))
     ds[f"cpu_{dim}"] = (f"sweep_{dim}", cpus, _attrs("s", "CPU time"))
     if method != "ida":
-        ds["order"] = ((), float(np.polyfit(np.log(steps), np.log(errs), 1)[0]),
+        ds["order"] = ((), float(fit_order(steps, errs)),
                        _attrs("1", "measured order (slope of log error against log h)"))
     return ds
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pyint.convergence import fit_order
 from pyint.runner import Study, study_main
 
 #: study method label -> (class name in pyint, constructor keyword arguments)
@@ -116,8 +117,7 @@ def run_case(params):
             newton[i, j] = r.stats.get("newton_iterations", 0)
 
     def slope(e):
-        ok = np.isfinite(e) & (e > 0)
-        return np.polyfit(np.log(hs[ok]), np.log(e[ok]), 1)[0] if ok.sum() >= 2 else np.nan
+        return fit_order(hs, e)
 
     ds = xr.Dataset(coords={
         "time": ("time", paper.t, _attrs("s", "time (paper run, h = 0.12)")),

@@ -11,6 +11,7 @@ import pytest
 
 from pyint import _fortran
 from pyint._fortran_model import model_args
+from pyint.convergence import fit_order
 from pyint.errors import IntegrationError
 from pyint.galerkin import VARIANTS, GalerkinLobatto, galerkin_order, lobatto_rule
 from pyint.integrator import METHODS
@@ -95,7 +96,7 @@ SNAKEBOARD = SnakeboardCoupled()
 
 
 def slope(hs, errs):
-    return np.polyfit(np.log(hs), np.log(errs), 1)[0]
+    return fit_order(hs, errs)
 
 
 def run_raw(model, s, t0, h, q, p, lam, nsteps=1, variant="reduced"):

@@ -1,9 +1,9 @@
 """The shared test list: every registered method on every problem it supports.
 
 For each (method, problem) pair:
-* measured convergence order in q and v (slope of log error against log h
-  over four halvings; the error is the maximum over the problem's sample
-  times) equals the claimed order within 0.2, and in lam is at least the
+* measured convergence order in q and v (pyint.convergence.measured_orders:
+  slope of log error against log h over four halvings, or a window of three for
+  orders > 2; the error is the maximum over the problem's sample times) equals the claimed order within 0.2, and in lam is at least the
   claimed ``lambda_order`` - 0.2 (the start-up transient of lam decays faster
   at smaller h, which can only steepen the slope; e.g. generalized-alpha's lam
   is third order on the skate);
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import pyint.methods  # noqa: F401  (registers every method)
-from pyint.errors import IntegrationError
 from pyint.integrator import METHODS
+from pyint.convergence import measured_orders
 from pyint.problems import PROBLEMS
 
 
@@ -30,51 +30,27 @@ def _pairs():
 PAIRS = list(_pairs())
 
 
-#: q and v errors below ERROR_FLOOR * max(1, max|reference|) are not used to fit an order:
-#: the references are accurate to ~3e-14 relative (ode_reference vs. a converged order-5
-#: run at h / 512), so a fitted error is >= 30x that.
-ERROR_FLOOR = 1e-12
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_claimed_orders_cite_their_source(name):
+    """Every registered method says where its claimed ``order`` (and ``lambda_order``) come
+    from: a seed paper's section or equation, or a classical result."""
+    cls = METHODS[name]
+    assert isinstance(cls.order, int) and cls.order >= 1, cls.order
+    source = getattr(cls, "order_source", "")
+    assert isinstance(source, str) and len(source) >= 20, (name, source)
+    assert "SPEC" not in source, (name, source)
+    assert any(k in source for k in ("seed 00", "Hairer", "Jay", "Arnold", "Chung")), (name, source)
 
 
-def measured_orders(method, problem, halvings=None):
-    """Slopes of log(error) against log(h) over halvings + 1 step sizes.
-
-    Second-order methods: problem.h0 and four halvings.  A method of order p
-    > 2 gains 2^(4p) (1e6 for p = 5) over four halvings: more than lies between
-    its asymptotic regime and the reference's accuracy, and not at the same h
-    on every problem.  So its window is three halvings among dt, dt/2, ...,
-    dt/512 (dt = the sample spacing): the finest run whose q and v errors all
-    stay above the floor (a step size the method fails at is in no window)."""
-    if halvings is None:
-        halvings = 4 if method.order <= 2 else 3
-    q0, v0 = problem.initial_state
-    qr, vr, lr = problem.reference
-    dt = problem.t_end / problem.n_samples
-    if method.order <= 2:
-        hs = problem.h0 / 2.0 ** np.arange(halvings + 1)
-    else:
-        hs = dt / 2.0 ** np.arange(halvings + 7)     # dt ... dt / 512
-    errs = []
-    for h in hs:
-        try:
-            r = method.integrate(problem.model, q0, v0, problem.t_end, h, every=int(round(dt / h)))
-        except IntegrationError:
-            if method.order <= 2:
-                raise
-            errs.append([np.nan] * 3)      # too coarse for this method: not in any window
-            continue
-        errs.append([np.max(np.abs(r.q[1:] - qr)), np.max(np.abs(r.v[1:] - vr)),
-                     np.max(np.abs(r.lam[1:] - lr), initial=0.0)])
-    errs = np.array(errs)
-    if method.order > 2:      # the finest window of halvings + 1 steps above the floor
-        floors = [ERROR_FLOOR * max(1.0, np.max(np.abs(ref))) for ref in (qr, vr)]
-        above = [i for i in range(len(hs) - halvings)
-                 if all(np.all(errs[i:i + halvings + 1, j] >= floors[j]) for j in range(2))]
-        w = slice(above[-1] if above else 0, (above[-1] if above else 0) + halvings + 1)
-        hs, errs = hs[w], errs[w]
-    slopes = [np.polyfit(np.log(hs), np.log(errs[:, j]), 1)[0] if np.all(errs[:, j] > 0) else np.nan
-              for j in range(3)]
-    return np.array(slopes), errs
+def test_kernel_stats_are_decoded_by_name():
+    """A kernel's positional stats array is decoded through its module's tuple of names
+    (pyint.integrator.decode); a length mismatch is an error, not a silent shift."""
+    from pyint.integrator import decode, kernel_stats
+    assert kernel_stats(("iters", "worst"), [0, 7, 2], [3.0, 0.5], reals={"worst"}) == \
+        {"steps": 7, "iters": 3, "worst": 0.5, "failed_steps": 0}
+    assert type(decode(("n",), [4.0])["n"]) is int
+    with pytest.raises(ValueError, match="2 values for the 3 names"):
+        decode(("a", "b", "c"), [1.0, 2.0])
 
 
 @pytest.mark.parametrize("cls,problem", PAIRS)
@@ -147,7 +123,7 @@ def test_claimed_energy_bounded(cls, problem):
 # The Lie-group methods (supports = {"lie_group"}) never pair with the vector
 # PROBLEMS above; they run on pyint.problems.LIE_PROBLEMS.  Errors at t_end
 # against the quaternion reference are measured in the integrators' own
-# coordinates: x, R through |log(R_ref^T R)|, and V.
+# coordinates: x, R through |log(R_ref^T R)|, and V (pyint.convergence.problem_errors).
 from pyint.problems import LIE_PROBLEMS  # noqa: E402
 from pyint.so3 import rotation_error  # noqa: E402
 
@@ -167,26 +143,9 @@ def test_lie_methods_never_pair_with_vector_problems():
         assert cls not in lie, (cls.name, prob.name)
 
 
-def lie_measured_orders(method, problem, halvings=4):
-    """Slopes of log error against log h in x, R (log map) and V; and the errors."""
-    system = problem.model
-    q0, v0 = problem.initial_state
-    qr, vr, _ = problem.reference
-    xr, rr = system.unpack(qr)
-    hs = problem.h0 / 2.0 ** np.arange(halvings + 1)
-    errs = []
-    for h in hs:
-        r = method.integrate(system, q0, v0, problem.t_end, h)
-        errs.append([np.max(np.abs(r.x[-1] - xr)),
-                     max(rotation_error(rr[i], r.R[-1][i]) for i in range(system.nb)),
-                     np.max(np.abs(r.v[-1] - vr))])
-    errs = np.array(errs)
-    return np.array([np.polyfit(np.log(hs), np.log(errs[:, j]), 1)[0] for j in range(3)]), errs
-
-
 @pytest.mark.parametrize("cls,problem", LIE_PAIRS)
 def test_lie_convergence_order(cls, problem):
-    slopes, errs = lie_measured_orders(cls(), problem)
+    slopes, errs = measured_orders(cls(), problem)
     assert np.all(np.abs(slopes - cls.order) <= 0.2), (slopes, errs)
 
 

@@ -77,3 +77,17 @@ subroutine alpha_batch(model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags
                           tol, maxit, t0, h, nsteps, every, solver, reuse, nthreads, q0, v0, a0, lam0, &
                           tout, qout, vout, aout, lout, istat, stats)
 end subroutine alpha_batch
+
+!> The alpha family's constants from rho_inf, as the kernels derive them (genalpha's
+!> alpha_params, also used by lie_genalpha): p = [alpha_m, alpha_f, alpha, beta, gamma]
+!> (the order of ALPHA_PARAMETER_NAMES in pyint/genalpha.py).
+subroutine alpha_parameters(rho_inf, p)
+  use pyint_kinds
+  use genalpha, only: alpha_params_t, alpha_params
+  implicit none
+  real(c_double), intent(in) :: rho_inf
+  real(c_double), intent(out) :: p(5)
+  type(alpha_params_t) :: a
+  a = alpha_params(rho_inf)
+  p = [a%alpha_m, a%alpha_f, a%alpha, a%beta, a%gamma]
+end subroutine alpha_parameters

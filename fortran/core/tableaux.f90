@@ -1,4 +1,5 @@
-!> Runge-Kutta coefficients computed in one place, each checked where it is built.
+!> Runge-Kutta coefficients computed in one place, each checked where it is built
+!> (Gauss and Lobatto nodes and weights: core/quadrature.f90).
 !>
 !> gauss_legendre(s): the s-stage Gauss-Legendre collocation method (order 2s,
 !>   symplectic; s = 1 is the implicit midpoint rule).  Nodes c_i = (1 + x_i)/2
@@ -26,85 +27,15 @@
 !>               last column of ahat zero.
 module pyint_tableaux
   use pyint_kinds
+  use pyint_quadrature, only: gauss_nodes, lobatto_nodes
   implicit none
   private
   public :: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint, TAB_MAX_STAGES, TAB_TOL
 
   integer, parameter :: TAB_MAX_STAGES = 10
   real(wp), parameter :: TAB_TOL = 1.0e-13_wp
-  real(wp), parameter :: PI = 3.14159265358979323846264338327950288_wp
 
 contains
-
-  !> P_k(x) and P_k'(x) (|x| < 1 for the derivative) by the three-term recurrence.
-  pure subroutine legendre(k, x, p, dp, pm1)
-    integer, intent(in) :: k
-    real(wp), intent(in) :: x
-    real(wp), intent(out) :: p, dp, pm1     !< P_k, P_k', P_{k-1}
-    real(wp) :: p0, p1
-    integer :: j
-    p0 = 1; p1 = x
-    if (k == 0) then
-      p = 1; dp = 0; pm1 = 0
-      return
-    end if
-    do j = 2, k
-      p = ((2 * j - 1) * x * p1 - (j - 1) * p0) / j
-      p0 = p1; p1 = p
-    end do
-    p = p1; pm1 = p0
-    dp = k * (pm1 - x * p) / (1 - x * x)
-  end subroutine
-
-  !> Gauss nodes x (ascending, in (-1, 1)) and weights w on [-1, 1].
-  pure subroutine gauss_nodes(s, x, w)
-    integer, intent(in) :: s
-    real(wp), intent(out) :: x(s), w(s)
-    real(wp) :: z, p, dp, pm1, dz
-    integer :: i, it
-    do i = 1, s
-      z = -cos(PI * (i - 0.25_wp) / (s + 0.5_wp))
-      do it = 1, 100
-        call legendre(s, z, p, dp, pm1)
-        dz = p / dp
-        z = z - dz
-        if (abs(dz) <= 4 * epsilon(z)) exit
-      end do
-      call legendre(s, z, p, dp, pm1)
-      x(i) = z
-      w(i) = 2 / ((1 - z * z) * dp * dp)
-    end do
-  end subroutine
-
-  !> Lobatto nodes x (ascending, x(1) = -1, x(s) = 1) and weights w on [-1, 1], s >= 2.
-  !> Interior nodes: roots of F(x) = P_{N-1}(x) - x P_N(x) = (1 - x^2) P_N'(x) / N, N = s - 1.
-  pure subroutine lobatto_nodes(s, x, w)
-    integer, intent(in) :: s
-    real(wp), intent(out) :: x(s), w(s)
-    real(wp) :: z, p, dp, pm1, pa, dpa, pm2, f, df, dz
-    integer :: i, it, nn
-    nn = s - 1
-    x(1) = -1; x(s) = 1
-    do i = 2, s - 1
-      z = -cos(PI * (i - 1) / nn)
-      do it = 1, 100
-        call legendre(nn, z, p, dp, pm1)
-        call legendre(nn - 1, z, pa, dpa, pm2)
-        f = pm1 - z * p
-        df = dpa - p - z * dp
-        dz = f / df
-        z = z - dz
-        if (abs(dz) <= 4 * epsilon(z)) exit
-      end do
-      x(i) = z
-    end do
-    w(1) = 2.0_wp / (nn * (nn + 1))    ! P_N(+-1)^2 = 1
-    w(s) = w(1)
-    do i = 2, s - 1
-      call legendre(nn, x(i), p, dp, pm1)
-      w(i) = 2 / (nn * (nn + 1) * p * p)
-    end do
-  end subroutine
 
   !> a_ij = int_0^{c_i} l_j(tau) dtau by the s-point Gauss rule (xg, wg on [0, 1]).
   pure subroutine collocation_matrix(c, xg, wg, a)
