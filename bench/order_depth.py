@@ -89,9 +89,9 @@ def main(argv=None):
                 print("    failed:", f)
             records.append(xr.Dataset(
                 {"error_q": ("h", err[:, 0]), "error_v": ("h", err[:, 1])},
-                coords={"h": hs}).expand_dims(method=[mname], problem=[pname]))
+                coords={"h": hs}).sortby("h").expand_dims(method=[mname], problem=[pname]))
     if args.out and records:
-        ds = xr.combine_by_coords(records, combine_attrs="drop_conflicts")
+        ds = xr.merge(records, join="outer", combine_attrs="drop_conflicts")   # the union of the h axes
         ds.to_netcdf(args.out)
         print("wrote", args.out)
 
