@@ -21,8 +21,8 @@
 !> raised) is asked again on its own when the kernel needs it, so an error is
 !> reported exactly as on the per-item path.  A miss is one more call for that
 !> item.  Items with a w argument (mass_dq, the *_TL_Q items) are never
-!> cached.  The mass matrix is asked at every point even when the model
-!> declares it constant (a wrong declaration must not change the results).
+!> cached.  A model declaring a constant mass matrix (const_mass, which the
+!> kernels already trust: mass_dq = 0, a factorization kept) has it asked once.
 module pyint_callback_model
   use pyint_kinds
   use pyint_model, only: model_t
@@ -47,9 +47,9 @@ module pyint_callback_model
 
   !> The per-evaluation-point cache of a callback model (one per kernel call).
   type :: cb_cache_t
-    real(wp), allocatable :: q(:), v(:), buf(:), wpad(:)
+    real(wp), allocatable :: q(:), v(:), buf(:), wpad(:), mass(:)
     real(wp) :: t = 0
-    logical :: have_point = .false., have_t = .false., have_v = .false.
+    logical :: have_point = .false., have_t = .false., have_v = .false., have_mass = .false.
     logical :: valid(NREQ) = .false.
     integer :: off(NREQ) = 0, siz(NREQ) = 0
     integer :: asked = 0, asked_prev = 0, expect = 0   ! bitmasks of items
@@ -104,7 +104,7 @@ contains
         c%off(k) = pos
         pos = pos + c%siz(k)
       end do
-      allocate(c%q(n), c%v(n), c%buf(pos), c%wpad(max(n, mh, mn, 1)))
+      allocate(c%q(n), c%v(n), c%buf(pos), c%wpad(max(n, mh, mn, 1)), c%mass(n * n))
       c%buf = 0
       c%wpad = 0
     end associate
@@ -124,6 +124,10 @@ contains
     integer :: dep, k, mask, tag
     dep = ITEM_DEPS(req)
     associate (c => self%cache)
+      if (req == REQ_MASS .and. self%const_mass .and. c%have_mass) then
+        out = c%mass   ! a model declaring a constant mass matrix: once per kernel call
+        return
+      end if
       if (.not. c%have_point) then
         call new_point()
       else if (any(q /= c%q)) then
@@ -166,6 +170,10 @@ contains
           if (btest(mask, k - 1) .and. c%buf(k) == 1) c%valid(k) = .true.
         end do
         c%valid(req) = .true.   ! the requested item itself: as Python left it (NaN on an error)
+        if (req == REQ_MASS .and. self%const_mass .and. c%buf(req) == 1) then   ! computed (NaN: failed)
+          c%mass = c%buf(c%off(req) + 1:c%off(req) + c%siz(req))
+          c%have_mass = .true.
+        end if
       end if
       out = c%buf(c%off(req) + 1:c%off(req) + c%siz(req))
     end associate
