@@ -101,3 +101,23 @@ def test_items_in_an_unusual_order():
     # the Python and Fortran twins of the model round differently: a few eps of the residuals' scale
     scale = 1 + np.max(np.abs(res_f))
     assert np.max(np.abs(res_b - res_f)) <= 100 * np.finfo(float).eps * scale
+
+
+class _Boom(PendulumChain):
+    """hol_jac raises from t = 0.105 on: in a bundle it is first computed ahead, with force."""
+
+    def hol_jac(self, t, q):
+        if t > 0.105:
+            raise RuntimeError(f"boom at t = {t:.3f}")
+        return super().hol_jac(t, q)
+
+
+def test_an_item_raising_is_reported_as_on_the_per_item_path():
+    m = _Boom(2)
+    q0, v0 = m.initial_state()
+    meth = METHODS["genalpha"]()
+    with pytest.raises(RuntimeError, match="boom") as bundled:
+        meth.integrate(m, q0, v0, 0.3, 0.01, backend="callback")
+    with pytest.raises(RuntimeError, match="boom") as per_item:
+        meth.integrate(_per_item(m), q0, v0, 0.3, 0.01, backend="callback")
+    assert str(bundled.value) == str(per_item.value)
