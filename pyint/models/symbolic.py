@@ -50,7 +50,7 @@ import threading
 
 import numpy as np
 
-from .base import Model
+from .base import CALLBACK_REQUESTS, Model
 
 #: model_id of a compiled model in the Fortran API (fortran/core/compiled_model.f90).
 COMPILED_MODEL_ID = 1000
@@ -59,6 +59,7 @@ MATRIX_ITEMS = ("mass", "mass_dq", "force_q", "force_v", "hol_jac", "hol_vel_q",
                 "nh_A", "nh_vel_q", "nh_atl_q")
 #: Vector items (and energy) of the compiled routine.
 VECTOR_ITEMS = ("force", "hol", "hol_t", "hol_gamma", "nh_b", "nh_gamma", "energy")
+_REQUEST_CODES = {name: code for code, name in CALLBACK_REQUESTS.items()}
 #: Version of the code generator (part of every cache key).
 GENERATOR = "pyint-symbolic-1"
 #: gfortran flags (-frecursive: every local on the stack, so OpenMP batches may share the routine).
@@ -461,8 +462,7 @@ class SymbolicModel(Model):
 
     def _eval_compiled(self, lib, name, shape, t, q, v, w):
         """Item ``name`` from the loaded compiled library (ctypes): the same Fortran the kernels call."""
-        from .base import CALLBACK_REQUESTS
-        code = {v_: k for k, v_ in CALLBACK_REQUESTS.items()}[name]
+        code = _REQUEST_CODES[name]
         n = self.n
         z = np.zeros(n)
         qa = np.ascontiguousarray(q if q is not None else z, dtype=float)
