@@ -444,6 +444,12 @@ def test_python_items_come_from_the_compiled_library_once_loaded():
     assert m.__dict__.get("_lib") is None
     m.compiled_ipar()
     assert m.__dict__.get("_lib") is not None
+
+    class _NoLambdify(dict):
+        def get(self, *args):
+            raise AssertionError("a lambdified item was used after the library was loaded")
+
+    m._num = _NoLambdify()
     for k, a in zip(names, lam):
         b = m._eval(k, t, q, v, w)
         scale = max(1.0, np.max(np.abs(a), initial=0.0))
