@@ -11,7 +11,9 @@ chain     steps/s and wall time of pyint's generalized-alpha on the planar
           (validation, start, kernel, residuals); "kernel" counts the Fortran
           call only (Result.cpu_time).  Exudyn's counts SolveDynamic only.
 paths     the same chain through the other pyint paths: the Fortran kernel
-          with the model in Python (callback) and the NumPy step.
+          with the model in Python (callback: the items of one evaluation
+          point in one Python call; per item: Model.callback_bundle = False,
+          one Python call per item) and the NumPy step.
 solvers   the Newton-matrix solvers (dense / banded / sparse KLU) with and
           without Jacobian reuse, kernel steps/s.
 wp        work-precision on the 2-link chain (problem chain2, T = 1): final
@@ -168,25 +170,35 @@ def section_chain(args):
 
 # --- the other pyint paths ----------------------------------------------------------
 def section_paths(args):
+    import copy
     import xarray as xr
     ga = GeneralizedAlpha(rho_inf=RHO)
     rows = []
     print("pyint paths on the chain, steps/s: Fortran kernel with the built-in model / with the model "
-          "in Python (callback) / the NumPy step")
-    print(f"{'N':>5}{'fortran':>11}{'callback':>10}{'numpy':>9}{'F/cb':>7}{'F/numpy':>9}")
+          "in Python (callback: the items of a point in one Python call; per item: one call per item) / "
+          "the NumPy step")
+    print(f"{'N':>5}{'fortran':>11}{'callback':>10}{'per item':>10}{'numpy':>9}{'F/cb':>7}{'F/item':>8}"
+          f"{'F/numpy':>9}")
     for nl in (2, 8, 32):
         m = PendulumChain(nl)
+        per_item = copy.copy(m)
+        per_item.callback_bundle = False
         q0, v0 = m.initial_state()
         ns = 1000 if args.quick else 10000
         wall, _ = best(lambda: ga.integrate(m, q0, v0, ns * H, H, every=ns), args.repeats)
         nsmall = max(ns // 50, 20)
-        wcb, _ = best(lambda: ga.integrate(m, q0, v0, nsmall * H, H, every=nsmall, backend="callback"), 1)
+        wcb, _ = best(lambda: ga.integrate(m, q0, v0, nsmall * H, H, every=nsmall, backend="callback"),
+                      args.repeats)
+        wpi, _ = best(lambda: ga.integrate(per_item, q0, v0, nsmall * H, H, every=nsmall, backend="callback"),
+                      args.repeats)
         wnp, _ = best(lambda: genalpha_numpy(m, q0, v0, H, nsmall, rho_inf=RHO), 1)
-        row = dict(N=nl, fortran=ns / wall, callback=nsmall / wcb, numpy=nsmall / wnp)
+        row = dict(N=nl, fortran=ns / wall, callback=nsmall / wcb, callback_per_item=nsmall / wpi,
+                   numpy=nsmall / wnp)
         rows.append(row)
-        print(f"{nl:>5}{row['fortran']:>11.0f}{row['callback']:>10.0f}{row['numpy']:>9.0f}"
-              f"{row['fortran'] / row['callback']:>7.0f}{row['fortran'] / row['numpy']:>9.0f}", flush=True)
-    impl = ["fortran", "callback", "numpy"]
+        print(f"{nl:>5}{row['fortran']:>11.0f}{row['callback']:>10.0f}{row['callback_per_item']:>10.0f}"
+              f"{row['numpy']:>9.0f}{row['fortran'] / row['callback']:>7.0f}"
+              f"{row['fortran'] / row['callback_per_item']:>8.0f}{row['fortran'] / row['numpy']:>9.0f}", flush=True)
+    impl = ["fortran", "callback", "callback_per_item", "numpy"]
     ds = xr.Dataset({"steps_per_second": (("N", "path"), [[r[k] for k in impl] for r in rows],
                                           {"units": "1/s", "long_name": "generalized-alpha steps/s"})},
                     coords={"N": ("N", [r["N"] for r in rows], {"units": "1", "long_name": "number of links"}),

@@ -49,7 +49,8 @@ def model_args(model, backend="auto"):
         ipar = np.zeros(1, dtype=np.int32)
     if rpar.size == 0:
         rpar = np.zeros(1)
-    mflags = np.array([int(model.constant_mass), int(model.has_energy)], dtype=np.int32)
+    mflags = np.array([int(model.constant_mass), int(model.has_energy),
+                       int(not getattr(model, "callback_bundle", True))], dtype=np.int32)
     return dict(model_id=int(model_id), ipar=ipar, rpar=rpar, usercb=cb,
                 mh=int(model.n_hol), mn=int(model.n_nonhol), mflags=mflags)
 

@@ -200,6 +200,12 @@ def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_
 
     if form not in FORMS:
         raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
+    if hasattr(model, "compiled_ipar"):
+        # a SymbolicModel: compile (or load from its cache) so that the residuals come from the
+        # compiled items, the very routine the kernels call (pyint/models/symbolic.py)
+        model.compiled_ipar()
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {sorted(FORMS)}, got {form!r}")
     if q0 is None or v0 is None:
         if not hasattr(model, "initial_state"):
             raise TypeError(f"model {model.name!r} has no initial_state(); pass q0 and v0")

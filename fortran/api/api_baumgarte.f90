@@ -11,7 +11,7 @@ subroutine baumgarte_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, 
   use baumgarte, only: baumgarte_rk4_driver
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar)
   integer(c_int), intent(in) :: nsteps, every
   real(c_double), intent(in) :: alpha, beta, t0, h

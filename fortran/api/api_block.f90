@@ -18,7 +18,7 @@ subroutine block_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mfla
   use block_method, only: block_driver
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout, r
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar)
   real(c_double), intent(in) :: ca(r, r), cu(r, r), cc(r), cw(r, r), cw2(r, 2 * r)
   real(c_double), intent(in) :: mure(r), muim(r), tre(r, r), tim(r, r), tire(r, r), tiim(r, r)

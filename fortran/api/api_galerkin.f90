@@ -18,7 +18,7 @@ subroutine galerkin_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, m
   use galerkin, only: gl_driver
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar)
   integer(c_int), intent(in) :: s, variant, maxit, nsteps, every
   real(c_double), intent(in) :: tol, t0, h
@@ -73,7 +73,7 @@ subroutine galerkin_system(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn
   use galerkin, only: gl_work_t, gl_work_init, gl_residual, gl_jacobian
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nx, s, variant
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar), t, h, q0(n), p0(n), lam0(nl), x(nx)
   real(c_double), intent(inout) :: e(nx), jac(nx, nx)
   integer(c_int), intent(out) :: ierr
@@ -119,7 +119,7 @@ subroutine galerkin_dual(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, 
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar), t, q(n), p(n)
   real(c_double), intent(inout) :: v(n), hq(n), hpq(n, n), hpp(n, n), hqq(n, n), hqp(n, n)
   integer(c_int), intent(out) :: ierr

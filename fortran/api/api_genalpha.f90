@@ -18,7 +18,7 @@ subroutine alpha_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mfla
   use genalpha, only: alpha_driver
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar)
   integer(c_int), intent(in) :: variant, form, mass_mode, start_mode, maxit, nsteps, every
   real(c_double), intent(in) :: rho_inf, tol, t0, h
@@ -60,7 +60,7 @@ subroutine alpha_batch(model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags
   use genalpha, only: alpha_batch_driver
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, nb, n, mh, mn, nl, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar, nb)
   integer(c_int), intent(in) :: variant, form, mass_mode, start_mode, maxit, nsteps, every, solver, reuse, nthreads
   real(c_double), intent(in) :: rho_inf, tol, t0, h

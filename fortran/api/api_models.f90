@@ -25,7 +25,7 @@ subroutine model_eval(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mfl
   use pyint_callback_model
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, req, nw, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar), t, q(n), v(n), w(nw)
   real(c_double), intent(inout) :: out(nout)
   integer(c_int), intent(out) :: ierr
@@ -99,7 +99,7 @@ subroutine model_residuals(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn
   use pyint_metrics, only: trajectory_residuals
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nt
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar), t(nt), q(n, nt), v(n, nt), a(n, nt)
   real(c_double), intent(inout) :: res(5, nt), energy(nt)
   integer(c_int), intent(out) :: ierr

@@ -68,7 +68,7 @@ subroutine model_structured(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, m
   use pyint_newton_matrix
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, dflt
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar), t, q(n), v(n), a(n), lam(nl), coef(6), s
   real(c_double), intent(out) :: blocks(n, n, 7), ops(n, 5)
   integer(c_int), intent(out) :: ierr
@@ -154,7 +154,7 @@ subroutine model_consistent_acceleration(model_id, ipar, nipar, rpar, nrpar, use
   use pyint_registry, only: setup_model
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, solver
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar), t, q(n), v(n)
   real(c_double), intent(out) :: a(n), lam(nl)
   integer(c_int), intent(out) :: info

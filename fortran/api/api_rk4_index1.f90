@@ -10,7 +10,7 @@ subroutine rk4_index1_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn,
   use rk4_index1, only: rk4_driver
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar)
   integer(c_int), intent(in) :: nsteps, every
   real(c_double), intent(in) :: t0, h

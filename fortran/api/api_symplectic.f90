@@ -16,7 +16,7 @@ subroutine symplectic_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn,
   use symplectic, only: sym_driver
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar)
   integer(c_int), intent(in) :: scheme, kind, s, maxit, nsteps, every
   real(c_double), intent(in) :: tol, t0, h
@@ -69,7 +69,7 @@ subroutine canonical_field(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_field_jac
   implicit none
   integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn
-  integer(c_int), intent(in) :: ipar(nipar), mflags(2)
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
   real(c_double), intent(in) :: rpar(nrpar), t, q(n), p(n)
   real(c_double), intent(out) :: v(n), psi(n), phq(n, n), php(n, n), psq(n, n), psp(n, n)
   integer(c_int), intent(out) :: ierr

@@ -8,7 +8,7 @@
 module pyint_registry
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_callback_model, only: callback_model_t, usercb_i
+  use pyint_callback_model, only: callback_model_t, usercb_i, callback_cache_start
   use pyint_compiled_model, only: compiled_model_t, compiled_model_new, COMPILED_MODEL_ID
   use model_anharmonic_chain, only: anharmonic_chain_t, anharmonic_chain_new
   use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
@@ -130,7 +130,7 @@ contains
   end subroutine
 
   !> The model of an API call.  model_id = 0: the Python callback with the
-  !> sizes (n, mh, mn) and flags (const_mass, has_energy) given; model_id > 0:
+  !> sizes (n, mh, mn) and flags (const_mass, has_energy, per-item requests) given; model_id > 0:
   !> the built-in model, whose sizes must equal (n, mh, mn).
   !> ierr = 0 ok, 1 unknown model or bad parameters, 2 size mismatch.
   subroutine setup_model(model_id, ipar, rpar, usercb, n, mh, mn, mflags, m, ierr)
@@ -151,6 +151,18 @@ contains
         c%cb => usercb
         allocate(m, source=c)
       end block
+      ! bundled requests unless mflags(3) /= 0 (the cache is made on m, not on the block's c,
+      ! whose finalization at the end of the block would free it)
+      if (size(mflags) < 3) then
+        ierr = 1
+        return
+      end if
+      if (mflags(3) == 0) then
+        select type (m)
+        type is (callback_model_t)
+          call callback_cache_start(m)
+        end select
+      end if
       ierr = 0
       return
     end if

@@ -22,6 +22,8 @@ Acceleration-level constraints are ``G a + hol_gamma = 0`` and
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _control
@@ -34,6 +36,24 @@ CALLBACK_REQUESTS = {
     11: "hol_gtl_q", 12: "nh_A", 13: "nh_b", 14: "nh_vel_q", 15: "nh_gamma",
     16: "nh_atl_q", 17: "energy",
 }
+
+
+N_REQUESTS = len(CALLBACK_REQUESTS)
+_SHAPES: dict = {}   # callback_shapes by model sizes (Model.checked, at every callback)
+#: A bundled request is ``-(k + BUNDLE_SHIFT * mask)`` (fortran/core/callback_model.f90).
+BUNDLE_SHIFT = 32
+
+
+def bundle_layout(n, mh, mn):
+    """{request code: (start, stop)} of each item in a bundle's output buffer (after
+    the N_REQUESTS status slots), the layout of callback_model.f90's cache."""
+    shapes = callback_shapes(n, mh, mn)
+    pos, layout = N_REQUESTS, {}
+    for k in range(1, N_REQUESTS + 1):
+        size = int(np.prod(shapes[CALLBACK_REQUESTS[k]]))
+        layout[k] = (pos, pos + size)
+        pos += size
+    return layout
 
 
 def callback_shapes(n, mh, mn):
@@ -132,6 +152,8 @@ class Model:
     ``conservative``   True when ``energy`` is a conserved total energy (models that
                        define ``energy`` without conserving it report it, but no drift)
     ``fortran_name``   name of the built-in Fortran twin, or None
+    ``callback_bundle`` False to have the callback path ask one item per Python call
+                       (default True: the items of one point in one call)
     """
 
     name = "model"
@@ -144,6 +166,8 @@ class Model:
     scleronomic = False
     conservative = False
     fortran_name: str | None = None
+    #: False: the callback path asks one item per Python call (no per-point bundles)
+    callback_bundle = True
 
     # -- what a subclass must define ------------------------------------------
     def mass(self, q):
@@ -299,7 +323,11 @@ class Model:
         """``value`` of model item ``item`` as a float array of its declared shape:
         ValueError naming the item, the expected and the got shape; TypeError when
         it is no array of numbers; NonFiniteError when it holds NaN or Inf (at t)."""
-        shape = callback_shapes(self.n, self.n_hol, self.n_nonhol)[item]
+        sizes = (self.n, self.n_hol, self.n_nonhol)
+        shapes = _SHAPES.get(sizes)
+        if shapes is None:
+            shapes = _SHAPES.setdefault(sizes, callback_shapes(*sizes))
+        shape = shapes[item]
         try:
             arr = np.asarray(value, dtype=float)
         except (TypeError, ValueError) as exc:
@@ -308,7 +336,9 @@ class Model:
         if arr.shape != shape:
             check_item_shape(self.name, item, arr, shape)
             arr = arr.reshape(shape)
-        if item != "energy" and not np.all(np.isfinite(arr)):
+        # a sum is finite when every term is (and cheaper than isfinite on small arrays);
+        # a non-finite sum (NaN, Inf, or an overflow of finite terms) is looked at term by term
+        if item != "energy" and not math.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):
             where = "" if t is None else f" at t = {float(t):.6g}"
             raise NonFiniteError(f"model {self.name!r}: {item}() returned a non-finite value{where}")
         return arr
@@ -329,30 +359,46 @@ class Model:
 
     # -- the bridge to Fortran ---------------------------------------------------
     def fortran_callback(self):
-        """The callable the Fortran callback model calls: ``cb(req, t, q, v, w, out)``."""
-        n, mh, mn = self.n, self.n_hol, self.n_nonhol
+        """The callable the Fortran callback model calls: ``cb(req, t, q, v, w, out)``.
 
-        def items(req, t, q, v, w):
-            name = CALLBACK_REQUESTS[req]
-            if name == "mass":
-                return self.mass(q)
-            if name == "mass_dq":
-                return self.mass_dq(q, w[:n])
-            if name == "force":
-                return self.force(t, q, v)
-            if name == "force_q":
-                return self.force_jac(t, q, v)[0]
-            if name == "force_v":
-                return self.force_jac(t, q, v)[1]
-            if name == "hol_gtl_q":
-                return self.hol_gtl_q(t, q, w[:mh])
-            if name == "nh_atl_q":
-                return self.nh_atl_q(t, q, w[:mn])
-            if name in ("hol", "hol_jac", "hol_t", "nh_A", "nh_b"):
-                return getattr(self, name)(t, q)
-            if name == "energy":
-                return self.energy(t, q, v)
-            return getattr(self, name)(t, q, v)
+        ``req > 0``: item ``CALLBACK_REQUESTS[req]`` into ``out``.  ``req < 0``: a
+        bundle (fortran/core/callback_model.f90): ``-req = k + 32 * mask``, item k
+        needed now and the items of ``mask`` (bit j-1 for item j) expected at the
+        same point; ``out[:17]`` gets 1 for each item computed, the items go to the
+        fixed offsets of :func:`bundle_layout`.  Every item is checked (shape,
+        finiteness) as on the per-item path; an expected item that raises is left
+        out (status 0) and is asked again on its own when the kernel needs it."""
+        n, mh, mn = self.n, self.n_hol, self.n_nonhol
+        layout = bundle_layout(n, mh, mn)
+
+        # request code -> (item name, f(t, q, v, w)), the model method of each item
+        fns = {
+            1: lambda t, q, v, w: self.mass(q),
+            2: lambda t, q, v, w: self.mass_dq(q, w[:n]),
+            3: lambda t, q, v, w: self.force(t, q, v),
+            4: lambda t, q, v, w: self.force_jac(t, q, v)[0],
+            5: lambda t, q, v, w: self.force_jac(t, q, v)[1],
+            6: lambda t, q, v, w: self.hol(t, q),
+            7: lambda t, q, v, w: self.hol_jac(t, q),
+            8: lambda t, q, v, w: self.hol_t(t, q),
+            9: lambda t, q, v, w: self.hol_vel_q(t, q, v),
+            10: lambda t, q, v, w: self.hol_gamma(t, q, v),
+            11: lambda t, q, v, w: self.hol_gtl_q(t, q, w[:mh]),
+            12: lambda t, q, v, w: self.nh_A(t, q),
+            13: lambda t, q, v, w: self.nh_b(t, q),
+            14: lambda t, q, v, w: self.nh_vel_q(t, q, v),
+            15: lambda t, q, v, w: self.nh_gamma(t, q, v),
+            16: lambda t, q, v, w: self.nh_atl_q(t, q, w[:mn]),
+            17: lambda t, q, v, w: self.energy(t, q, v),
+        }
+        table = {k: (CALLBACK_REQUESTS[k], fns[k], CALLBACK_REQUESTS[k] in ("mass", "mass_dq"))
+                 for k in fns}
+        ahead = {}   # bundle mask -> the request codes it holds
+
+        def one(req, t, q, v, w):
+            name, fn, timeless = table[req]
+            # shape (a tuple compare) and finiteness at every call: an item may change later
+            return self.checked(name, fn(t, q, v, w), None if timeless else t)
 
         def cb(req, t, q, v, w, out):
             # Inside an integrator's kernel call no exception may unwind through the
@@ -363,16 +409,44 @@ class Model:
             if run is not None and run.aborted:
                 out[:] = np.nan
                 return
+            req = int(req)
+            t = float(t)
+            if req > 0:
+                try:
+                    out[:] = one(req, t, q, v, w).ravel(order="F")
+                except BaseException as exc:
+                    if run is None:
+                        raise
+                    out[:] = np.nan
+                    run.keep(exc)
+                return
+            k, mask = (-req) % BUNDLE_SHIFT, (-req) // BUNDLE_SHIFT
+            codes = ahead.get(mask)
+            if codes is None:
+                codes = ahead.setdefault(mask, [j for j in range(1, N_REQUESTS + 1) if (mask >> (j - 1)) & 1])
+            for j in codes:
+                if j == k:
+                    continue
+                lo, hi = layout[j]
+                try:
+                    out[lo:hi] = one(j, t, q, v, w).ravel(order="F")
+                    out[j - 1] = 1.0
+                except Exception:   # computed ahead only: asked again on its own if needed
+                    pass
+                except BaseException as exc:   # KeyboardInterrupt, SystemExit: kept as always
+                    if run is None:
+                        raise
+                    out[:] = np.nan
+                    run.keep(exc)
+                    return
+            lo, hi = layout[k]
             try:
-                name = CALLBACK_REQUESTS[int(req)]
-                # shape (a tuple compare) and finiteness at every call: an item may change later
-                value = self.checked(name, items(int(req), float(t), q, v, w),
-                                     None if name in ("mass", "mass_dq") else t)
-                out[:] = value.ravel(order="F")
+                out[lo:hi] = one(k, t, q, v, w).ravel(order="F")
+                out[k - 1] = 1.0
             except BaseException as exc:
                 if run is None:
                     raise
-                out[:] = np.nan
+                out[lo:hi] = np.nan
                 run.keep(exc)
 
         return cb

@@ -14,8 +14,10 @@ f_q, f_v, g, G, g_t, (G v + g_t)_q, hol_gamma, (G^T lam)_q, A, b,
 differentiation, with common subexpressions eliminated (sympy.cse), and serves
 twice:
 
-* as NumPy functions (sympy.lambdify): the Python path, the callback backend and
-  pyint.reference;
+* as NumPy functions (sympy.lambdify): the Python path and the callback backend
+  until the library below is loaded; from then on (a Fortran run, pyint.reference,
+  or :meth:`compiled_ipar`) the Python items call the compiled routine through
+  ctypes, so pyint.reference's residuals come from the same compiled items;
 * as Fortran source, one ``bind(C)`` routine ``eval(req, t, q, v, w, rpar, out)``
   compiled once with gfortran into a shared library.  The kernels call that
   routine through procedure pointers (fortran/core/compiled_model.f90), so the
@@ -48,7 +50,7 @@ import threading
 
 import numpy as np
 
-from .base import Model
+from .base import CALLBACK_REQUESTS, Model
 
 #: model_id of a compiled model in the Fortran API (fortran/core/compiled_model.f90).
 COMPILED_MODEL_ID = 1000
@@ -57,6 +59,7 @@ MATRIX_ITEMS = ("mass", "mass_dq", "force_q", "force_v", "hol_jac", "hol_vel_q",
                 "nh_A", "nh_vel_q", "nh_atl_q")
 #: Vector items (and energy) of the compiled routine.
 VECTOR_ITEMS = ("force", "hol", "hol_t", "hol_gamma", "nh_b", "nh_gamma", "energy")
+_REQUEST_CODES = {name: code for code, name in CALLBACK_REQUESTS.items()}
 #: Version of the code generator (part of every cache key).
 GENERATOR = "pyint-symbolic-1"
 #: gfortran flags (-frecursive: every local on the stack, so OpenMP batches may share the routine).
@@ -457,10 +460,43 @@ class SymbolicModel(Model):
                 "hol_vel_q": (mh, n), "hol_gamma": (mh,), "hol_gtl_q": (n, n), "nh_A": (mn, n), "nh_b": (mn,),
                 "nh_vel_q": (mn, n), "nh_dt": (mn,), "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}[name]
 
+    def _eval_compiled(self, lib, name, shape, t, q, v, w):
+        """Item ``name`` from the loaded compiled library (ctypes): the same Fortran the kernels call."""
+        code = _REQUEST_CODES[name]
+        n = self.n
+        z = np.zeros(n)
+        qa = np.ascontiguousarray(q if q is not None else z, dtype=float)
+        va = np.ascontiguousarray(v if v is not None else z, dtype=float)
+        wa = np.zeros(max(n, self.n_hol, self.n_nonhol, 1))
+        if w is not None:
+            wa[:len(w)] = w
+        rp = self._pvals if self._pvals.size else np.zeros(1)
+        rp = np.ascontiguousarray(rp, dtype=float)
+        pattern = self._lib_state[2].get(name) if name in MATRIX_ITEMS else None
+        size = 1 if shape == () else (len(pattern[0]) if name in MATRIX_ITEMS and pattern else int(np.prod(shape)))
+        if name in MATRIX_ITEMS and not pattern:
+            return np.zeros(shape)   # no structural nonzero: no case in the routine
+        out = np.zeros(max(size, 1))
+        dp = ctypes.POINTER(ctypes.c_double)
+        lib.pyint_model_eval(ctypes.c_int(code), ctypes.c_double(float(t)), qa.ctypes.data_as(dp),
+                             va.ctypes.data_as(dp), wa.ctypes.data_as(dp), rp.ctypes.data_as(dp),
+                             out.ctypes.data_as(dp))
+        if shape == ():
+            return float(out[0])
+        if name in MATRIX_ITEMS:
+            full = np.zeros(shape)
+            full[pattern[0], pattern[1]] = out[:size]
+            return full
+        return out[:size].reshape(shape)
+
     def _eval(self, name, t=0.0, q=None, v=None, w=None):
         shape = self._shape(name)
         if 0 in shape:
             return np.zeros(shape)
+        lib = self.__dict__.get("_lib")
+        if lib is not None and name in MATRIX_ITEMS + VECTOR_ITEMS:
+            # once compiled (a Fortran run or pyint.reference loaded it): the compiled items
+            return self._eval_compiled(lib, name, shape, t, q, v, w)
         fun = self._num.get(name)
         if fun is None:
             sp = _sp()
