@@ -156,7 +156,10 @@ def test_pendulum_chain_is_not_truncated_and_array_parameters_are_checked():
 
 # -- item 6: workers die with the study process; Ctrl-C stops a run at once, losing nothing -----------
 def _start_sweep(tmp_path, extra=""):
-    script = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import _studies; from pyint.cli import main; "
+    # a terminal's Python: SIGINT raises KeyboardInterrupt, also when this test runs with SIGINT
+    # ignored (a background job inherits SIG_IGN, and Python then keeps it ignored)
+    script = (f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+              f"import sys; sys.path.insert(0, {str(TESTS)!r}); import _studies; from pyint.cli import main; "
               f"from pyint.runner import run_study; {extra}")
     return subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
