@@ -7,7 +7,8 @@
 !> p' = -H_q + G^T lam: its lam is minus ours.
 !>
 !> Discretization (the paper's equations (10)-(16) were lost in the OCR; this is
-!> the reconstruction of SPEC.md, re-derived from the paper's text):  on a step
+!> our carried-multiplier reconstruction of seed 004's lost eqs. (10)-(16),
+!> re-derived from the paper's text):  on a step
 !> [t, t + h] with Lobatto nodes 0 = d_0 < ... < d_s = 1, weights b_i and
 !> D_vj = l_j'(d_v) on [0, 1], q, p and lam are degree-s polynomials with
 !> control points q_v, phat_v, lam_v.  Lobatto quadrature of the dual-variable
@@ -30,7 +31,8 @@
 !> many as equations.  Output per step: (q_s, P_s, lam_s).
 !>
 !> Two variants of the multiplier (argument `variant`):
-!> GL_SPEC (SPEC.md): lam_0 is known, = lam_s of the previous step.  The
+!> GL_SPEC (our reconstruction of seed 004's lost eqs. (10)-(16)): lam_0 is
+!>   known, = lam_s of the previous step.  The
 !>   multiplier is then part of the state and, for s = 1, the node impulse
 !>   reflects the constraint-violating part of phat instead of projecting it;
 !>   on the locked-steering snakeboard that part grows and the board reverses
@@ -65,7 +67,8 @@ module galerkin
 
   integer, parameter :: GL_SMAX = 8
   !> Variants of the multiplier treatment (see the header):
-  !> GL_SPEC: lam_0 = lam_s of the previous step (SPEC.md's reconstruction);
+  !> GL_SPEC: lam_0 = lam_s of the previous step (the carried-multiplier
+  !>   reconstruction of seed 004's lost eqs. (10)-(16));
   !> GL_REDUCED: lam_0 is an unknown of the step and the multiplier polynomial
   !> has degree s - 1 (its degree-s coefficient sum_j w_j lam_j vanishes).
   integer, parameter :: GL_SPEC = 0, GL_REDUCED = 1

@@ -11,7 +11,8 @@
 !> is the paper's; 1/(beta h^2) of the holonomic row is the usual one (Bottasso
 !> et al.), so the iteration matrix stays O(1) as h -> 0.
 !>
-!> Newton matrix (SPEC: F_v gamma h, and (A v)_q beta h + A gamma in the scaled row):
+!> Newton matrix (seed 000 section 2 with its OCR typos corrected: F_v gamma h, and
+!> (A v)_q beta h + A gamma in the scaled row):
 !>   [ M + beta h^2 ((M a)_q - c F_q) - gamma h c f_v     c [G; A]^T ]
 !>   [ G                                                   0         ]
 !>   [ (A v + b)_q beta h + A gamma                        0         ]

@@ -5,7 +5,7 @@
 !>     qdot = phi(q, p) = M^{-1} p,   pdot = psi(t, q, p) - G(t, q)^T lam,   g(t, q) = 0
 !> is the canonical system of H = 1/2 p^T M^{-1} p + V(q) when f = -grad V.
 !>
-!> SCHEME_COMPOSITION (seed 002, SPEC "Seed 002"): one step from (q_k, p_k) is
+!> SCHEME_COMPOSITION (seed 002 section 1, the three-step composition): one step from (q_k, p_k) is
 !>   (1) pbar   = p_k - G(t_k, q_k)^T mu,                mu = h/2 Lam_k
 !>   (2) one step of the partitioned RK method (A for q, Ahat for p) on the
 !>       unconstrained field from (q_k, pbar):

@@ -23,7 +23,7 @@ characteristic polynomial w^(r-1) (w - R(z)), i.e. the coefficients of w^0 ..
 w^(r-2) of det(w (I - zA) - U) vanish for every z.  These conditions are
 affine in the free parameters (verified here at build time), so the scheme
 follows from one linear solve.  With uniform nodes (1/3, 2/3, 1) it is the
-scheme printed in seed 003 (SPEC): order 4, A- and L-stable,
+scheme printed in seed 003 section 2 (our analysis): order 4, A- and L-stable,
 R(z) = (108 + 30 z + z^2) / (108 - 78 z + 25 z^2 - 4 z^3).
 
 Everything here is generic over the number type: with ``exact=True`` and
@@ -33,7 +33,7 @@ the condition number of [H; D] checked.  Every scheme asserts its identities
 where it is built (:meth:`BlockScheme.check`): row sums of U equal 1,
 exactness to its degree, zero-stability, and RK-stability where claimed.
 
-SPEC (seed 003): never use the printed 4-5 digit fractions of the Chebyshev
+Seed 003 section 2: never use the printed 4-5 digit fractions of the Chebyshev
 and Legendre matrices (their row sums of U miss 1 and the scheme diverges);
 the printed Legendre nodes ((3 -+ sqrt 3)/12) are a typo for (3 -+ sqrt 3)/6,
 and the printed Chebyshev U(1,2) = -1070/3380 is a typo for -1071/3380.
@@ -327,7 +327,7 @@ def _scheme(name, c, construction, description):
 
 _S2, _S3 = math.sqrt(2.0), math.sqrt(3.0)
 
-#: Node sets of seed 003 (r = 3), Legendre with the corrected nodes (SPEC).
+#: Node sets of seed 003 (r = 3), Legendre with the corrected nodes (the printed /12 is a typo for /6).
 NODES = {
     "uniform": (Fraction(1, 3), Fraction(2, 3), Fraction(1)),     # rational: built exactly
     "chebyshev": (0.5 - _S2 / 4, 0.5 + _S2 / 4, 1.0),
@@ -363,7 +363,7 @@ def scheme(name_or_nodes, construction="eq8"):
     return _scheme(f"{construction}{c}", c, construction, f"nodes {c} by {construction}")
 
 
-# The RK-stable uniform scheme's stability function (SPEC), asserted where it is built.
+# The RK-stable uniform scheme's stability function (our analysis of seed 003), asserted where it is built.
 _U = PRESETS["uniform_rk"]
 for _z in (-1.0, -10.0, 2j, -0.3 + 4j):
     _R = (108 + 30 * _z + _z**2) / (108 - 78 * _z + 25 * _z**2 - 4 * _z**3)

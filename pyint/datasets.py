@@ -11,7 +11,7 @@ follows these conventions; ``docs/datasets.md`` is the reader's version.
   them in, :func:`check_conventions` lists what is missing.
 * Metrics are data variables with the standard names of :data:`STANDARD`
   (``eps_pos``, ``eps_vel``, ``eps_acc``, ``energy_drift``, ``error``,
-  ``order``, ``cpu_time``, ``newton_iterations``, ...), as defined in SPEC.md.
+  ``order``, ``cpu_time``, ``newton_iterations``, ...), as defined by :class:`pyint.results.Result`.
 * Attributes are scalars or strings only (:func:`attr_value` flattens the rest
   to JSON); :func:`provenance` gives ``pyint_version``, ``git_commit``,
   ``created`` and ``study``.
@@ -64,7 +64,7 @@ STANDARD: dict[str, tuple[str, str]] = {
                              "(k = 0, 1, 2 time derivatives of the constraints)"),
     "energy": ("J", "total energy H"),
     "energy_error": ("1", "relative energy error (H(t) - H(0)) / |H(0)|"),
-    # metrics (SPEC.md): maxima over the run
+    # metrics (the seeds' violation and energy measures): maxima over the run
     "eps_pos": ("[g]", "position-level constraint violation eps(Phi) = max ||g(q)||_inf"),
     "eps_vel": ("[g]/s", "velocity-level constraint violation eps(Phi') = max ||G v||_inf or ||A v + b||_inf"),
     "eps_acc": ("[g]/s^2", "acceleration-level constraint violation eps(Phi'') = max ||G a + (G v)_q v||_inf"),

@@ -21,7 +21,8 @@ tests/test_galerkin.py and docs/galerkin_snakeboard.md):
   steering stays on its circle with constant speed over T = 2000 for s = 4,
   h = 1/16 and s = 1, h = 1/2); lam_s converges for every s, with order
   1, 1, 2, 3, 4 for s = 1..5 (measured, skate with torsion spring).
-* ``"spec"``: SPEC.md's reconstruction, lam_0 = lam_s of the previous step
+* ``"spec"``: the carried-multiplier reconstruction of seed 004's lost
+  eqs. (10)-(16), lam_0 = lam_s of the previous step
   (see the known limitation below).
 
 What both variants give (measured, tests/test_galerkin.py):
@@ -36,8 +37,8 @@ What both variants give (measured, tests/test_galerkin.py):
 * without constraints it is Lobatto IIIA-IIIB, of order 2s.
 
 The multiplier ("spec").  The nodal lam_s is the end control point of the multiplier
-polynomial.  SPEC: "for even s the nodal lam does not converge; do not report
-it": ``Result.lam`` is NaN for even s and the nodal values are in
+polynomial.  For even s the nodal lam does not converge (measured), so we do not
+report it: ``Result.lam`` is NaN for even s and the nodal values are in
 ``Result.extra["lam_nodal"]`` for every s.  Measured on the skate (T = 2,
 eta = 1/2..1/16): the nodal lam converges with order 2, 0, 2, 2, 4, 4 for
 s = 1..6, i.e. state order - 2 for s >= 2 (only s = 2 fails to converge) and 2
@@ -124,7 +125,8 @@ class GalerkinLobatto(Integrator):
     def __init__(self, s=3, tol=1e-12, maxit=20, variant=DEFAULT_VARIANT):
         """s: interpolation degree 1..8 (s + 1 Lobatto nodes per step).
         variant: "reduced" (lam_0 an unknown of the step, multiplier polynomial
-        of degree s - 1) or "spec" (lam_0 = lam_s of the previous step, SPEC.md).
+        of degree s - 1) or "spec" (lam_0 = lam_s of the previous step: our
+        reconstruction of seed 004's lost eqs. (10)-(16)).
         tol: Newton's tolerance (fortran/core/newton_control.f90): stop when theta/(1 - theta) |increment| <= tol / 10,
         positions against 1 + |q|, momenta against 1 + |p|, h lam in momentum units;
         maxit: Newton iterations per step.
@@ -190,8 +192,8 @@ def _fixed_degree(s, lambda_order=None, doc=""):
 
 # lambda_order: of the default variant "reduced", measured (skate with torsion
 # spring, tests/test_galerkin.py).  With variant="spec" the instance reports
-# lam only for odd s (order 2 for s = 1, 3; SPEC: the even-s nodal lam does
-# not converge).
+# lam only for odd s (order 2 for s = 1, 3; the even-s nodal lam does
+# not converge, measured).
 GalerkinS1 = _fixed_degree(1, lambda_order=1, doc="lam_s converges with order 1 (one lam per step).")
 GalerkinS2 = _fixed_degree(2, lambda_order=1, doc="lam_s converges with order 1.")
 GalerkinS3 = _fixed_degree(3, lambda_order=2, doc="lam_s converges with order 2.")

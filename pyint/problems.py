@@ -127,7 +127,7 @@ add_problem(Problem(
     make_state=lambda m: m.initial_state(),
     t_end=2.0,
     h0=1 / 16,
-    source="closed form (SPEC, seed 004): theta = w t, x = g sin(a)/(2 w^2) sin^2(w t), ...",
+    source="closed form (seed 004, example 1): theta = w t, x = g sin(a)/(2 w^2) sin^2(w t), ...",
     exact=_skate_exact,
     tags=frozenset({"conservative", "closed_form"}),
 ))
@@ -181,7 +181,7 @@ add_problem(Problem(
     make_state=lambda m: m.initial_state(),
     t_end=1.0,
     h0=1 / 64,
-    source="seed 003 two-link manipulator in natural coordinates (SPEC); reference: the independent-"
+    source="seed 003 two-link manipulator in natural coordinates (seed 003 section 3); reference: the independent-"
            "coordinate ODE (14) with the bars' width, DOP853 rtol = 2.5e-14, mapped to natural coordinates",
     reference_at=manipulator_reference,
     tags=frozenset({"conservative", "natural_coordinates"}),
@@ -189,7 +189,7 @@ add_problem(Problem(
 
 
 def triple_pendulum_model():
-    """The planar triple pendulum of seed 002 (SPEC "Seed 002"): m = l = g = 1."""
+    """The planar triple pendulum of seed 002 (section 3): m = l = g = 1."""
     return PendulumChain(3, mass=1.0, length=1.0, grav=1.0)
 
 
@@ -361,7 +361,7 @@ _LIE_SOURCE = ("pyint.lie_reference.ida_reference: SUNDIALS IDA on the dummy-der
 
 add_lie_problem(LieProblem(
     name="manipulator_short", make_model=_manipulator, make_state=_manipulator_state,
-    t_end=0.1, h0=5e-4, source=_LIE_SOURCE + " (seed 001 manipulator, SPEC initial state)",
+    t_end=0.1, h0=5e-4, source=_LIE_SOURCE + " (seed 001 manipulator, section 3 initial state)",
     tags=frozenset({"conservative"})))
 add_lie_problem(LieProblem(
     name="heavy_top", make_model=_heavy_top, make_state=_heavy_top_state,

@@ -67,7 +67,7 @@ class Result:
     cpu_time: float = float("nan")
     extra: dict = field(default_factory=dict)
 
-    # -- metrics (SPEC definitions, maxima over the run) -----------------------
+    # -- metrics (the seeds' definitions, maxima over the run) -----------------
     @property
     def eps_pos(self):
         """max |g(q)| over the run."""

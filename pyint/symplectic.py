@@ -11,7 +11,7 @@ M), the canonical system of H = 1/2 p^T M^{-1} p + V(q) when the model is
 Lagrangian with potential V (f = -grad V for a constant M).
 
 * :class:`SymplecticComposition` -- the seed's three-step composition
-  (SPEC "Seed 002"): half kick p - h/2 G(q_k)^T Lam_k, one step of the
+  (seed 002 section 1): half kick p - h/2 G(q_k)^T Lam_k, one step of the
   s-stage Gauss-Legendre method on the unconstrained system (s = 1: implicit
   midpoint, s = 2: the paper's 4th-order tableau), half kick
   -h/2 G(q_{k+1})^T Lam_{k+1}.  Lam_k makes g(q_{k+1}) = 0 (one Newton system
@@ -175,7 +175,8 @@ class LobattoIIIAB(_SymplecticFamily):
 
 class ExplicitMidpointComposition(_SymplecticFamily):
     """The seed's composition with the explicit midpoint rule as middle step:
-    keeps both constraint levels, order 2, but NOT symplectic (SPEC "Seed 002").
+    keeps both constraint levels, order 2, but NOT symplectic (seed 002 section 1
+    makes the composition symplectic only with a symplectic middle step).
     Not registered: it is the negative control of the symplecticity tests."""
 
     name = "composition_explicit_midpoint"

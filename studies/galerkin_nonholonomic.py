@@ -15,7 +15,8 @@ One case = one named run (grid parameter ``run``, see :data:`RUNS`):
   pi/16, pi/32, whose exact motion is a circle of radius l cot(phi); a
   general one), s = 4, eta = 1/16, T = 2000, and the locked ones again with
   s = 1, eta = 1/2.
-* ``*_spec``: locked steering phi = pi/8 with SPEC.md's reconstruction
+* ``*_spec``: locked steering phi = pi/8 with the carried-multiplier
+  reconstruction of seed 004's lost eqs. (10)-(16)
   (``variant="spec"``: lam_0 = previous lam_s), s = 4 and s = 1, for
   comparison with the default ``variant="reduced"`` used by every other run
   (docs/galerkin_snakeboard.md): "spec" reverses the board's direction.

@@ -3,10 +3,10 @@
 Li, Li, Ding, Pan, "Constraints stabilization method for DAEs on Lie group of
 multibody system dynamics" (seed 001): the index-1, -2, -3 Lie-group DAEs and
 the stabilized DAES, all by backward differences + Crouch-Grossman, on the
-two-link manipulator of SPEC (m = 5 kg, l = 1 m, spherical joints, gravity,
+two-link manipulator of seed 001 section 3 (m = 5 kg, l = 1 m, spherical joints, gravity,
 R1 = R2 = I, Omega1 = (10pi, 0, 0), Omega2 = (10pi, 10pi, 20pi), consistent
 v1 = 0, v2 = (0, 10pi, -5pi)).  The paper gives no inertias: each link is a
-solid cylinder of radius 0.05 m (SPEC).  T = 1 s, h = 1e-5 (Table 1) and 1e-4
+solid cylinder of radius 0.05 m (our choice; the paper is silent).  T = 1 s, h = 1e-5 (Table 1) and 1e-4
 (Table 2).  Beyond the paper: DAES with the projected history, and Lie-group
 generalized-alpha (index 3; stabilized index 2), which is second order.
 
@@ -157,7 +157,7 @@ def run_case(p):
         scalars[f"paper_{name}"] = (_paper_value(h, method, k, T), scalars[name][1], f"paper (Tables 1-2): {name}")
     for name, (val, units, long) in scalars.items():
         ds[name] = ((), float(val), {"units": units, "long_name": long})
-    ds.attrs.update({"registered_method": reg_name, "inertia": "solid cylinder r = 0.05 m (SPEC)", "T": T})
+    ds.attrs.update({"registered_method": reg_name, "inertia": "solid cylinder r = 0.05 m (our choice; the paper is silent)", "T": T})
     return ds
 
 

@@ -1,6 +1,6 @@
 """Seed 000: generalized-alpha, alpha-RATTLE and IDA on the snakeboard (section 4).
 
-Model: ``pyint.models.Snakeboard`` (SPEC "Seed 000": thrust F = 20 N, springs
+Model: ``pyint.models.Snakeboard`` (seed 000 section 4: thrust F = 20 N, springs
 k_r = 1, k_w = 0.1 as printed; m, J, J_r, J_w, L illegible in the seed and
 taken from seed 004), released from x = y = theta = phi_b = 0, psi = 0.2,
 phi_f = pi/3 at rest.  rho_inf = 3/7 (alpha_m = -0.1, alpha_f = 0.3, as printed).

@@ -1,6 +1,6 @@
 """Seed 002: constrained symplectic methods on the planar triple pendulum.
 
-Paper: Wu et al. 2004 (seeds/002), SPEC "Seed 002".  Planar triple pendulum of
+Paper: Wu et al. 2004 (seeds/002), section 3 (example).  Planar triple pendulum of
 unit point masses on unit links, gravity 1, written as a SymbolicModel
 (:func:`triple_pendulum_model`, the twin of ``pyint.problems`` "triple_pendulum"),
 released from rest at q(0) = (0.5, -sqrt(.75), 0, -2 sqrt(.75), 0, -1 - 2 sqrt(.75)).

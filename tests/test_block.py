@@ -63,7 +63,7 @@ def test_float_construction_is_blas_independent_and_accurate():
 
 
 def test_printed_uniform_is_degree_4_rk_stable_not_eq8():
-    """SPEC: the printed uniform matrices are exact to degree 4 but not 5, and differ from eq. (8)."""
+    """Seed 003 section 2: the printed uniform matrices are exact to degree 4 but not 5, and differ from eq. (8)."""
     for p in range(5):
         assert _taylor_defect(PRINTED_UNIFORM_A, PRINTED_UNIFORM_U, UNIFORM, p) == [0, 0, 0]
     assert all(x != 0 for x in _taylor_defect(PRINTED_UNIFORM_A, PRINTED_UNIFORM_U, UNIFORM, 5))
@@ -115,7 +115,7 @@ def test_chebyshev_and_legendre_printed_to_printed_precision():
 def test_row_sums_of_u_equal_one():
     for s in PRESETS.values():
         assert np.max(np.abs(s.U.sum(axis=1) - 1)) <= 1e-14, s.name
-    # ... which the printed 4-5 digit fractions miss (SPEC: never run with them)
+    # ... which the printed 4-5 digit fractions miss (seed 003: never run with them)
     assert np.max(np.abs(np.array(PRINTED_CHEB_U).sum(axis=1) - 1)) > 1e-4
     assert np.max(np.abs(np.array(PRINTED_LEG_U).sum(axis=1) - 1)) > 1e-7
 
@@ -157,7 +157,7 @@ def test_measured_order_on_a_scalar_ode(name, order):
 
 
 def test_printed_fractions_diverge():
-    """SPEC: with the printed Chebyshev fractions (row sums of U miss 1) the error
+    """Seed 003 section 2: with the printed Chebyshev fractions (row sums of U miss 1) the error
     grows as h shrinks, while the scheme built in code converges."""
     s = PRESETS["chebyshev"]
     A, U = np.array(PRINTED_CHEB_A), np.array(PRINTED_CHEB_U)

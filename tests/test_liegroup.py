@@ -204,7 +204,7 @@ def test_each_form_keeps_its_own_level_and_the_others_drift(manipulator_runs):
 
 def test_energy_errors_against_paper_table_2(manipulator_runs):
     """Table 2 (h = 1e-4): delta(H) = 0.1307, 0.0728, 0.0820, 0.0765 for DAE1, DAE2, DAE3, DAES.
-    The inertias are ours (SPEC), so agreement within a factor 2.5 is what can be asked;
+    The inertias are ours (the paper is silent), so agreement within a factor 2.5 is what can be asked;
     the second-order generalized-alpha is three orders of magnitude better."""
     paper = {"DAE1": 0.1307, "DAE2": 0.0728, "DAE3": 0.0820, "DAES": 0.0765}
     for k, ref in paper.items():

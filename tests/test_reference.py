@@ -1,7 +1,7 @@
 """pyint.reference: IDA on the dummy-derivative, index-1 and GGL forms of any model.
 
 Validation (issue 4, item 5): the skate on an inclined plane against its
-closed form (SPEC, seed 004), the pendulum chain against an independent
+closed form (seed 004, example 1), the pendulum chain against an independent
 minimal-coordinate ODE, generalized-alpha converging to the IDA reference at
 order 2, a model with holonomic and nonholonomic constraints at once; plus
 the pieces (dummy selection, Jacobians, consistent initial values), failure

@@ -240,7 +240,7 @@ def test_paper_triple_pendulum(method):
 
 
 def test_same_map_on_triple_pendulum_not_on_nonlinear_potential():
-    """SPEC: with a linear potential the midpoint, Gauss and Verlet middle steps give the
+    """Seed 002 section 3 (our check): with a linear potential the midpoint, Gauss and Verlet middle steps give the
     same map; with the anharmonic spring they differ.  Verlet composition == Lobatto s = 2 (RATTLE)."""
     def final(method, prob, t_end, h):
         return method.integrate(prob.model, *prob.initial_state, t_end, h).q[-1]
@@ -316,7 +316,7 @@ def test_symplectic_on_the_constraint_manifold(cls, stages, moving_state):
                          ids=["baumgarte_rk4", "explicit_midpoint"])
 def test_not_symplectic_controls(method, moving_state):
     """Same test, visibly failed: Baumgarte-RK4, and the composition with the explicit midpoint
-    (which keeps both constraint levels, SPEC)."""
+    (which keeps both constraint levels; seed 002 section 1)."""
     defect = symplecticity_defect(method, *moving_state, h=0.1, nsteps=5)
     assert defect >= 1e-5, defect
 

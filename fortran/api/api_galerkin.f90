@@ -3,7 +3,7 @@
 ! Plain arrays in, plain arrays out; the caller allocates the outputs.
 
 !> nsteps steps of the degree-s Galerkin-Lobatto method from (t0, q0, P0, lam0);
-!> variant: 0 = SPEC (lam_0 = previous lam_s), 1 = reduced (lam_0 an unknown,
+!> variant: 0 = GL_SPEC (lam_0 = previous lam_s), 1 = reduced (lam_0 an unknown,
 !> multiplier polynomial of degree s - 1; lam0 is then only the first guess).
 !> Outputs (nout samples, column k = sample k): tout, qout, pout (canonical
 !> momentum P), vout (= H_p(q, P)), lout (nodal multiplier lam_s, pyint's sign);

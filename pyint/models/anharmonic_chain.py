@@ -13,7 +13,7 @@ sum m_i (|v_i|^2/2 + grav y_i) + V_s is conserved.
 
 Why it exists: on the seed's triple pendulum the potential is linear
 (constant force), so the implicit midpoint, Stormer-Verlet and Gauss-Legendre
-middle steps of the seed's composition give the same map (SPEC "Seed 002");
+middle steps of the seed's composition give the same map (tests/test_symplectic.py checks it);
 the quartic spring makes the force nonlinear in q, and the methods differ.
 Fortran twin: fortran/models/anharmonic_chain.f90.
 """

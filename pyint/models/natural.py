@@ -580,7 +580,7 @@ def two_link_manipulator(L1=0.5, L2=1.0, a=0.1, m1=10.0, m2=20.0, g=9.81):
     across it; Pi_1 = m L^2 / 12, Pi_2 = m a^2 / 12; revolute joints O_1 at the
     origin (point (-L1/2, 0) of bar 1) and O_2 (point (L1/2, 0) of bar 1 =
     point (-L2/2, 0) of bar 2); gravity -g along y.  Both bars start horizontal
-    at rest: q0 = (0.25, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1) (SPEC).
+    at rest: q0 = (0.25, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1) (seed 003 section 3).
     """
     s = NaturalSystem(dim=2, gravity=(0.0, -g), name="two_link_manipulator")
     b1 = s.add_body(m1, pi=(m1 * L1**2 / 12, m1 * a**2 / 12), name="link1")

@@ -151,7 +151,7 @@ class RigidBodySystem:
     # -- the paper's example -----------------------------------------------------
     @classmethod
     def two_link_manipulator(cls, mass=5.0, length=1.0, radius=0.05, gravity=9.81):
-        """Seed 001's two-link spatial manipulator (SPEC).  The paper gives no
+        """Seed 001's two-link spatial manipulator (section 3).  The paper gives no
         inertias: each link is a solid cylinder of the given radius along its
         body x axis, J = diag(m r^2/2, m(3r^2 + l^2)/12, m(3r^2 + l^2)/12)."""
         m, l, r = positive("mass", mass), positive("length", length), positive("radius", radius)

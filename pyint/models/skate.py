@@ -21,7 +21,7 @@ Closed form from q(0) = 0, v(0) = (0, 0, omega) (:meth:`Skate.exact`):
     x = g sin(alpha) / (2 omega^2) sin^2(omega t),
     y = g sin(alpha) / (2 omega^2) (omega t - 1/2 sin(2 omega t)).
 
-Multiplier sign.  SPEC/seed 004 write p' = -H_q + G^T lam with
+Multiplier sign.  Seed 004 writes p' = -H_q + G^T lam with
 G = [sin theta, -cos theta, 0] and get lam = -2 m g sin(alpha) sin(omega t).
 pyint writes M a = f - A^T lam, the opposite sign, so here
 

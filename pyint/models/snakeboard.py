@@ -2,7 +2,7 @@
 
 q = (x, y, theta, psi, phi_b, phi_f): board mass centre, board heading, rotor
 angle relative to the board, back and front wheel-axle angles relative to the
-board.  Kinetic energy (SPEC "Seed 000"):
+board.  Kinetic energy (seed 000 section 4, written out to give its constant M):
 
     T = 1/2 m (x'^2 + y'^2) + 1/2 J theta'^2 + 1/2 J_r (theta' + psi')^2
         + 1/2 J_w [(theta' + phi_b')^2 + (theta' + phi_f')^2],
@@ -27,7 +27,7 @@ headings theta + phi_b, theta + phi_f and do not slip sideways:
 Parameters printed in the paper: F = 20 N, k_r = 1 N m/rad, k_w = 0.1 N m/rad.
 The paper's m, J, J_r, J_w, L are illegible in the OCR; the defaults
 m = 6 kg, L = 0.2 m, J = 0.016, J_r = 0.072, J_w = 0.0013 kg m^2 are the
-values of seed 004 (Man, Gao, Zhong 2020), as SPEC.md prescribes.
+values of seed 004 (Man, Gao, Zhong 2020): our choice.
 
 The system is not conservative (the thrust F does work): ``energy`` returns
 the mechanical energy T + 1/2 k_r psi^2 + 1/2 k_w (phi_b^2 + phi_f^2), whose
