@@ -76,11 +76,13 @@ def reference(system, x0, rot0, v0, times, rtol=1e-13, atol=1e-13):
     return np.array(xs), np.array(rs), np.array(vs), np.array(lams), diag
 
 
-def ida_reference(system, x0, rot0, v0, times, rtol=1e-12, atol=None, cache_dir=False):
+def ida_reference(system, x0, rot0, v0, times, rtol=1e-12, atol=None, cache_dir=False, error_estimate=False):
     """The IDA reference (module docstring).  cache_dir as in :func:`pyint.reference.solve`
     (False: no cache; None: the default reference cache).  ``diag`` has IDA's statistics,
     the dummy selections, max |Phi| and |B V| at the outputs, the quaternion-norm drift
-    and the energy drift."""
+    and the energy drift; with error_estimate=True also ``diag["error_estimate"]``: the
+    largest estimated error over the outputs of the quaternion model's q = (x_i, p_i) and
+    v = q' (pyint.reference's estimate: the difference from a solution at rtol/10)."""
     from . import reference as _ida
     from .models.rigid_quaternion import QuaternionRigidBodies
 
@@ -88,7 +90,7 @@ def ida_reference(system, x0, rot0, v0, times, rtol=1e-12, atol=None, cache_dir=
     model = QuaternionRigidBodies(system)
     q0, w0 = model.from_lie(x0, rot0, v0)
     res = _ida.solve(model, np.asarray(times, dtype=float), q0, w0, rtol=rtol, atol=atol,
-                     cache_dir=cache_dir)
+                     cache_dir=cache_dir, error_estimate=error_estimate)
     xs, rs, vs = [], [], []
     diag = {"eps_pos": 0.0, "eps_vel": 0.0, "quat_norm": 0.0}
     for q, w in zip(res.q, res.v):
@@ -104,4 +106,6 @@ def ida_reference(system, x0, rot0, v0, times, rtol=1e-12, atol=None, cache_dir=
     diag["selections"] = res.extra.get("selections")
     diag["form"] = res.form
     diag["rtol"] = rtol
+    if error_estimate:
+        diag["error_estimate"] = {k: float(np.max(res.error_estimate[k], initial=0.0)) for k in ("q", "v")}
     return np.array(xs), np.array(rs), np.array(vs), model.joint_multipliers(res.lam), diag

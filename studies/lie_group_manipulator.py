@@ -76,7 +76,8 @@ def reference_end(T):
     from pyint.so3 import rotation_error
     s = _system()
     x0, r0, v0 = s.manipulator_initial_state()
-    xs, rs, vs, _, diag = ida_reference(s, x0, r0, v0, [0.0, T], rtol=REFERENCE_RTOL, cache_dir=None)
+    xs, rs, vs, _, diag = ida_reference(s, x0, r0, v0, [0.0, T], rtol=REFERENCE_RTOL, cache_dir=None,
+                                        error_estimate=True)
     xo, ro, vo, _, _ = reference(s, x0, r0, v0, [0.0, T], rtol=2.5e-14, atol=1e-15)
     check = (float(np.max(np.abs(xs[-1] - xo[-1]))),
              max(rotation_error(ro[-1][i], rs[-1][i]) for i in range(s.nb)),
@@ -195,6 +196,8 @@ def add_reference_errors(ds):
         "reference": f"pyint.lie_reference.ida_reference: SUNDIALS IDA, quaternion dummy-derivative form, "
                      f"rtol = atol = {REFERENCE_RTOL:g}, {diag['stats'].get('steps')} steps",
         "reference_vs_dop853": f"x {check[0]:.2e} m, R {check[1]:.2e} rad, V {check[2]:.2e} (m/s, rad/s) at T",
+        "reference_error_estimate": (f"quaternion model q = (x, p) {diag['error_estimate']['q']:.2e}, "
+                                     f"q' {diag['error_estimate']['v']:.2e} (difference from IDA at rtol/10)"),
     })
     return out
 
@@ -336,6 +339,7 @@ def summary(ds):
     if "reference" in ds.attrs:
         lines.append(f"errors at T against {ds.attrs['reference']}; order: in x, against the next larger h")
         lines.append(f"that reference vs the quaternion DOP853 ODE (rtol 2.5e-14): {ds.attrs.get('reference_vs_dop853')}")
+        lines.append(f"that reference's own error estimate: {ds.attrs.get('reference_error_estimate')}")
     return "\n".join(lines)
 
 
