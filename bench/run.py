@@ -24,7 +24,7 @@ wp        work-precision on the 2-link chain (problem chain2, T = 1): final
           bench/results/wp.png from the NetCDF file.
 batch     batched trajectories (integrate_batch) with 1 and 2 OpenMP threads
           against one-by-one integrate calls: trajectories per second.
-symbolic  user models as SymbolicModels (bench/symbolic_models.py): generalized-
+symbolic  user models as SymbolicModels (tests/symbolic_models.py): generalized-
           alpha steps/s of the compiled chain (N = 2, 8, 32) and snakeboard
           beside their built-in twins and the same model through the Python
           callback; the 8-link chain's first compile and cached load, each in
@@ -414,7 +414,7 @@ def _compile_time(n_links, cache):
             "from symbolic_models import symbolic_chain\n"
             "t0 = time.perf_counter(); m = symbolic_chain(%d); t1 = time.perf_counter()\n"
             "m.compiled_ipar(); print(t1 - t0, time.perf_counter() - t1)"
-            % (os.path.dirname(os.path.abspath(__file__)), n_links))
+            % (os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"), n_links))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYINT_MODEL_CACHE": cache})
     return tuple(float(x) for x in out.stdout.split()[-2:])

@@ -1,4 +1,5 @@
-"""The benchmark chain and snakeboard written by a user as SymbolicModels (bench/run.py, section symbolic).
+"""The chain and snakeboard written by a user as SymbolicModels: tests/test_symbolic.py and
+bench/run.py (section symbolic) use these.
 
 Same systems as pyint.models.PendulumChain and pyint.models.Snakeboard (their
 docstrings), from SymPy expressions only.
