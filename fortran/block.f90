@@ -47,8 +47,7 @@ module block_method
   use pyint_model, only: model_t
   use pyint_small_lu, only: slu_factor, slu_solve, zlu_factor, zlu_solve
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel
-  use rk4_index1, only: rk4_step
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step
   use pyint_samples, only: store_sample
   use pyint_control, only: stop_status
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED

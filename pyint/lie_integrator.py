@@ -139,21 +139,6 @@ class LieResult(Result):
     def R(self):
         return self.extra["R"]
 
-    def _step_max(self, key):
-        return float(self.extra.get("step_max", {}).get(key, 0.0))
-
-    @property
-    def eps_pos(self):
-        return max(super().eps_pos, self._step_max("eps_pos"))
-
-    @property
-    def eps_vel(self):
-        return max(super().eps_vel, self._step_max("eps_vel"))
-
-    @property
-    def eps_acc(self):
-        return max(super().eps_acc, self._step_max("eps_acc"))
-
     @property
     def energy_drift(self):
         drift = super().energy_drift

@@ -5,7 +5,10 @@ module pyint_metrics
   use pyint_linalg, only: inf_norm
   implicit none
   private
-  public :: trajectory_residuals
+  public :: trajectory_residuals, point_residuals, NRES_VECTOR
+
+  !> Residuals per sample of a vector-state trajectory (the columns of trajectory_residuals).
+  integer, parameter :: NRES_VECTOR = 5
 
 contains
 
@@ -15,31 +18,39 @@ contains
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t(:), q(:, :), v(:, :), a(:, :)
     real(wp), intent(out) :: res(:, :), energy(:)
+    integer :: k
+    do k = 1, size(t)
+      call point_residuals(model, t(k), q(:, k), v(:, k), a(:, k), res(:, k), energy(k))
+    end do
+  end subroutine
+
+  !> The residuals (NRES_VECTOR) and the energy at one point (t, q, v, a).
+  subroutine point_residuals(model, t, q, v, a, res, energy)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:), a(:)
+    real(wp), intent(out) :: res(:), energy
     real(wp) :: g(model%mh), gv(model%mh), gt(model%mh), gam(model%mh)
     real(wp) :: an(model%mn, model%n), bn(model%mn), gamn(model%mn)
-    integer :: k
     res = 0
     energy = 0
-    do k = 1, size(t)
-      if (model%mh > 0) then
-        call model%hol(t(k), q(:, k), g)
-        call model%hol_t(t(k), q(:, k), gt)
-        call model%hol_gamma(t(k), q(:, k), v(:, k), gam)
-        res(1, k) = inf_norm(g)
-        ! G v + g_t and G a + gamma through the operator hol_vel (no dense G: O(nnz) for large models)
-        call model%hol_vel(t(k), q(:, k), v(:, k), gv)
-        res(2, k) = inf_norm(gv)
-        call model%hol_vel(t(k), q(:, k), a(:, k), gv)
-        res(3, k) = inf_norm(gv - gt + gam)
-      end if
-      if (model%mn > 0) then
-        call model%nh(t(k), q(:, k), an, bn)
-        call model%nh_gamma(t(k), q(:, k), v(:, k), gamn)
-        res(4, k) = inf_norm(matmul(an, v(:, k)) + bn)
-        res(5, k) = inf_norm(matmul(an, a(:, k)) + gamn)
-      end if
-      if (model%has_energy) energy(k) = model%energy(t(k), q(:, k), v(:, k))
-    end do
+    if (model%mh > 0) then
+      call model%hol(t, q, g)
+      call model%hol_t(t, q, gt)
+      call model%hol_gamma(t, q, v, gam)
+      res(1) = inf_norm(g)
+      ! G v + g_t and G a + gamma through the operator hol_vel (no dense G: O(nnz) for large models)
+      call model%hol_vel(t, q, v, gv)
+      res(2) = inf_norm(gv)
+      call model%hol_vel(t, q, a, gv)
+      res(3) = inf_norm(gv - gt + gam)
+    end if
+    if (model%mn > 0) then
+      call model%nh(t, q, an, bn)
+      call model%nh_gamma(t, q, v, gamn)
+      res(4) = inf_norm(matmul(an, v) + bn)
+      res(5) = inf_norm(matmul(an, a) + gamn)
+    end if
+    if (model%has_energy) energy = model%energy(t, q, v)
   end subroutine
 
 end module pyint_metrics
