@@ -25,7 +25,7 @@ module lie_genalpha
   use pyint_kinds
   use pyint_control, only: stop_status
   use pyint_rigid
-  use genalpha, only: alpha_params_t, alpha_params
+  use pyint_alpha, only: alpha_params_t, alpha_params
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private

@@ -26,8 +26,8 @@ import numpy as np
 
 from . import _control, _fortran
 from . import _validate as V
-from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_OK, STATUS_TEXT
-from ._fortran_model import model_args
+from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_OK, STATUS_RANK_DEFICIENT, STATUS_TEXT
+from ._fortran_model import model_args, uses_fortran_twin
 from .errors import Interrupted, LapackError
 from .results import Result, trajectory_residuals
 
@@ -73,6 +73,8 @@ class Integrator:
     #: The names of the stepper's stats array, in its order; ``STATS_REALS``: those that are floats.
     STATS: tuple = ()
     STATS_REALS: frozenset = frozenset()
+    #: The stepper's init checks the rank of [G; A] (fortran/core/driver.f90: consistent_start).
+    START_CHECKS_RANK = False
 
     def kernel_options(self, model):
         """(iopt, ropt): the method's integer and real options, in the order its stepper's
@@ -166,8 +168,11 @@ class Integrator:
         return results
 
     def _initial_state(self, model, t0, q0, v0, project, backend):
-        """(q0, v0) checked against the constraints (projected when ``project``)."""
-        return V.consistent_initial_state(model, t0, q0, v0, project=project)
+        """(q0, v0) checked against the constraints (projected when ``project``); the rank of
+        [G; A] and the model's items are left to the kernel when its stepper checks them at the
+        start (``START_CHECKS_RANK``) on the model's Fortran twin."""
+        kernel_checks = self.START_CHECKS_RANK and uses_fortran_twin(model, backend)
+        return V.consistent_initial_state(model, t0, q0, v0, project=project, kernel_checks=kernel_checks)
 
     def check_model(self, model):
         n = getattr(model, "n", None)
@@ -219,6 +224,10 @@ class Integrator:
         raises the IntegrationError of a failed run when raise_on_failure (and
         always what ``run``, the kernel call's :class:`_control.KernelRun`, recorded)."""
         status, steps_done, nsamples = (int(x) for x in raw["istat"])
+        if status == STATUS_RANK_DEFICIENT:   # bad input, found by the kernel's start: as check_rank says it
+            raise ValueError(f"the constraint Jacobian [G; A] is singular at t={t0}: rank below its "
+                             f"{model.n_hol + model.n_nonhol} constraints (the LU of [I C^T; C 0] has a pivot below "
+                             "1e-14 of the largest); redundant or degenerate constraints")
         if run is not None and run.aborted:
             # samples written while a model item was failing (NaN-filled) are not results
             good = np.all(np.isfinite(raw["q"][:nsamples]), axis=1) & np.all(np.isfinite(raw["v"][:nsamples]), axis=1)

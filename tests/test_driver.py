@@ -63,3 +63,21 @@ def test_step_maxima_bound_the_sample_maxima(method, problem):
     if full.energy is not None:
         assert sm["energy_change"] == np.max(np.abs(full.energy - full.energy[0]))
         assert sm["energy_change"] >= np.max(np.abs(sparse.energy - sparse.energy[0]))
+
+
+@pytest.mark.parametrize("backend", ["fortran", "callback"])
+def test_rank_deficient_constraints_at_the_start_raise_a_clear_error(backend):
+    """The coupled snakeboard's A loses rank at its rank-drop times (test_builtin_models.py): a start
+    there is refused with the ValueError of a redundant constraint set, whether the kernel's start finds
+    it (built-in model: fortran/core/driver.f90 consistent_start) or Python's check (callback)."""
+    from pyint.genalpha import GeneralizedAlpha
+    from pyint.models import SnakeboardCoupled
+    sc = SnakeboardCoupled()
+    q, v = sc.initial_state("general")
+    t = sc.rank_drop_times(q, v, 100.0)[0]
+    q = q.copy()
+    q[4] += v[4] * t
+    a, b = sc.nh_A(0.0, q), sc.nh_b(0.0, q)
+    v = v - np.linalg.pinv(a) @ (a @ v + b)      # a velocity the rank-1 constraints admit
+    with pytest.raises(ValueError, match="constraint Jacobian .* singular.*redundant or degenerate"):
+        GeneralizedAlpha().integrate(sc, q, v, 0.1, 0.01, backend=backend)

@@ -7,6 +7,7 @@ from pyint._fortran_model import model_args
 from pyint.convergence import fit_order
 from pyint.errors import NewtonConvergenceError, SingularMatrixError
 from pyint.genalpha import AlphaRattle, GeneralizedAlpha, alpha_parameters
+from pyint.integrator import _OUT, _option_arrays, driver_buffers
 from pyint.models import Model, PendulumChain
 from pyint.problems import PROBLEMS
 
@@ -68,15 +69,16 @@ def test_builtin_model_time_loop_never_calls_python():
         calls.append(req)
 
     args = model_args(m, "fortran")
-    a0, lh, _ = m.consistent_acceleration(0.0, q0, v0)
     nsteps, n = 200, m.n
-    out = dict(tout=np.zeros(nsteps + 1), qout=np.zeros((n, nsteps + 1), order="F"),
-               vout=np.zeros((n, nsteps + 1), order="F"), aout=np.zeros((n, nsteps + 1), order="F"),
-               lout=np.zeros((m.n_hol, nsteps + 1), order="F"))
-    istat, stats = _fortran.alpha_run(args["model_id"], args["ipar"], args["rpar"],
-                                      never, args["mh"], args["mn"], args["mflags"],
-                                      0, 1, 0.9, 0, 0, 1e-10, 25, 0.0, 1e-3, nsteps, 1, q0, v0, a0, lh,
-                                      out["tout"], out["qout"], out["vout"], out["aout"], out["lout"])
+    ga = GeneralizedAlpha()
+    iopt, ropt = _option_arrays(ga.kernel_options(m))
+
+    def run(model_id, a, cb, steps):
+        buf = driver_buffers(n, n, m.n_hol, steps, 1, nstats=len(ga.STATS))
+        return _fortran.run(ga.KERNEL, model_id, a["ipar"], a["rpar"], cb, n, a["mh"], a["mn"], a["mflags"],
+                            iopt, ropt, 0.0, 1e-3, steps, 1, q0, v0, *(buf[k] for k in _OUT))
+
+    istat = run(args["model_id"], args, never, nsteps)
     assert istat[0] == 0 and istat[1] == nsteps
     assert calls == []
     # and the callback path does call it, many times
@@ -88,9 +90,7 @@ def test_builtin_model_time_loop_never_calls_python():
         calls2.append(req)
         inner(req, t, q, v, w, out)
 
-    istat, _ = _fortran.alpha_run(0, cb_model["ipar"], cb_model["rpar"], counting, m.n_hol, 0, cb_model["mflags"],
-                                  0, 1, 0.9, 0, 0, 1e-10, 25, 0.0, 1e-3, 10, 1, q0, v0, a0, lh,
-                                  out["tout"], out["qout"], out["vout"], out["aout"], out["lout"])
+    istat = run(0, cb_model, counting, 10)
     assert istat[0] == 0 and len(calls2) > 10
 
 

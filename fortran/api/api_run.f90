@@ -67,3 +67,17 @@ subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, 
   call drive_batch(new_stepper, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, nsteps, every, &
                    nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, istat)
 end subroutine run_batch
+
+!> The alpha family's constants from rho_inf, as the kernels derive them (pyint_alpha,
+!> fortran/core/alpha.f90): p = [alpha_m, alpha_f, alpha, beta, gamma] (the order of
+!> ALPHA_PARAMETER_NAMES in pyint/genalpha.py).
+subroutine alpha_parameters(rho_inf, p)
+  use pyint_kinds
+  use pyint_alpha, only: alpha_params_t, alpha_params
+  implicit none
+  real(c_double), intent(in) :: rho_inf
+  real(c_double), intent(out) :: p(5)
+  type(alpha_params_t) :: a
+  a = alpha_params(rho_inf)
+  p = [a%alpha_m, a%alpha_f, a%alpha, a%beta, a%gamma]
+end subroutine alpha_parameters

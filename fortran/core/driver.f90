@@ -28,14 +28,23 @@
 !> any h: a one-step method without state that depends on h).
 module pyint_driver
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_model, only: model_t, consistent_acceleration
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO
   use pyint_callback_model, only: usercb_i
   use pyint_registry, only: setup_model
   use pyint_control, only: stop_status
   use pyint_metrics, only: point_residuals, NRES_VECTOR
   implicit none
   private
-  public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback
+  public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback, consistent_start
+
+  !> consistent_start's rank test of C = [G; A]: the LU of [I C^T; C 0], whose last pivots
+  !> are those of the Schur complement -C C^T (~ the squared singular values of C,
+  !> independent of the masses), is flagged when min |pivot| / max |pivot| <= RANK_TOL.
+  !> A redundant constraint leaves a pivot at round-off, O(eps |C|^2); 1e-14 flags
+  !> sigma_min / sigma_max below about 1e-7 (as the Cholesky test of C C^T that pyint's
+  !> Python start used for large models).
+  real(wp), parameter :: RANK_TOL = 1e-14_wp
 
   !> The state of a trajectory at time t.
   type :: state_t
@@ -115,6 +124,59 @@ contains
     real(wp), intent(out) :: res(:), energy
     call point_residuals(self%model, s%t, s%q, s%v, s%a, res, energy)
   end subroutine
+
+  !> The start of a vector method: s%a and s%lam at (s%t, s%q, s%v) from the index-1 system,
+  !> assembled through the model's structured hooks and solved with the structured solvers
+  !> (model.f90: consistent_acceleration; O(nnz) for a model with structured hooks), and
+  !> with it the rank check of the constraint Jacobian (see RANK_TOL).  info: 0,
+  !> STATUS_RANK_DEFICIENT, or STATUS_BAD_INPUT (no solver could be set up).
+  subroutine consistent_start(model, s, info)
+    class(model_t), intent(in) :: model
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    call consistent_acceleration(model, s%t, s%q, s%v, SOLVER_AUTO, s%a, s%lam, info)
+    if (info == 0) then
+      if (.not. full_rank(model, s%t, s%q)) info = STATUS_RANK_DEFICIENT
+    else if (info == 1) then
+      info = STATUS_RANK_DEFICIENT
+    else
+      info = STATUS_BAD_INPUT
+    end if
+  end subroutine
+
+  !> Does C = [G; A] at (t, q) have full row rank (see RANK_TOL)?  O(nnz) for a model with
+  !> structured hooks: [I C^T; C 0] goes through the structured solvers.
+  logical function full_rank(model, t, q)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:)
+    type(newton_matrix_t) :: nm
+    integer :: n, mh, mn, i, pass, info
+    n = model%n; mh = model%mh; mn = model%mn
+    full_rank = .true.
+    if (mh + mn == 0) return
+    full_rank = .false.
+    call nm%record(n + mh + mn)
+    do pass = 1, 2
+      do i = 1, n
+        call nm%add(i, i, 1.0_wp)
+      end do
+      call model%add_hol_jac(t, q, 1.0_wp, .true., nm, 0, n)
+      call model%add_hol_jac(t, q, 1.0_wp, .false., nm, n, 0)
+      call model%add_nh_jac(t, q, 1.0_wp, .true., nm, 0, n + mh)
+      call model%add_nh_jac(t, q, 1.0_wp, .false., nm, n + mh, 0)
+      if (pass == 1) then
+        call nm%setup(SOLVER_AUTO, info)
+        if (info /= 0) then
+          call nm%release()
+          return
+        end if
+        call nm%zero()
+      end if
+    end do
+    call nm%factor(info)
+    if (info == 0 .and. .not. nm%out_of_pattern) full_rank = nm%pivot_ratio() > RANK_TOL
+    call nm%release()
+  end function
 
   subroutine no_aux(self, s, aux)
     class(stepper_t), intent(inout) :: self
