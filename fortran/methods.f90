@@ -6,12 +6,14 @@ module pyint_methods
   use rk4_index1, only: rk4_stepper_t
   use baumgarte, only: baumgarte_stepper_t
   use genalpha, only: alpha_stepper_t
+  use block_method, only: block_stepper_t
   implicit none
   private
   public :: new_stepper
 
   !> Method ids (mirrored by the KERNEL attribute of the Python classes).
-  integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2, METHOD_ALPHA = 3
+  integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2, METHOD_ALPHA = 3, &
+                                    METHOD_BLOCK = 4
 
 contains
 
@@ -27,6 +29,8 @@ contains
       allocate(baumgarte_stepper_t :: st)
     case (METHOD_ALPHA)
       allocate(alpha_stepper_t :: st)
+    case (METHOD_BLOCK)
+      allocate(block_stepper_t :: st)
     case default
       info = 1
     end select

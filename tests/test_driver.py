@@ -81,3 +81,36 @@ def test_rank_deficient_constraints_at_the_start_raise_a_clear_error(backend):
     v = v - np.linalg.pinv(a) @ (a @ v + b)      # a velocity the rank-1 constraints admit
     with pytest.raises(ValueError, match="constraint Jacobian .* singular.*redundant or degenerate"):
         GeneralizedAlpha().integrate(sc, q, v, 0.1, 0.01, backend=backend)
+
+
+@pytest.mark.parametrize("method,problem", [p for p in _PAIRS if METHODS[p[0]].KERNEL is not None])
+def test_builtin_model_time_loop_never_calls_python(method, problem):
+    """The driver called directly (f2py entry run) with a counting callback: no call for a built-in
+    model, and many through the callback model."""
+    from pyint import _fortran
+    from pyint._fortran_model import model_args
+    from pyint.integrator import _OUT, _option_arrays, driver_buffers
+    prob = PROBLEMS[problem]
+    m, meth = prob.model, METHODS[method]()
+    q0, v0 = prob.initial_state
+    iopt, ropt = _option_arrays(meth.kernel_options(m))
+    nl = m.n_hol + m.n_nonhol
+
+    def run(backend, cb, steps=20):
+        a = model_args(m, backend)
+        buf = driver_buffers(m.n, m.n, nl, steps, 1, nstats=len(meth.STATS))
+        return _fortran.run(meth.KERNEL, a["model_id"], a["ipar"], a["rpar"], cb or a["usercb"], m.n, a["mh"],
+                            a["mn"], a["mflags"], iopt, ropt, 0.0, prob.h0, steps, 1, q0, v0, *(buf[k] for k in _OUT))
+
+    calls = []
+
+    def counting(req, t, q, v, w, out):  # f2py reads the callback's signature: explicit arguments
+        calls.append(req)
+        inner(req, t, q, v, w, out)
+
+    inner = model_args(m, "callback")["usercb"]
+    istat = run("fortran", counting)
+    assert istat[0] == 0 and istat[1] == 20 and istat[2] == 21
+    assert calls == []
+    istat = run("callback", counting)
+    assert istat[0] == 0 and len(calls) > 20

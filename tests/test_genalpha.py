@@ -2,12 +2,9 @@
 import numpy as np
 import pytest
 
-from pyint import _fortran
-from pyint._fortran_model import model_args
 from pyint.convergence import fit_order
 from pyint.errors import NewtonConvergenceError, SingularMatrixError
 from pyint.genalpha import AlphaRattle, GeneralizedAlpha, alpha_parameters
-from pyint.integrator import _OUT, _option_arrays, driver_buffers
 from pyint.models import Model, PendulumChain
 from pyint.problems import PROBLEMS
 
@@ -57,41 +54,6 @@ def test_fortran_and_callback_paths_identical():
     lam_floor = 100 * np.finfo(float).eps / (a.params["beta"] * 1e-2**2)
     assert np.max(np.abs(a.lam - b.lam)) <= lam_floor * np.max(np.abs(a.lam))
     assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
-
-
-def test_builtin_model_time_loop_never_calls_python():
-    """Run the Fortran driver directly with a counting callback: zero calls for a built-in model."""
-    m = PendulumChain(4)
-    q0, v0 = m.initial_state()
-    calls = []
-
-    def never(req, t, q, v, w, out):  # f2py reads the callback's signature: explicit arguments
-        calls.append(req)
-
-    args = model_args(m, "fortran")
-    nsteps, n = 200, m.n
-    ga = GeneralizedAlpha()
-    iopt, ropt = _option_arrays(ga.kernel_options(m))
-
-    def run(model_id, a, cb, steps):
-        buf = driver_buffers(n, n, m.n_hol, steps, 1, nstats=len(ga.STATS))
-        return _fortran.run(ga.KERNEL, model_id, a["ipar"], a["rpar"], cb, n, a["mh"], a["mn"], a["mflags"],
-                            iopt, ropt, 0.0, 1e-3, steps, 1, q0, v0, *(buf[k] for k in _OUT))
-
-    istat = run(args["model_id"], args, never, nsteps)
-    assert istat[0] == 0 and istat[1] == nsteps
-    assert calls == []
-    # and the callback path does call it, many times
-    cb_model = model_args(m, "callback")
-    calls2 = []
-    inner = cb_model["usercb"]
-
-    def counting(req, t, q, v, w, out):
-        calls2.append(req)
-        inner(req, t, q, v, w, out)
-
-    istat = run(0, cb_model, counting, 10)
-    assert istat[0] == 0 and len(calls2) > 10
 
 
 def test_paper_start_satisfies_its_equation():

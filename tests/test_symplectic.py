@@ -10,7 +10,6 @@ import pytest
 from pyint import _fortran
 from pyint._fortran_model import model_args
 from pyint.baumgarte import BaumgarteRK4
-from pyint.integrator import _OUT, driver_buffers
 from pyint.convergence import fit_order, measured_orders
 from pyint.errors import NewtonConvergenceError
 from pyint.invariants import symplecticity_defect
@@ -388,11 +387,6 @@ def test_builtin_model_time_loop_never_calls_python():
                                            args["mn"], args["mflags"], scheme, kind, s, 1e-10, 20, 0.0, 0.01,
                                            nsteps, 1, q0, v0, *out)
         assert istat[0] == 0 and istat[1] == nsteps and istat[2] == nsteps + 1
-    buf = driver_buffers(n, n, nl, nsteps, 1, nstats=1)
-    istat = _fortran.run(BaumgarteRK4.KERNEL, args["model_id"], args["ipar"], args["rpar"], never, n, args["mh"],
-                         args["mn"], args["mflags"], np.zeros(1, np.int32), np.array([5.0, 5.0]), 0.0, 0.01, nsteps, 1,
-                         q0, v0, *(buf[k] for k in _OUT))
-    assert istat[0] == 0 and istat[1] == nsteps
     assert calls == []
 
 
