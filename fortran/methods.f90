@@ -7,13 +7,14 @@ module pyint_methods
   use baumgarte, only: baumgarte_stepper_t
   use genalpha, only: alpha_stepper_t
   use block_method, only: block_stepper_t
+  use lie_genalpha, only: lie_genalpha_stepper_t
   implicit none
   private
   public :: new_stepper
 
   !> Method ids (mirrored by the KERNEL attribute of the Python classes).
   integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2, METHOD_ALPHA = 3, &
-                                    METHOD_BLOCK = 4
+                                    METHOD_BLOCK = 4, METHOD_LIE_GENALPHA = 5
 
 contains
 
@@ -31,6 +32,8 @@ contains
       allocate(alpha_stepper_t :: st)
     case (METHOD_BLOCK)
       allocate(block_stepper_t :: st)
+    case (METHOD_LIE_GENALPHA)
+      allocate(lie_genalpha_stepper_t :: st)
     case default
       info = 1
     end select

@@ -27,15 +27,19 @@ import numpy as np
 from . import _control, _fortran
 from . import _validate as V
 from ._status import STATUS_NAMES
-from .integrator import Integrator, decode, kernel_stats, n_samples, report_failure
+from ._fortran_model import _never_called
+from .integrator import _OUT, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples, report_failure
 from .models.rigid_bodies import RigidBodySystem
 from .results import CONSTRAINT_LEVELS, Result
 
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10
 
-#: The maxima the kernels track over every step (not only the output samples).
-STEP_MAX_KEYS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality", "energy_change")
+#: The residuals the driver keeps per sample and step of a rigid-body system (fortran/core/lie_stepper.f90).
+LIE_RESIDUALS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality")
+#: The maxima the kernels track over every step (not only the output samples): the residuals, then
+#: max |E - E0|.
+STEP_MAX_KEYS = LIE_RESIDUALS + ("energy_change",)
 #: The names of the Lie kernels' stats array (fortran/api/api_lie_backward.f90, api_lie_genalpha.f90):
 #: these counts, then the per-step maxima STEP_MAX_KEYS.
 STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
@@ -242,6 +246,7 @@ class LieIntegrator(Integrator):
 
     supports = frozenset({"lie_group"})
     invariants = frozenset({"orthogonality"})
+    STATS = STATS
 
     def check_model(self, model):
         if not isinstance(model, RigidBodySystem):
@@ -280,11 +285,18 @@ class LieIntegrator(Integrator):
 
         status, steps_done, nsamples = (int(k) for k in raw["istat"])
         sl = slice(0, nsamples)
-        t, x, rot, v, a, lam = (raw[k][sl] for k in ("t", "x", "R", "v", "a", "lam"))
-        res, energy = lie_residuals(model, x, rot, v, a)
+        t, v, a, lam = (raw[k][sl] for k in ("t", "v", "a", "lam"))
+        if "q" in raw:    # a stepper of the driver: q = (x_i, R_i row-major), residuals per sample
+            q = raw["q"][sl]
+            qb = q.reshape(len(t), model.nb, 12)
+            x, rot = qb[:, :, :3].copy(), qb[:, :, 3:].reshape(len(t), model.nb, 3, 3).copy()
+            res, energy = raw["residual"][sl], raw["energy"][sl]
+        else:
+            x, rot = raw["x"][sl], raw["R"][sl]
+            res, energy = lie_residuals(model, x, rot, v, a)
+            q = np.concatenate([x, rot.reshape(len(t), model.nb, 9)], axis=2).reshape(len(t), 12 * model.nb)
         residual = np.zeros((len(t), 5))
         residual[:, :3] = res[:, :3]
-        q = np.concatenate([x, rot.reshape(len(t), model.nb, 9)], axis=2).reshape(len(t), 12 * model.nb)
         extra = {"x": x, "R": rot, "orthogonality": res[:, 3], "step_max": raw["step_max"]}
         extra.update({k: arr[sl] for k, arr in self._extra(model, raw).items()})
         result = LieResult(
@@ -292,6 +304,27 @@ class LieIntegrator(Integrator):
             energy=energy, stats=raw["stats"], params=self.params(), h=h,
             status=STATUS_NAMES.get(status, f"status{status}"), cpu_time=cpu, extra=extra)
         return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
+
+    #: The length of the stepper's auxiliary vector per sample (system -> int).
+    def _naux(self, system):
+        return 0
+
+    def _run(self, system, t0, h, nsteps, every, x0, r0, v0):
+        """One call of the driver (f2py run) with the method's stepper (``KERNEL``)."""
+        ipar, rpar = system.fortran_params()
+        ipar = np.ascontiguousarray(ipar, dtype=np.int32)
+        rpar = np.ascontiguousarray(rpar, dtype=np.float64)
+        iopt, ropt = _option_arrays(self.kernel_options(system))
+        nq, nv, m = 12 * system.nb, system.nv, system.m
+        buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(system),
+                             nres=len(LIE_RESIDUALS))
+        istat = _fortran.run(self.KERNEL, 0, ipar, rpar, _never_called, nv, m, 0, np.zeros(3, np.int32), iopt, ropt,
+                             t0, h, nsteps, every, system.pack(x0, r0), np.ascontiguousarray(v0, dtype=float),
+                             *(buf[k] for k in _OUT))
+        return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:m].T,
+                    aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
+                    step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),
+                    stats=self.decode_stats(istat, buf["stats"]))
 
     @staticmethod
     def _call_kernel(kernel, options, naux, system, t0, h, nsteps, every, x0, r0, v0):
