@@ -20,6 +20,7 @@ and the method's auxiliary arrays.
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -28,13 +29,16 @@ from . import _control, _fortran
 from . import _validate as V
 from ._status import STATUS_NAMES
 from ._fortran_model import _never_called
-from .integrator import _OUT, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples, report_failure
+from .integrator import (_OUT, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples,
+                         raise_recorded, report_failure)
 from .models.rigid_bodies import RigidBodySystem
 from .results import CONSTRAINT_LEVELS, Result
 
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10
 
+#: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
+RIGID_MODEL_ID = -1
 #: The residuals the driver keeps per sample and step of a rigid-body system (fortran/core/lie_stepper.f90).
 LIE_RESIDUALS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality")
 #: The maxima the kernels track over every step (not only the output samples): the residuals, then
@@ -274,15 +278,22 @@ class LieIntegrator(Integrator):
         t_end = V.as_real(t_end, "t_end")
         every = V.as_every(every)
         nsteps = V.step_count(t0, t_end, h)
-        x0, r0 = as_configuration(model, q0)
-        v0 = V.as_vector(v0, model.nv, "v0")
-        x0, r0, v0 = consistent_rigid_state(model, x0, r0, v0, project=project)
+        x0, r0, v0 = self._lie_initial_state(model, q0, v0, project, "v0")
 
         cpu = time.process_time()
         with _control.kernel_run() as run:
             raw = self._run(model, t0, h, nsteps, every, x0, r0, v0)
         cpu = time.process_time() - cpu
+        return self._make_lie_result(model, raw, t0, h, cpu, raise_on_failure, run)
 
+    @staticmethod
+    def _lie_initial_state(model, q0, v0, project, vname):
+        x0, r0 = as_configuration(model, q0)
+        v0 = V.as_vector(v0, model.nv, vname)
+        return consistent_rigid_state(model, x0, r0, v0, project=project)
+
+    def _make_lie_result(self, model, raw, t0, h, cpu, raise_on_failure=True, run=None):
+        """The LieResult of one trajectory from the raw kernel output (see ``_run``)."""
         status, steps_done, nsamples = (int(k) for k in raw["istat"])
         sl = slice(0, nsamples)
         t, v, a, lam = (raw[k][sl] for k in ("t", "v", "a", "lam"))
@@ -305,6 +316,65 @@ class LieIntegrator(Integrator):
             status=STATUS_NAMES.get(status, f"status{status}"), cpu_time=cpu, extra=extra)
         return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
 
+    def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
+                        raise_on_failure=True):
+        """Many trajectories of rigid-body systems of one layout (the same bodies and joints,
+        real parameters free) in one driver call, OpenMP threads across trajectories (see
+        :meth:`pyint.integrator.Integrator.integrate_batch`).  q0s: one configuration per
+        trajectory ((x0, R0) or the flat q), v0s (nb, 6 nb)."""
+        single = not isinstance(models, (list, tuple))
+        if single:
+            nb = len(v0s) if np.ndim(v0s) == 2 else len(q0s)
+            models = [models] * nb
+        if not models:
+            raise ValueError("integrate_batch needs at least one model")
+        nb = len(models)
+        if len(q0s) != nb or len(v0s) != nb:
+            raise ValueError(f"q0s and v0s must have one entry per trajectory ({nb}), got {len(q0s)} and {len(v0s)}")
+        threads = V.as_int(os.cpu_count() or 1 if threads is None else threads, "threads", minimum=1)
+        for m in models:
+            self.check_model(m)
+        if self.KERNEL is None:
+            return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
+                                   raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
+        h = V.as_real(h, "h", positive=True)
+        t0 = V.as_real(t0, "t0")
+        t_end = V.as_real(t_end, "t_end")
+        every = V.as_every(every)
+        nsteps = V.step_count(t0, t_end, h)
+        first = models[0]
+        pars = [m.fortran_params() for m in models]
+        for m, (ip, rp) in zip(models, pars):
+            if (m.nb != first.nb or m.m != first.m or not np.array_equal(ip, pars[0][0])
+                    or np.size(rp) != np.size(pars[0][1])):
+                raise ValueError(f"integrate_batch needs rigid-body systems of one layout; {m.name!r} differs "
+                                 f"from {first.name!r}")
+        nq, nv, m = 12 * first.nb, first.nv, first.m
+        q0f = np.zeros((nq, nb), order="F")
+        v0f = np.zeros((nv, nb), order="F")
+        for k, sysk in enumerate(models):
+            x0, r0, v0 = self._lie_initial_state(sysk, q0s[k], v0s[k], project, f"v0s[{k}]")
+            q0f[:, k], v0f[:, k] = sysk.pack(x0, r0), v0
+        rpar = np.asfortranarray(np.stack([np.asarray(rp, dtype=float) for _, rp in pars], axis=1))
+        iopt, ropt = _option_arrays(self.kernel_options(first))
+        buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(first),
+                             nres=len(LIE_RESIDUALS), nb=nb)
+        cpu = time.process_time()
+        with _control.kernel_run() as run:
+            istat = _fortran.run_batch(self.KERNEL, RIGID_MODEL_ID, np.ascontiguousarray(pars[0][0], dtype=np.int32),
+                                       rpar, nv, m, 0, np.zeros(3, np.int32), iopt, ropt, t0, h, nsteps, every,
+                                       threads, q0f, v0f, *(buf[k] for k in _OUT))
+        cpu = (time.process_time() - cpu) / nb
+        results = []
+        stopped = run.interrupted or run.lapack is not None
+        for k, sysk in enumerate(models):
+            raw = self._raw({key: x[..., k] for key, x in buf.items()}, m, istat[:, k])
+            raw["stats"].update(batch_size=nb, threads=threads)
+            results.append(self._make_lie_result(sysk, raw, t0, h, cpu, raise_on_failure and not stopped))
+        if stopped:
+            raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h)
+        return results
+
     #: The length of the stepper's auxiliary vector per sample (system -> int).
     def _naux(self, system):
         return 0
@@ -318,9 +388,13 @@ class LieIntegrator(Integrator):
         nq, nv, m = 12 * system.nb, system.nv, system.m
         buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(system),
                              nres=len(LIE_RESIDUALS))
-        istat = _fortran.run(self.KERNEL, 0, ipar, rpar, _never_called, nv, m, 0, np.zeros(3, np.int32), iopt, ropt,
-                             t0, h, nsteps, every, system.pack(x0, r0), np.ascontiguousarray(v0, dtype=float),
+        istat = _fortran.run(self.KERNEL, RIGID_MODEL_ID, ipar, rpar, _never_called, nv, m, 0, np.zeros(3, np.int32),
+                             iopt, ropt, t0, h, nsteps, every, system.pack(x0, r0), np.ascontiguousarray(v0, dtype=float),
                              *(buf[k] for k in _OUT))
+        return self._raw(buf, m, istat)
+
+    def _raw(self, buf, m, istat):
+        """Time-major views of the driver's outputs (one trajectory)."""
         return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:m].T,
                     aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
                     step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),

@@ -5,7 +5,7 @@ import pytest
 
 import pyint.methods  # noqa: F401  (registers every method)
 from pyint.integrator import METHODS
-from pyint.problems import PROBLEMS
+from pyint.problems import LIE_PROBLEMS, PROBLEMS
 
 #: (method, problem) pairs: every vector method on the first shared problem it supports whose
 #: model has a Fortran twin (the batch runs built-in models in threads).
@@ -17,6 +17,10 @@ for _name, _cls in METHODS.items():
         if _prob.kinds <= _cls.supports and _prob.kinds and _prob.model.fortran_name is not None:
             _PAIRS.append((_name, _pname))
             break
+
+
+#: Lie-group methods (a rigid-body system always runs in Fortran) on the first Lie problem.
+_LIE_PAIRS = [(name, next(iter(LIE_PROBLEMS))) for name, cls in METHODS.items() if "lie_group" in cls.supports]
 
 
 def _span(prob, nsteps=10):
@@ -38,6 +42,23 @@ def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
         stats = {k: v for k, v in r.stats.items() if k not in ("batch_size", "threads")}
         assert stats == one.stats
         assert r.extra.get("step_max") == one.extra.get("step_max")
+
+
+@pytest.mark.parametrize("method,problem", _LIE_PAIRS)
+def test_lie_integrate_batch_matches_integrate_bit_for_bit(method, problem):
+    """Two trajectories of a rigid-body system in one batch (two threads): each as alone."""
+    prob = LIE_PROBLEMS[problem]
+    meth = METHODS[method]()
+    q0, v0 = prob.initial_state
+    t_end, h = _span(prob)
+    systems = [prob.model, prob.model]
+    ones = [meth.integrate(s, q0, v0, t_end, h, every=3) for s in systems]
+    batch = meth.integrate_batch(systems, [q0, q0], [v0, v0], t_end, h, every=3, threads=2)
+    for r, one in zip(batch, ones):
+        for f in ("t", "q", "v", "a", "lam", "residual", "energy"):
+            np.testing.assert_array_equal(getattr(r, f), getattr(one, f), err_msg=f)
+        assert {k: v for k, v in r.stats.items() if k not in ("batch_size", "threads")} == one.stats
+        assert r.extra["step_max"] == one.extra["step_max"]
 
 
 @pytest.mark.parametrize("method,problem", [p for p in _PAIRS if METHODS[p[0]].KERNEL is not None])

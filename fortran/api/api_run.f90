@@ -43,7 +43,7 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
   if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
 end subroutine run
 
-!> nb trajectories of one built-in model (model_id > 0) in nthreads OpenMP threads:
+!> nb trajectories of one built-in model (model_id /= 0: not a callback) in nthreads OpenMP threads:
 !> trajectory k starts from column k of q0, v0 with the real parameters rpar(:, k)
 !> (ipar shared: same sizes).  Outputs as run's with a trailing trajectory index.
 subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
@@ -63,7 +63,7 @@ subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, 
   integer(c_int), intent(out) :: istat(3, nb)
   istat(1, :) = STATUS_BAD_INPUT
   istat(2:3, :) = 0
-  if (model_id < 1) return
+  if (model_id == 0) return     ! a callback model cannot run in threads
   call drive_batch(new_stepper, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, nsteps, every, &
                    nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, istat)
 end subroutine run_batch

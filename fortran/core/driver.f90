@@ -280,7 +280,7 @@ contains
 
   end subroutine drive
 
-  !> nb trajectories of one built-in or compiled model (model_id > 0) in OpenMP
+  !> nb trajectories of one built-in or compiled model (model_id /= 0) in OpenMP
   !> threads: trajectory k starts from (q0(:, k), v0(:, k)) with the real
   !> parameters rpar(:, k) (same ipar, hence the same sizes, for all).  Outputs
   !> as drive's with a trailing trajectory index; stats(:, k) the stepper's stats;
@@ -310,7 +310,7 @@ contains
       integer :: ierr
       stats(:, k) = 0
       istat(:, k) = [STATUS_BAD_INPUT, 0, 0]
-      if (model_id < 1) return
+      if (model_id == 0) return     ! a callback model: its items are Python calls, not thread-safe
       call make(method, st, ierr)
       if (ierr /= 0) return
       call st%setup(model_id, ipar, rpar(:, k), no_callback, n, mh, mn, mflags, ierr)

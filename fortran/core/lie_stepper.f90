@@ -14,7 +14,10 @@ module pyint_lie_stepper
   use pyint_linalg, only: inf_norm
   implicit none
   private
-  public :: lie_stepper_t, lie_unpack, lie_pack
+  public :: lie_stepper_t, lie_unpack, lie_pack, RIGID_MODEL_ID
+
+  !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
+  integer, parameter :: RIGID_MODEL_ID = -1
 
   type, abstract, extends(stepper_t) :: lie_stepper_t
     type(rigid_system_t) :: sys
@@ -25,8 +28,8 @@ module pyint_lie_stepper
 
 contains
 
-  !> The rigid system of (ipar, rpar) (model_id, usercb, mflags unused); n: the velocity
-  !> dimension 6 nb, mh: the joint rows m (checked).
+  !> The rigid system of (ipar, rpar) (model_id = RIGID_MODEL_ID; usercb, mflags unused); n: the
+  !> velocity dimension 6 nb, mh: the joint rows m (checked).
   subroutine lie_setup(self, model_id, ipar, rpar, usercb, n, mh, mn, mflags, info)
     class(lie_stepper_t), intent(inout) :: self
     integer, intent(in) :: model_id, n, mh, mn
@@ -34,6 +37,8 @@ contains
     real(wp), intent(in) :: rpar(:)
     procedure(usercb_i) :: usercb
     integer, intent(out) :: info
+    info = 3
+    if (model_id /= RIGID_MODEL_ID) return
     call rigid_system_new(ipar, rpar, self%sys, info)
     if (info /= 0) return
     if (self%sys%nv /= n .or. self%sys%m /= mh .or. mn /= 0) then
