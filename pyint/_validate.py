@@ -113,6 +113,15 @@ def check_output_size(nsamples, values_per_sample, nsteps, every):
     return size
 
 
+def time_grid(h, t0, t_end, every):
+    """(h, t0, every, nsteps) of a fixed-step run from t0 to t_end, each checked."""
+    h = as_real(h, "h", positive=True)
+    t0 = as_real(t0, "t0")
+    t_end = as_real(t_end, "t_end")
+    every = as_every(every)
+    return h, t0, every, step_count(t0, t_end, h)
+
+
 def step_count(t0, t_end, h):
     """Number of steps of size h from t0 to t_end (which must be a multiple of h)."""
     span = t_end - t0

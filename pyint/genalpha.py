@@ -26,7 +26,7 @@ from .integrator import Integrator, decode, kernel_stats, register
 from .structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver
 
 
-#: The order of the constants fortran/api/api_genalpha.f90's alpha_parameters returns.
+#: The order of the constants alpha_parameters (fortran/api/api_run.f90) returns.
 ALPHA_PARAMETER_NAMES = ("alpha_m", "alpha_f", "alpha", "beta", "gamma")
 
 

@@ -127,11 +127,7 @@ class Integrator:
                                    raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
         for m in models:
             self.check_model(m)
-        h = V.as_real(h, "h", positive=True)
-        t0 = V.as_real(t0, "t0")
-        t_end = V.as_real(t_end, "t_end")
-        every = V.as_every(every)
-        nsteps = V.step_count(t0, t_end, h)
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         args = [model_args(m, "fortran") for m in models]
         for m, a in zip(models, args):
             if (type(m) is not type(first) or m.n != first.n or m.n_hol != first.n_hol
@@ -204,11 +200,7 @@ class Integrator:
         not divide the number of steps.
         """
         self.check_model(model)
-        h = V.as_real(h, "h", positive=True)
-        t0 = V.as_real(t0, "t0")
-        t_end = V.as_real(t_end, "t_end")
-        every = V.as_every(every)
-        nsteps = V.step_count(t0, t_end, h)
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         q0 = V.as_vector(q0, model.n, "q0")
         v0 = V.as_vector(v0, model.n, "v0")
         q0, v0 = self._initial_state(model, t0, q0, v0, project, backend)
@@ -359,8 +351,8 @@ def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=No
     tail = () if nb is None else (nb,)
     z = lambda *shape: np.zeros(shape + tail, order="F")  # noqa: E731
     return dict(tout=z(nout), qout=z(nq, nout), vout=z(nv, nout), aout=z(nv, nout), lout=z(max(nl, 1), nout),
-                auxout=z(max(naux, 1), nout), resout=z(nres, nout), eout=z(nout), stepmax=z(nres + 1),
-                stats=z(max(nstats, 1)))
+                auxout=z(naux, nout) if naux else z(1, 1), resout=z(nres, nout), eout=z(nout),
+                stepmax=z(nres + 1), stats=z(max(nstats, 1)))
 
 
 def vector_step_max(stepmax):

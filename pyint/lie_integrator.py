@@ -44,8 +44,8 @@ LIE_RESIDUALS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality")
 #: The maxima the kernels track over every step (not only the output samples): the residuals, then
 #: max |E - E0|.
 STEP_MAX_KEYS = LIE_RESIDUALS + ("energy_change",)
-#: The names of the Lie kernels' stats array (fortran/api/api_lie_backward.f90, api_lie_genalpha.f90):
-#: these counts, then the per-step maxima STEP_MAX_KEYS.
+#: The names of the Lie steppers' stats array (the driver returns the per-step maxima STEP_MAX_KEYS apart;
+#: fortran/api/api_lie_backward.f90, not yet a stepper, appends them to these counts).
 STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
 
 
@@ -273,11 +273,7 @@ class LieIntegrator(Integrator):
         if backend not in ("auto", "fortran"):
             raise ValueError(f"{self.name}: backend must be 'auto' or 'fortran' (rigid-body "
                              f"systems always run in Fortran), got {backend!r}")
-        h = V.as_real(h, "h", positive=True)
-        t0 = V.as_real(t0, "t0")
-        t_end = V.as_real(t_end, "t_end")
-        every = V.as_every(every)
-        nsteps = V.step_count(t0, t_end, h)
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         x0, r0, v0 = self._lie_initial_state(model, q0, v0, project, "v0")
 
         cpu = time.process_time()
@@ -337,11 +333,7 @@ class LieIntegrator(Integrator):
         if self.KERNEL is None:
             return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
                                    raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
-        h = V.as_real(h, "h", positive=True)
-        t0 = V.as_real(t0, "t0")
-        t_end = V.as_real(t_end, "t_end")
-        every = V.as_every(every)
-        nsteps = V.step_count(t0, t_end, h)
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         first = models[0]
         pars = [m.fortran_params() for m in models]
         for m, (ip, rp) in zip(models, pars):

@@ -135,3 +135,24 @@ def test_builtin_model_time_loop_never_calls_python(method, problem):
     assert calls == []
     istat = run("callback", counting)
     assert istat[0] == 0 and len(calls) > 20
+
+
+def test_integrate_cases_batches_vector_and_lie_methods():
+    """pyint.batch groups every method with a stepper into batch calls, rigid-body systems included."""
+    from pyint.batch import integrate_cases
+    cases, alone = [], []
+    for method, problem, problems in (("genalpha", "chain2", PROBLEMS), ("rk4_index1", "snakeboard", PROBLEMS),
+                                      ("lie_genalpha", next(iter(LIE_PROBLEMS)), LIE_PROBLEMS)):
+        prob = problems[problem]
+        meth = METHODS[method]()
+        q0, v0 = prob.initial_state
+        t_end, h = _span(prob)
+        one = meth.integrate(prob.model, q0, v0, t_end, h)
+        for _ in range(2):
+            cases.append(dict(method=meth, model=prob.model, q0=q0, v0=v0, t_end=t_end, h=h))
+            alone.append(one)
+    results = integrate_cases(cases, threads=2)
+    for r, one in zip(results, alone):
+        assert r.stats["batch_size"] == 2
+        np.testing.assert_array_equal(r.q, one.q)
+        np.testing.assert_array_equal(r.lam, one.lam)

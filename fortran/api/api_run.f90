@@ -4,23 +4,23 @@
 ! (fortran/methods.f90); iopt, ropt: the method's options (its Python class's
 ! kernel_options).  The model block is that of pyint/_fortran_model.py.
 ! Outputs (caller-allocated, column k = sample k): tout, qout, vout, aout, lout,
-! auxout (the method's auxiliary vector), resout (residuals), eout (energy);
+! auxout (the method's auxiliary vector; (1, 1) when it has none), resout (residuals), eout (energy);
 ! stepmax = the residuals' maxima over every step, then max |E - E0|;
 ! stats = the method's counters; istat = [status, steps done, samples].
 
 subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
-               t0, h, nsteps, every, nq, nv, q0, v0, nl, naux, nres, nout, tout, qout, vout, aout, lout, auxout, &
-               resout, eout, stepmax, nst, stats, istat)
+               t0, h, nsteps, every, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, aout, lout, &
+               auxout, resout, eout, stepmax, nst, stats, istat)
   use pyint_kinds
   use pyint_driver, only: stepper_t, drive
   use pyint_methods, only: new_stepper
   implicit none
   integer(c_int), intent(in) :: method, model_id, nipar, nrpar, n, mh, mn, niopt, nropt, nsteps, every
-  integer(c_int), intent(in) :: nq, nv, nl, naux, nres, nout, nst
+  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst
   integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
   real(c_double), intent(in) :: rpar(nrpar), ropt(nropt), t0, h, q0(nq), v0(nv)
   real(c_double), intent(inout) :: tout(nout), qout(nq, nout), vout(nv, nout), aout(nv, nout), lout(nl, nout), &
-                                   auxout(naux, nout), resout(nres, nout), eout(nout), stepmax(nres + 1), stats(nst)
+                                   auxout(naux, naout), resout(nres, nout), eout(nout), stepmax(nres + 1), stats(nst)
   integer(c_int), intent(out) :: istat(3)
   external usercb
   interface
@@ -47,18 +47,18 @@ end subroutine run
 !> trajectory k starts from column k of q0, v0 with the real parameters rpar(:, k)
 !> (ipar shared: same sizes).  Outputs as run's with a trailing trajectory index.
 subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
-                     t0, h, nsteps, every, nthreads, nq, nv, q0, v0, nl, naux, nres, nout, tout, qout, vout, aout, &
-                     lout, auxout, resout, eout, stepmax, nst, stats, istat)
+                     t0, h, nsteps, every, nthreads, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, &
+                     aout, lout, auxout, resout, eout, stepmax, nst, stats, istat)
   use pyint_kinds
   use pyint_driver, only: drive_batch
   use pyint_methods, only: new_stepper
   implicit none
   integer(c_int), intent(in) :: method, model_id, nipar, nrpar, nb, n, mh, mn, niopt, nropt, nsteps, every, nthreads
-  integer(c_int), intent(in) :: nq, nv, nl, naux, nres, nout, nst
+  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst
   integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
   real(c_double), intent(in) :: rpar(nrpar, nb), ropt(nropt), t0, h, q0(nq, nb), v0(nv, nb)
   real(c_double), intent(inout) :: tout(nout, nb), qout(nq, nout, nb), vout(nv, nout, nb), aout(nv, nout, nb), &
-                                   lout(nl, nout, nb), auxout(naux, nout, nb), resout(nres, nout, nb), &
+                                   lout(nl, nout, nb), auxout(naux, naout, nb), resout(nres, nout, nb), &
                                    eout(nout, nb), stepmax(nres + 1, nb), stats(nst, nb)
   integer(c_int), intent(out) :: istat(3, nb)
   istat(1, :) = STATUS_BAD_INPUT

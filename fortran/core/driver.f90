@@ -28,7 +28,7 @@
 !> any h: a one-step method without state that depends on h).
 module pyint_driver
   use pyint_kinds
-  use pyint_model, only: model_t, consistent_acceleration
+  use pyint_model, only: model_t, consistent_acceleration, index1_matrix
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO
   use pyint_callback_model, only: usercb_i
   use pyint_registry, only: setup_model
@@ -136,7 +136,7 @@ contains
     integer, intent(out) :: info
     call consistent_acceleration(model, s%t, s%q, s%v, SOLVER_AUTO, s%a, s%lam, info)
     if (info == 0) then
-      if (.not. full_rank(model, s%t, s%q)) info = STATUS_RANK_DEFICIENT
+      if (.not. full_rank(model, s%t, s%q, s%v)) info = STATUS_RANK_DEFICIENT
     else if (info == 1) then
       info = STATUS_RANK_DEFICIENT
     else
@@ -146,33 +146,16 @@ contains
 
   !> Does C = [G; A] at (t, q) have full row rank (see RANK_TOL)?  O(nnz) for a model with
   !> structured hooks: [I C^T; C 0] goes through the structured solvers.
-  logical function full_rank(model, t, q)
+  logical function full_rank(model, t, q, v)
     class(model_t), intent(in) :: model
-    real(wp), intent(in) :: t, q(:)
+    real(wp), intent(in) :: t, q(:), v(:)
     type(newton_matrix_t) :: nm
-    integer :: n, mh, mn, i, pass, info
-    n = model%n; mh = model%mh; mn = model%mn
+    integer :: info
     full_rank = .true.
-    if (mh + mn == 0) return
+    if (model%mh + model%mn == 0) return
     full_rank = .false.
-    call nm%record(n + mh + mn)
-    do pass = 1, 2
-      do i = 1, n
-        call nm%add(i, i, 1.0_wp)
-      end do
-      call model%add_hol_jac(t, q, 1.0_wp, .true., nm, 0, n)
-      call model%add_hol_jac(t, q, 1.0_wp, .false., nm, n, 0)
-      call model%add_nh_jac(t, q, 1.0_wp, .true., nm, 0, n + mh)
-      call model%add_nh_jac(t, q, 1.0_wp, .false., nm, n + mh, 0)
-      if (pass == 1) then
-        call nm%setup(SOLVER_AUTO, info)
-        if (info /= 0) then
-          call nm%release()
-          return
-        end if
-        call nm%zero()
-      end if
-    end do
+    call index1_matrix(model, t, q, v, .false., SOLVER_AUTO, nm, info)
+    if (info /= 0) return
     call nm%factor(info)
     if (info == 0 .and. .not. nm%out_of_pattern) full_rank = nm%pivot_ratio() > RANK_TOL
     call nm%release()
@@ -218,6 +201,7 @@ contains
     istat = [STATUS_BAD_INPUT, 0, 0]
     if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. every < 1 .or. nsteps < 0 .or. .not. h > 0 &
         .or. size(stepmax) < st%nres + 1 .or. size(lout, 1) < st%nl .or. size(auxout, 1) < st%naux &
+        .or. (st%naux > 0 .and. size(auxout, 2) < size(tout)) &
         .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv) return
     allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
     s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
