@@ -33,6 +33,7 @@ contains
     real(wp) :: an(model%mn, model%n), bn(model%mn), gamn(model%mn)
     res = 0
     energy = 0
+    call model%expect_residual_items()
     if (model%mh > 0) then
       call model%hol(t, q, g)
       call model%hol_t(t, q, gt)

@@ -84,6 +84,7 @@ module pyint_model
     procedure :: add_hol_vel_q => default_add_hol_vel_q !< s (G v + g_t)_q
     procedure :: add_nh_jac => default_add_nh_jac       !< s A or s A^T
     procedure :: add_nh_vel_q => default_add_nh_vel_q   !< s (A v + b)_q
+    procedure :: expect_residual_items                  !< hint: the residual items follow (no-op)
   end type model_t
 
   abstract interface
@@ -308,6 +309,12 @@ contains
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     energy = 0
   end function
+
+  !> A hint before the residual items of a point (fortran/core/metrics.f90) are asked: a model
+  !> evaluated through Python (callback_model.f90) fetches them in one call.  Others: nothing.
+  subroutine expect_residual_items(self)
+    class(model_t), intent(in) :: self
+  end subroutine
 
   ! --- structured evaluation: dense defaults ---------------------------------
 
