@@ -33,7 +33,7 @@ module pyint_driver
   use pyint_callback_model, only: usercb_i
   use pyint_registry, only: setup_model
   use pyint_control, only: stop_status
-  use pyint_metrics, only: point_residuals, NRES_VECTOR
+  use pyint_metrics, only: point_residuals, residual_work_t, NRES_VECTOR
   implicit none
   private
   public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback, consistent_start
@@ -62,6 +62,7 @@ module pyint_driver
     real(wp), allocatable :: stats(:)  !< the method's counters (names: the Python class's STATS)
     real(wp) :: err_est = -1           !< local error estimate of the last step (-1: none)
     class(model_t), allocatable :: model   !< vector methods' model (setup)
+    type(residual_work_t) :: rw            !< vector_residuals' workspace
   contains
     procedure(init_i), deferred :: init
     procedure(step_i), deferred :: step
@@ -122,7 +123,7 @@ contains
     class(stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: res(:), energy
-    call point_residuals(self%model, s%t, s%q, s%v, s%a, res, energy)
+    call point_residuals(self%model, s%t, s%q, s%v, s%a, res, energy, self%rw)
   end subroutine
 
   !> The start of a vector method: s%a and s%lam at (s%t, s%q, s%v) from the index-1 system,
