@@ -2,15 +2,15 @@
 
 Adding a method (the checklist):
 
-1. ``fortran/<method>.f90``: the kernel, generic over ``class(model_t)``; the
-   whole time loop lives there.  ``fortran/api/api_<method>.f90``: one thin
-   f2py routine taking the model argument block (see ``_fortran_model.py``).
-2. ``pyint/<method>.py``: a subclass of :class:`Integrator` that declares the
+1. ``fortran/<family>.f90``: the kernel, generic over ``class(model_t)``; the
+   whole time loop lives there.  ``fortran/api/api_<family>.f90``: one thin
+   f2py routine taking the model argument block (see ``pyint/models/_fortran_model.py``).
+2. ``pyint/methods/<family>.py``: a subclass of :class:`Integrator` that declares the
    class attributes below, validates its options in ``__init__`` and
    implements ``_run`` (one call into Fortran, returning the raw arrays).
-3. Decorate it with :func:`register`: it joins ``METHODS`` and with it the
-   shared tests (convergence order, agreement with the IDA reference, the
-   invariants it claims).
+3. Decorate it with :func:`register` and import the module in ``pyint/methods/__init__.py``:
+   it joins ``METHODS`` and with it the shared tests (convergence order, agreement with the
+   IDA reference, the invariants it claims).
 """
 from __future__ import annotations
 

@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 
 from pyint import _fortran
-from pyint._fortran_model import model_args
+from pyint.models._fortran_model import model_args
 from pyint.convergence import fit_order
 from pyint.errors import NewtonConvergenceError, SingularMatrixError
-from pyint.genalpha import AlphaRattle, GeneralizedAlpha, alpha_parameters
+from pyint.methods.genalpha import AlphaRattle, GeneralizedAlpha, alpha_parameters
 from pyint.models import Model, PendulumChain
 from pyint.problems import PROBLEMS
 

@@ -80,7 +80,7 @@ end subroutine alpha_batch
 
 !> The alpha family's constants from rho_inf, as the kernels derive them (genalpha's
 !> alpha_params, also used by lie_genalpha): p = [alpha_m, alpha_f, alpha, beta, gamma]
-!> (the order of ALPHA_PARAMETER_NAMES in pyint/genalpha.py).
+!> (the order of ALPHA_PARAMETER_NAMES in pyint/methods/genalpha.py).
 subroutine alpha_parameters(rho_inf, p)
   use pyint_kinds
   use genalpha, only: alpha_params_t, alpha_params

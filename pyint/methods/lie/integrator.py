@@ -24,12 +24,12 @@ import time
 
 import numpy as np
 
-from . import _control, _fortran
-from . import _validate as V
-from ._status import STATUS_NAMES
-from .integrator import Integrator, decode, kernel_stats, n_samples, report_failure
-from .models.rigid_bodies import RigidBodySystem
-from .results import CONSTRAINT_LEVELS, Result
+from ... import _control, _fortran
+from ... import _validate as V
+from ..._status import STATUS_NAMES
+from ...integrator import Integrator, decode, kernel_stats, n_samples, report_failure
+from ...models.rigid_bodies import RigidBodySystem
+from ...results import CONSTRAINT_LEVELS, Result
 
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10

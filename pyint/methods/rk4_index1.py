@@ -14,9 +14,9 @@ unconstrained model (e.g. the independent-coordinate ODE (14)) is plain RK4.
 from __future__ import annotations
 
 
-from . import _fortran
-from ._fortran_model import model_args
-from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
+from .. import _fortran
+from ..models._fortran_model import model_args
+from ..integrator import Integrator, kernel_stats, output_buffers, raw_result, register
 
 #: The names of rk4_index1_run's stats array, in its order (fortran/api/api_rk4_index1.f90).
 STATS = ("index1_solves",)

@@ -23,12 +23,12 @@ import time
 
 import numpy as np
 
-from . import _control, _fortran
-from . import _validate as V
-from ._fortran_model import model_args
-from .integrator import (Integrator, decode, kernel_stats, n_samples, output_buffers, raise_recorded, raw_result,
-                         register)
-from .structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver, consistent_acceleration
+from .. import _control, _fortran
+from .. import _validate as V
+from ..models._fortran_model import model_args
+from ..integrator import (Integrator, decode, kernel_stats, n_samples, output_buffers, raise_recorded, raw_result,
+                          register)
+from ..models.structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver, consistent_acceleration
 
 
 #: The order of the constants fortran/api/api_genalpha.f90's alpha_parameters returns.

@@ -18,10 +18,10 @@ index-1 ODE, which drifts quadratically.
 """
 from __future__ import annotations
 
-from . import _fortran
-from . import _validate as V
-from ._fortran_model import model_args
-from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
+from .. import _fortran
+from .. import _validate as V
+from ..models._fortran_model import model_args
+from ..integrator import Integrator, kernel_stats, output_buffers, raw_result, register
 
 #: The names of baumgarte_run's stats array, in its order (fortran/api/api_baumgarte.f90).
 STATS = ("kkt_solves",)
