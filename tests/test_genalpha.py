@@ -4,7 +4,7 @@ import pytest
 
 from pyint.convergence import fit_order
 from pyint.errors import NewtonConvergenceError, SingularMatrixError
-from pyint.genalpha import AlphaRattle, GeneralizedAlpha, alpha_parameters
+from pyint.methods.genalpha import AlphaRattle, GeneralizedAlpha, alpha_parameters
 from pyint.models import Model, PendulumChain
 from pyint.problems import PROBLEMS
 
