@@ -28,7 +28,10 @@
 !>               increment changes in the state): the increments are noise,
 !>               the iteration stops as converged: at once after a fresh
 !>               matrix (Newton's error is then ~ |dx|^2); with a kept matrix
-!>               when eta <= ETA_FLOOR (or the tolerance test holds); once
+!>               when what it leaves, eta |dx|, is at most ETA_FLOOR times a
+!>               floor-level increment, eta r_k <= ETA_FLOOR with
+!>               r_k = max over groups |dx_g| / (FLOOR eps floor_g) <= 1
+!>               (or the tolerance test holds); once
 !>               its increments stop contracting (theta >= THETA_NOISE) the
 !>               kernel is asked for a fresh matrix (c%refresh) or, if it
 !>               cannot refresh inside a step (the block method), the
@@ -66,8 +69,8 @@ module pyint_newton_control
   real(wp), parameter :: NEWTON_KAPPA = 0.1_wp
   !> "a few eps": an increment below FLOOR eps of its floor scale is round-off
   real(wp), parameter :: NEWTON_FLOOR = 8.0_wp
-  !> a kept matrix at the floor stops when eta <= ETA_FLOOR (what it leaves is a
-  !> thousandth of a floor-level increment) or, when the kernel cannot refresh its
+  !> a kept matrix at the floor stops when eta |dx| <= ETA_FLOOR FLOOR eps floor (what
+  !> it leaves is a thousandth of a floor-level increment) or, when the kernel cannot refresh its
   !> matrix inside a step, once its increments stop contracting (theta >= THETA_NOISE)
   real(wp), parameter :: NEWTON_ETA_FLOOR = 1.0e-3_wp
   real(wp), parameter :: NEWTON_THETA_NOISE = 0.5_wp
@@ -89,6 +92,7 @@ module pyint_newton_control
     real(wp) :: nrm = 0, nrm_prev = 0
     integer :: it = 0
     logical :: at_floor = .true.
+    real(wp) :: floor_ratio = 0  !< max over groups |dx| / (FLOOR eps floor scale): <= 1 at the floor
     logical :: refresh = .false.  !< the rule asks the kernel for a fresh matrix at the next iteration
   contains
     procedure :: start => nc_start
@@ -120,6 +124,7 @@ contains
     class(newton_control_t), intent(inout) :: c
     c%nrm = 0
     c%at_floor = .true.
+    c%floor_ratio = 0
   end subroutine
 
   !> One group of unknowns: its increment dx, the scale against which it is
@@ -132,6 +137,7 @@ contains
     d = maxval(abs(dx))
     c%nrm = max(c%nrm, d / scale)
     c%at_floor = c%at_floor .and. d <= NEWTON_FLOOR * epsilon(1.0_wp) * floor_scale
+    if (d > 0) c%floor_ratio = max(c%floor_ratio, d / (NEWTON_FLOOR * epsilon(1.0_wp) * floor_scale))
   end subroutine
 
   !> The decision after an iteration's increment was measured.  kept: the
@@ -168,7 +174,7 @@ contains
       ! eta |dx|, is a thousandth of a floor-level increment or below KAPPA tol;
       ! once its increments stop contracting (theta >= THETA_NOISE: noise) it asks
       ! for a fresh matrix (refreshable) or stops (not refreshable); else it goes on
-      if (.not. kept .or. (c%it > 1 .and. c%eta <= NEWTON_ETA_FLOOR)) then
+      if (.not. kept .or. (c%it > 1 .and. c%eta * c%floor_ratio <= NEWTON_ETA_FLOOR)) then
         status = NEWTON_CONVERGED
       else if (c%theta < 1 .and. eta * c%nrm <= NEWTON_KAPPA * tol) then
         status = NEWTON_CONVERGED        ! the tolerance test itself
