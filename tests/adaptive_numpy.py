@@ -13,6 +13,7 @@ levels re-imposed) and the statistics.  :class:`RK4Stepper` is a second stepper
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,15 +32,17 @@ def alpha_error_constants(p):
     return {"c2": c2, "Cq": beta + dl / 2 - 1 / 6, "Cv": c2 + gamma / 2 + gamma * dl - 1 / 6}
 
 
-def tangent_projector(model, t, q):
-    """P = I - M^-1 C^T (C M^-1 C^T)^-1 C, C = [G; A]: removes the components of an
-    error vector the constraints fix (the M-orthogonal projection onto C d = 0)."""
+def tangent_projector(model, t, q, along=None):
+    """P = I - D (C D)^-1 C, C = [G; A] at (t, q): removes from an error vector the part the
+    constraint rows fix, which they move along the columns of D: D = M^-1 C^T (default: the
+    multipliers' direction, for v and for index-3 q) or D = G(q_n)^T (``along``: the
+    stabilized variant's mu direction for q).  P d = d for every d with C d = 0."""
     c = V.constraint_matrix(model, t, q)
     n = model.n
     if c.shape[0] == 0:
         return np.eye(n)
-    minv_ct = np.linalg.solve(model.mass(q), c.T)
-    return np.eye(n) - minv_ct @ np.linalg.solve(c @ minv_ct, c)
+    d = np.linalg.solve(model.mass(q), c.T) if along is None else along
+    return np.eye(n) - d @ np.linalg.solve(c @ d, c)
 
 
 @dataclass
@@ -75,7 +78,8 @@ class AlphaStepper:
         a_n* = a_n + (delta h_n - o_n) (a_n - a_{n-1}*) / (t_n + o_n - t_{n-1} - o_{n-1}*)
     and the history term with it (this also removes the consistent start's offset 0); correct=False is the plain recursion (first order
     in v on a random step sequence).  The estimates (eqs. (9), (10)) are projected onto
-    the constraints' tangent space at q_{n+1}.  order = 2; the estimate is O(h^3) and is
+    the constraints' tangent space at q_{n+1} along the direction the step's constraint
+    rows move q and v in (eq. (11)).  order = 2; the estimate is O(h^3) and is
     controlled per unit step (eq. (12)), so err ~ h^2: exponent 2."""
 
     order, exponent, per_unit_step = 2, 2, True
@@ -121,7 +125,10 @@ class AlphaStepper:
             d0 = (a0 - s.a_start) / (s_n - s.s_start)
             err_v = h ** 3 * self.const["Cv"] * 2 * (d1 - d0) / (s_1 - s.s_start)
         proj = tangent_projector(m, t1, q1)
-        err_q = proj @ err_q
+        if self.stabilized:      # the position rows correct q along G(q_n)^T mu (eq. (1))
+            err_q = tangent_projector(m, t1, q1, along=m.hol_jac(s.t, s.q).T) @ err_q
+        else:
+            err_q = proj @ err_q
         if err_v is not None:
             err_v = proj @ err_v
         new = AlphaState(t1, q1, v1, a1, lam1, hist1, mu1, off1, a_start=a0, s_start=s_n, h_prev=h)
@@ -352,3 +359,48 @@ def integrate_on_steps(stepper, steps):
         stepper.accept(trial)
         ests.append((trial.err_q, trial.err_v))
     return stepper.state, ests
+
+
+# -- block methods (seed 003 section 2): the error estimate ------------------------------
+
+def block_error_constants(scheme):
+    """Per node k (docs/adaptive_steps.md section 3), with p = scheme.degree:
+    E_k, the block's local error constant (the residual of eq. (9) on t^(p+1)/(p+1)!):
+    Y_k - y = -E_k h^(p+1) y^(p+1); and the predictor P, the Lagrange extrapolation of
+    degree p through the last p + 1 of the previous two blocks' nodes (W: r x 2r, zero
+    columns for the nodes left out), whose error P_k - y = -pi_k h^(p+1) y^(p+1) is of the
+    same order.  Milne's device: est_k = -E_k / (pi_k - E_k) (Y_k - P_k) = Y_k - y + O(h^(p+2)).
+    Returns (E, pi, factor, W)."""
+    c, A, U, p, r = scheme.c, scheme.A, scheme.U, scheme.degree, scheme.r
+    e = (c ** (p + 1) / math.factorial(p + 1) - A @ (c ** p) / math.factorial(p)
+         - U @ ((c - 1) ** (p + 1)) / math.factorial(p + 1))
+    x = np.concatenate([c - 2, c - 1])[2 * r - (p + 1):]
+    W = np.zeros((r, 2 * r))
+    for j in range(x.size):
+        lj = np.ones(r)
+        for m in range(x.size):
+            if m != j:
+                lj *= (c - x[m]) / (x[j] - x[m])
+        W[:, 2 * r - (p + 1) + j] = lj
+    pi = np.array([np.prod(ck - x) for ck in c]) / math.factorial(p + 1)
+    return e, pi, -e / (pi - e), W
+
+
+def block_step(model, scheme, t, h, qold, zold, tol=1e-15, maxit=200):
+    """One block of eq. (9) on the index-1 form (q' = z, z' = a(t, q, z)) from the last two
+    blocks' node values (rows of qold, zold, 2r each, oldest first; the new block starts at
+    t), solved by fixed-point iteration (non-stiff problems at small h only: a prototype of
+    the estimate, not of the kernel's Newton).  Returns (q, z, est_q, est_z)."""
+    _, _, factor, W = block_error_constants(scheme)
+    A, U, c, r = scheme.A, scheme.U, scheme.c, scheme.r
+    q, z = scheme.extrapolation(2) @ qold, scheme.extrapolation(2) @ zold    # Newton's start
+    uq, uz = U @ qold[r:], U @ zold[r:]
+    for _ in range(maxit):
+        a = np.array([model.consistent_acceleration(t + ck * h, qk, zk)[0] for ck, qk, zk in zip(c, q, z)])
+        z1 = h * A @ a + uz
+        q1 = h * A @ z1 + uq
+        d = max(np.max(np.abs(q1 - q)), np.max(np.abs(z1 - z)))
+        q, z = q1, z1
+        if d <= tol * (1 + max(np.max(np.abs(q)), np.max(np.abs(z)))):
+            return q, z, factor[:, None] * (q - W @ qold), factor[:, None] * (z - W @ zold)
+    raise RuntimeError("block fixed-point iteration did not converge")
