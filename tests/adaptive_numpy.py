@@ -32,12 +32,15 @@ def alpha_error_constants(p):
     return {"c2": c2, "Cq": beta + dl / 2 - 1 / 6, "Cv": c2 + gamma / 2 + gamma * dl - 1 / 6}
 
 
-def tangent_projector(model, t, q, along=None):
-    """P = I - D (C D)^-1 C, C = [G; A] at (t, q): removes from an error vector the part the
-    constraint rows fix, which they move along the columns of D: D = M^-1 C^T (default: the
-    multipliers' direction, for v and for index-3 q) or D = G(q_n)^T (``along``: the
-    stabilized variant's mu direction for q).  P d = d for every d with C d = 0."""
+def tangent_projector(model, t, q, along=None, level="velocity"):
+    """P = I - D (C D)^-1 C: removes from an error vector the part the constraint rows fix,
+    which they move along the columns of D.  level "velocity": C = [G; A] (v's error);
+    "position": C = G (q's error: nonholonomic rows do not fix positions).  D = M^-1 C^T
+    (default: the multipliers' direction) or ``along`` (the stabilized variant's G(q_n)^T,
+    the direction mu moves q in).  P d = d for every d with C d = 0."""
     c = V.constraint_matrix(model, t, q)
+    if level == "position":
+        c = c[:model.n_hol]
     n = model.n
     if c.shape[0] == 0:
         return np.eye(n)
@@ -50,14 +53,13 @@ class AlphaState:
     t: float
     q: np.ndarray
     v: np.ndarray
-    a: np.ndarray            # algorithmic acceleration; approximates qddot(t + delta h_prev)
+    a: np.ndarray            # algorithmic acceleration; approximates qddot(t + offset)
     lam: np.ndarray
     hist: np.ndarray         # history term consistent with a
     mu: np.ndarray | None
     offset: float = 0.0                 # a approximates qddot(t + offset) (0 at the consistent start)
     a_start: np.ndarray | None = None   # the (corrected) a the step into this state started from
     s_start: float | None = None        # the time that a_start approximates qddot at
-    h_prev: float | None = None         # that step's size
 
 
 @dataclass
@@ -66,7 +68,6 @@ class Trial:
     state: object
     err_q: np.ndarray
     err_v: np.ndarray | None
-    iterations: int = 0
 
 
 class AlphaStepper:
@@ -76,15 +77,17 @@ class AlphaStepper:
     correct=True shifts a_n before a step of size h_n to the offset delta h_n the
     step's order conditions assume (eq. (4)):
         a_n* = a_n + (delta h_n - o_n) (a_n - a_{n-1}*) / (t_n + o_n - t_{n-1} - o_{n-1}*)
-    and the history term with it (this also removes the consistent start's offset 0); correct=False is the plain recursion (first order
-    in v on a random step sequence).  The estimates (eqs. (9), (10)) are projected onto
+    and the history term with it (this also removes the consistent start's offset 0);
+    correct=False is the plain recursion (first order in v on a random step sequence).
+    stabilized=True (the default: index 3 collapses under step control, section 1.6)
+    adds mu and the velocity rows of the holonomic constraints.  The estimates (eqs. (9), (10)) are projected onto
     the constraints' tangent space at q_{n+1} along the direction the step's constraint
     rows move q and v in (eq. (11)).  order = 2; the estimate is O(h^3) and is
     controlled per unit step (eq. (12)), so err ~ h^2: exponent 2."""
 
     order, exponent, per_unit_step = 2, 2, True
 
-    def __init__(self, model, q0, v0, t0=0.0, rho_inf=0.9, form="arnold_bruls", stabilized=False, correct=True,
+    def __init__(self, model, q0, v0, t0=0.0, rho_inf=0.9, form="arnold_bruls", stabilized=True, correct=True,
                  tol=1e-10, maxit=25):
         self.model, self.form, self.stabilized, self.correct = model, form, stabilized, correct
         self.tol, self.maxit = tol, maxit
@@ -124,14 +127,13 @@ class AlphaStepper:
         if s.a_start is not None:
             d0 = (a0 - s.a_start) / (s_n - s.s_start)
             err_v = h ** 3 * self.const["Cv"] * 2 * (d1 - d0) / (s_1 - s.s_start)
-        proj = tangent_projector(m, t1, q1)
-        if self.stabilized:      # the position rows correct q along G(q_n)^T mu (eq. (1))
-            err_q = tangent_projector(m, t1, q1, along=m.hol_jac(s.t, s.q).T) @ err_q
+        if self.stabilized and m.n_hol:     # the position rows correct q along G(q_n)^T mu (eq. (1))
+            err_q = tangent_projector(m, t1, q1, along=m.hol_jac(s.t, s.q).T, level="position") @ err_q
         else:
-            err_q = proj @ err_q
+            err_q = tangent_projector(m, t1, q1, level="position") @ err_q
         if err_v is not None:
-            err_v = proj @ err_v
-        new = AlphaState(t1, q1, v1, a1, lam1, hist1, mu1, off1, a_start=a0, s_start=s_n, h_prev=h)
+            err_v = tangent_projector(m, t1, q1) @ err_v
+        new = AlphaState(t1, q1, v1, a1, lam1, hist1, mu1, off1, a_start=a0, s_start=s_n)
         return Trial(h, new, err_q, err_v)
 
     def accept(self, trial):
@@ -305,6 +307,8 @@ def integrate_adaptive(stepper, t_end, rtol, atol=None, h0=None, h_min=None, h_m
             ie = ie0
             stepper.state = s = start
             just_rejected = True
+            if h < h_min:
+                raise RuntimeError(f"step size below h_min = {h_min} at t = {s.t} (error test)")
             continue
         if err > 1.0:
             stats["rejected"] += 1

@@ -10,9 +10,9 @@ between steps; both formulations of fortran/genalpha.f90 (``form="paper"``,
 seed 000's M_{n+1} a_{n+1} + am/(1-am) M_n a_n = c F_{n+1} + af/(1-am) F_n, and
 ``form="arnold_bruls"``, M(q_{n+1}) w_{n+1} = F_{n+1} with
 (1-am) a_{n+1} + am a_n = (1-af) w_{n+1} + af w_n), index 3 or the stabilized
-index-2 variant (``stabilized=True``, holonomic constraints): q_{n+1} gets the
-extra term beta h^2 G(q_n)^T mu and G(q_{n+1}) v_{n+1} + g_t = 0 is solved with
-g = 0 (the vector form of fortran/lie_genalpha.f90's variant 1).
+index-2 variant (``stabilized=True``; it changes the holonomic rows only): q_{n+1}
+gets the extra term beta h^2 G(q_n)^T mu and G(q_{n+1}) v_{n+1} + g_t = 0 is solved
+with g = 0 (the vector form of fortran/lie_genalpha.f90's variant 1).
 """
 from __future__ import annotations
 
@@ -63,9 +63,7 @@ def alpha_step(model, p, t0, h, q, v, a, lam, hist, tol=1e-10, maxit=25, form="p
     Raises NewtonFailure."""
     am, beta, gamma, c, k, d = (p[s] for s in ("alpha_m", "beta", "gamma", "c", "k", "d"))
     n, mh, mn = model.n, model.n_hol, model.n_nonhol
-    ns = mh if stabilized else 0
-    if stabilized and mn:
-        raise ValueError("the stabilized index-2 variant is written for holonomic constraints only")
+    ns = mh if stabilized else 0          # nonholonomic rows are index 2 already: nothing to add
     nx = n + mh + mn + ns
     t1 = t0 + h
     sh = beta * h * h
@@ -120,6 +118,8 @@ def alpha_step(model, p, t0, h, q, v, a, lam, hist, tol=1e-10, maxit=25, form="p
             jac[n:n + mh, n + mh + mn:] = gq @ g0t / sh
             jac[n + mh + mn:, :n] = (beta * h / gamma) * gvq + gq
             jac[n + mh + mn:, n + mh + mn:] = gvq @ g0t / (gamma * h)
+            if mn:
+                jac[n + mh:n + mh + mn, n + mh + mn:] = model.nh_vel_q(t1, q1, v1) @ g0t / h
         dx = np.linalg.solve(jac, -e)
         x = x + dx
         converged = (np.all(np.abs(dx[:n]) * sh <= tol * (1 + np.abs(q1)))

@@ -84,7 +84,7 @@ def _alpha_ratios(name, stabilized):
             lam = np.concatenate(m.consistent_acceleration(tn, rq[i], rv[i])[1:])
             st.state = AlphaState(tn, rq[i].copy(), rv[i].copy(), a, lam, p["d"] * w - p["k"] * a,
                                   np.zeros(m.n_hol) if stabilized else None, offset=p["delta"] * h,
-                                  a_start=a_prev, s_start=tn - h + p["delta"] * h, h_prev=h)
+                                  a_start=a_prev, s_start=tn - h + p["delta"] * h)
             tr = st.attempt(h)
             j = idx[tn + h]
             proj = tangent_projector(m, tn + h, tr.state.q)
