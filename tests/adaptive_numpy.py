@@ -82,10 +82,10 @@ class AlphaStepper:
     stabilized=True (the default: index 3 collapses under step control, section 1.6)
     adds mu and the velocity rows of the holonomic constraints.  The estimates (eqs. (9), (10)) are projected onto
     the constraints' tangent space at q_{n+1} along the direction the step's constraint
-    rows move q and v in (eq. (11)).  order = 2; the estimate is O(h^3) and is
-    controlled per unit step (eq. (12)), so err ~ h^2: exponent 2."""
+    rows move q and v in (eq. (11)).  order = 2; the estimate is O(h^3) (estimate_power)
+    and is controlled per unit step by default (eq. (12))."""
 
-    order, exponent, per_unit_step = 2, 2, True
+    order, estimate_power, per_unit_step = 2, 3, True
 
     def __init__(self, model, q0, v0, t0=0.0, rho_inf=0.9, form="arnold_bruls", stabilized=True, correct=True,
                  tol=1e-10, maxit=25):
@@ -157,10 +157,10 @@ class RK4Stepper:
     b^ = (1/6, 1/3, 1/3, 0, 1/6) (k5 = f(y_{n+1}), the next step's k1):
     err = y4 - y3 = h/6 (k4 - k5), O(h^4) (docs/adaptive_steps.md section 2).
     Local extrapolation: the order-4 solution is kept; the estimate is that of the
-    order-3 one, controlled per step (err ~ h^4: exponent 4), so the global error of
+    order-3 one (O(h^4): estimate_power), controlled per step, so the global error of
     the order-4 solution, ~ h^4 ~ tol, is proportional to the tolerance."""
 
-    order, exponent, per_unit_step = 4, 4, False
+    order, estimate_power, per_unit_step = 4, 4, False
 
     def __init__(self, model, q0, v0, t0=0.0):
         self.model = model
@@ -256,10 +256,11 @@ def initial_step(model, q0, v0, t0, rtol, atol, order, span):
 
 
 def integrate_adaptive(stepper, t_end, rtol, atol=None, h0=None, h_min=None, h_max=None, t_eval=None,
-                       safety=0.9, fac_min=0.2, fac_max=2.0, max_steps=200_000):
+                       safety=0.9, fac_min=0.2, fac_max=2.0, max_steps=200_000, per_unit_step=None):
     """The driver: PI step control (Gustafsson; Hairer, Wanner, Solving ODEs II, IV.2):
         h_new = h * clip(safety * err_n^(-0.7/k) * err_{n-1}^(0.4/k), fac_min, fac_max),
-    k = stepper.exponent (err ~ h^k); after a rejection
+    k = the exponent of err ~ h^k (the estimate's power, less 1 per unit step); per_unit_step:
+    default the stepper's (docs/adaptive_steps.md section 4 for when per step pays); after a rejection
     the next step may not grow; a Newton failure rejects and quarters h.  Outputs at
     t_eval (default: every accepted step) by the stepper's interpolation, then
     re-imposed: q onto g = 0, v onto G v + g_t = 0, A v + b = 0 (M-orthogonal
@@ -277,7 +278,8 @@ def integrate_adaptive(stepper, t_end, rtol, atol=None, h0=None, h_min=None, h_m
     out_t, out_q, out_v = [], [], []
     hs, ts, cq, cv = [], [], [], []
     stats = {"accepted": 0, "rejected": 0, "newton_failures": 0}
-    err_prev, just_rejected, k = 1.0, False, stepper.exponent
+    pus = stepper.per_unit_step if per_unit_step is None else per_unit_step
+    err_prev, just_rejected, k = 1.0, False, stepper.estimate_power - (1 if pus else 0)
     ie = ie0 = 0
     start, first_partial = s, False
     while s.t < t_end:
@@ -295,7 +297,7 @@ def integrate_adaptive(stepper, t_end, rtol, atol=None, h0=None, h_min=None, h_m
                 raise RuntimeError(f"step size below h_min = {h_min} at t = {s.t} (Newton failures)") from None
             continue
         s1 = trial.state
-        err = error_norm(trial, s, s1, rtol, atol, span, stepper.per_unit_step)
+        err = error_norm(trial, s, s1, rtol, atol, span, pus)
         if not np.isfinite(err):
             err = 1e10
         if err > 1.0 and len(hs) == 1 and first_partial:
