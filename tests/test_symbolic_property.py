@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 
 import pyint.models.base as base
 from pyint._fortran_model import fortran_eval
-from pyint.genalpha import GeneralizedAlpha
+from pyint.methods.genalpha import GeneralizedAlpha
 from pyint.models import SymbolicModel
 from pyint.models.base import Model, fd_derivative, fd_jacobian
 
