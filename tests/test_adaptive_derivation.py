@@ -11,7 +11,7 @@ import pytest
 
 from adaptive_numpy import (AlphaStepper, AlphaState, RK4Stepper, _RKState, alpha_error_constants, block_step,
                             integrate_adaptive, integrate_on_steps, tangent_projector)
-from pyint.block_coefficients import PRESETS
+from pyint.methods.block_coefficients import PRESETS
 from genalpha_numpy import alpha_constants
 from pyint.problems import PROBLEMS
 from pyint.reference.ode import ode_reference

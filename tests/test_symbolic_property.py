@@ -5,7 +5,7 @@ and random polynomial / trigonometric / exponential terms, fixed per structure
 so each is derived and compiled once; the compile cache makes it cheap), random
 values of the structure's coefficients (parameters: runtime inputs, no
 recompile), and a random state (t, q, v, a, lam).  Every derived item of the
-compiled model, read through the kernels' model_t (pyint._fortran_model.
+compiled model, read through the kernels' model_t (pyint.models._fortran_model.
 fortran_eval), is compared with central differences (pyint.models.base's
 fd_jacobian / fd_derivative, the helpers test_symbolic.py uses) of the items it
 is derived from.  derandomize=True, database=None: the same examples on every
@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pyint.models.base as base
-from pyint._fortran_model import fortran_eval
+from pyint.models._fortran_model import fortran_eval
 from pyint.methods.genalpha import GeneralizedAlpha
 from pyint.models import SymbolicModel
 from pyint.models.base import Model, fd_derivative, fd_jacobian
