@@ -19,7 +19,7 @@ fallback costs a few evaluations of ``hol``).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.methods import GeneralizedAlpha, RK4Index1
+from pyint import GeneralizedAlpha, RK4Index1
 from pyint.models import Model
 from pyint.reference import solve
 

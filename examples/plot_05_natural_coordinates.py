@@ -16,7 +16,7 @@ nodes) and by generalized-α.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.methods import BlockMethod, GeneralizedAlpha
+from pyint import BlockMethod, GeneralizedAlpha
 from pyint.models import NaturalSystem
 
 s = NaturalSystem(dim=3, gravity=(0.0, 0.0, -9.81))
@@ -46,12 +46,13 @@ blk_q = blk.q.reshape(len(blk.t), 2, 4, 3)        # per body: r, e1, e2, e3
 tip = blk_q[:, 1, 0] + 0.5 * blk_q[:, 1, 1]
 fig = plt.figure(figsize=(11, 4.5), layout="constrained")
 ax = fig.add_subplot(1, 2, 1, projection="3d")
-ax.plot(*tip.T, lw=1)
-ax.plot(*(blk_q[:, 0, 0] + 0.5 * blk_q[:, 0, 1]).T, lw=1)
+ax.plot(*tip.T, lw=1, label="tip of bar 2")
+ax.plot(*(blk_q[:, 0, 0] + 0.5 * blk_q[:, 0, 1]).T, lw=1, label="tip of bar 1 (a circle in x-z)")
+ax.legend(fontsize=8, loc="upper left")
 ax.set_xlabel("x")
 ax.set_ylabel("y")
 ax.set_zlabel("z")
-ax.set_title("tips of bar 1 and bar 2 (block method)")
+ax.set_title("block method, T = 3 s")
 ax2 = fig.add_subplot(1, 2, 2)
 for r in (blk, ga):
     lev = r.level_residuals

@@ -12,7 +12,7 @@ generalized-α (second order).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.methods import LieDAE3, LieGeneralizedAlpha
+from pyint import LieDAE3, LieGeneralizedAlpha
 from pyint.models import RigidBodySystem
 from pyint.models.so3 import expm
 

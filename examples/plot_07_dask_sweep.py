@@ -21,7 +21,7 @@ import numpy as np
 import xarray as xr
 from dask.distributed import LocalCluster
 
-from pyint.methods import GeneralizedAlpha
+from pyint import GeneralizedAlpha
 from pyint.models import AnharmonicChain
 from pyint.study import Study, run_study
 

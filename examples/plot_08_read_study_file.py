@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from pyint.methods import GeneralizedAlpha
+from pyint import GeneralizedAlpha
 from pyint.models import PendulumChain
 from pyint.study import Study, run_study
 

@@ -181,7 +181,7 @@ class Model:
     scleronomic = False
     conservative = False
     fortran_name: str | None = None
-    #: False: the callback path asks one item per Python call (no per-point bundles)
+    # False: the callback path asks one item per Python call (no per-point bundles)
     callback_bundle = True
 
     # -- what a subclass must define ------------------------------------------
