@@ -20,6 +20,7 @@ and the method's auxiliary arrays.
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -27,17 +28,24 @@ import numpy as np
 from . import _control, _fortran
 from . import _validate as V
 from ._status import STATUS_NAMES
-from .integrator import Integrator, decode, kernel_stats, n_samples, report_failure
+from ._fortran_model import _never_called
+from .integrator import (_OUT, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples,
+                         raise_recorded, report_failure)
 from .models.rigid_bodies import RigidBodySystem
 from .results import CONSTRAINT_LEVELS, Result
 
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10
 
-#: The maxima the kernels track over every step (not only the output samples).
-STEP_MAX_KEYS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality", "energy_change")
-#: The names of the Lie kernels' stats array (fortran/api/api_lie_backward.f90, api_lie_genalpha.f90):
-#: these counts, then the per-step maxima STEP_MAX_KEYS.
+#: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
+RIGID_MODEL_ID = -1
+#: The residuals the driver keeps per sample and step of a rigid-body system (fortran/core/lie_stepper.f90).
+LIE_RESIDUALS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality")
+#: The maxima the kernels track over every step (not only the output samples): the residuals, then
+#: max |E - E0|.
+STEP_MAX_KEYS = LIE_RESIDUALS + ("energy_change",)
+#: The names of the Lie steppers' stats array (the driver returns the per-step maxima STEP_MAX_KEYS apart;
+#: fortran/api/api_lie_backward.f90, not yet a stepper, appends them to these counts).
 STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
 
 
@@ -138,21 +146,6 @@ class LieResult(Result):
     @property
     def R(self):
         return self.extra["R"]
-
-    def _step_max(self, key):
-        return float(self.extra.get("step_max", {}).get(key, 0.0))
-
-    @property
-    def eps_pos(self):
-        return max(super().eps_pos, self._step_max("eps_pos"))
-
-    @property
-    def eps_vel(self):
-        return max(super().eps_vel, self._step_max("eps_vel"))
-
-    @property
-    def eps_acc(self):
-        return max(super().eps_acc, self._step_max("eps_acc"))
 
     @property
     def energy_drift(self):
@@ -257,6 +250,7 @@ class LieIntegrator(Integrator):
 
     supports = frozenset({"lie_group"})
     invariants = frozenset({"orthogonality"})
+    STATS = STATS
 
     def check_model(self, model):
         if not isinstance(model, RigidBodySystem):
@@ -279,27 +273,37 @@ class LieIntegrator(Integrator):
         if backend not in ("auto", "fortran"):
             raise ValueError(f"{self.name}: backend must be 'auto' or 'fortran' (rigid-body "
                              f"systems always run in Fortran), got {backend!r}")
-        h = V.as_real(h, "h", positive=True)
-        t0 = V.as_real(t0, "t0")
-        t_end = V.as_real(t_end, "t_end")
-        every = V.as_every(every)
-        nsteps = V.step_count(t0, t_end, h)
-        x0, r0 = as_configuration(model, q0)
-        v0 = V.as_vector(v0, model.nv, "v0")
-        x0, r0, v0 = consistent_rigid_state(model, x0, r0, v0, project=project)
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
+        x0, r0, v0 = self._lie_initial_state(model, q0, v0, project, "v0")
 
         cpu = time.process_time()
         with _control.kernel_run() as run:
             raw = self._run(model, t0, h, nsteps, every, x0, r0, v0)
         cpu = time.process_time() - cpu
+        return self._make_lie_result(model, raw, t0, h, cpu, raise_on_failure, run)
 
+    @staticmethod
+    def _lie_initial_state(model, q0, v0, project, vname):
+        x0, r0 = as_configuration(model, q0)
+        v0 = V.as_vector(v0, model.nv, vname)
+        return consistent_rigid_state(model, x0, r0, v0, project=project)
+
+    def _make_lie_result(self, model, raw, t0, h, cpu, raise_on_failure=True, run=None):
+        """The LieResult of one trajectory from the raw kernel output (see ``_run``)."""
         status, steps_done, nsamples = (int(k) for k in raw["istat"])
         sl = slice(0, nsamples)
-        t, x, rot, v, a, lam = (raw[k][sl] for k in ("t", "x", "R", "v", "a", "lam"))
-        res, energy = lie_residuals(model, x, rot, v, a)
+        t, v, a, lam = (raw[k][sl] for k in ("t", "v", "a", "lam"))
+        if "q" in raw:    # a stepper of the driver: q = (x_i, R_i row-major), residuals per sample
+            q = raw["q"][sl]
+            qb = q.reshape(len(t), model.nb, 12)
+            x, rot = qb[:, :, :3].copy(), qb[:, :, 3:].reshape(len(t), model.nb, 3, 3).copy()
+            res, energy = raw["residual"][sl], raw["energy"][sl]
+        else:
+            x, rot = raw["x"][sl], raw["R"][sl]
+            res, energy = lie_residuals(model, x, rot, v, a)
+            q = np.concatenate([x, rot.reshape(len(t), model.nb, 9)], axis=2).reshape(len(t), 12 * model.nb)
         residual = np.zeros((len(t), 5))
         residual[:, :3] = res[:, :3]
-        q = np.concatenate([x, rot.reshape(len(t), model.nb, 9)], axis=2).reshape(len(t), 12 * model.nb)
         extra = {"x": x, "R": rot, "orthogonality": res[:, 3], "step_max": raw["step_max"]}
         extra.update({k: arr[sl] for k, arr in self._extra(model, raw).items()})
         result = LieResult(
@@ -307,6 +311,86 @@ class LieIntegrator(Integrator):
             energy=energy, stats=raw["stats"], params=self.params(), h=h,
             status=STATUS_NAMES.get(status, f"status{status}"), cpu_time=cpu, extra=extra)
         return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
+
+    def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
+                        raise_on_failure=True):
+        """Many trajectories of rigid-body systems of one layout (the same bodies and joints,
+        real parameters free) in one driver call, OpenMP threads across trajectories (see
+        :meth:`pyint.integrator.Integrator.integrate_batch`).  q0s: one configuration per
+        trajectory ((x0, R0) or the flat q), v0s (nb, 6 nb)."""
+        single = not isinstance(models, (list, tuple))
+        if single:
+            nb = len(v0s) if np.ndim(v0s) == 2 else len(q0s)
+            models = [models] * nb
+        if not models:
+            raise ValueError("integrate_batch needs at least one model")
+        nb = len(models)
+        if len(q0s) != nb or len(v0s) != nb:
+            raise ValueError(f"q0s and v0s must have one entry per trajectory ({nb}), got {len(q0s)} and {len(v0s)}")
+        threads = V.as_int(os.cpu_count() or 1 if threads is None else threads, "threads", minimum=1)
+        for m in models:
+            self.check_model(m)
+        if self.KERNEL is None:
+            return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
+                                   raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
+        first = models[0]
+        pars = [m.fortran_params() for m in models]
+        for m, (ip, rp) in zip(models, pars):
+            if (m.nb != first.nb or m.m != first.m or not np.array_equal(ip, pars[0][0])
+                    or np.size(rp) != np.size(pars[0][1])):
+                raise ValueError(f"integrate_batch needs rigid-body systems of one layout; {m.name!r} differs "
+                                 f"from {first.name!r}")
+        nq, nv, m = 12 * first.nb, first.nv, first.m
+        q0f = np.zeros((nq, nb), order="F")
+        v0f = np.zeros((nv, nb), order="F")
+        for k, sysk in enumerate(models):
+            x0, r0, v0 = self._lie_initial_state(sysk, q0s[k], v0s[k], project, f"v0s[{k}]")
+            q0f[:, k], v0f[:, k] = sysk.pack(x0, r0), v0
+        rpar = np.asfortranarray(np.stack([np.asarray(rp, dtype=float) for _, rp in pars], axis=1))
+        iopt, ropt = _option_arrays(self.kernel_options(first))
+        buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(first),
+                             nres=len(LIE_RESIDUALS), nb=nb)
+        cpu = time.process_time()
+        with _control.kernel_run() as run:
+            istat = _fortran.run_batch(self.KERNEL, RIGID_MODEL_ID, np.ascontiguousarray(pars[0][0], dtype=np.int32),
+                                       rpar, nv, m, 0, np.zeros(3, np.int32), iopt, ropt, t0, h, nsteps, every,
+                                       threads, q0f, v0f, *(buf[k] for k in _OUT))
+        cpu = (time.process_time() - cpu) / nb
+        results = []
+        stopped = run.interrupted or run.lapack is not None
+        for k, sysk in enumerate(models):
+            raw = self._raw({key: x[..., k] for key, x in buf.items()}, m, istat[:, k])
+            raw["stats"].update(batch_size=nb, threads=threads)
+            results.append(self._make_lie_result(sysk, raw, t0, h, cpu, raise_on_failure and not stopped))
+        if stopped:
+            raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h)
+        return results
+
+    #: The length of the stepper's auxiliary vector per sample (system -> int).
+    def _naux(self, system):
+        return 0
+
+    def _run(self, system, t0, h, nsteps, every, x0, r0, v0):
+        """One call of the driver (f2py run) with the method's stepper (``KERNEL``)."""
+        ipar, rpar = system.fortran_params()
+        ipar = np.ascontiguousarray(ipar, dtype=np.int32)
+        rpar = np.ascontiguousarray(rpar, dtype=np.float64)
+        iopt, ropt = _option_arrays(self.kernel_options(system))
+        nq, nv, m = 12 * system.nb, system.nv, system.m
+        buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(system),
+                             nres=len(LIE_RESIDUALS))
+        istat = _fortran.run(self.KERNEL, RIGID_MODEL_ID, ipar, rpar, _never_called, nv, m, 0, np.zeros(3, np.int32),
+                             iopt, ropt, t0, h, nsteps, every, system.pack(x0, r0), np.ascontiguousarray(v0, dtype=float),
+                             *(buf[k] for k in _OUT))
+        return self._raw(buf, m, istat)
+
+    def _raw(self, buf, m, istat):
+        """Time-major views of the driver's outputs (one trajectory)."""
+        return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:m].T,
+                    aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
+                    step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),
+                    stats=self.decode_stats(istat, buf["stats"]))
 
     @staticmethod
     def _call_kernel(kernel, options, naux, system, t0, h, nsteps, every, x0, r0, v0):

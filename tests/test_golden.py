@@ -20,7 +20,11 @@ from golden_outputs import GOLDEN, method_cases, run_method_cases, run_quick_stu
 RTOL = 1e-13
 STUDY_RENAMED: dict[str, str] = {}        # "study/variable" -> "variable"
 STUDY_DROPPED: dict[str, str] = {}        # "study/variable" -> reason
-CHANGED: dict[str, str] = {}              # "case" or "study/variable" -> reason
+CHANGED: dict[str, str] = {              # "case" or "study/variable" -> reason
+    "triple_pendulum_symplectic/eps_pos_long":
+        "run maxima are taken over every step by the one driver (fortran/core/driver.f90), not over the kept "
+        "samples only: baumgarte_rk4's max |g| over the long run is 3.5569e-4 between samples (3.5478e-4 at them)",
+}
 GOLDEN_METHODS = json.loads((GOLDEN / "methods.json").read_text())
 STUDY_FILES = sorted((GOLDEN / "studies").glob("*.nc"))
 
