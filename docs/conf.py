@@ -79,6 +79,7 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib",),
     "show_memory": False,
     "plot_gallery": "True",
+    "run_stale_examples": True,             # rerun every example at every build: pyint may have changed
 }
 
 # --- the API reference, from __all__ ----------------------------------------------------

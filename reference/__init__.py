@@ -156,7 +156,7 @@ from __future__ import annotations
 from . import cache as _cache
 from .forms import FORMS, select_columns, selection_quality
 from ..errors import IntegrationError
-from .ida import IDAFailure, check_times, integrate
+from .ida import IDAFailure, check_times as _check_times, integrate
 from .result import ReferenceResult
 
 __all__ = ["solve", "integrate", "FORMS", "IDAFailure", "ReferenceResult", "select_columns",
@@ -212,7 +212,7 @@ def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_
         d_q, d_v = model.initial_state()
         q0 = d_q if q0 is None else q0
         v0 = d_v if v0 is None else v0
-    times = check_times(times)
+    times = _check_times(times)
     q0 = V.as_vector(q0, model.n, "q0")
     v0 = V.as_vector(v0, model.n, "v0")
     q0, v0 = V.consistent_initial_state(model, float(times[0]), q0, v0, project=project)

@@ -59,6 +59,9 @@ def write_api_pages(srcdir):
     api = os.path.join(srcdir, "api")
     os.makedirs(api, exist_ok=True)
     packages = available_packages()
+    for old in os.listdir(api):        # the page of a package no longer listed goes
+        if old.endswith(".rst") and old != "index.rst" and old[:-4] not in packages:
+            os.remove(os.path.join(api, old))
     for package in packages:
         path = os.path.join(api, f"{package}.rst")
         text = page_text(package)
