@@ -47,12 +47,12 @@ sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 import pyint.methods  # noqa: E402,F401  (registers every method)
 from genalpha_numpy import genalpha_numpy  # noqa: E402
-from pyint.genalpha import GeneralizedAlpha  # noqa: E402
+from pyint.methods.genalpha import GeneralizedAlpha  # noqa: E402
 from pyint.errors import IntegrationError  # noqa: E402
 from pyint.integrator import METHODS  # noqa: E402
 from pyint.models import PendulumChain  # noqa: E402
 from pyint.problems import PROBLEMS  # noqa: E402
-from pyint.structured import sparse_solver_available  # noqa: E402
+from pyint.models.structured import sparse_solver_available  # noqa: E402
 
 H = 1e-3
 RHO = 0.9

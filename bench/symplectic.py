@@ -12,10 +12,10 @@ import time
 import numpy as np
 
 import pyint.methods  # noqa: F401
-from pyint.baumgarte import BaumgarteRK4
+from pyint.methods.baumgarte import BaumgarteRK4
 from pyint.models import PendulumChain
 from pyint.problems import PROBLEMS
-from pyint.symplectic import LobattoIIIAB, Rattle, SymplecticComposition
+from pyint.methods.symplectic import LobattoIIIAB, Rattle, SymplecticComposition
 
 
 def methods():

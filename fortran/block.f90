@@ -1,5 +1,5 @@
 !> Multistep block method (seed 003 §2) for the index-1 form (7) of a
-!> constrained mechanical system; coefficients from pyint/block_coefficients.py.
+!> constrained mechanical system; coefficients from pyint/methods/block_coefficients.py.
 !>
 !> Block b spans [t_b, t_b + h] with nodes t_b + c_k h (k = 1..r, c_r = 1).
 !> With y = (q, z), z = qdot, eq. (9) reads node by node

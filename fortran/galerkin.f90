@@ -435,7 +435,7 @@ contains
   !> The whole trajectory: nsteps steps of size h (h < 0 integrates backwards)
   !> from (t0, q0, p0, l0), output every `every` steps into the caller's arrays
   !> (column k = sample k): t, q_s, P_s, v = H_p(q_s, P_s), lam_s (the nodal
-  !> multiplier; see pyint/galerkin.py for when it approximates lam).
+  !> multiplier; see pyint/methods/galerkin.py for when it approximates lam).
   !> istat = [status, steps done, samples written]; stats = [Newton iterations,
   !> LU factorizations, max iterations in a step, max over all steps of
   !> |A(q_s) H_p(q_s, P_s) + b|].

@@ -1,7 +1,18 @@
 """pyint: integrators for constrained multibody systems, with Fortran kernels.
 
-Every method has one Fortran kernel (``fortran/<method>.f90``) and one Python
-class (``pyint/<method>.py``) of the same name; see the README's method table.
+The layers, each importing only those below it:
+
+* :mod:`pyint.models` -- the systems (one :class:`~pyint.models.Model` interface, built-in
+  models with Fortran twins, rigid bodies on SO(3), natural coordinates, symbolic models);
+* :mod:`pyint.methods` -- the integrators, one module per method family
+  (``pyint/methods/<family>.py`` wraps ``fortran/<family>.f90``), the Lie-group ones in
+  :mod:`pyint.methods.lie`; importing :mod:`pyint.methods` registers them all (``METHODS``);
+* :mod:`pyint.reference` -- reference solutions independent of the methods (SUNDIALS IDA,
+  DOP853 on the index-1 form, the quaternion form of rigid bodies);
+* :mod:`pyint.study` -- parameter sweeps: declaration, execution, cache, combining, datasets,
+  figures; :mod:`pyint.cli` (the ``pyint`` command) on top finds the studies.
+
+The classes a user needs are importable from here: ``from pyint import GeneralizedAlpha, PendulumChain``.
 """
 from importlib.metadata import version as _version, PackageNotFoundError
 
@@ -11,3 +22,27 @@ except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0+unknown"
 
 from . import _fortran  # noqa: F401  (fails loudly if the kernels were not built)
+from .errors import (IntegrationError, Interrupted, LapackError, NewtonConvergenceError, NonFiniteError,
+                     SingularMatrixError)
+from .integrator import Integrator
+from .methods import METHODS
+from .methods.baumgarte import BaumgarteRK4
+from .methods.block import BlockMethod
+from .methods.galerkin import GalerkinLobatto
+from .methods.genalpha import AlphaRattle, GeneralizedAlpha
+from .methods.lie.backward import LieDAE1, LieDAE2, LieDAE3, LieDAES
+from .methods.lie.genalpha import LieGeneralizedAlpha, LieGeneralizedAlphaStab2
+from .methods.rk4_index1 import RK4Index1
+from .methods.symplectic import ExplicitMidpointComposition, LobattoIIIAB, Rattle, SymplecticComposition
+from .models import (BUILTIN_MODELS, AnharmonicChain, ChaplyginSleigh, DrivenPendulum, Model, NaturalModel,
+                     NaturalSystem, PendulumChain, QuaternionRigidBodies, Skate, Snakeboard, SnakeboardCoupled,
+                     SymbolicModel, TwoLinkAngles, two_link_manipulator)
+from .results import Result
+
+__all__ = ["IntegrationError", "Interrupted", "LapackError", "NewtonConvergenceError", "NonFiniteError",
+           "SingularMatrixError", "Integrator", "METHODS", "BaumgarteRK4", "BlockMethod", "GalerkinLobatto",
+           "AlphaRattle", "GeneralizedAlpha", "LieDAE1", "LieDAE2", "LieDAE3", "LieDAES", "LieGeneralizedAlpha",
+           "LieGeneralizedAlphaStab2", "RK4Index1", "ExplicitMidpointComposition", "LobattoIIIAB", "Rattle",
+           "SymplecticComposition", "BUILTIN_MODELS", "AnharmonicChain", "ChaplyginSleigh", "DrivenPendulum",
+           "Model", "NaturalModel", "NaturalSystem", "PendulumChain", "QuaternionRigidBodies", "Skate", "Snakeboard",
+           "SnakeboardCoupled", "SymbolicModel", "TwoLinkAngles", "two_link_manipulator", "Result"]

@@ -21,7 +21,8 @@ import math
 import sys
 from pathlib import Path
 
-from .runner import EXIT_ERROR, EXIT_OK, Study, _describe, add_run_options, exit_status, run_and_report
+from .study.runner import EXIT_ERROR, EXIT_OK, _describe, add_run_options, exit_status, run_and_report
+from .study.declaration import Study
 
 #: The entry-point group through which installed distributions declare studies: each entry point
 #: names a module that defines ``STUDY`` (``name = "pkg.module"``) or the Study itself
@@ -38,7 +39,7 @@ def _kernels():
 def _study_of(obj, where: str) -> Study:
     study = getattr(obj, "STUDY", None) if not isinstance(obj, Study) else obj
     if not isinstance(study, Study):
-        raise TypeError(f"{where} defines no STUDY = Study(...) (pyint.runner.Study)")
+        raise TypeError(f"{where} defines no STUDY = Study(...) (pyint.study.Study)")
     return study
 
 
@@ -130,7 +131,7 @@ def get_study(name: str) -> Study:
 def cmd_info(args) -> int:
     import pyint
 
-    from .datasets import git_commit
+    from .study.datasets import git_commit
     from .models import BUILTIN_MODELS
     found = studies(smoke=True)
     print(f"pyint {pyint.__version__} (git {git_commit()}) from {Path(pyint.__file__).parent}")
@@ -172,8 +173,8 @@ def cmd_study_run(args) -> int:
 
 
 def cmd_plot(args) -> int:
-    from .datasets import load_netcdf
-    from .plotting import study_figures
+    from .study.datasets import load_netcdf
+    from .study.plotting import study_figures
     path = Path(args.file)
     name = load_netcdf(path).attrs.get("study")
     study = studies(smoke=True).get(name) if name else None
@@ -210,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """The ``pyint`` command (a study script runs through :func:`pyint.runner.study_main`)."""
+    """The ``pyint`` command (a study script runs through :func:`pyint.study.study_main`)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

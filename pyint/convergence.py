@@ -47,10 +47,10 @@ def problem_errors(problem, result):
 
     Vector problem: (q, v, lam) errors, each the maximum over the sample times (lam: 0
     without constraints).  Lie-group problem: (x, R, V) errors at t_end, R through
-    |log(R_ref^T R)| (pyint.so3.rotation_error), maximum over the bodies.
+    |log(R_ref^T R)| (pyint.models.so3.rotation_error), maximum over the bodies.
     """
     if "lie_group" in problem.kinds:
-        from .so3 import rotation_error
+        from .models.so3 import rotation_error
         system = problem.model
         qr, vr, _ = problem.reference
         xr, rr = system.unpack(qr)

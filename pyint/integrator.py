@@ -8,12 +8,12 @@ Adding a method (the checklist):
    the loop, sampling, the per-step maxima, status, NaN checks, interrupts and
    OpenMP batches.  Register it: one ``case`` in ``fortran/methods.f90`` (its
    method id) and the file in meson.build.
-2. ``pyint/<method>.py``: a subclass of :class:`Integrator` that declares the
+2. ``pyint/methods/<family>.py``: a subclass of :class:`Integrator` that declares the
    class attributes below plus ``KERNEL`` (the method id), ``STATS`` (the names
    of its stats array) and ``kernel_options`` (its options as the integer and
    real arrays its ``init`` reads), validating them in ``__init__``.  ``_run``
    and ``integrate_batch`` come from the base class.
-3. Decorate it with :func:`register`: it joins ``METHODS`` and with it the
+3. Decorate it with :func:`register` and import the module in ``pyint/methods/__init__.py``: it joins ``METHODS`` and with it the
    shared tests (convergence order, agreement with the IDA reference, the
    invariants it claims, the batch and per-step-maxima tests of test_driver.py).
 """
@@ -27,7 +27,7 @@ import numpy as np
 from . import _control, _fortran
 from . import _validate as V
 from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_OK, STATUS_RANK_DEFICIENT, STATUS_TEXT
-from ._fortran_model import model_args, uses_fortran_twin
+from .models._fortran_model import model_args, uses_fortran_twin
 from .errors import Interrupted, LapackError
 from .results import Result, trajectory_residuals
 

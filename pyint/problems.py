@@ -19,6 +19,7 @@ import numpy as np
 
 from .models import (AnharmonicChain, ChaplyginSleigh, DrivenPendulum, PendulumChain, Skate, Snakeboard,
                      TwoLinkAngles, two_link_manipulator)
+from .reference.ode import ode_reference
 
 
 @dataclass
@@ -66,36 +67,8 @@ class Problem:
         return ode_reference(self.model, *self.initial_state, self.sample_times)
 
 
-def ode_reference(model, q0, v0, times, rtol=2.5e-14, atol=1e-15):
-    """Tight reference at ``times``: SciPy DOP853 on the index-1 ODE form
-    (a from the KKT system at every right-hand side).  The index-1 form drifts
-    off the constraints only at the tolerance level over these short spans.
-    rtol = 2.5e-14 (SciPy's smallest is 100 eps) gives errors ~3e-14, about 5x
-    below rtol = atol = 1e-13: room for the order-4 and -5 methods' errors.
-    Returns (q, v, lam), each (len(times), dim)."""
-    from scipy.integrate import solve_ivp
-
-    n = model.n
-    times = np.atleast_1d(np.asarray(times, dtype=float))
-
-    def rhs(t, y):
-        a, _, _ = model.consistent_acceleration(t, y[:n], y[n:])
-        return np.concatenate([y[n:], a])
-
-    sol = solve_ivp(rhs, (0.0, times[-1]), np.concatenate([q0, v0]), method="DOP853", rtol=rtol, atol=atol,
-                    t_eval=times)
-    if not sol.success:
-        raise RuntimeError(f"reference integration failed: {sol.message}")
-    q, v = sol.y[:n].T, sol.y[n:].T
-    lam = []
-    for t, qk, vk in zip(times, q, v):
-        _, lh, ln = model.consistent_acceleration(t, qk, vk)
-        lam.append(np.concatenate([lh, ln]))
-    return q, v, np.array(lam)
-
-
 #: ``source`` of the problems whose reference is :func:`ode_reference` at its defaults.
-ODE_SOURCE = "pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15"
+ODE_SOURCE = "pyint.reference.ode.ode_reference: DOP853 on the index-1 form, rtol = 2.5e-14, atol = 1e-15"
 
 PROBLEMS: dict[str, Problem] = {}
 
@@ -269,7 +242,7 @@ add_problem(Problem(
 # {"lie_group"}) run on these, in the Lie-group section of tests/test_methods.py.
 # A LieProblem is a Problem whose model is a RigidBodySystem, whose state is
 # (q = RigidBodySystem.pack(x, R), V) and whose reference (q, V, lam) at t_end is
-# the IDA solution of pyint.lie_reference.ida_reference (quaternions, dummy
+# the IDA solution of pyint.reference.lie.ida_reference (quaternions, dummy
 # derivatives, rtol 1e-12); ``ode_reference`` is the quaternion DOP853 cross-check.
 
 LIE_IDA_RTOL = 1e-12
@@ -289,14 +262,14 @@ class LieProblem(Problem):
 
     @functools.cached_property
     def reference(self):
-        """(q, V, lam) at t_end (q = pack(x, R)) from IDA (pyint.lie_reference.ida_reference)."""
-        from .lie_reference import ida_reference
+        """(q, V, lam) at t_end (q = pack(x, R)) from IDA (pyint.reference.lie.ida_reference)."""
+        from .reference.lie import ida_reference
         return self._end_state(ida_reference, rtol=LIE_IDA_RTOL)
 
     @functools.cached_property
     def ode_reference(self):
-        """(q, V, lam) at t_end from the quaternion index-1 ODE by DOP853 (pyint.lie_reference.reference)."""
-        from .lie_reference import reference
+        """(q, V, lam) at t_end from the quaternion index-1 ODE by DOP853 (pyint.reference.lie.reference)."""
+        from .reference.lie import reference
         return self._end_state(reference, rtol=2.5e-14, atol=1e-15)
 
 
@@ -330,7 +303,7 @@ def _hinged_pair():
 
 def _hinged_pair_state(system):
     """Body 1 along +x turning about z at 2 rad/s, body 2 below the hinge swinging about x at 5 rad/s."""
-    from .so3 import cross
+    from .models.so3 import cross
     w1, w2 = np.array([0.0, 0.0, 2.0]), np.array([5.0, 0.0, 2.0])
     x1 = np.array([0.5, 0.0, 0.0])
     hinge = x1 + np.array([0.5, 0.0, 0.0])
@@ -348,7 +321,7 @@ def _heavy_top():
 
 def _heavy_top_state(system):
     """Tilted by 0.3 rad about x, spinning at 20 rad/s about its axis."""
-    from .so3 import expm
+    from .models.so3 import expm
     rot = expm([0.3, 0.0, 0.0])[None]
     x = (rot[0] @ np.array([0.0, 0.0, 0.5]))[None]
     om = np.array([0.0, 0.0, 20.0])
@@ -356,7 +329,7 @@ def _heavy_top_state(system):
     return system.pack(x, rot), np.concatenate([v, om])
 
 
-_LIE_SOURCE = ("pyint.lie_reference.ida_reference: SUNDIALS IDA on the dummy-derivative form of the quaternion "
+_LIE_SOURCE = ("pyint.reference.lie.ida_reference: SUNDIALS IDA on the dummy-derivative form of the quaternion "
                "model, rtol = atol = 1e-12 (cross-check: quaternion index-1 ODE by DOP853, rtol = 2.5e-14)")
 
 add_lie_problem(LieProblem(

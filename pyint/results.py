@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _control, _fortran
-from ._fortran_model import model_args
+from .models._fortran_model import model_args
 
 #: Constraint levels, in the order of the ``residual`` columns.
 CONSTRAINT_LEVELS = ("position", "velocity", "acceleration")

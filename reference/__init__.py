@@ -7,6 +7,10 @@ substitute.  The reduction is automatic: a model only provides its items
 (mass, force, constraints, their Jacobians, hol_gamma, nh_gamma; finite
 differences fill in what it omits).
 
+Beside it, independent of the integrators under test: :mod:`pyint.reference.ode` (SciPy's DOP853
+on the index-1 form, the tight reference of short spans) and :mod:`pyint.reference.lie` (rigid
+bodies in unit quaternions, by IDA or DOP853, compared in the Lie-group coordinates).
+
 Usage::
 
     from pyint.reference import solve

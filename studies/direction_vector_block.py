@@ -103,7 +103,8 @@ def _reference(formulation, times):
     """Tight reference q at `times`: the angle ODE by DOP853 (rtol 2.5e-14); for the DAE the
     manipulator problem's reference (the ODE with the bars' width, mapped to natural coordinates)."""
     from pyint.models import TwoLinkAngles
-    from pyint.problems import manipulator_reference, ode_reference
+    from pyint.problems import manipulator_reference
+    from pyint.reference.ode import ode_reference
     if formulation == "dae":
         return manipulator_reference(times)[0]
     return ode_reference(TwoLinkAngles(width=0.0), np.zeros(2), np.zeros(2), times)[0]
@@ -216,7 +217,7 @@ def run_case(p):
 # -- what needs several cases ----------------------------------------------------------
 def add_derived(ds):
     """Measured orders (T = 1) and the block schemes' stability on the imaginary axis."""
-    from pyint.block_coefficients import PRESETS
+    from pyint.methods.block_coefficients import PRESETS
     if "error" in ds and 1.0 in ds["T"].values:
         err = ds["error"].sel({"T": 1.0})
         hs = np.asarray(ds["h"].values, dtype=float)
@@ -470,8 +471,8 @@ def figures(nc_path, outdir):
     return paths
 
 
-# -- the study declaration (pyint.runner) ---------------------------------------------------
-from pyint.runner import Study, study_main  # noqa: E402
+# -- the study declaration (pyint.study) ---------------------------------------------------
+from pyint.study import Study, study_main  # noqa: E402
 
 STUDY = Study(
     name=NAME,

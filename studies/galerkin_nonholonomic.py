@@ -38,9 +38,9 @@ import numpy as np
 import xarray as xr
 
 from pyint.convergence import fit_order
-from pyint.galerkin import GalerkinLobatto, galerkin_order
+from pyint.methods.galerkin import GalerkinLobatto, galerkin_order
 from pyint.models import Skate, SnakeboardCoupled
-from pyint.runner import Study, study_main
+from pyint.study import Study, study_main
 
 NAME = "galerkin_nonholonomic"
 NSAMPLES = 8000            # stored samples per long run (the whole run is checked step by step)
@@ -375,7 +375,7 @@ def summary(ds):
     return "\n".join(lines)
 
 
-# -- the study declaration (pyint.runner) ---------------------------------------------------
+# -- the study declaration (pyint.study) ---------------------------------------------------
 
 def add_run_definitions(ds):
     """The runner's ``post``: the source and every named run's parameters as attributes."""

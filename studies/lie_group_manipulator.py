@@ -14,7 +14,7 @@ Every case returns the time series at 1001 samples (every 1 ms), the metrics
 delta(H), eps(Phi), eps(Phidot), eps(Phiddot), max |R^T R - I|, the CPU time,
 the end state, and the paper's table entries beside ours (at T = 1 s).  After
 the sweep, :func:`add_reference_errors` (the runner's ``post``) adds the errors
-at T in x, R (log map) and V against the IDA reference (pyint.lie_reference:
+at T in x, R (log map) and V against the IDA reference (pyint.reference.lie:
 SUNDIALS IDA on the quaternion dummy-derivative form, rtol 1e-12, computed
 once and kept in the reference cache), the observed orders between the step
 sizes, and the distance of that reference from the quaternion DOP853 ODE.
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from pyint.runner import Study, study_main
+from pyint.study import Study, study_main
 
 NAME = "lie_group_manipulator"
 T_END = 1.0
@@ -72,8 +72,8 @@ def _system():
 
 def reference_end(T):
     """(x, R, V) at T from the IDA reference and its distance (x, R, V) from the DOP853 ODE."""
-    from pyint.lie_reference import ida_reference, reference
-    from pyint.so3 import rotation_error
+    from pyint.reference.lie import ida_reference, reference
+    from pyint.models.so3 import rotation_error
     s = _system()
     x0, r0, v0 = s.manipulator_initial_state()
     xs, rs, vs, _, diag = ida_reference(s, x0, r0, v0, [0.0, T], rtol=REFERENCE_RTOL, cache_dir=None,
@@ -165,7 +165,7 @@ def run_case(p):
 def add_reference_errors(ds):
     """Errors at T against the IDA reference (x; R via |log(R_ref^T R)|; V), the observed
     order between successive step sizes, and the reference's distance from the DOP853 ODE."""
-    from pyint.so3 import rotation_error
+    from pyint.models.so3 import rotation_error
     T = float(ds.time.values[-1])
     xr_, rr_, vr_, check, diag = reference_end(T)
     end = ds.isel(time=-1)
@@ -193,7 +193,7 @@ def add_reference_errors(ds):
         out[f"order_{k}"] = (("method", "h"), order,
                              {"units": "1", "long_name": f"observed order in {k} against the next larger h"})
     out.attrs.update({
-        "reference": f"pyint.lie_reference.ida_reference: SUNDIALS IDA, quaternion dummy-derivative form, "
+        "reference": f"pyint.reference.lie.ida_reference: SUNDIALS IDA, quaternion dummy-derivative form, "
                      f"rtol = atol = {REFERENCE_RTOL:g}, {diag['stats'].get('steps')} steps",
         "reference_vs_dop853": f"x {check[0]:.2e} m, R {check[1]:.2e} rad, V {check[2]:.2e} (m/s, rad/s) at T",
         "reference_error_estimate": (f"quaternion model q = (x, p) {diag['error_estimate']['q']:.2e}, "
@@ -343,7 +343,7 @@ def summary(ds):
     return "\n".join(lines)
 
 
-# -- the study runner's declaration (pyint.runner) ------------------------------------
+# -- the study runner's declaration (pyint.study) ------------------------------------
 STUDY = Study(name=NAME, description="seed 001: Lie-group DAE1/2/3/DAES and gen-alpha, two-link manipulator",
               grid=GRID, fixed={"T": T_END}, quick_grid=QUICK_GRID, run_case=run_case,
               post=add_reference_errors, figures=figures, summary=summary, version="2")

@@ -27,9 +27,9 @@ import numpy as np
 import xarray as xr
 from scipy.special import ellipj, ellipk
 
-from pyint.datasets import measured_order, trajectory_dataset
+from pyint.study.datasets import measured_order, trajectory_dataset
 from pyint.models import PendulumChain
-from pyint.runner import Study, study_main
+from pyint.study import Study, study_main
 
 
 def _tableau(a, b):

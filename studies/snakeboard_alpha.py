@@ -36,7 +36,7 @@ import numpy as np
 import xarray as xr
 
 from pyint.convergence import fit_order
-from pyint.runner import Study, study_main
+from pyint.study import Study, study_main
 
 NAME = "snakeboard_alpha"
 METHODS = ["genalpha", "alpha_rattle", "ida"]
@@ -79,7 +79,7 @@ def _run(method, h_or_rtol, t_end):
         r = reference.solve(m, _times(t_end), q0, v0, rtol=h_or_rtol, form="dummy_derivative", cache_dir=False)
         cpu = time.process_time() - cpu
         return r.t, r.q, r.v, cpu, float(r.stats["step_residual_velocity"])
-    from pyint.genalpha import AlphaRattle, GeneralizedAlpha
+    from pyint.methods.genalpha import AlphaRattle, GeneralizedAlpha
     cls = GeneralizedAlpha if method == "genalpha" else AlphaRattle
     h = h_or_rtol
     every = int(round(DT_OUT / h))

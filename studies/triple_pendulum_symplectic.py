@@ -13,7 +13,7 @@ One case per method (the grid is the method, plus the run sizes):
 * ``long``   h = 0.12, T = 6000: the energy error stays bounded for the
   symplectic methods and drifts for Baumgarte-RK4.
 * ``sweep``  h = 0.12 / 2^k, k = 0..n_h-1, error at the final time against a
-  tight reference (``pyint.problems.ode_reference``, DOP853 rtol = atol =
+  tight reference (``pyint.reference.ode.ode_reference``, DOP853 rtol = atol =
   1e-13) on the triple pendulum (T = 6) and on the anharmonic chain
   (``anharmonic_chain2``, T = 2.4), where the composition's variants differ;
   measured orders = least-squares slopes of log error against log h.
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from pyint.convergence import fit_order
-from pyint.runner import Study, study_main
+from pyint.study import Study, study_main
 
 #: study method label -> (class name in pyint, constructor keyword arguments)
 METHODS = {
@@ -56,7 +56,7 @@ NAME = "triple_pendulum_symplectic"
 
 
 def make_method(label):
-    from pyint import baumgarte, symplectic
+    from pyint.methods import baumgarte, symplectic
     cls_name, kwargs = METHODS[label]
     cls = getattr(symplectic, cls_name, None) or getattr(baumgarte, cls_name)
     return cls(**kwargs)
@@ -90,7 +90,8 @@ def _model():
 
 @functools.lru_cache(maxsize=None)
 def _reference(problem_name, t_end):
-    from pyint.problems import PROBLEMS, ode_reference
+    from pyint.problems import PROBLEMS
+    from pyint.reference.ode import ode_reference
     prob = PROBLEMS[problem_name]
     return tuple(x[-1] for x in ode_reference(prob.model, *prob.initial_state, [t_end]))
 
@@ -186,7 +187,7 @@ def run_case(params):
     ds["method_params"] = ((), json.dumps(paper.params, sort_keys=True), _attrs("", "method parameters (JSON)"))
     ds.attrs.update({"model_params": json.dumps(model.describe(), sort_keys=True), "h_paper": PAPER_H,
                      "t_paper": PAPER_T,
-                     "reference": "pyint.problems.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13"})
+                     "reference": "pyint.reference.ode.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13"})
     return ds
 
 
@@ -211,7 +212,7 @@ def figures(path, outdir=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from pyint.datasets import load_netcdf
+    from pyint.study.datasets import load_netcdf
 
     path = Path(path)
     outdir = Path(outdir) if outdir else path.with_suffix("")

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import xarray as xr
 
-from pyint.runner import Study
+from pyint.study import Study
 from pyint.studies.selftest import STUDY as SELFTEST, run_case as pendulum_case
 
 

@@ -2,13 +2,13 @@
 to be read.  It is the oracle of the Fortran kernel in the tests
 (tests/test_genalpha.py) and the NumPy baseline of the benchmarks (bench/run.py
 puts tests/ on its path); not part of the library: use
-:class:`pyint.genalpha.GeneralizedAlpha` for real work.
+:class:`pyint.methods.genalpha.GeneralizedAlpha` for real work.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from pyint.genalpha import alpha_parameters
+from pyint.methods.genalpha import alpha_parameters
 
 
 def genalpha_numpy(model, q0, v0, h, nsteps, rho_inf=0.9, tol=1e-10, maxit=25, t0=0.0):

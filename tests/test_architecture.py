@@ -1,4 +1,5 @@
-"""The layout of the installed package: pyint's modules import each other without cycles."""
+"""The layout of the installed package: pyint's modules import each other without cycles, and the
+layers (models < methods < reference < study < cli) import downwards only."""
 import ast
 from pathlib import Path
 
@@ -44,9 +45,17 @@ def _imports(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
+def _extensions(root: Path) -> set[str]:
+    """The compiled modules of the installed package (``pyint._fortran``): leaves of the graph."""
+    return {".".join(path.relative_to(root.parent).parent.parts + (path.name.partition(".")[0],))
+            for path in root.rglob("*.so")}
+
+
 def import_graph() -> dict[str, set[str]]:
-    mods = _modules(Path(pyint.__file__).parent)
-    return {name: _imports(name, path, set(mods)) for name, path in mods.items()}
+    root = Path(pyint.__file__).parent
+    mods = _modules(root)
+    known = set(mods) | _extensions(root)
+    return {name: _imports(name, path, known) for name, path in mods.items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -84,14 +93,62 @@ def test_the_cycle_finder_finds_a_cycle_and_accepts_a_dag():
 def test_the_import_graph_sees_function_level_and_relative_imports():
     graph = import_graph()
     assert len(graph) > 30 and "pyint.studies" in graph and "pyint.models.base" in graph
-    assert "pyint.plotting" in graph["pyint.cli"]        # from .plotting import ... inside cmd_plot
-    assert "pyint" in graph["pyint.runner"]              # from . import __version__ inside cache_key
+    assert "pyint.study.plotting" in graph["pyint.cli"]        # from .study.plotting import ... inside cmd_plot
+    assert "pyint" in graph["pyint.study.cache"]               # from .. import __version__ inside cache_key
     assert {"pyint.models._params", "pyint.models.base"} <= graph["pyint.models.skate"]  # relative, in a subpackage
-    assert "pyint.runner" in graph["pyint.studies.selftest"]  # absolute
+    assert "pyint.integrator" in graph["pyint.methods.lie.backward"]  # three dots
+    assert "pyint.study" in graph["pyint.studies.selftest"]    # absolute
+    assert "pyint.models.so3" in graph["pyint.convergence"]    # inside a function
+    assert "pyint._fortran" in graph["pyint._control"]          # the compiled module, not the package
 
 
 def test_no_import_cycle_among_pyint_modules():
-    """Layers import downwards only (cli on top owning discovery, runner, plotting, datasets below):
+    """Layers import downwards only (cli on top owning discovery, the study package below):
     every import counts, module-level and inside functions."""
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def _within(name: str, packages: tuple[str, ...]) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+#: Each layer and what it may not import (anything above it).
+FORBIDDEN = {
+    ("pyint.models",): ("pyint.methods", "pyint.integrator", "pyint.results", "pyint.batch", "pyint.reference",
+                        "pyint.problems", "pyint.convergence", "pyint.study", "pyint.studies", "pyint.cli"),
+    ("pyint.methods", "pyint.integrator", "pyint.results", "pyint.batch"): (
+        "pyint.reference", "pyint.problems", "pyint.study", "pyint.studies", "pyint.cli"),
+    ("pyint.reference",): ("pyint.methods", "pyint.problems", "pyint.study", "pyint.studies", "pyint.cli"),
+    ("pyint.problems", "pyint.convergence", "pyint.invariants"): ("pyint.study", "pyint.studies", "pyint.cli"),
+    ("pyint.study",): ("pyint.studies", "pyint.cli"),
+    ("pyint.studies",): ("pyint.cli",),
+}
+
+
+def layering_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import ``a -> b`` of ``graph`` that goes up a layer (:data:`FORBIDDEN`); the package
+    ``pyint`` itself (its re-exports) counts as the top of the methods layer."""
+    bad = []
+    for layer, above in FORBIDDEN.items():
+        for name, targets in graph.items():
+            if not _within(name, layer):
+                continue
+            for target in sorted(targets):
+                if _within(target, above) or (target == "pyint" and layer == ("pyint.models",)):
+                    bad.append(f"{name} -> {target}")
+    return bad
+
+
+def test_the_layering_check_finds_an_upward_import():
+    graph = {"pyint.models.base": {"pyint.study.runner"}, "pyint.methods.genalpha": {"pyint.models.base"},
+             "pyint.study.runner": {"pyint.methods.genalpha"}, "pyint.methods.lie.backward": {"pyint.cli"}}
+    assert layering_violations(graph) == ["pyint.models.base -> pyint.study.runner",
+                                          "pyint.methods.lie.backward -> pyint.cli"]
+
+
+def test_models_and_methods_never_import_the_study_layer_or_the_cli():
+    """models < methods < reference < study < cli: each layer imports only layers below it."""
+    graph = import_graph()
+    assert {"pyint.methods", "pyint.methods.lie", "pyint.study", "pyint.reference.ode", "pyint.reference.lie"} <= set(graph)
+    assert layering_violations(graph) == []

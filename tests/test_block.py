@@ -4,12 +4,12 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from pyint.block import BlockMethod, BlockUniformRK
-from pyint.block_coefficients import PRESETS, NODES, BlockScheme, eq8, rk_stable, scheme
+from pyint.methods.block import BlockMethod, BlockUniformRK
+from pyint.methods.block_coefficients import PRESETS, NODES, BlockScheme, eq8, rk_stable, scheme
 from pyint.convergence import fit_order
 from pyint.errors import NewtonConvergenceError
 from pyint.models import Model, PendulumChain, TwoLinkAngles, two_link_manipulator
-from pyint.rk4_index1 import RK4Index1
+from pyint.methods.rk4_index1 import RK4Index1
 
 UNIFORM = [F(1, 3), F(2, 3), F(1)]
 #: seed 003's printed matrices
@@ -222,7 +222,7 @@ def test_callback_path_equals_fortran_path():
 def test_ode_with_configuration_dependent_mass():
     """The independent-coordinate ODE (14) (M(theta), no constraints): block method and RK4
     agree with a tight DOP853 solution to their orders' accuracy."""
-    from pyint.problems import ode_reference
+    from pyint.reference.ode import ode_reference
     m = TwoLinkAngles()
     q0, v0 = np.zeros(2), np.zeros(2)
     qr, vr, _ = ode_reference(m, q0, v0, [1.0])

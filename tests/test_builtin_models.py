@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from pyint import _fortran
-from pyint._fortran_model import fortran_eval, model_args
+from pyint.models._fortran_model import fortran_eval, model_args
 from pyint.models import (BUILTIN_MODELS, ChaplyginSleigh, DrivenPendulum, Skate, Snakeboard,
                           SnakeboardCoupled)
 from pyint.models.base import fd_derivative

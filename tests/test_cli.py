@@ -9,8 +9,8 @@ import pytest
 from matplotlib.image import imread
 
 from pyint.cli import get_study, main, studies
-from pyint.datasets import check_conventions, load_netcdf
-from pyint.runner import run_study
+from pyint.study.datasets import check_conventions, load_netcdf
+from pyint.study import run_study
 
 PYINT = Path(sys.executable).parent / "pyint"  # the console script pip installed beside this Python
 FIGURES = {"trajectories.png", "constraint_violation.png", "energy_error.png", "error_vs_h.png",
@@ -28,7 +28,7 @@ def test_info_lists_kernels_models_and_studies(capsys):
 
 def test_selftest_is_an_ordinary_study_marked_as_a_smoke_test():
     """studies/selftest.py (pyint.studies.selftest): found by name, listed as a smoke test, not in --all."""
-    from pyint.runner import Study
+    from pyint.study import Study
     from pyint.studies.selftest import STUDY
     assert STUDY.smoke and get_study("selftest") is STUDY
     assert "selftest" in studies(smoke=True) and "selftest" not in studies()
@@ -86,7 +86,7 @@ def test_every_study_module_imports_and_declares_a_study():
     import pkgutil
 
     import pyint.studies
-    from pyint.runner import Study
+    from pyint.study import Study
     for info in pkgutil.iter_modules(pyint.studies.__path__, "pyint.studies."):
         if info.name.rsplit(".", 1)[-1].startswith("_"):
             continue
@@ -97,7 +97,7 @@ def test_every_study_module_imports_and_declares_a_study():
 DEMO_STUDY = '''
 import numpy as np
 import xarray as xr
-from pyint.runner import Study
+from pyint.study import Study
 
 def run_case(p):
     return xr.Dataset({"error": ((), p["h"] ** 2, {"units": "m"})})

@@ -12,11 +12,11 @@ import pytest
 import xarray as xr
 
 import pyint
-from pyint import datasets
-from pyint.datasets import (attr_value, check_conventions, load_netcdf, measured_order, remove_stale_temporaries,
-                            trajectory_dataset, write_netcdf)
+from pyint.study import datasets
+from pyint.study.datasets import (attr_value, check_conventions, load_netcdf, measured_order,
+                                  remove_stale_temporaries, trajectory_dataset, write_netcdf)
 from pyint.models import PendulumChain
-from pyint.runner import run_study
+from pyint.study import run_study
 from pyint.studies.selftest import STUDY as SELFTEST, exact_position
 
 

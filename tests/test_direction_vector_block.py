@@ -2,8 +2,8 @@
 import numpy as np
 import xarray as xr
 
-from pyint.datasets import check_conventions
-from pyint.runner import run_study
+from pyint.study.datasets import check_conventions
+from pyint.study import run_study
 from pyint.studies import direction_vector_block as study
 
 

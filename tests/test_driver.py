@@ -77,7 +77,7 @@ def test_rank_deficient_constraints_at_the_start_raise_a_clear_error(backend):
     """The coupled snakeboard's A loses rank at its rank-drop times (test_builtin_models.py): a start
     there is refused with the ValueError of a redundant constraint set, whether the kernel's start finds
     it (built-in model: fortran/core/driver.f90 consistent_start) or Python's check (callback)."""
-    from pyint.genalpha import GeneralizedAlpha
+    from pyint.methods.genalpha import GeneralizedAlpha
     from pyint.models import SnakeboardCoupled
     sc = SnakeboardCoupled()
     q, v = sc.initial_state("general")
@@ -95,7 +95,7 @@ def test_builtin_model_time_loop_never_calls_python(method, problem):
     """The driver called directly (f2py entry run) with a counting callback: no call for a built-in
     model, and many through the callback model."""
     from pyint import _fortran
-    from pyint._fortran_model import model_args
+    from pyint.models._fortran_model import model_args
     from pyint.integrator import _OUT, _option_arrays, driver_buffers
     prob = PROBLEMS[problem]
     m, meth = prob.model, METHODS[method]()

@@ -22,8 +22,8 @@ import xarray as xr
 
 from pyint import _validate as V
 from pyint.cli import get_study, main
-from pyint.datasets import load_netcdf
-from pyint.runner import run_study, study_main
+from pyint.study.datasets import load_netcdf
+from pyint.study import run_study, study_main
 from pyint.studies.selftest import STUDY as SELFTEST
 
 import _studies
@@ -63,7 +63,7 @@ def _kill_all(pids):
 USER_STUDY = '''
 import sys
 import xarray as xr
-from pyint.runner import Study, run_study
+from pyint.study import Study, run_study
 
 def run_case(p):
     return xr.Dataset({"error": ((), VALUE * p["h"], {"units": "m"})})
@@ -160,7 +160,7 @@ def _start_sweep(tmp_path, extra=""):
     # ignored (a background job inherits SIG_IGN, and Python then keeps it ignored)
     script = (f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
               f"import sys; sys.path.insert(0, {str(TESTS)!r}); import _studies; from pyint.cli import main; "
-              f"from pyint.runner import run_study; {extra}")
+              f"from pyint.study import run_study; {extra}")
     return subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 import pyint.methods  # noqa: F401  (registers every method)
 from pyint.errors import IntegrationError
-from pyint.galerkin import VARIANTS
-from pyint.genalpha import _FORMULATIONS, _MASS_MODES, _START_MODES
+from pyint.methods.galerkin import VARIANTS
+from pyint.methods.genalpha import _FORMULATIONS, _MASS_MODES, _START_MODES
 from pyint.integrator import METHODS, n_samples
 from pyint.models.base import Model
-from pyint.structured import LINEAR_SOLVERS
+from pyint.models.structured import LINEAR_SOLVERS
 
 VECTOR_METHODS = sorted(name for name, cls in METHODS.items() if "lie_group" not in cls.supports)
 ITEMS = ("mass", "force", "force_jac", "hol", "hol_jac", "nh_A", "nh_b")

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from pyint import _fortran
-from pyint._fortran_model import model_args
+from pyint.models._fortran_model import model_args
 from pyint.convergence import fit_order
 from pyint.errors import IntegrationError
-from pyint.galerkin import VARIANTS, GalerkinLobatto, galerkin_order, lobatto_rule
+from pyint.methods.galerkin import VARIANTS, GalerkinLobatto, galerkin_order, lobatto_rule
 from pyint.integrator import METHODS
 from pyint.models import BUILTIN_MODELS, Model, PendulumChain, Skate, SnakeboardCoupled
 from pyint.models.base import fd_jacobian
-from pyint.problems import ode_reference
+from pyint.reference.ode import ode_reference
 
 
 class PolarSkate(Model):

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import xarray as xr
 
-from pyint.runner import run_study
+from pyint.study import run_study
 from pyint.studies import galerkin_nonholonomic as study
 
 

@@ -1,6 +1,6 @@
 """The IDA reference of the Lie-group problems (issue 6): the quaternion vector
 model of a rigid-body system (pyint.models.rigid_quaternion) and
-pyint.lie_reference.ida_reference.
+pyint.reference.lie.ida_reference.
 
 The model's derivation is checked item by item: analytic items against finite
 differences, its consistent acceleration and multipliers against the
@@ -10,11 +10,11 @@ The agreement of every Lie-group method with IDA is in tests/test_methods.py."""
 import numpy as np
 import pytest
 
-from pyint.lie_reference import ida_reference, reference
+from pyint.reference.lie import ida_reference, reference
 from pyint.models.base import Model, fd_jacobian
 from pyint.models.rigid_quaternion import QuaternionRigidBodies, quat_L, quat_R, quat_Rs_jac
 from pyint.problems import LIE_PROBLEMS
-from pyint import so3
+from pyint.models import so3
 
 from test_liegroup import three_body_system
 

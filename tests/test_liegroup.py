@@ -10,14 +10,14 @@ import scipy.linalg
 from pyint import _fortran
 from pyint.convergence import fit_order
 from pyint.errors import NewtonConvergenceError
-from pyint.genalpha import GeneralizedAlpha
-from pyint.lie_backward import LieDAE1, LieDAE2, LieDAE3, LieDAES
-from pyint.lie_genalpha import LieGeneralizedAlpha, LieGeneralizedAlphaStab2
-from pyint.lie_reference import reference
+from pyint.methods.genalpha import GeneralizedAlpha
+from pyint.methods.lie.backward import LieDAE1, LieDAE2, LieDAE3, LieDAES
+from pyint.methods.lie.genalpha import LieGeneralizedAlpha, LieGeneralizedAlphaStab2
+from pyint.reference.lie import reference
 from pyint.models import PendulumChain
 from pyint.models.rigid_bodies import Body, PerpJoint, RigidBodySystem, revolute, spherical
 from pyint.problems import LIE_PROBLEMS
-from pyint import so3
+from pyint.models import so3
 
 RNG = np.random.default_rng(20261121)
 
@@ -348,7 +348,7 @@ def test_newton_failure_raises_with_partial_result():
 def test_study_case_dataset_and_figures_from_file(tmp_path):
     import xarray as xr
     from pyint.studies import lie_group_manipulator as study
-    from pyint.runner import run_study
+    from pyint.study import run_study
     ds = study.run_case({"method": "DAES", "h": 1e-3, "T": 0.05})
     assert ds.sizes["time"] == 51
     for name in list(ds.data_vars) + list(ds.coords):

@@ -125,7 +125,7 @@ def test_claimed_energy_bounded(cls, problem):
 # against the quaternion reference are measured in the integrators' own
 # coordinates: x, R through |log(R_ref^T R)|, and V (pyint.convergence.problem_errors).
 from pyint.problems import LIE_PROBLEMS  # noqa: E402
-from pyint.so3 import rotation_error  # noqa: E402
+from pyint.models.so3 import rotation_error  # noqa: E402
 
 #: Constraint levels a Lie-group method claims, and the bound it must meet (issue 6).
 LIE_LEVEL_TOL = {"position": 1e-12, "velocity": 1e-10, "acceleration": 1e-8}
@@ -159,7 +159,7 @@ def test_lie_claimed_levels_and_orthogonality_kept(cls, problem):
     assert r.orthogonality <= LIE_ORTHOGONALITY_TOL
 
 
-# The Lie problems' reference is IDA (pyint.lie_reference.ida_reference: the quaternion
+# The Lie problems' reference is IDA (pyint.reference.lie.ida_reference: the quaternion
 # vector model on the dummy-derivative form, rtol 1e-12); the quaternion DOP853 ODE
 # (problem.ode_reference) is its independent cross-check.
 

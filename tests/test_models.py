@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pyint._fortran_model import fortran_eval
+from pyint.models._fortran_model import fortran_eval
 from pyint.models import Model, Skate
 from pyint.models.base import CALLBACK_REQUESTS, fd_jacobian, fd_derivative
 

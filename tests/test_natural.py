@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from pyint._fortran_model import fortran_eval
-from pyint.block import BlockMethod
+from pyint.models._fortran_model import fortran_eval
+from pyint.methods.block import BlockMethod
 from pyint.models import NaturalSystem, TwoLinkAngles, two_link_manipulator
 from pyint.models.base import CALLBACK_REQUESTS
 

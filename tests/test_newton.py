@@ -13,7 +13,7 @@ import pyint.methods  # noqa: F401  (registers every method)
 from pyint.errors import IntegrationError, NewtonConvergenceError, NonFiniteError, SingularMatrixError
 from pyint.integrator import METHODS
 from pyint.problems import LIE_PROBLEMS, PROBLEMS
-from pyint.symplectic import LobattoIIIAB
+from pyint.methods.symplectic import LobattoIIIAB
 
 STEPS = 200
 H_MIN = 1e-6
@@ -64,7 +64,7 @@ def test_galerkin_many_stages_converge_on_the_skate_at_every_eta(s):
     matrix's condition grows like s^4 / h, so Newton's increments stagnate above the kernel's
     floor estimate; the rule stops such a stagnating Newton iteration as converged.  Without
     that, s = 7 failed at every eta <= 1/8 and s = 8 at every eta <= 1/32."""
-    from pyint.galerkin import GalerkinLobatto
+    from pyint.methods.galerkin import GalerkinLobatto
     from pyint.models import Skate
     model = Skate()
     q0, v0 = model.initial_state()
@@ -78,7 +78,7 @@ def test_alpha_rattle_on_the_violent_snakeboard_refreshes_instead_of_failing(h):
     """The thrusted snakeboard near t = 1 (theta' ~ 13, psi' ~ 27 rad/s): simplified Newton with
     a kept matrix contracts too slowly there; the rule asks for a fresh matrix instead of
     failing the step (it failed at t = 1 for both h when a slow kept matrix was a failure)."""
-    from pyint.genalpha import AlphaRattle
+    from pyint.methods.genalpha import AlphaRattle
     from pyint.models import Snakeboard
     model = Snakeboard()
     q0, v0 = model.initial_state()

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from matplotlib.image import imread
 
-from pyint.datasets import load_netcdf
-from pyint.plotting import _level_units, axis_label, plot_file
-from pyint.runner import run_study
+from pyint.study.datasets import load_netcdf
+from pyint.study.plotting import _level_units, axis_label, plot_file
+from pyint.study import run_study
 
 import _studies
 

@@ -13,10 +13,11 @@ import xarray as xr
 from scipy.integrate import solve_ivp
 
 from pyint.convergence import fit_order
-from pyint.genalpha import GeneralizedAlpha
+from pyint.methods.genalpha import GeneralizedAlpha
 from pyint.models import BUILTIN_MODELS, Model, PendulumChain, Skate
 from pyint.models.base import fd_jacobian
-from pyint.problems import PROBLEMS, ode_reference
+from pyint.problems import PROBLEMS
+from pyint.reference.ode import ode_reference
 from pyint.reference import FORMS, IDAFailure, ReferenceResult, select_columns, selection_quality, solve
 from pyint.reference import cache as ref_cache
 

@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from pyint import runner
-from pyint.datasets import load_netcdf
-from pyint.runner import Progress, Study, combine_cases, run_study
+from pyint.study import Study, cache, run_study, runner
+from pyint.study.combine import combine_cases
+from pyint.study.datasets import load_netcdf
+from pyint.study.runner import Progress
 from pyint.studies.selftest import STUDY as SELFTEST, METHODS
 
 import _studies
@@ -87,7 +88,7 @@ def _cache_files(out, name):
 
 def test_killed_sweep_resumes_with_only_the_missing_cases(tmp_path, capsys):
     out = tmp_path / "killed"
-    script = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import _studies; from pyint.runner import run_study; "
+    script = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import _studies; from pyint.study import run_study; "
               f"run_study(_studies.SLOW, out={str(out)!r}, workers=2, figures=False)")
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -205,12 +206,12 @@ def test_overrides_typed_like_the_defaults_and_fixed_parameters_become_dimension
 def test_cache_key_depends_on_parameters_study_version_and_pyint_version(monkeypatch):
     import pyint
     p = {"h": 0.1, "method": "rk4"}
-    key = runner.cache_key(SELFTEST, p)
-    assert key == runner.cache_key(SELFTEST, {"method": "rk4", "h": 0.1})
-    assert key != runner.cache_key(SELFTEST, {**p, "h": 0.2})
-    assert key != runner.cache_key(_studies.toy_study(), p)
+    key = cache.cache_key(SELFTEST, p)
+    assert key == cache.cache_key(SELFTEST, {"method": "rk4", "h": 0.1})
+    assert key != cache.cache_key(SELFTEST, {**p, "h": 0.2})
+    assert key != cache.cache_key(_studies.toy_study(), p)
     monkeypatch.setattr(pyint, "__version__", "99.0")
-    assert key != runner.cache_key(SELFTEST, p)
+    assert key != cache.cache_key(SELFTEST, p)
 
 
 # -- combining ----------------------------------------------------------------------------------
@@ -272,7 +273,7 @@ def test_progress_line_on_a_terminal_and_silence_elsewhere():
 
 def test_study_main_is_the_runner_with_the_summary(tmp_path, capsys):
     """``python -m pyint.studies.<name>`` is ``pyint study run <name>``: the same file, the summary on stdout."""
-    from pyint.runner import study_main
+    from pyint.study import study_main
     assert study_main(SELFTEST, ["--out", str(tmp_path), "--quick", "--workers", "1"]) == 0
     ds = xr.open_dataset(tmp_path / "selftest.nc")
     assert int(ds.attrs["n_failed"]) == 0 and int(ds.attrs["n_cases"]) == 6

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from pyint import _fortran
-from pyint._fortran_model import model_args
-from pyint.genalpha import AlphaRattle, GeneralizedAlpha
+from pyint.models._fortran_model import model_args
+from pyint.methods.genalpha import AlphaRattle, GeneralizedAlpha
 from pyint.models import Model, PendulumChain
-from pyint.structured import consistent_acceleration, solve_coo, sparse_solver_available
+from pyint.models.structured import consistent_acceleration, solve_coo, sparse_solver_available
 
 SOLVERS = ["dense", "banded"] + (["sparse"] if sparse_solver_available() else [])
 

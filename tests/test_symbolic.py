@@ -16,8 +16,8 @@ import pyint.methods  # noqa: F401  registers every method
 from pyint.integrator import METHODS
 from pyint.models import PendulumChain, Snakeboard, SymbolicModel, SymbolicModelError
 from pyint.models.base import fd_derivative, fd_jacobian
-from pyint._fortran_model import fortran_eval
-from pyint.genalpha import GeneralizedAlpha
+from pyint.models._fortran_model import fortran_eval
+from pyint.methods.genalpha import GeneralizedAlpha
 from symbolic_models import symbolic_chain, symbolic_snakeboard  # tests/ (the benchmark uses them too)
 
 @pytest.fixture(autouse=True, scope="module")
@@ -371,7 +371,7 @@ def test_concurrent_processes_share_one_cache(tmp_path):
     import sys
     code = ("import sympy as sp, numpy as np\n"
             "from pyint.models import SymbolicModel\n"
-            "from pyint.genalpha import GeneralizedAlpha\n"
+            "from pyint.methods.genalpha import GeneralizedAlpha\n"
             "x, u = sp.symbols('x u')\n"
             "m = SymbolicModel([x], [u], mass=[[1 + x**2 / 8]], force=[-x**3 - 0.0625 * u])\n"
             "r = GeneralizedAlpha().integrate(m, [1.0], [0.0], 1.0, 0.01, backend='fortran')\n"

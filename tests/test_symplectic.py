@@ -8,16 +8,17 @@ import numpy as np
 import pytest
 
 from pyint import _fortran
-from pyint._fortran_model import model_args
-from pyint.baumgarte import BaumgarteRK4
+from pyint.models._fortran_model import model_args
+from pyint.methods.baumgarte import BaumgarteRK4
 from pyint.convergence import fit_order, measured_orders
 from pyint.errors import NewtonConvergenceError
 from pyint.invariants import symplecticity_defect
 from pyint.models import AnharmonicChain, Model
 from pyint.models.base import fd_jacobian
-from pyint.problems import PROBLEMS, ode_reference
-from pyint.symplectic import (ExplicitMidpointComposition, LobattoIIIAB, Rattle, SymplecticComposition,
-                              canonical_field, tableau)
+from pyint.problems import PROBLEMS
+from pyint.reference.ode import ode_reference
+from pyint.methods.symplectic import (ExplicitMidpointComposition, LobattoIIIAB, Rattle, SymplecticComposition,
+                                      canonical_field, tableau)
 
 
 SYMPLECTIC = [SymplecticComposition(1), SymplecticComposition(2), Rattle(), LobattoIIIAB(3)]

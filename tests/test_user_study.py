@@ -9,19 +9,19 @@ from pathlib import Path
 import numpy as np
 
 from pyint.cli import ENTRY_POINT_GROUP, load_study_file
-from pyint.datasets import check_conventions, load_netcdf
-from pyint.genalpha import GeneralizedAlpha
+from pyint.study.datasets import check_conventions, load_netcdf
+from pyint.methods.genalpha import GeneralizedAlpha
 from pyint.models import PendulumChain
-from pyint.runner import run_study
+from pyint.study import run_study
 
 PYINT = Path(sys.executable).parent / "pyint"  # the console script pip installed beside this Python
 
 #: The documented pattern: STUDY = Study(...), run_case returns res.to_xarray(), study_main at the end.
 MYCHAIN = '''
 """My study: a double pendulum with generalized-alpha, against h."""
-from pyint.genalpha import GeneralizedAlpha
+from pyint.methods.genalpha import GeneralizedAlpha
 from pyint.models import PendulumChain
-from pyint.runner import Study, study_main
+from pyint.study import Study, study_main
 
 
 def run_case(p):

@@ -1,6 +1,6 @@
 !> SO(3) kernels: hat/vee, the exponential (Rodrigues), its tangent operator.
 !>
-!> Conventions (shared by every Lie-group integrator and by pyint/so3.py):
+!> Conventions (shared by every Lie-group integrator and by pyint/models/so3.py):
 !>   hat(w) u = w x u;  vee(hat(w)) = w.
 !>   expm(psi) = I + a hat(psi) + b hat(psi)^2,  a = sin(phi)/phi,
 !>               b = (1 - cos(phi))/phi^2 = (sin(phi/2)/(phi/2))^2 / 2,  phi = |psi|.

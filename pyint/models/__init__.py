@@ -1,7 +1,12 @@
 """Models: one interface (:class:`Model`) consumed by every integrator and by the IDA reference.
 
 Built-in models have a NumPy implementation here and a Fortran twin in
-``fortran/models/`` (same name), so a whole trajectory runs in Fortran.
+``fortran/models/`` (same name), so a whole trajectory runs in Fortran.  Also here: SO(3)
+(:mod:`~pyint.models.so3`), rigid bodies on it (:mod:`~pyint.models.rigid_bodies`) and in unit
+quaternions (:mod:`~pyint.models.rigid_quaternion`), natural coordinates
+(:mod:`~pyint.models.natural`), the model argument block of every Fortran call
+(:mod:`~pyint.models._fortran_model`) and the structured Newton-matrix solvers built on the
+models' structured items (:mod:`~pyint.models.structured`).
 """
 from .base import Model, CALLBACK_REQUESTS, fd_jacobian
 from .anharmonic_chain import AnharmonicChain

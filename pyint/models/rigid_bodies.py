@@ -15,7 +15,7 @@ built-in model it is data with a Fortran twin (fortran/core/rigid_body.f90):
 bodies and joint primitives, encoded in (ipar, rpar) so that the whole time
 loop of every Lie-group integrator runs in Fortran.  The NumPy items here are
 the reference implementation the tests compare the Fortran ones with; the
-quaternion reference solution (:mod:`pyint.lie_reference`) uses them too.
+quaternion reference solution (:mod:`pyint.reference.lie`) uses them too.
 
 Joint primitives (the Fortran ``kind``):
 
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..so3 import cross, expm, hat
+from .so3 import cross, expm, hat
 from ._params import positive, real, vector
 
 GROUND = None

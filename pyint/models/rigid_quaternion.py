@@ -10,7 +10,7 @@ kernel (no exponential map, no tangent operator, no Crouch-Grossman update).
 Derivation (checked numerically in tests/test_lie_ida_reference.py).  With
 R(p) = (w^2 - u.u) I + 2 u u^T + 2 w hat(u) (homogeneous of degree 2; a
 rotation when |p| = 1) and L(p) the 4x3 matrix of p' = L(p) Omega / 2
-(:func:`pyint.so3.quat_rate`), L^T L = |p|^2 I, L^T p = 0 and
+(:func:`pyint.models.so3.quat_rate`), L^T L = |p|^2 I, L^T p = 0 and
 L(y)^T y = 0 for every y, so
 
     Omega = 2 L(p)^T p',   Omegadot = 2 L(p)^T p''.
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..so3 import cross, quat_rate, quat_to_rot, rot_to_quat
+from .so3 import cross, quat_rate, quat_to_rot, rot_to_quat
 from .base import Model
 
 

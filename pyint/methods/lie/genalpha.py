@@ -11,16 +11,16 @@ M Vdot_{n+1} + B^T lam_{n+1} = Q(V_{n+1}),  Phi(q_{n+1}) = 0.
   beta h^2 B(q_n)^T mu and B(q_{n+1}) V_{n+1} = 0 is imposed as well
   (position and velocity levels kept).
 
-alpha_m, alpha_f, beta, gamma from rho_inf as in :func:`pyint.genalpha.alpha_parameters`
+alpha_m, alpha_f, beta, gamma from rho_inf as in :func:`pyint.methods.genalpha.alpha_parameters`
 (Chung-Hulbert).  The acceleration reported (``a``) is Vdot; the
 algorithmic acceleration a is in ``extra["a_alg"]``.
 """
 from __future__ import annotations
 
-from . import _validate as V
-from .genalpha import alpha_parameters
-from .integrator import register
-from .lie_integrator import LieIntegrator
+from ... import _validate as V
+from ..genalpha import alpha_parameters
+from ...integrator import register
+from .integrator import LieIntegrator
 
 
 class _LieAlpha(LieIntegrator):

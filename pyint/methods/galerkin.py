@@ -73,10 +73,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _fortran
-from . import _validate as V
-from ._fortran_model import model_args
-from .integrator import Integrator, kernel_stats, output_buffers, register
+from .. import _fortran
+from .. import _validate as V
+from ..models._fortran_model import model_args
+from ..integrator import Integrator, kernel_stats, output_buffers, register
 
 #: The names of galerkin_run's stats array, in its order (fortran/api/api_galerkin.f90).
 STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "max_constraint_residual")

@@ -29,10 +29,10 @@ Feeding back the printed Euclidean projection does not converge (O(1) error).
 """
 from __future__ import annotations
 
-from . import _fortran
-from . import _validate as V
-from .integrator import register
-from .lie_integrator import LieIntegrator
+from ... import _fortran
+from ... import _validate as V
+from ...integrator import register
+from .integrator import LieIntegrator
 
 _HISTORY = {"printed": 0, "projected": 1}
 

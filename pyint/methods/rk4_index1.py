@@ -13,7 +13,7 @@ unconstrained model (e.g. the independent-coordinate ODE (14)) is plain RK4.
 """
 from __future__ import annotations
 
-from .integrator import Integrator, register
+from ..integrator import Integrator, register
 
 
 @register

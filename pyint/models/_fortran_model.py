@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _fortran
+from .. import _fortran
 
 
 def _never_called(*args):  # placeholder callback for built-in models
@@ -38,7 +38,7 @@ def model_args(model, backend="auto"):
         raise ValueError(f"model {model.name!r} has no built-in Fortran twin; use backend='callback'")
     if backend != "callback" and hasattr(model, "compiled_ipar"):
         # a SymbolicModel: its compiled library (pyint/models/symbolic.py), called by the kernel
-        from .models.symbolic import COMPILED_MODEL_ID
+        from .symbolic import COMPILED_MODEL_ID
         model_id, ipar, cb = COMPILED_MODEL_ID, model.compiled_ipar(), _never_called
     elif use_fortran:
         model_id, n, mh, mn, _, _, ierr = _fortran.model_lookup(model.fortran_name, ipar, rpar)
@@ -63,7 +63,7 @@ def model_args(model, backend="auto"):
 
 def fortran_eval(model, req, t, q, v, w=None, backend="fortran"):
     """Evaluate one model item through the Fortran model (for tests and checks)."""
-    from .models.base import CALLBACK_REQUESTS, callback_shapes
+    from .base import CALLBACK_REQUESTS, callback_shapes
     codes = {v_: k for k, v_ in CALLBACK_REQUESTS.items()}
     code = codes[req] if isinstance(req, str) else int(req)
     n, mh, mn = model.n, model.n_hol, model.n_nonhol

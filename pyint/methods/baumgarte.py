@@ -18,8 +18,8 @@ index-1 ODE, which drifts quadratically.
 """
 from __future__ import annotations
 
-from . import _validate as V
-from .integrator import Integrator, register
+from .. import _validate as V
+from ..integrator import Integrator, register
 
 
 @register

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _fortran
+from .. import _fortran
 from ._fortran_model import model_args
 
 #: Solver names and their codes in the kernels.

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .so3 import quat_rate, quat_to_rot, rot_to_quat
+from ..models.so3 import quat_rate, quat_to_rot, rot_to_quat
 
 
 def _split(system, y):
@@ -83,14 +83,14 @@ def ida_reference(system, x0, rot0, v0, times, rtol=1e-12, atol=None, cache_dir=
     and the energy drift; with error_estimate=True also ``diag["error_estimate"]``: the
     largest estimated error over the outputs of the quaternion model's q = (x_i, p_i) and
     v = q' (pyint.reference's estimate: the difference from a solution at rtol/10)."""
-    from . import reference as _ida
-    from .models.rigid_quaternion import QuaternionRigidBodies
+    from . import solve
+    from ..models.rigid_quaternion import QuaternionRigidBodies
 
     nb = system.nb
     model = QuaternionRigidBodies(system)
     q0, w0 = model.from_lie(x0, rot0, v0)
-    res = _ida.solve(model, np.asarray(times, dtype=float), q0, w0, rtol=rtol, atol=atol,
-                     cache_dir=cache_dir, error_estimate=error_estimate)
+    res = solve(model, np.asarray(times, dtype=float), q0, w0, rtol=rtol, atol=atol,
+                cache_dir=cache_dir, error_estimate=error_estimate)
     xs, rs, vs = [], [], []
     diag = {"eps_pos": 0.0, "eps_vel": 0.0, "quat_norm": 0.0}
     for q, w in zip(res.q, res.v):

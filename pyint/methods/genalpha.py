@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _fortran
-from . import _validate as V
-from .integrator import Integrator, decode, kernel_stats, register
-from .structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver
+from .. import _fortran
+from .. import _validate as V
+from ..integrator import Integrator, decode, kernel_stats, register
+from ..models.structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver
 
 
 #: The order of the constants alpha_parameters (fortran/api/api_run.f90) returns.

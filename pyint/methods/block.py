@@ -1,5 +1,5 @@
 """Multistep block methods (seed 003 §2) on the index-1 form (7); Fortran kernel
-fortran/block.f90, coefficients from :mod:`pyint.block_coefficients`.
+fortran/block.f90, coefficients from :mod:`pyint.methods.block_coefficients`.
 
 One step of the method is one block of length h with r nodes t + c_k h
 (c_r = 1); the r node values are advanced together by eq. (9),
@@ -22,7 +22,7 @@ name                   scheme                                      order
 ``block_legendre``     Gauss-Legendre nodes, eq. (8) (printed)     5
 =====================  ==========================================  =====
 
-:class:`BlockMethod` takes any :class:`~pyint.block_coefficients.BlockScheme`.
+:class:`BlockMethod` takes any :class:`~pyint.methods.block_coefficients.BlockScheme`.
 The acceleration-level constraints are equations of every block, so they hold
 to the Newton tolerance (round-off) at every sample; positions and velocities
 drift, as for every index-1 integration.
@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _validate as V
+from .. import _validate as V
 from .block_coefficients import PRESETS, BlockScheme, scheme as make_scheme
-from .integrator import Integrator, register
+from ..integrator import Integrator, register
 
 
 class BlockMethod(Integrator):
@@ -91,7 +91,7 @@ def _preset_class(preset, doc):
     cls = type(f"Block_{preset}", (BlockMethod,), {
         "name": f"block_{preset}", "order": PRESETS[preset].order, "lambda_order": PRESETS[preset].order,
         "order_source": f"seed 003 section 2: {PRESETS[preset].description}; order = degree of exactness "
-                        "(pyint.block_coefficients.BlockScheme.order)",
+                        "(pyint.methods.block_coefficients.BlockScheme.order)",
         "_preset": preset, "__doc__": doc, "__module__": __name__})
     return register(cls)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from .convergence import fit_order
+from ..convergence import fit_order
 
 #: The three constraint levels, in the order of the ``constraint_level`` dimension.
 CONSTRAINT_LEVELS = ("position", "velocity", "acceleration")
@@ -122,7 +122,7 @@ def git_commit() -> str:
     checkout without a build, ``git rev-parse`` of the package's tree is used.
     """
     try:
-        from ._build_info import GIT_COMMIT
+        from .._build_info import GIT_COMMIT
     except ImportError:
         GIT_COMMIT = "unknown"
     if GIT_COMMIT and GIT_COMMIT != "unknown":
@@ -138,7 +138,7 @@ def git_commit() -> str:
 
 def provenance(study: str | None = None, params: dict | None = None) -> dict:
     """The provenance attributes, plus ``params`` flattened by :func:`attr_value`."""
-    from . import __version__
+    from .. import __version__
     attrs = {
         "pyint_version": __version__,
         "git_commit": git_commit(),

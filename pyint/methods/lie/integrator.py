@@ -25,14 +25,14 @@ import time
 
 import numpy as np
 
-from . import _control, _fortran
-from . import _validate as V
-from ._status import STATUS_NAMES
-from ._fortran_model import _never_called
-from .integrator import (_OUT, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples,
-                         raise_recorded, report_failure)
-from .models.rigid_bodies import RigidBodySystem
-from .results import CONSTRAINT_LEVELS, Result
+from ... import _control, _fortran
+from ... import _validate as V
+from ..._status import STATUS_NAMES
+from ...models._fortran_model import _never_called
+from ...integrator import (_OUT, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples,
+                           raise_recorded, report_failure)
+from ...models.rigid_bodies import RigidBodySystem
+from ...results import CONSTRAINT_LEVELS, Result
 
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10
