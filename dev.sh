@@ -2,7 +2,10 @@
 # pyint's one entry point on a fresh Debian 12 machine (see README):
 #   ./dev.sh studies [ARGS]   install what is missing, build, run every study (default size)
 #   ./dev.sh test [ARGS]      install what is missing, build, run the test suite (pytest ARGS), then
-#                             its numerically sensitive tests again under a second BLAS kernel
+#                             its numerically sensitive tests again under a second BLAS kernel,
+#                             then build the documentation (as ./dev.sh docs; not when ARGS are given)
+#   ./dev.sh docs             install what is missing, build, build the documentation site
+#                             (docs/_build/html; warnings are errors, every example runs)
 #   ./dev.sh bench [ARGS]     install what is missing, build, run the benchmarks
 #   ./dev.sh setup            only install and build
 # Installs Debian packages (apt-get, as root or through sudo) and the pinned
@@ -59,6 +62,17 @@ install_python() {
 
 setup() { install_debian; install_python; }
 
+# the Sphinx site: the installed pyint's API, the guide, the seed pages (their studies run at
+# --quick size into docs/_generated/) and the example gallery (every examples/plot_*.py runs);
+# -W --keep-going: every warning is an error, all of them are reported
+build_docs() {
+  local t0=$SECONDS
+  log "building the documentation (docs/_build/html)"
+  ( cd "$ROOT/docs" && MPLBACKEND=Agg "$VENV/bin/python" -m sphinx -b html -W --keep-going -q \
+      -d "$ROOT/docs/_build/doctrees" . "$ROOT/docs/_build/html" )
+  log "documentation built in $((SECONDS - t0)) s: docs/_build/html/index.html"
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -78,7 +92,13 @@ case "$cmd" in
       # exit 5 (nothing selected) only fails when neither run ran a test
       if [ $rc = 5 ] && [ $rc2 = 5 ]; then rc=5; elif [ $rc2 != 5 ] && [ $rc2 != 0 ]; then rc=$rc2; elif [ $rc = 5 ]; then rc=0; fi
     fi
+    # the whole suite (no pytest ARGS, as CI runs it) ends with the documentation: a broken
+    # example or a docstring warning fails it
+    if [ $# = 0 ] && [ $rc = 0 ]; then build_docs || rc=$?; fi
     exit $rc ;;
+  docs)
+    setup
+    build_docs ;;
   studies)
     setup
     exec "$VENV/bin/pyint" study run --all "$@" ;;
@@ -93,5 +113,5 @@ case "$cmd" in
     fi
     cd "$ROOT/bench" && PYTHONPATH="$BENCH_DEPS" exec "$VENV/bin/python" "$ROOT/bench/run.py" "$@" ;;
   *)
-    sed -n '2,8p' "$0" >&2; exit 2 ;;
+    sed -n '2,12p' "$0" >&2; exit 2 ;;
 esac

@@ -47,10 +47,10 @@ The forms (``form=``)
 
     *Choice of the dummies.*  Sq is chosen on G, Sv on C at the current
     state: QR with column pivoting gives a first choice, then single column
-    swaps are made while one grows |det| of the block by more than 1 %
+    swaps are made while one grows ``|det|`` of the block by more than 1 %
     (a locally maximal-volume block, :func:`forms.select_columns`).  Its
     quality ``max |C[:, S]^-1 C|`` (:func:`forms.selection_quality`) is then
-    ~1; an entry b > 1 says that swapping would grow |det| by the factor b,
+    ~1; an entry b > 1 says that swapping would grow ``|det|`` by the factor b,
     so the measure does not depend on how the constraints are scaled.
 
     *Re-selection.*  After every IDA step the quality of the current blocks
@@ -80,7 +80,7 @@ The IDA driver (:func:`ida.integrate`)
   a0 and lam0 come from the KKT system, the dummies from (v0, a0).  For the
   index-1 forms IDA's own IDACalcIC is then run on these values as a check;
   the largest change it makes is ``stats["initial_correction"]``
-  (in units of rtol |y| + atol; below 1 means IDA accepted them).
+  (in units of ``rtol |y| + atol``; below 1 means IDA accepted them).
 * rtol and atol (scalar) apply to q and v.  IDA's local error test covers q
   and v only (including the algebraic q[Sq], v[Sv] of the dummy-derivative
   form); multipliers and dummies are velocity-, acceleration- and
@@ -89,9 +89,9 @@ The IDA driver (:func:`ida.integrate`)
   rtol = 1e-12: 28887 steps and an error of 2e-9 with them, 1119 steps and
   7e-11 without).  In IDA's Newton test they get a unit absolute tolerance
   (every form, ``forms._Form.newton_atol_excluded``): q and v are tested
-  themselves, while holding acceleration-level unknowns to rtol |a| asks
+  themselves, while holding acceleration-level unknowns to ``rtol |a|`` asks
   for more than a BDF corrector can give at small steps (its a' ~ cj (v -
-  v_pred) carries a round-off of eps |v| cj).  With atol there, the 3-link
+  v_pred) carries a round-off of ``eps |v| cj``).  With atol there, the 3-link
   chain at rtol 1e-11 fell into steps of 4e-7 it could not leave (17 730
   steps, 4 107 failed attempts, error 2e-7, against 2.3e-9 at 1e-10),
   depending on the BLAS kernel's rounding; now the error falls with rtol on
@@ -109,7 +109,7 @@ The IDA driver (:func:`ida.integrate`)
   the algebraic components q[Sq], v[Sv] are then re-solved from g = 0 and
   the velocity constraints given the others (IDA solves those equations
   only to its Newton tolerance; the change is ``stats["output_correction"]``,
-  in units of rtol |x| + atol); a and lam are the values consistent with
+  in units of ``rtol |x| + atol``); a and lam are the values consistent with
   (t, q, v) (the KKT system).  So at the outputs the dummy-derivative form
   holds every constraint level to round-off, the index-1 form shows its
   position and velocity drift, and the acceleration level is at round-off
@@ -132,7 +132,7 @@ The IDA driver (:func:`ida.integrate`)
 The error estimate
 ------------------
 ``solve(..., error_estimate=True)`` also solves at rtol/10 (atol/10) and sets
-``result.error_estimate = {"q", "v", "lam"}``: |y(rtol) - y(rtol/10)| at
+``result.error_estimate = {"q", "v", "lam"}``: ``|y(rtol) - y(rtol/10)|`` at
 every output time, an estimate of the returned solution's absolute error
 (within a factor 0.56 ... 1.26 of the true error on the closed-form problems,
 every form, rtol 1e-6 ... 1e-12); it is stored in the NetCDF
@@ -160,7 +160,7 @@ from __future__ import annotations
 from . import cache as _cache
 from .forms import FORMS, select_columns, selection_quality
 from ..errors import IntegrationError
-from .ida import IDAFailure, check_times, integrate
+from .ida import IDAFailure, check_times as _check_times, integrate
 from .result import ReferenceResult
 
 __all__ = ["solve", "integrate", "FORMS", "IDAFailure", "ReferenceResult", "select_columns",
@@ -216,7 +216,7 @@ def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_
         d_q, d_v = model.initial_state()
         q0 = d_q if q0 is None else q0
         v0 = d_v if v0 is None else v0
-    times = check_times(times)
+    times = _check_times(times)
     q0 = V.as_vector(q0, model.n, "q0")
     v0 = V.as_vector(v0, model.n, "v0")
     q0, v0 = V.consistent_initial_state(model, float(times[0]), q0, v0, project=project)

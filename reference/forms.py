@@ -28,7 +28,7 @@ def select_columns(c):
     """Columns S of the m x n matrix ``c`` (full row rank) whose block c[:, S] is best conditioned.
 
     QR with column pivoting gives a first choice; it is then improved by
-    single swaps until no swap grows |det c[:, S]| by more than 1 %: a
+    single swaps until no swap grows ``|det c[:, S]|`` by more than 1 %: a
     locally maximal-volume block, for which every entry of c[:, S]^-1 c is at
     most ~1 in magnitude (see :func:`selection_quality`).  Returns the sorted
     column indices.
@@ -48,10 +48,10 @@ def select_columns(c):
 
 
 def selection_quality(c, s):
-    """max |c[:, S]^-1 c|: ~1 right after :func:`select_columns`, infinite when c[:, S] is singular.
+    """``max |c[:, S]^-1 c|``: ~1 right after :func:`select_columns`, infinite when c[:, S] is singular.
 
     An entry b_ij > 1 says that swapping column s_i for column j would grow
-    |det c[:, S]| by the factor b_ij: the measure is invariant to the scaling
+    ``|det c[:, S]|`` by the factor b_ij: the measure is invariant to the scaling
     of the constraint rows.
     """
     if c.shape[0] == 0:

@@ -156,7 +156,7 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
     (and the dummies) are computed from the index-1 system; with
     ``check_initial`` IDA's own consistent-initial-value solver (IDACalcIC)
     is run on them for the index-1 forms and the largest change it makes is
-    reported as ``initial_correction`` (units of rtol |y| + atol).
+    reported as ``initial_correction`` (units of ``rtol |y| + atol``).
     ``reselect``: restart with a new dummy selection when
     ``selection_quality`` exceeds it (None: never).  ``max_steps``: limit on
     IDA's internal steps over the whole run.  ``max_order``: IDA's maximal
@@ -177,7 +177,7 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
     error-test and nonlinear-convergence failures together, counted from the
     distinct times at which IDA evaluated the residual within one step),
     ``restarts`` (re-selections of the dummies), ``output_correction`` (the
-    largest change that completion made, in units of rtol |x| + atol), and
+    largest change that completion made, in units of ``rtol |x| + atol``), and
     the largest constraint residuals over all accepted steps, evaluated on
     IDA's own (y, y') there: ``step_residual_position``,
     ``step_residual_velocity``, ``step_residual_acceleration`` (holonomic and

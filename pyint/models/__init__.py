@@ -34,7 +34,7 @@ BUILTIN_MODELS = {
     "two_link_angles": TwoLinkAngles,
 }
 
-__all__ = ["Model", "CALLBACK_REQUESTS", "fd_jacobian", "BUILTIN_MODELS", "PendulumChain"]
+__all__ = ["Model", "CALLBACK_REQUESTS", "fd_jacobian", "BUILTIN_MODELS", "AnharmonicChain", "PendulumChain"]
 __all__ += ["Snakeboard", "SnakeboardCoupled", "ChaplyginSleigh", "Skate", "DrivenPendulum"]
 __all__ += ["NaturalModel", "NaturalSystem", "two_link_manipulator", "TwoLinkAngles", "QuaternionRigidBodies"]
 __all__ += ["SymbolicModel", "SymbolicModelError"]

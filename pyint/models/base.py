@@ -139,21 +139,36 @@ def _along_motion(q, v):
 class Model:
     """Base class of every model: built-in ones and the ones users write.
 
-    Class attributes a subclass sets:
+    A subclass sets the class attributes below and defines at least ``mass`` and
+    ``force`` (and ``hol`` and/or ``nh_A``/``nh_b`` when it is constrained); every
+    other item has a finite-difference fallback.
 
-    ``name``           short identifier used in results and datasets
-    ``n``              number of coordinates
-    ``n_hol``          number of holonomic constraints g(t, q) = 0
-    ``n_nonhol``       number of nonholonomic constraints A(t, q) v + b = 0
-    ``coord_names``    one name per coordinate (defaults q0, q1, ...)
-    ``coord_units``    one unit string per coordinate (defaults "1")
-    ``constant_mass``  True when M does not depend on q
-    ``scleronomic``    True when g does not depend on t (g_t, G_t, g_tt are zero)
-    ``conservative``   True when ``energy`` is a conserved total energy (models that
-                       define ``energy`` without conserving it report it, but no drift)
-    ``fortran_name``   name of the built-in Fortran twin, or None
-    ``callback_bundle`` False to have the callback path ask one item per Python call
-                       (default True: the items of one point in one call)
+    Attributes
+    ----------
+    name : str
+        Short identifier used in results and datasets.
+    n : int
+        Number of coordinates.
+    n_hol : int
+        Number of holonomic constraints g(t, q) = 0.
+    n_nonhol : int
+        Number of nonholonomic constraints A(t, q) v + b = 0.
+    coord_names : tuple of str or None
+        One name per coordinate (defaults q0, q1, ...).
+    coord_units : tuple of str or None
+        One unit string per coordinate (defaults "1").
+    constant_mass : bool
+        True when M does not depend on q.
+    scleronomic : bool
+        True when g does not depend on t (g_t, G_t, g_tt are zero).
+    conservative : bool
+        True when ``energy`` is a conserved total energy (models that define
+        ``energy`` without conserving it report it, but no drift).
+    fortran_name : str or None
+        Name of the built-in Fortran twin, or None.
+    callback_bundle : bool
+        False to have the callback path ask one item per Python call (default
+        True: the items of one point in one call).
     """
 
     name = "model"
@@ -166,7 +181,7 @@ class Model:
     scleronomic = False
     conservative = False
     fortran_name: str | None = None
-    #: False: the callback path asks one item per Python call (no per-point bundles)
+    # False: the callback path asks one item per Python call (no per-point bundles)
     callback_bundle = True
 
     # -- what a subclass must define ------------------------------------------

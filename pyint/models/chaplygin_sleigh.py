@@ -148,7 +148,7 @@ class ChaplyginSleigh(Model):
         return d
 
     def energy(self, t, q, v):
-        """T + 1/2 k |r_C|^2 (conserved only when damping = 0)."""
+        """``T + 1/2 k |r_C|^2`` (conserved only when damping = 0)."""
         v = np.asarray(v, dtype=float)
         rc = self.center(q)
         return float(0.5 * v @ self.mass(q) @ v + 0.5 * self.k * rc @ rc)

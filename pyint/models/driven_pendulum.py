@@ -131,7 +131,7 @@ class DrivenPendulum(Model):
         return lam[0] * np.eye(2)
 
     def energy(self, t, q, v):
-        """Mechanical energy 1/2 m |v|^2 + m g y (NOT conserved: the support does work)."""
+        """Mechanical energy ``1/2 m |v|^2 + m g y`` (NOT conserved: the support does work)."""
         return float(0.5 * self.m * (v[0] ** 2 + v[1] ** 2) + self.m * self.grav * q[1])
 
     def fortran_params(self):

@@ -505,7 +505,7 @@ class NaturalModel(Model):
 
     # -- natural-coordinate extras --------------------------------------------
     def direction_error(self, q):
-        """Delta = max over bodies of max |E^T E - I| (E = [e_1 .. e_d]) at each sample of q (..., n)."""
+        """Delta = max over bodies of ``max |E^T E - I|`` (E = [e_1 .. e_d]) at each sample of q (..., n)."""
         d, blk = self.dim, self.dim * (self.dim + 1)
         q = np.asarray(q, dtype=float)
         qb = q.reshape(q.shape[:-1] + (len(self.system.bodies), blk))

@@ -126,7 +126,7 @@ class QuaternionRigidBodies(Model):
 
     def to_lie(self, q, v):
         """(x (nb,3), R (nb,3,3), V (6 nb)) of (q, v); R from the normalised p,
-        Omega = 2 L(p)^T p' / |p|^2."""
+        ``Omega = 2 L(p)^T p' / |p|^2``."""
         x = np.stack([self._x(q, i) for i in range(self.nb)])
         rot = np.stack([quat_to_rot(self._p(q, i)) for i in range(self.nb)])
         V = np.concatenate([np.concatenate([self._x(v, i),
