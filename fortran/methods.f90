@@ -5,12 +5,14 @@ module pyint_methods
   use pyint_driver, only: stepper_t
   use rk4_index1, only: rk4_stepper_t
   use baumgarte, only: baumgarte_stepper_t
+  use symplectic, only: sym_stepper_t
   implicit none
   private
   public :: new_stepper
 
   !> Method ids (mirrored by the KERNEL attribute of the Python classes).
   integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2
+  integer, parameter, public :: METHOD_SYMPLECTIC = 11
 
 contains
 
@@ -24,6 +26,8 @@ contains
       allocate(rk4_stepper_t :: st)
     case (METHOD_BAUMGARTE)
       allocate(baumgarte_stepper_t :: st)
+    case (METHOD_SYMPLECTIC)
+      allocate(sym_stepper_t :: st)
     case default
       info = 1
     end select

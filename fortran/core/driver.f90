@@ -1,7 +1,8 @@
 !> The one time loop of every method: a method is a stepper (an extension of
 !> the abstract stepper_t: `init` and `step`), the driver owns everything else.
 !>
-!> drive runs one trajectory of nsteps steps of size h from t0:
+!> drive runs one trajectory of nsteps steps of size h from t0 (h < 0: backwards in
+!> time, for a stepper that allows it; pyint's Python side passes h > 0):
 !>   * the start: stepper%init completes the state at t0 (a, lam: consistent,
 !>     or what the method starts from) and may refuse it (status);
 !>   * stepping, with the NaN check of the state and the run control polled
@@ -35,7 +36,7 @@ module pyint_driver
   use pyint_metrics, only: point_residuals, NRES_VECTOR
   implicit none
   private
-  public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback
+  public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback, vector_setup
 
   !> The state of a trajectory at time t.
   type :: state_t
@@ -154,7 +155,7 @@ contains
     integer :: step, info, ns
     stepmax = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
-    if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. every < 1 .or. nsteps < 0 .or. .not. h > 0 &
+    if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. every < 1 .or. nsteps < 0 .or. .not. abs(h) > 0 &
         .or. size(stepmax) < st%nres + 1 .or. size(lout, 1) < st%nl .or. size(auxout, 1) < st%naux &
         .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv) return
     allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
