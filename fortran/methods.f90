@@ -6,13 +6,14 @@ module pyint_methods
   use rk4_index1, only: rk4_stepper_t
   use baumgarte, only: baumgarte_stepper_t
   use symplectic, only: sym_stepper_t
+  use galerkin, only: gl_stepper_t
   implicit none
   private
   public :: new_stepper
 
   !> Method ids (mirrored by the KERNEL attribute of the Python classes).
   integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2
-  integer, parameter, public :: METHOD_SYMPLECTIC = 11
+  integer, parameter, public :: METHOD_SYMPLECTIC = 11, METHOD_GALERKIN = 12
 
 contains
 
@@ -28,6 +29,8 @@ contains
       allocate(baumgarte_stepper_t :: st)
     case (METHOD_SYMPLECTIC)
       allocate(sym_stepper_t :: st)
+    case (METHOD_GALERKIN)
+      allocate(gl_stepper_t :: st)
     case default
       info = 1
     end select

@@ -81,6 +81,15 @@ class Integrator:
         ``init`` reads them."""
         return (), ()
 
+    def kernel_start(self, model, t0, q0, v0):
+        """Real start data of one trajectory that its stepper reads after the real options
+        (``ropt = kernel_options()[1] + kernel_start()``); default none."""
+        return ()
+
+    def _ropt_start(self, model, t0, q0, v0):
+        iopt, ropt = self.kernel_options(model)
+        return iopt, (*ropt, *self.kernel_start(model, t0, q0, v0))
+
     def kernel_aux(self, model):
         """The stepper's auxiliary vector per sample: {name: length} in its order; each part
         becomes ``Result.extra[name]`` (time-major), e.g. the momenta ``{"p": n}``."""
@@ -113,7 +122,7 @@ class Integrator:
         if self.KERNEL is None:  # pragma: no cover - a method without a stepper overrides _run
             raise NotImplementedError(f"{type(self).__name__} declares no KERNEL")
         args, nq, nv, nl = self.kernel_model(model, backend)
-        iopt, ropt = _option_arrays(self.kernel_options(model))
+        iopt, ropt = _option_arrays(self._ropt_start(model, t0, q0, v0))
         buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(self.STATS),
                              naux=sum(self.kernel_aux(model).values()), nres=self.NRES)
         istat = _fortran.run(
@@ -168,7 +177,9 @@ class Integrator:
         for k, m in enumerate(models):
             q0f[:, k], v0f[:, k] = self._start_state(m, t0, q0s[k], v0s[k], project, "fortran", f"s[{k}]")
         rpar = np.asfortranarray(np.stack([a["rpar"] for a in args], axis=1))
-        iopt, ropt = _option_arrays(self.kernel_options(first))
+        opts = [_option_arrays(self._ropt_start(m, t0, q0f[:, k], v0f[:, k])) for k, m in enumerate(models)]
+        iopt = opts[0][0]
+        ropt = np.asfortranarray(np.stack([o[1] for o in opts], axis=1))
         buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(self.STATS),
                              naux=sum(self.kernel_aux(first).values()), nres=self.NRES, nb=nb)
         a = args[0]

@@ -19,6 +19,11 @@ for _name, _cls in METHODS.items():
             break
 
 
+def _geq(a, b):
+    """a >= b, or both NaN: a level a method does not define (Galerkin-Lobatto has no acceleration)."""
+    return bool(np.isnan(a) and np.isnan(b)) or a >= b
+
+
 def _span(prob, nsteps=10):
     return nsteps * prob.h0, prob.h0
 
@@ -35,6 +40,9 @@ def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
     for r in batch:
         for f in ("t", "q", "v", "a", "lam", "residual"):
             np.testing.assert_array_equal(getattr(r, f), getattr(one, f), err_msg=f)
+        for name, x in one.extra.items():   # the method's auxiliary arrays (momenta p, ...)
+            if name != "step_max":
+                np.testing.assert_array_equal(r.extra[name], x, err_msg=name)
         stats = {k: v for k, v in r.stats.items() if k not in ("batch_size", "threads")}
         assert stats == one.stats
         assert r.extra.get("step_max") == one.extra.get("step_max")
@@ -55,11 +63,11 @@ def test_step_maxima_bound_the_sample_maxima(method, problem):
     res = sparse.residual
     assert sm["eps_pos"] >= np.max(res[:, 0])
     assert sm["eps_vel"] >= np.max(res[:, [1, 3]])
-    assert sm["eps_acc"] >= np.max(res[:, [2, 4]])
+    assert _geq(sm["eps_acc"], np.max(res[:, [2, 4]]))
     # with every step a sample, the step maxima are the sample maxima
     assert sm["eps_pos"] == np.max(full.residual[:, 0])
     assert sm["eps_vel"] == np.max(full.residual[:, [1, 3]])
-    assert sm["eps_acc"] == np.max(full.residual[:, [2, 4]])
+    assert _geq(sm["eps_acc"], np.max(full.residual[:, [2, 4]])) and _geq(np.max(full.residual[:, [2, 4]]), sm["eps_acc"])
     if full.energy is not None:
         assert sm["energy_change"] == np.max(np.abs(full.energy - full.energy[0]))
         assert sm["energy_change"] >= np.max(np.abs(sparse.energy - sparse.energy[0]))

@@ -221,7 +221,8 @@ contains
 
   !> nb trajectories of one built-in or compiled model (model_id > 0) in OpenMP
   !> threads: trajectory k starts from (q0(:, k), v0(:, k)) with the real
-  !> parameters rpar(:, k) (same ipar, hence the same sizes, for all).  Outputs
+  !> parameters rpar(:, k) (same ipar, hence the same sizes, for all) and the real
+  !> options ropt(:, k) (a method's start data may depend on the trajectory).  Outputs
   !> as drive's with a trailing trajectory index; stats(:, k) the stepper's stats;
   !> a trajectory whose model is rejected gets istat(:, k) = [STATUS_BAD_INPUT, 0, 0].
   subroutine drive_batch(make, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, &
@@ -230,7 +231,7 @@ contains
     procedure(stepper_factory_i) :: make
     integer, intent(in) :: method, model_id, n, mh, mn, nsteps, every, nthreads
     integer, intent(in) :: ipar(:), mflags(:), iopt(:)
-    real(wp), intent(in) :: rpar(:, :), ropt(:), t0, h, q0(:, :), v0(:, :)
+    real(wp), intent(in) :: rpar(:, :), ropt(:, :), t0, h, q0(:, :), v0(:, :)
     real(wp), intent(inout) :: tout(:, :), qout(:, :, :), vout(:, :, :), aout(:, :, :), lout(:, :, :), &
                                auxout(:, :, :), resout(:, :, :), eout(:, :), stepmax(:, :), stats(:, :)
     integer, intent(out) :: istat(:, :)
@@ -254,7 +255,7 @@ contains
       if (ierr /= 0) return
       call st%setup(model_id, ipar, rpar(:, k), no_callback, n, mh, mn, mflags, ierr)
       if (ierr /= 0) return
-      call drive(st, iopt, ropt, t0, h, nsteps, every, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
+      call drive(st, iopt, ropt(:, k), t0, h, nsteps, every, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
                  vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), eout(:, k), &
                  stepmax(:, k), istat(:, k))
       if (allocated(st%stats)) stats(1:min(size(stats, 1), size(st%stats)), k) = &
