@@ -36,13 +36,14 @@
 !> (fortran/core/newton_control.f90); groups at bd_newton.
 module lie_backward
   use pyint_kinds
-  use pyint_control, only: stop_status
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
+  use pyint_driver, only: state_t
+  use pyint_rigid_stepper, only: rigid_stepper_t, rigid_unpack, rigid_pack
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private
-  public :: lie_backward_driver, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
+  public :: bd_stepper_t, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
 
   integer, parameter :: FORM_DAE1 = 1, FORM_DAE2 = 2, FORM_DAE3 = 3, FORM_DAES = 4
 
@@ -53,6 +54,22 @@ module lie_backward
     real(wp), allocatable :: kvv(:, :), kmv(:, :), kmv2(:, :), kmv3(:, :), qf(:), psi(:), g(:)
     real(wp), allocatable :: x1(:, :), r1(:, :, :)
     integer, allocatable :: ipiv(:)
+  end type
+
+  !> The four forms as a stepper of the one driver (a rigid stepper,
+  !> fortran/core/rigid_stepper.f90; options at bd_init).  stats = [Newton iterations,
+  !> factorizations, max iterations in a step]; the auxiliary vector of a DAES sample is
+  !> (V', mu, omega) (nv + 2 m).
+  type, extends(rigid_stepper_t) :: bd_stepper_t
+    type(bd_work_t) :: w
+    integer :: form = FORM_DAE3, history_mode = 0, maxit = 0
+    real(wp) :: tol = 0
+    real(wp), allocatable :: x(:, :), r(:, :, :)            !< the configuration (s%q packed)
+    real(wp), allocatable :: vp(:), mu(:), om(:), pw(:, :)   !< V', mu, omega; the metric P of DAES
+  contains
+    procedure :: init => bd_init
+    procedure :: step => bd_step
+    procedure :: aux => bd_aux
   end type
 
 contains
@@ -190,117 +207,94 @@ contains
     call lu_solve(g, ipiv, y)
   end subroutine
 
-  !> The whole trajectory: nsteps steps of size h from t0, output every `every` steps.
-  !> On entry (x0, r0, v0) is a consistent state.  Outputs per sample k:
-  !> tout, xout(3, nb), rout(3, 3, nb), vout (V), aout (A), lout (lam) and
-  !> auxout = (V', mu, omega) (DAES; zero for DAE1-3).  history_mode: see the header.
-  !> istat = [status, steps done, samples written]; stats = [newton iterations,
-  !> factorizations, max iterations in a step, then the maxima over every step of
-  !> |Phi|, |B V|, |B A + Bdot V|, |R^T R - I|_F, |H - H0|] (rigid_track).
-  subroutine lie_backward_driver(s, form, history_mode, tol, maxit, t0, h, nsteps, every, &
-                                 x0, r0, v0, tout, xout, rout, vout, aout, lout, auxout, istat, stats)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: form, history_mode, maxit, nsteps, every
-    real(wp), intent(in) :: tol, t0, h, x0(:, :), r0(:, :, :), v0(:)
-    real(wp), intent(out) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
-                             lout(:, :), auxout(:, :)
-    integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(8)
-    type(bd_work_t) :: w
-    real(wp) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), vp(s%nv), a(s%nv), lam(s%m)
-    real(wp) :: vh(s%nv), mu(s%m), om(s%m), ahat(s%nv), t, pw(s%nv, s%nv), e0
-    integer :: step, iters, info, ns, nv, m
-    nv = s%nv; m = s%m
-    stats = 0
-    istat = [STATUS_BAD_INPUT, 0, 0]
-    if (form < FORM_DAE1 .or. form > FORM_DAES .or. h <= 0 .or. every < 1 .or. &
-        history_mode < 0 .or. history_mode > 1) return
-    call bd_work_init(s, w)
+  !> Options: iopt = [form, history_mode, maxit], ropt = [tol].  On entry (s%q, s%v) is a
+  !> consistent state; a and lam are the consistent ones (rigid_consistent_acc).
+  subroutine bd_init(self, iopt, ropt, h, s, info)
+    class(bd_stepper_t), intent(inout) :: self
+    integer, intent(in) :: iopt(:)
+    real(wp), intent(in) :: ropt(:), h
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    integer :: nv, m, k
+    nv = self%sys%nv; m = self%sys%m
+    allocate(self%stats(3), self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb), self%vp(nv), &
+             self%mu(m), self%om(m), self%pw(nv, nv))
+    self%stats = 0
+    info = STATUS_BAD_INPUT
+    if (size(iopt) < 3 .or. size(ropt) < 1) return
+    self%form = iopt(1); self%history_mode = iopt(2); self%maxit = iopt(3); self%tol = ropt(1)
+    if (self%form < FORM_DAE1 .or. self%form > FORM_DAES .or. h <= 0 .or. self%history_mode < 0 .or. &
+        self%history_mode > 1 .or. self%maxit < 1) return
+    if (self%form == FORM_DAES) self%naux = nv + 2 * m     ! (V', mu, omega)
+    call bd_work_init(self%sys, self%w)
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
-    if (history_mode == 1) then
-      call inverse(w%mm, pw)
+    if (self%history_mode == 1) then
+      call inverse(self%w%mm, self%pw)
     else
-      pw = 0
-      do step = 1, nv
-        pw(step, step) = 1
+      self%pw = 0
+      do k = 1, nv
+        self%pw(k, k) = 1
       end do
     end if
-    x = x0; r = r0; v = v0; vp = v0
-    mu = 0; om = 0
-    call rigid_consistent_acc(s, r, v, a, lam, info)
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      return
-    end if
-    t = t0
-    e0 = rigid_energy(s, x, v)
-    call rigid_track(s, x, r, v, a, e0, stats(4:8))
-    ns = 1
-    call store(ns)
-    do step = 1, nsteps
-      if (form == FORM_DAES .and. history_mode == 0) then
-        vh = vp
+    call rigid_unpack(s%q, self%x, self%r)
+    self%vp = s%v
+    self%mu = 0; self%om = 0
+    call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
+  end subroutine
+
+  !> One step of the form (see the module header) from (x, R, V, A, lam).
+  subroutine bd_step(self, h, t1, s, info)
+    class(bd_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: vh(self%sys%nv), ahat(self%sys%nv)
+    integer :: iters, nv
+    nv = self%sys%nv
+    associate (w => self%w, sys => self%sys, v => s%v, a => s%a, lam => s%lam)
+      if (self%form == FORM_DAES .and. self%history_mode == 0) then
+        vh = self%vp
       else
         vh = v
       end if
       w%z(1:nv) = vh + h * a
       w%z(nv + 1:) = h * lam
-      call bd_newton(s, form, h, x, r, v, vh, tol, maxit, w, iters, info)
-      stats(1) = stats(1) + iters
-      stats(2) = stats(2) + iters
-      stats(3) = max(stats(3), real(iters, wp))
-      if (info == 0) info = stop_status()   ! Ctrl-C, a LAPACK error
-      if (info /= 0) then
-        istat = [info, step - 1, ns]
-        return
-      end if
+      call bd_newton(sys, self%form, h, self%x, self%r, v, vh, self%tol, self%maxit, w, iters, info)
+      self%stats(1) = self%stats(1) + iters
+      self%stats(2) = self%stats(2) + iters
+      self%stats(3) = max(self%stats(3), real(iters, wp))
+      if (info /= 0) return
       ! the converged configuration
       w%psi = h * w%z(1:nv)
-      call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
-      x = w%x1; r = w%r1
+      call rigid_advance(sys, self%x, self%r, w%psi, w%x1, w%r1)
+      self%x = w%x1; self%r = w%r1
       lam = w%z(nv + 1:) / h
-      if (form == FORM_DAES) then
-        call rigid_bmat(s, r, w%bm)
-        vp = w%z(1:nv)
-        ahat = (vp - vh) / h
-        call bbt_solve(w%bm, pw, -matmul(w%bm, vp), mu, info)
-        if (info /= 0) then
-          istat = [info, step - 1, ns]
-          return
-        end if
-        v = vp + matmul(pw, matmul(mu, w%bm))
-        call rigid_bdotv(s, r, v, w%g)
-        call bbt_solve(w%bm, pw, -(matmul(w%bm, ahat) + w%g), om, info)
-        a = ahat + matmul(pw, matmul(om, w%bm))
-        if (history_mode == 1) lam = lam - om
+      if (self%form == FORM_DAES) then
+        call rigid_bmat(sys, self%r, w%bm)
+        self%vp = w%z(1:nv)
+        ahat = (self%vp - vh) / h
+        call bbt_solve(w%bm, self%pw, -matmul(w%bm, self%vp), self%mu, info)
+        if (info /= 0) return
+        v = self%vp + matmul(self%pw, matmul(self%mu, w%bm))
+        call rigid_bdotv(sys, self%r, v, w%g)
+        call bbt_solve(w%bm, self%pw, -(matmul(w%bm, ahat) + w%g), self%om, info)
+        a = ahat + matmul(self%pw, matmul(self%om, w%bm))
+        if (self%history_mode == 1) lam = lam - self%om
       else
         a = (w%z(1:nv) - v) / h
         v = w%z(1:nv)
-        vp = v
+        self%vp = v
       end if
-      t = t0 + step * h
-      call rigid_track(s, x, r, v, a, e0, stats(4:8))
-      if (mod(step, every) == 0) then
-        ns = ns + 1
-        call store(ns)
-      end if
-    end do
-    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
-      ns = ns + 1
-      call store(ns)
-    end if
-    istat = [STATUS_OK, nsteps, ns]
+      call rigid_pack(self%x, self%r, s%q)
+    end associate
+  end subroutine
 
-  contains
-
-    subroutine store(k)
-      integer, intent(in) :: k
-      real(wp) :: aux(nv + 2 * m)
-      aux = 0
-      if (form == FORM_DAES) aux = [vp, mu, om]
-      call rigid_store(k, t, x, r, v, a, lam, aux, tout, xout, rout, vout, aout, lout, auxout)
-    end subroutine
-
-  end subroutine lie_backward_driver
+  !> The auxiliary vector of a DAES sample: (V', mu, omega).
+  subroutine bd_aux(self, s, aux)
+    class(bd_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: aux(:)
+    aux = [self%vp, self%mu, self%om]
+  end subroutine
 
 end module lie_backward

@@ -7,13 +7,14 @@ module pyint_methods
   use baumgarte, only: baumgarte_stepper_t
   use symplectic, only: sym_stepper_t
   use galerkin, only: gl_stepper_t
+  use lie_backward, only: bd_stepper_t
   implicit none
   private
   public :: new_stepper
 
   !> Method ids (mirrored by the KERNEL attribute of the Python classes).
   integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2
-  integer, parameter, public :: METHOD_SYMPLECTIC = 11, METHOD_GALERKIN = 12
+  integer, parameter, public :: METHOD_SYMPLECTIC = 11, METHOD_GALERKIN = 12, METHOD_LIE_BACKWARD = 13
 
 contains
 
@@ -31,6 +32,8 @@ contains
       allocate(sym_stepper_t :: st)
     case (METHOD_GALERKIN)
       allocate(gl_stepper_t :: st)
+    case (METHOD_LIE_BACKWARD)
+      allocate(bd_stepper_t :: st)
     case default
       info = 1
     end select

@@ -405,11 +405,13 @@ def vector_step_max(stepmax):
     return {"eps_pos": sm[0], "eps_vel": max(sm[1], sm[3]), "eps_acc": max(sm[2], sm[4]), "energy_change": sm[5]}
 
 
-def driver_raw(buf, nl, istat, stats):
-    """Time-major views of the driver's outputs (one trajectory)."""
+def driver_raw(buf, nl, istat, stats, step_max_keys=None):
+    """Time-major views of the driver's outputs (one trajectory); the per-step maxima by name:
+    ``step_max_keys`` names stepmax in its order (default: a vector state's, :func:`vector_step_max`)."""
+    sm = buf["stepmax"]
     raw = dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:nl].T,
                istat=np.asarray(istat), stats=stats, residual=buf["resout"].T, energy=buf["eout"],
-               step_max=vector_step_max(buf["stepmax"]))
+               step_max=vector_step_max(sm) if step_max_keys is None else decode(step_max_keys, sm, step_max_keys))
     return raw
 
 

@@ -29,7 +29,6 @@ Feeding back the printed Euclidean projection does not converge (O(1) error).
 """
 from __future__ import annotations
 
-from . import _fortran
 from . import _validate as V
 from .integrator import register
 from .lie_integrator import LieIntegrator
@@ -38,6 +37,8 @@ _HISTORY = {"printed": 0, "projected": 1}
 
 
 class _LieBackward(LieIntegrator):
+    KERNEL = 13   # fortran/lie_backward.f90 (fortran/methods.f90: METHOD_LIE_BACKWARD)
+    STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
     order = 1
     order_source = "first order: backward differences with the Crouch-Grossman update, seed 001 eqs. (6)-(10)"
     _form = 3
@@ -55,10 +56,8 @@ class _LieBackward(LieIntegrator):
     def _history_mode(self):
         return 0
 
-    def _run(self, system, t0, h, nsteps, every, x0, r0, v0):
-        options = (self._form, self._history_mode(), self.tol, self.maxit)
-        return self._call_kernel(_fortran.lie_backward_run, options, system.nv + 2 * system.m,
-                                 system, t0, h, nsteps, every, x0, r0, v0)
+    def kernel_options(self, system):
+        return (self._form, self._history_mode(), self.maxit), (self.tol,)
 
 
 @register
@@ -110,6 +109,9 @@ class LieDAES(_LieBackward):
 
     def _history_mode(self):
         return _HISTORY[self.history]
+
+    def kernel_aux(self, system):
+        return {"V_drive": system.nv, "mu": system.m, "omega": system.m}
 
     def _extra(self, system, raw):
         nv, m = system.nv, system.m

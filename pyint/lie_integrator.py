@@ -26,8 +26,9 @@ import numpy as np
 
 from . import _control, _fortran
 from . import _validate as V
+from ._fortran_model import _never_called
 from ._status import STATUS_NAMES
-from .integrator import Integrator, decode, kernel_stats, n_samples, report_failure
+from .integrator import Integrator, decode, driver_raw, kernel_stats, n_samples, report_failure
 from .models.rigid_bodies import RigidBodySystem
 from .results import CONSTRAINT_LEVELS, Result
 
@@ -251,6 +252,59 @@ class LieIntegrator(Integrator):
     def _extra(self, system, raw):
         return {}
 
+    # -- a stepper of the one driver (KERNEL set: fortran/core/rigid_stepper.f90) -------
+    NRES = 4   # |Phi|, |B V|, |B A + Bdot V|, max_i |R_i^T R_i - I|_F
+
+    def _check_backend(self, backend):
+        if backend not in ("auto", "fortran"):
+            raise ValueError(f"{self.name}: backend must be 'auto' or 'fortran' (rigid-body "
+                             f"systems always run in Fortran), got {backend!r}")
+
+    def kernel_model(self, system, backend):
+        """The driver's model block for a rigid-body system: (ipar, rpar) of
+        :meth:`RigidBodySystem.fortran_params` (model_id > 0, the rest unused); nq = 12 nb,
+        nv = 6 nb, nl = m."""
+        self._check_backend(backend)
+        ipar, rpar = system.fortran_params()
+        args = dict(model_id=1, ipar=np.ascontiguousarray(ipar, dtype=np.int32),
+                    rpar=np.ascontiguousarray(rpar, dtype=np.float64), usercb=_never_called, mh=system.m, mn=0,
+                    mflags=np.zeros(3, dtype=np.int32))
+        return args, 12 * system.nb, system.nv, system.m
+
+    def _batch_runs_in_threads(self, system):
+        return self.KERNEL is not None
+
+    def _start_state(self, system, t0, q0, v0, project, backend, suffix=""):
+        """The flat q (:meth:`RigidBodySystem.pack`) and V of a checked, consistent start."""
+        self._check_backend(backend)
+        x0, r0 = as_configuration(system, q0)
+        v0 = V.as_vector(v0, system.nv, f"v0{suffix}")
+        x0, r0, v0 = consistent_rigid_state(system, x0, r0, v0, project=project)
+        return system.pack(x0, r0), v0
+
+    def _driver_raw(self, system, buf, nl, istat):
+        raw = driver_raw(buf, nl, istat, self.decode_stats(istat, buf["stats"]), step_max_keys=STEP_MAX_KEYS)
+        nt, nb = len(raw["t"]), system.nb
+        q = raw["q"].reshape(nt, nb, 12)
+        raw["x"], raw["R"] = q[:, :, :3], q[:, :, 3:].reshape(nt, nb, 3, 3)
+        raw["aux"] = buf["auxout"].T
+        return raw
+
+    def _make_result(self, system, raw, t0, h, cpu, backend="auto", raise_on_failure=True, run=None):
+        status, steps_done, nsamples = (int(k) for k in raw["istat"])
+        sl = slice(0, nsamples)
+        t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
+        res = raw["residual"][sl]
+        residual = np.zeros((len(t), 5))
+        residual[:, :3] = res[:, :3]
+        extra = {"x": raw["x"][sl], "R": raw["R"][sl], "orthogonality": res[:, 3], "step_max": raw["step_max"]}
+        extra.update({k: arr[sl] for k, arr in self._extra(system, raw).items()})
+        result = LieResult(
+            method=self.name, model=system, t=t, q=q, v=v, a=a, lam=lam, residual=residual,
+            energy=raw["energy"][sl], stats=raw["stats"], params=self.params(), h=h,
+            status=STATUS_NAMES.get(status, f"status{status}"), cpu_time=cpu, extra=extra)
+        return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
+
     def integrate(self, model, q0, v0, t_end, h, t0=0.0, every=1, backend="auto", project=False,
                   raise_on_failure=True):
         """Integrate the rigid-body system ``model`` from (t0, q0, v0) to t_end with step h.
@@ -260,6 +314,9 @@ class LieIntegrator(Integrator):
         "auto"/"fortran" (the whole loop always runs in Fortran).  Otherwise as
         :meth:`pyint.integrator.Integrator.integrate`.
         """
+        if self.KERNEL is not None:   # a stepper of the one driver
+            return Integrator.integrate(self, model, q0, v0, t_end, h, t0=t0, every=every, backend=backend,
+                                        project=project, raise_on_failure=raise_on_failure)
         self.check_model(model)
         if backend not in ("auto", "fortran"):
             raise ValueError(f"{self.name}: backend must be 'auto' or 'fortran' (rigid-body "

@@ -5,13 +5,16 @@ import pytest
 
 import pyint.methods  # noqa: F401  (registers every method)
 from pyint.integrator import METHODS
-from pyint.problems import PROBLEMS
+from pyint.problems import LIE_PROBLEMS, PROBLEMS
 
 #: (method, problem) pairs: every vector method on the first shared problem it supports whose
-#: model has a Fortran twin (the batch runs built-in models in threads).
+#: model has a Fortran twin (the batch runs built-in models in threads); every Lie-group method
+#: that is a stepper of the driver on the first rigid-body problem.
 _PAIRS = []
 for _name, _cls in METHODS.items():
     if "lie_group" in _cls.supports:
+        if _cls.KERNEL is not None:
+            _PAIRS.append((_name, next(iter(LIE_PROBLEMS))))
         continue
     for _pname, _prob in PROBLEMS.items():
         if _prob.kinds <= _cls.supports and _prob.kinds and _prob.model.fortran_name is not None:
@@ -30,7 +33,7 @@ def _span(prob, nsteps=10):
 
 @pytest.mark.parametrize("method,problem", _PAIRS)
 def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
-    prob = PROBLEMS[problem]
+    prob = {**PROBLEMS, **LIE_PROBLEMS}[problem]
     meth = METHODS[method]()
     q0, v0 = prob.initial_state
     t_end, h = _span(prob)
@@ -52,7 +55,7 @@ def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
 def test_step_maxima_bound_the_sample_maxima(method, problem):
     """The driver's maxima over every step are >= those over the samples (every = 4 keeps a
     quarter of the steps), and equal to them when every step is a sample."""
-    prob = PROBLEMS[problem]
+    prob = {**PROBLEMS, **LIE_PROBLEMS}[problem]
     meth = METHODS[method]()
     q0, v0 = prob.initial_state
     t_end, h = _span(prob, 16)

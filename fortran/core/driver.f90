@@ -66,7 +66,8 @@ module pyint_driver
 
   abstract interface
     !> Complete the state at s%t (s%q, s%v given): s%a, s%lam; read the method's
-    !> options; allocate stats.  info /= 0: a status, the run stops before step 1.
+    !> options (they may set naux); allocate stats.  info /= 0: a status, the run
+    !> stops before step 1.
     subroutine init_i(self, iopt, ropt, h, s, info)
       import :: stepper_t, state_t, wp
       class(stepper_t), intent(inout) :: self
@@ -161,6 +162,7 @@ contains
     allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
     s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
     call st%init(iopt, ropt, h, s, info)
+    if (info == 0 .and. size(auxout, 1) < st%naux) info = STATUS_BAD_INPUT   ! init may set naux
     if (info == 0) info = stop_status()
     if (info /= 0) then
       istat = [info, 0, 0]
