@@ -57,8 +57,7 @@ module galerkin
   use pyint_model, only: model_t
   use pyint_driver, only: stepper_t, state_t, vector_setup
   use pyint_callback_model, only: usercb_i
-  use pyint_metrics, only: point_residuals
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_linalg, only: lu_factor, lu_solve, inf_norm
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
@@ -557,15 +556,20 @@ contains
     end associate
   end subroutine
 
-  !> The residuals of a sample (metrics.f90) without the acceleration levels: the method
-  !> has no acceleration variable (pyint/galerkin.py reports them as NaN).
+  !> The residuals of a sample (the columns of metrics.f90) the method defines: |A v + b|
+  !> (no holonomic constraints; no acceleration variable: pyint/galerkin.py reports the
+  !> acceleration levels as NaN) and the energy.
   subroutine gl_residuals(self, s, res, energy)
     class(gl_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: res(:), energy
-    call point_residuals(self%model, s%t, s%q, s%v, 0 * s%v, res, energy)
-    res(3) = 0
-    res(5) = 0
+    res = 0
+    energy = 0
+    if (self%w%c > 0) then
+      call self%model%nh(s%t, s%q, self%w%an(:, :, 0), self%w%bn(:, 0))
+      res(4) = inf_norm(matmul(self%w%an(:, :, 0), s%v) + self%w%bn(:, 0))
+    end if
+    if (self%model%has_energy) energy = self%model%energy(s%t, s%q, s%v)
   end subroutine
 
   !> The auxiliary vector of a sample: the canonical momentum P.
