@@ -55,8 +55,7 @@
 module galerkin
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_driver, only: stepper_t, state_t, vector_setup
-  use pyint_callback_model, only: usercb_i
+  use pyint_driver, only: stepper_t, state_t
   use pyint_linalg, only: lu_factor, lu_solve, inf_norm
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
@@ -99,7 +98,6 @@ module galerkin
     real(wp) :: tol = 0
     real(wp), allocatable :: p(:)      !< the canonical momentum P_s
   contains
-    procedure :: setup => gl_setup
     procedure :: init => gl_init
     procedure :: step => gl_advance
     procedure :: residuals => gl_residuals
@@ -450,18 +448,6 @@ contains
     info = STATUS_NEWTON_FAILED
   end subroutine
 
-  !> The model (vector_setup); the auxiliary vector of a sample holds P (n).
-  subroutine gl_setup(self, model_id, ipar, rpar, usercb, n, mh, mn, mflags, info)
-    class(gl_stepper_t), intent(inout) :: self
-    integer, intent(in) :: model_id, n, mh, mn
-    integer, intent(in) :: ipar(:), mflags(:)
-    real(wp), intent(in) :: rpar(:)
-    procedure(usercb_i) :: usercb
-    integer, intent(out) :: info
-    call vector_setup(self, model_id, ipar, rpar, usercb, n, mh, mn, mflags, info)
-    self%naux = n
-  end subroutine
-
   !> Options: iopt = [s, variant, maxit], ropt = [tol, lam_0 (mn)]: the start multiplier is
   !> an option (pyint/galerkin.py: the consistent one of (q0, v0), or a step's end when a test
   !> restarts from it).  The start: P_0 = M(q0) v0, v = H_p(q0, P_0); the predictor of the
@@ -474,6 +460,7 @@ contains
     integer, intent(out) :: info
     real(wp) :: mq(self%nq, self%nq)
     integer :: n, c, j
+    self%naux = self%nq                ! the momenta
     allocate(self%stats(4), self%p(self%nq))
     self%stats = 0
     info = STATUS_BAD_INPUT

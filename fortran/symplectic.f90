@@ -46,8 +46,7 @@
 module symplectic
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_driver, only: stepper_t, state_t, vector_setup
-  use pyint_callback_model, only: usercb_i
+  use pyint_driver, only: stepper_t, state_t
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
@@ -90,7 +89,6 @@ module symplectic
     real(wp) :: tol = 0
     real(wp), allocatable :: p(:)      !< the momenta
   contains
-    procedure :: setup => sym_setup
     procedure :: init => sym_init
     procedure :: step => sym_advance
     procedure :: aux => sym_aux
@@ -420,18 +418,6 @@ contains
     p = p - matmul(w%srhs, w%g1)
   end subroutine
 
-  !> The model (vector_setup); the auxiliary vector holds p (n).
-  subroutine sym_setup(self, model_id, ipar, rpar, usercb, n, mh, mn, mflags, info)
-    class(sym_stepper_t), intent(inout) :: self
-    integer, intent(in) :: model_id, n, mh, mn
-    integer, intent(in) :: ipar(:), mflags(:)
-    real(wp), intent(in) :: rpar(:)
-    procedure(usercb_i) :: usercb
-    integer, intent(out) :: info
-    call vector_setup(self, model_id, ipar, rpar, usercb, n, mh, mn, mflags, info)
-    self%naux = n
-  end subroutine
-
   !> Options: iopt = [scheme, kind, s, maxit], ropt = [tol].  The start: p = M(q0) v0,
   !> the state's v = M^{-1} p, a and lam the consistent ones of (q, v).
   subroutine sym_init(self, iopt, ropt, h, s, info)
@@ -441,6 +427,7 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     real(wp) :: mq(self%nq, self%nq)
+    self%naux = self%nq                ! the momenta
     allocate(self%stats(3), self%p(self%nq))
     self%stats = 0
     info = STATUS_BAD_INPUT

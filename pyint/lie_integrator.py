@@ -37,7 +37,8 @@ ROTATION_TOL = 1e-10
 
 #: The maxima the kernels track over every step (not only the output samples).
 STEP_MAX_KEYS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality", "energy_change")
-#: The names of the Lie kernels' stats array (fortran/api/api_lie_backward.f90, api_lie_genalpha.f90):
+#: The names of lie_genalpha_run's stats array (fortran/api/api_lie_genalpha.f90; the backward-difference
+#: steppers name theirs in _LieBackward.STATS):
 #: these counts, then the per-step maxima STEP_MAX_KEYS.
 STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
 

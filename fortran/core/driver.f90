@@ -36,7 +36,7 @@ module pyint_driver
   use pyint_metrics, only: point_residuals, NRES_VECTOR
   implicit none
   private
-  public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback, vector_setup
+  public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback
 
   !> The state of a trajectory at time t.
   type :: state_t
