@@ -12,7 +12,12 @@ Adding a method (the checklist):
    class attributes below plus ``KERNEL`` (the method id), ``STATS`` (the names
    of its stats array) and ``kernel_options`` (its options as the integer and
    real arrays its ``init`` reads), validating them in ``__init__``.  ``_run``
-   and ``integrate_batch`` come from the base class.
+   and ``integrate_batch`` come from the base class.  Optional hooks:
+   ``kernel_aux`` (the stepper's auxiliary vector per sample, by name, into
+   ``Result.extra``: the momenta of the symplectic and Galerkin methods),
+   ``kernel_start`` (real start data of one trajectory, after the real
+   options), ``kernel_model`` (a configuration that is not a vector model: the
+   rigid-body systems of the Lie-group steppers, pyint/lie_integrator.py).
 3. Decorate it with :func:`register`: it joins ``METHODS`` and with it the
    shared tests (convergence order, agreement with the IDA reference, the
    invariants it claims, the batch and per-step-maxima tests of test_driver.py).
