@@ -26,7 +26,11 @@ from golden_outputs import GOLDEN, method_cases, run_method_cases, run_quick_stu
 RTOL = 1e-13
 STUDY_RENAMED: dict[str, str] = {}        # "study/variable" -> "variable"
 STUDY_DROPPED: dict[str, str] = {}        # "study/variable" -> reason
-CHANGED: dict[str, str] = {}              # "case" or "study/variable" -> reason
+CHANGED: dict[str, str] = {              # "case" or "study/variable" -> reason
+    "triple_pendulum_symplectic/eps_pos_long":
+        "the one driver (fortran/core/driver.f90) takes run maxima over every step, not only the samples: "
+        "composition_midpoint 5.55e-16 -> 6.11e-16, baumgarte_rk4 3.548e-4 -> 3.557e-4 (measured)",
+}
 GOLDEN_METHODS = json.loads((GOLDEN / "methods.json").read_text())
 STUDY_FILES = sorted((GOLDEN / "studies").glob("*.nc"))
 
