@@ -72,19 +72,19 @@ class _Form:
     reselects = False
     #: whether IDACalcIC may check the initial values (it needs index 1)
     index1 = True
-    #: Absolute tolerance of the components outside the error test (multipliers, dummies,
-    #: GGL's mu); it only enters IDA's Newton convergence test.  These are velocity-,
-    #: acceleration- and force-level unknowns that pyint.reference never reports (a and lam
-    #: are recomputed from (t, q, v) at the outputs), so their Newton tolerance need only let
-    #: q and v converge, which the test measures on q and v themselves.  With atol on them
-    #: (rtol 1e-11 on the 3-link chain) the test demanded acceleration-level accuracy
-    #: rtol |a|, while a BDF corrector obtains a' ~ cj (v - v_pred) with a round-off of
-    #: eps |v| cj: below h ~ 1e-5 Newton could no longer converge, every larger step failed,
-    #: and IDA crawled at h ~ 4e-7 (17 730 steps, 4 107 failed attempts, error 2e-7 against
-    #: 2e-9 at rtol 1e-10; rounding-dependent: it happened under some OpenBLAS kernels only).
-    #: The same holds for index-2 multipliers, which come out of the corrector only to
-    #: O(tolerance / h) (GGL failed with CONV_FAIL at rtol <= 1e-10 on chain2; Hairer and
-    #: Wanner scale index-2 variables by h in radau5 for the same reason).
+    #: Absolute tolerance of the components outside the error test in IDA's Newton test (None:
+    #: atol, as q and v).  The acceleration- and force-level unknowns of the index-1 and GGL
+    #: forms (lam, GGL's mu) get 1: a Newton change d of such an unknown moves v only by
+    #: ~d / cj, so its tolerance would have to scale with IDA's leading coefficient cj ~ 1/h
+    #: (Hairer and Wanner scale index-2 variables by h in radau5 for this reason), and IDA's
+    #: tolerances cannot change during a run (IDASVtolerances after the first step leaves the
+    #: error-weight function without its data in SUNDIALS 6: a crash).  With atol there
+    #: instead (rtol |a|), the predicted accelerations, which carry cj times the Newton error of
+    #: the stored velocities, started every step ~cj |v| / |a| tolerances away: at small steps
+    #: IDA's four Newton iterations no longer sufficed and the steps collapsed (3-link chain,
+    #: dummy-derivative form as it then was, rtol 1e-11: from 6e-4 to 4e-7 at t = 0.4893,
+    #: 17 730 steps, 4 107 failed attempts; under some OpenBLAS kernels only).  The
+    #: dummy-derivative form has no such unknowns (:class:`DummyDerivative`).
     newton_atol_excluded = 1.0
 
     def __init__(self, model):
