@@ -104,7 +104,10 @@ The IDA driver (:func:`ida.integrate`)
   the derivatives w' of velocity-level dummies, so IDA's Newton change of w
   is the acceleration change divided by cj, which is the scaling Hairer and
   Wanner give index-2 variables in radau5, at every step size; dq and w get
-  the tolerance of v.  The index-1 and GGL forms keep their multipliers (and
+  the tolerance of v.  (The manipulator's reference: 2.4e-9 m from DOP853,
+  25 918 steps, 280 failed attempts; the 3-link chain at rtol 1e-11:
+  3.6e-10 ... 6.5e-10 in q, <= 2 % failed attempts, under Haswell, Zen,
+  Sandybridge and SkylakeX.)  The index-1 and GGL forms keep their multipliers (and
   mu) with a unit tolerance in the Newton test
   (``forms._Form.newton_atol_excluded``).
 * A model that only defines mass, force and its constraints works on every
