@@ -33,17 +33,22 @@ The forms (``form=``)
     keep the system square, for each differentiated constraint one
     derivative becomes a new algebraic unknown (a *dummy derivative*):
     n_hol components q'[Sq] are replaced by dq and n_hol + n_nonhol
-    components v'[Sv] by dv.  Unknowns y = (q, v, lam, dq, dv), equations
+    components v'[Sv] by w', the derivative of a velocity-level dummy w (w =
+    v[Sv] on the exact solution; only w' enters the equations).  The
+    multipliers are not unknowns: the Sv rows of the dynamics give them,
+    z = -C_S^-T (M vd - f)[Sv] with C_S = C[:, Sv], and the other rows are
+    kept.  Unknowns y = (q, v, dq, w), equations
 
         q'[Fq] = v[Fq],   dq = v[Sq],
-        M(q) vd = f - C^T lam           (vd = v' with vd[Sv] = dv),
+        (M(q) vd - f + C^T z)[Fv] = 0   (vd = v' with vd[Sv] = w'),
         g = 0,  G v + g_t = 0,  A v + b = 0,
         G vd + gamma_h = 0,  A vd + gamma_n = 0.
 
-    q[Sq], v[Sv] are then algebraic (their derivatives no longer appear), as
-    are lam, dq, dv; the system is index 1 as long as G[:, Sq] and C[:, Sv]
-    are nonsingular (the algebraic equations solve, in turn, for q[Sq], v[Sv],
-    dq and the KKT pair (vd, lam)).
+    q[Sq], v[Sv] and dq are then algebraic (their derivatives no longer
+    appear); the system is index 1 as long as G[:, Sq] and C[:, Sv] are
+    nonsingular (the algebraic equations solve, in turn, for q[Sq], v[Sv],
+    dq and the accelerations).  Every unknown is a position or a velocity,
+    so one tolerance fits all of them (see "Tolerance proportionality" below).
 
     *Choice of the dummies.*  Sq is chosen on G, Sv on C at the current
     state: QR with column pivoting gives a first choice, then single column
@@ -70,8 +75,8 @@ The forms (``form=``)
     M^-1 G^T mu), M v' = f - C^T lam, g = 0, G v + g_t = 0, A v + b = 0.
     mu vanishes on the exact solution (kept in ``extra["mu"]``).  Index 2:
     lam and mu are excluded from the error test and get a unit absolute
-    tolerance in IDA's Newton test, as the multipliers and dummies of the
-    other forms do (see ``forms._Form.newton_atol_excluded``).
+    tolerance in IDA's Newton test, as the multipliers of the index-1 form do
+    (see ``forms._Form.newton_atol_excluded``).
 
 The IDA driver (:func:`ida.integrate`)
 ---------------------------------------
@@ -83,20 +88,32 @@ The IDA driver (:func:`ida.integrate`)
   (in units of ``rtol |y| + atol``; below 1 means IDA accepted them).
 * rtol and atol (scalar) apply to q and v.  IDA's local error test covers q
   and v only (including the algebraic q[Sq], v[Sv] of the dummy-derivative
-  form); multipliers and dummies are velocity-, acceleration- and
-  force-level unknowns determined by q and v, and with them in the error
-  test IDA's step control became erratic below rtol = 1e-10 (on chain2,
-  rtol = 1e-12: 28887 steps and an error of 2e-9 with them, 1119 steps and
-  7e-11 without).  In IDA's Newton test they get a unit absolute tolerance
-  (every form, ``forms._Form.newton_atol_excluded``): q and v are tested
-  themselves, while holding acceleration-level unknowns to ``rtol |a|`` asks
-  for more than a BDF corrector can give at small steps (its a' ~ cj (v -
-  v_pred) carries a round-off of ``eps |v| cj``).  With atol there, the 3-link
-  chain at rtol 1e-11 fell into steps of 4e-7 it could not leave (17 730
-  steps, 4 107 failed attempts, error 2e-7, against 2.3e-9 at 1e-10),
-  depending on the BLAS kernel's rounding; now the error falls with rtol on
-  every shared problem and form (rtol 1e-6 ... 1e-12, failed attempts <= 3 %
-  of the steps).
+  form); the other unknowns are determined by q and v, and with multipliers
+  and acceleration-level dummies in the error test IDA's step control became
+  erratic below rtol = 1e-10 (on chain2, rtol = 1e-12: 28887 steps and an
+  error of 2e-9 with them, 1119 steps and 7e-11 without).
+* *Tolerance proportionality.*  IDA's Newton test measures every unknown
+  against rtol |x| + atol_x, and its tolerances are fixed for a run.  A
+  Newton change d of an acceleration- or force-level unknown moves v only by
+  ~d / cj (cj ~ 1/h, IDA's leading coefficient), so no fixed tolerance suits
+  such an unknown at every step size: held to rtol |a| (ca04593) the steps of
+  the 3-link chain collapsed at rtol 1e-11 (from 6e-4 to 4e-7 at t = 0.4893:
+  the predicted accelerations carry cj times the Newton error of the stored
+  velocities, and IDA's four iterations no longer reached rtol |a|; under
+  some OpenBLAS kernels only); with a unit tolerance instead the Newton test
+  ignored them and the accuracy suffered (the seed-001 manipulator's T = 1
+  quaternion reference at rtol 1e-12: 6.1e-8 m from DOP853, 63 609 steps,
+  19 642 failed attempts).  The dummy-derivative form therefore has no such
+  unknowns: the multipliers are eliminated and the dummy accelerations are
+  the derivatives w' of velocity-level dummies, so IDA's Newton change of w
+  is the acceleration change divided by cj, which is the scaling Hairer and
+  Wanner give index-2 variables in radau5, at every step size; dq and w get
+  the tolerance of v.  (The manipulator's reference: 2.4e-9 m from DOP853,
+  25 918 steps, 280 failed attempts; the 3-link chain at rtol 1e-11:
+  3.6e-10 ... 6.5e-10 in q, <= 2 % failed attempts, under Haswell, Zen,
+  Sandybridge and SkylakeX.)  The index-1 and GGL forms keep their multipliers (and
+  mu) with a unit tolerance in the Newton test
+  (``forms._Form.newton_atol_excluded``).
 * A model that only defines mass, force and its constraints works on every
   form: the finite-difference fallbacks of ``pyint.models.base`` that enter
   the constraint equations (G, g_t, hol_gamma, nh_gamma) are fourth-order

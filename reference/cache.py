@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 #: Bump when a change of the reference algorithm changes its results (invalidates old files).
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 class NoSafeKey(Exception):

@@ -72,19 +72,19 @@ class _Form:
     reselects = False
     #: whether IDACalcIC may check the initial values (it needs index 1)
     index1 = True
-    #: Absolute tolerance of the components outside the error test (multipliers, dummies,
-    #: GGL's mu); it only enters IDA's Newton convergence test.  These are velocity-,
-    #: acceleration- and force-level unknowns that pyint.reference never reports (a and lam
-    #: are recomputed from (t, q, v) at the outputs), so their Newton tolerance need only let
-    #: q and v converge, which the test measures on q and v themselves.  With atol on them
-    #: (rtol 1e-11 on the 3-link chain) the test demanded acceleration-level accuracy
-    #: rtol |a|, while a BDF corrector obtains a' ~ cj (v - v_pred) with a round-off of
-    #: eps |v| cj: below h ~ 1e-5 Newton could no longer converge, every larger step failed,
-    #: and IDA crawled at h ~ 4e-7 (17 730 steps, 4 107 failed attempts, error 2e-7 against
-    #: 2e-9 at rtol 1e-10; rounding-dependent: it happened under some OpenBLAS kernels only).
-    #: The same holds for index-2 multipliers, which come out of the corrector only to
-    #: O(tolerance / h) (GGL failed with CONV_FAIL at rtol <= 1e-10 on chain2; Hairer and
-    #: Wanner scale index-2 variables by h in radau5 for the same reason).
+    #: Absolute tolerance of the components outside the error test in IDA's Newton test (None:
+    #: atol, as q and v).  The acceleration- and force-level unknowns of the index-1 and GGL
+    #: forms (lam, GGL's mu) get 1: a Newton change d of such an unknown moves v only by
+    #: ~d / cj, so its tolerance would have to scale with IDA's leading coefficient cj ~ 1/h
+    #: (Hairer and Wanner scale index-2 variables by h in radau5 for this reason), and IDA's
+    #: tolerances cannot change during a run (IDASVtolerances after the first step leaves the
+    #: error-weight function without its data in SUNDIALS 6: a crash).  With atol there
+    #: instead (rtol |a|), the predicted accelerations, which carry cj times the Newton error of
+    #: the stored velocities, started every step ~cj |v| / |a| tolerances away: at small steps
+    #: IDA's four Newton iterations no longer sufficed and the steps collapsed (3-link chain,
+    #: dummy-derivative form as it then was, rtol 1e-11: from 6e-4 to 4e-7 at t = 0.4893,
+    #: 17 730 steps, 4 107 failed attempts; under some OpenBLAS kernels only).  The
+    #: dummy-derivative form has no such unknowns (:class:`DummyDerivative`).
     newton_atol_excluded = 1.0
 
     def __init__(self, model):
@@ -305,39 +305,47 @@ class GGL(_Form):
 class DummyDerivative(_Form):
     """Mattsson-Soderlind dummy derivatives: every constraint level kept, index 1.
 
-    y = (q, v, lam, dq, dv): dq (n_hol) replaces q'[Sq], dv (n_hol + n_nonhol)
-    replaces v'[Sv], with Sq, Sv chosen by :func:`select_columns` on G and on
-    C = [G; A].  Equations:
+    y = (q, v, dq, w): dq (n_hol) replaces q'[Sq], w' (n_hol + n_nonhol) replaces
+    v'[Sv], with Sq, Sv chosen by :func:`select_columns` on G and on C = [G; A];
+    the multipliers are eliminated with the selected block C_S = C[:, Sv]
+    (z = -C_S^-T (M vd - f)[Sv], the value of lam).  Equations:
 
         q'[Fq] = v[Fq],  dq = v[Sq],
-        M(q) vd = f - C^T lam,          vd = v' with vd[Sv] = dv,
+        (M vd - f + C^T z)[Fv] = 0,     vd = v' with vd[Sv] = w',
         g = 0,  G v + g_t = 0,  A v + b = 0,
         G vd + hol_gamma = 0,  A vd + nh_gamma = 0.
 
-    Algebraic: q[Sq], v[Sv], lam, dq, dv.
+    Algebraic: q[Sq], v[Sv], dq.  w is a velocity-level dummy (w = v[Sv] on the
+    exact solution; only w' enters the equations), so every unknown is a
+    position or a velocity and one tolerance fits all of them (see the package
+    docstring, "Tolerance proportionality").
     """
 
     name = "dummy_derivative"
-    description = ("dummy-derivative index-1 form (Mattsson-Soderlind 1993): y = (q, v, lam, dq, dv); "
+    description = ("dummy-derivative index-1 form (Mattsson-Soderlind 1993): y = (q, v, dq, w); "
                    "position, velocity and acceleration constraints all imposed; the dummies "
-                   "dq = q'[Sq], dv = v'[Sv] are chosen by pivoting on G and [G; A] and re-selected "
-                   "when the selected block degrades")
+                   "dq = q'[Sq], w' = v'[Sv] are chosen by pivoting on G and [G; A] and re-selected "
+                   "when the selected block degrades; the multipliers are eliminated through the "
+                   "selected block")
     reselects = True
+    #: dq and w are velocities: IDA's Newton test holds them to rtol |x| + atol, as v.
+    newton_atol_excluded = None
 
     def __init__(self, model):
         super().__init__(model)
         n, m, mh = self.n, self.m, self.mh
-        self.size = 2 * n + 2 * m + mh
-        self.i_lam = slice(2 * n, 2 * n + m)
-        self.i_dq = slice(2 * n + m, 2 * n + m + mh)
-        self.i_dv = slice(2 * n + m + mh, 2 * n + 2 * m + mh)
+        self.size = 2 * n + m + mh
+        self.i_dq = slice(2 * n, 2 * n + mh)
+        self.i_w = slice(2 * n + mh, 2 * n + mh + m)
         self.sq = np.zeros(0, dtype=int)
         self.sv = np.zeros(0, dtype=int)
+        self.fv = np.arange(n)
 
     def select(self, t, q):
         gq, an = self._constraint_matrices(t, q)
         self.sq = select_columns(gq)
         self.sv = select_columns(np.vstack([gq, an]))
+        self.fv = np.setdiff1d(np.arange(self.n), self.sv)
 
     def selection_quality(self, t, q):
         gq, an = self._constraint_matrices(t, q)
@@ -350,7 +358,7 @@ class DummyDerivative(_Form):
     @property
     def algebraic_idx(self):
         n = self.n
-        return np.concatenate([self.sq, n + self.sv, np.arange(2 * n, self.size)]).astype(int)
+        return np.concatenate([self.sq, n + self.sv, np.arange(self.i_dq.start, self.i_dq.stop)]).astype(int)
 
     def complete(self, t, q, v):
         """Solve g = 0 for q[Sq] and the velocity constraints for v[Sv], given the other
@@ -375,31 +383,40 @@ class DummyDerivative(_Form):
         qd = yp[:n].copy()
         qd[self.sq] = y[self.i_dq]
         vd = yp[n:2 * n].copy()
-        vd[self.sv] = y[self.i_dv]
+        vd[self.sv] = yp[self.i_w]
         return qd, vd
+
+    def _multipliers(self, t, q, v, vd, c):
+        """z = -C_S^-T (M vd - f)[Sv]: the multipliers that zero the Sv rows of the dynamics."""
+        e = np.asarray(self.model.mass(q), dtype=float) @ vd - np.asarray(self.model.force(t, q, v), dtype=float)
+        return np.linalg.solve(c[:, self.sv].T, -e[self.sv]) if self.m else np.zeros(0)
 
     def initial(self, t, q, v, a, lam):
         n = self.n
-        y = np.concatenate([q, v, lam, v[self.sq], a[self.sv]])
+        y = np.concatenate([q, v, v[self.sq], v[self.sv]])
         yp = np.zeros(self.size)
         yp[:n] = v
         yp[n:2 * n] = a
         yp[self.i_dq] = a[self.sq]
+        yp[self.i_w] = a[self.sv]
         return y, yp
 
     def unpack(self, y, yp):
+        """q, v, v' (with the dummies), None (the multipliers are not unknowns here), {}."""
         n = self.n
         _, vd = self._derivatives(y, yp)
-        return y[:n], y[n:2 * n], vd, y[self.i_lam], {}
+        return y[:n], y[n:2 * n], vd, None, {}
 
     def residual(self, t, y, yp, r):
-        n, mh = self.n, self.mh
-        q, v, lam = y[:n], y[n:2 * n], y[self.i_lam]
+        n, m, mh = self.n, self.m, self.mh
+        q, v = y[:n], y[n:2 * n]
         qd, vd = self._derivatives(y, yp)
         gq, an = self._constraint_matrices(t, q)
+        c = np.vstack([gq, an])
+        z = self._multipliers(t, q, v, vd, c)
         r[:n] = qd - v
-        r[n:2 * n] = self._dynamics(t, q, v, vd, lam, gq, an)
-        k = 2 * n
+        k = 2 * n - m
+        r[n:k] = self._dynamics(t, q, v, vd, z, gq, an)[self.fv]
         if mh:
             r[k:k + mh] = np.asarray(self.model.hol(t, q), dtype=float).reshape(mh)
             k += mh
@@ -409,30 +426,32 @@ class DummyDerivative(_Form):
 
     def jacobian(self, t, y, yp, cj, jac):
         n, m, mh = self.n, self.m, self.mh
-        q, v, lam = y[:n], y[n:2 * n], y[self.i_lam]
+        q, v = y[:n], y[n:2 * n]
         _, vd = self._derivatives(y, yp)
         gq, an = self._constraint_matrices(t, q)
         c = np.vstack([gq, an])
-        dq, dv, mass = self._dynamics_jac(t, q, v, vd, lam)
+        z = self._multipliers(t, q, v, vd, c)
+        dq, dv, mass = self._dynamics_jac(t, q, v, vd, z)
         cq, cv = self._acceleration_constraints_jac(t, q, v, vd)
         jac[:] = 0.0
-        # dF/dvd, split between cj * (v' columns of the free v) and the dummy columns dv
         fq = np.setdiff1d(np.arange(n), self.sq)
-        fv = np.setdiff1d(np.arange(n), self.sv)
+        fv, sv = self.fv, self.sv
         dq_cols = np.arange(self.i_dq.start, self.i_dq.stop)
-        dv_cols = np.arange(self.i_dv.start, self.i_dv.stop)
+        w_cols = np.arange(self.i_w.start, self.i_w.stop)
         # q' - v
         jac[fq, fq] = cj
         jac[self.sq, dq_cols] = 1.0
         jac[:n, n:2 * n] = -np.eye(n)
-        # dynamics
-        rows = slice(n, 2 * n)
-        jac[rows, :n] = dq
-        jac[rows, n:2 * n] = dv
-        jac[rows, n + fv] += cj * mass[:, fv]
-        jac[rows, dv_cols] = mass[:, self.sv]
-        jac[rows, self.i_lam] = c.T
-        k = 2 * n
+        # dynamics at fixed z, then z eliminated: rows Fv of (I - C^T C_S^-T [rows Sv])
+        full = np.zeros((n, self.size))
+        full[:, :n] = dq
+        full[:, n:2 * n] = dv
+        full[:, n + fv] += cj * mass[:, fv]
+        full[:, w_cols] = cj * mass[:, sv]
+        if m:
+            full[fv] -= c[:, fv].T @ np.linalg.solve(c[:, sv].T, full[sv])
+        k = 2 * n - m
+        jac[n:k] = full[fv]
         # position and velocity constraints
         jac[k:k + mh, :n] = gq
         k += mh
@@ -444,7 +463,7 @@ class DummyDerivative(_Form):
         jac[rows, :n] = cq
         jac[rows, n:2 * n] = cv
         jac[rows, n + fv] += cj * c[:, fv]
-        jac[rows, dv_cols] = c[:, self.sv]
+        jac[rows, w_cols] = cj * c[:, sv]
 
 
 #: The forms by name.

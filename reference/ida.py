@@ -279,7 +279,8 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
         a, lh, ln = model.consistent_acceleration(t, q, v)
         y0, yp0 = fm.initial(t, q, v, a, np.concatenate([lh, ln]))
         atol_vec = np.full(fm.size, atol)
-        atol_vec[fm.error_excluded_idx] = fm.newton_atol_excluded
+        if fm.newton_atol_excluded is not None:
+            atol_vec[fm.error_excluded_idx] = fm.newton_atol_excluded
         opts = dict(old_api=False, rtol=rtol, atol=atol_vec, jacfn=jacfn, err_handler=errfn,
                     one_step_compute=True, order=max_order)
         if check_initial and fm.index1 and fm.algebraic_idx.size:
