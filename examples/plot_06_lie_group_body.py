@@ -12,10 +12,9 @@ generalized-α (second order).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.lie_backward import LieDAE3
-from pyint.lie_genalpha import LieGeneralizedAlpha
+from pyint import LieDAE3, LieGeneralizedAlpha
 from pyint.models.rigid_bodies import RigidBodySystem
-from pyint.so3 import expm
+from pyint.models.so3 import expm
 
 top = RigidBodySystem.heavy_top(mass=1.0, inertia=(0.6, 0.6, 0.2), arm=0.5)
 R0 = expm([0.3, 0.0, 0.0])                     # tilted about x
