@@ -43,7 +43,7 @@
 !>   paper's count).  The step is a map (q_0, P_0) -> (q_s, P_s); lw_{s-j} =
 !>   (-1)^s lw_j keeps it symmetric.  Same orders on the skate, no reversal.
 !> After each step P_s gets one Newton correction onto A(q_s) H_p(q_s, P) + b = 0
-!> with q_s fixed (see gl_driver: it removes the ulp(q_s) rounding of Newton's
+!> with q_s fixed (see gl_advance: it removes the ulp(q_s) rounding of Newton's
 !> last update from the constraint).
 !>
 !> Symmetry: d_v = 1 - d_{s-v}, b_v = b_{s-v}, D_vj = -D_{s-v,s-j} (enforced
@@ -54,16 +54,16 @@
 !> checked by tests/test_galerkin.py), full LU per iteration (LAPACK).
 module galerkin
   use pyint_kinds
-  use pyint_control, only: stop_status
   use pyint_model, only: model_t
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_driver, only: stepper_t, state_t
+  use pyint_linalg, only: lu_factor, lu_solve, inf_norm
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private
   public :: GL_SMAX, GL_SPEC, GL_REDUCED, lobatto_rule, gl_work_t, gl_work_init, gl_residual, &
-            gl_jacobian, gl_driver
+            gl_jacobian, gl_stepper_t
 
   integer, parameter :: GL_SMAX = 8
   !> Variants of the multiplier treatment (see the header):
@@ -86,6 +86,22 @@ module galerkin
     real(wp), allocatable :: ps(:), us(:), tmp(:)          !< P_s, H_p(q_s, P_s)
     real(wp), allocatable :: hpq(:, :), hpp(:, :), hqq(:, :), hqp(:, :), atl(:, :), velq(:, :)
     type(dual_work_t) :: dw
+  end type
+
+  !> The method as a stepper of the one driver (fortran/core/driver.f90; options at
+  !> gl_init).  The state: q = q_s, v = H_p(q_s, P_s), lam = the nodal lam_s, a = 0 (none);
+  !> P_s is the auxiliary vector of a sample.  stats = [Newton iterations, LU
+  !> factorizations, max iterations in a step, max over all steps of |A(q_s) H_p(q_s, P_s) + b|].
+  type, extends(stepper_t) :: gl_stepper_t
+    type(gl_work_t) :: w
+    integer :: maxit = 0
+    real(wp) :: tol = 0
+    real(wp), allocatable :: p(:)      !< the canonical momentum P_s
+  contains
+    procedure :: init => gl_init
+    procedure :: step => gl_advance
+    procedure :: residuals => gl_residuals
+    procedure :: aux => gl_aux
   end type
 
 contains
@@ -432,78 +448,79 @@ contains
     info = STATUS_NEWTON_FAILED
   end subroutine
 
-  !> The whole trajectory: nsteps steps of size h (h < 0 integrates backwards)
-  !> from (t0, q0, p0, l0), output every `every` steps into the caller's arrays
-  !> (column k = sample k): t, q_s, P_s, v = H_p(q_s, P_s), lam_s (the nodal
-  !> multiplier; see pyint/methods/galerkin.py for when it approximates lam).
-  !> istat = [status, steps done, samples written]; stats = [Newton iterations,
-  !> LU factorizations, max iterations in a step, max over all steps of
-  !> |A(q_s) H_p(q_s, P_s) + b|].
-  subroutine gl_driver(model, s, variant, tol, maxit, t0, h, nsteps, every, q0, p0, l0, &
-                       tout, qout, pout, vout, lout, istat, stats)
-    class(model_t), intent(in) :: model
-    integer, intent(in) :: s, variant, maxit, nsteps, every
-    real(wp), intent(in) :: tol, t0, h, q0(:), p0(:), l0(:)
-    real(wp), intent(out) :: tout(:), qout(:, :), pout(:, :), vout(:, :), lout(:, :)
-    integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(4)
-    type(gl_work_t) :: w
-    real(wp) :: q(size(q0)), p(size(q0)), lam(size(l0)), v(size(q0)), dq(size(q0)), dp(size(q0)), t
-    real(wp) :: kc(size(l0), size(l0)), mu(size(l0))
-    integer :: ipc(size(l0))
-    integer :: step, iters, info, ns, n, j
-    stats = 0
-    istat = [STATUS_BAD_INPUT, 0, 0]
-    call gl_work_init(w, model, s, variant, q0, info)
-    if (info /= 0) then
-      istat(1) = info
-      return
-    end if
-    n = w%n
-    q = q0; p = p0; lam = l0; t = t0
-    call dual_grad(model, t, q, p, w%dw, v, w%tmp, info)
-    if (info /= 0) then
-      istat(1) = info
-      return
-    end if
-    ns = 1
-    call store(ns)
-    ! predictor of the first step: straight line in q, constant momentum and lam
-    do j = 1, s
-      w%x(cq(w, j) + 1:cq(w, j) + n) = q + w%d(j) * h * v
-      w%x(cl(w, j) + 1:cl(w, j) + w%c) = lam
-    end do
-    if (variant == GL_REDUCED) w%x(cl0(w) + 1:cl0(w) + w%c) = lam
-    do j = 0, s + 1
-      w%x(cp(w, j) + 1:cp(w, j) + n) = p
-    end do
-    do step = 1, nsteps
-      call gl_newton(model, t, h, q, p, lam, tol, maxit, w, iters, info)
-      stats(1) = stats(1) + iters
-      stats(2) = stats(2) + iters
-      stats(3) = max(stats(3), real(iters, wp))
-      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
-      if (info /= 0) then
-        istat = [info, step - 1, ns]
-        return
-      end if
+  !> Options: iopt = [s, variant, maxit], ropt = [tol, lam_0 (mn)]: the start multiplier is
+  !> an option (pyint/methods/galerkin.py: the consistent one of (q0, v0), or a step's end when a test
+  !> restarts from it).  The start: P_0 = M(q0) v0, v = H_p(q0, P_0); the predictor of the
+  !> first step: a straight line in q, constant momentum and lam.
+  subroutine gl_init(self, iopt, ropt, h, s, info)
+    class(gl_stepper_t), intent(inout) :: self
+    integer, intent(in) :: iopt(:)
+    real(wp), intent(in) :: ropt(:), h
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: mq(self%nq, self%nq)
+    integer :: n, c, j
+    self%naux = self%nq                ! the momenta
+    allocate(self%stats(4), self%p(self%nq))
+    self%stats = 0
+    info = STATUS_BAD_INPUT
+    n = self%nq; c = self%model%mn
+    if (size(iopt) < 3 .or. size(ropt) < 1 + c) return
+    self%tol = ropt(1)
+    self%maxit = iopt(3)
+    if (self%maxit < 1) return
+    call gl_work_init(self%w, self%model, iopt(1), iopt(2), s%q, info)
+    if (info /= 0) return
+    s%lam = ropt(2:1 + c)
+    call self%model%mass(s%q, mq)
+    self%p = matmul(mq, s%v)
+    call dual_grad(self%model, s%t, s%q, self%p, self%w%dw, s%v, self%w%tmp, info)
+    if (info /= 0) return
+    associate (w => self%w)
+      do j = 1, w%s
+        w%x(cq(w, j) + 1:cq(w, j) + n) = s%q + w%d(j) * h * s%v
+        w%x(cl(w, j) + 1:cl(w, j) + c) = s%lam
+      end do
+      if (w%variant == GL_REDUCED) w%x(cl0(w) + 1:cl0(w) + c) = s%lam
+      do j = 0, w%s + 1
+        w%x(cp(w, j) + 1:cp(w, j) + n) = self%p
+      end do
+    end associate
+  end subroutine
+
+  !> One step from (q, P, lam) to (q_s, P_s, lam_s); v = H_p(q_s, P_s).  After it P_s gets
+  !> one Newton correction onto A(q_s) H_p(q_s, P) + b = 0, and the control points of the
+  !> step, shifted by its increments, are the predictor of the next.
+  subroutine gl_advance(self, h, t1, s, info)
+    class(gl_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: dq(self%nq), dp(self%nq), kc(self%model%mn, self%model%mn), mu(self%model%mn)
+    integer :: ipc(self%model%mn), iters, n, j
+    n = self%nq
+    associate (w => self%w, model => self%model, p => self%p, q => s%q, v => s%v, lam => s%lam)
+      call gl_newton(model, s%t, h, q, p, lam, self%tol, self%maxit, w, iters, info)
+      self%stats(1) = self%stats(1) + iters
+      self%stats(2) = self%stats(2) + iters
+      self%stats(3) = max(self%stats(3), real(iters, wp))
+      if (info /= 0) return
       ! the new point is the solution itself (q + (q_s - q) may differ from q_s by an
       ! ulp of q, which would put round-off of the size of |q| eps into the constraint)
-      dq = w%x(cq(w, s) + 1:cq(w, s) + n) - q
-      dp = w%x(cp(w, s + 1) + 1:cp(w, s + 1) + n) - p
-      q = w%x(cq(w, s) + 1:cq(w, s) + n)
-      p = w%x(cp(w, s + 1) + 1:cp(w, s + 1) + n)
-      lam = w%x(cl(w, s) + 1:cl(w, s) + w%c)
-      t = t0 + step * h
+      dq = w%x(cq(w, w%s) + 1:cq(w, w%s) + n) - q
+      dp = w%x(cp(w, w%s + 1) + 1:cp(w, w%s + 1) + n) - p
+      q = w%x(cq(w, w%s) + 1:cq(w, w%s) + n)
+      p = w%x(cp(w, w%s + 1) + 1:cp(w, w%s + 1) + n)
+      lam = w%x(cl(w, w%s) + 1:cl(w, w%s) + w%c)
       ! constraint at the new point with the canonical momentum
-      call dual_grad(model, t, q, p, w%dw, v, w%tmp, info)
+      call dual_grad(model, t1, q, p, w%dw, v, w%tmp, info)
       if (w%c > 0) then
-        call model%nh(t, q, w%an(:, :, 0), w%bn(:, 0))
+        call model%nh(t1, q, w%an(:, :, 0), w%bn(:, 0))
         ! Newton's last update of q_s is rounded to an ulp of q_s (4.5e-13 at |theta| ~ 4000): one
         ! Newton step on P_s alone, P <- P - H_pp A^T (A H_pp A^T)^{-1} (A H_p + b), brings the
         ! constraint back to round-off at the stored point (a change of P at the level of that ulp)
         mu = matmul(w%an(:, :, 0), v) + w%bn(:, 0)
-        call dual_hess(model, t, q, p, w%dw, w%hpq, w%hpp, w%hqq, w%hqp, info)
+        call dual_hess(model, t1, q, p, w%dw, w%hpq, w%hpp, w%hqq, w%hqp, info)
         if (info == 0) then
           kc = matmul(w%an(:, :, 0), matmul(w%hpp, transpose(w%an(:, :, 0))))
           call lu_factor(kc, ipc, info)
@@ -511,41 +528,43 @@ contains
         if (info == 0) then
           call lu_solve(kc, ipc, mu)
           p = p - matmul(mu, w%an(:, :, 0))
-          call dual_grad(model, t, q, p, w%dw, v, w%tmp, info)
+          call dual_grad(model, t1, q, p, w%dw, v, w%tmp, info)
         end if
         info = 0                    ! A H_pp A^T singular (rank drop of A): no correction
-        stats(4) = max(stats(4), maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
+        self%stats(4) = max(self%stats(4), maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
       end if
       ! predictor of the next step: the control points shifted by this step's increments
-      do j = 1, s
+      do j = 1, w%s
         w%x(cq(w, j) + 1:cq(w, j) + n) = w%x(cq(w, j) + 1:cq(w, j) + n) + dq
       end do
-      do j = 0, s + 1
+      do j = 0, w%s + 1
         w%x(cp(w, j) + 1:cp(w, j) + n) = w%x(cp(w, j) + 1:cp(w, j) + n) + dp
       end do
-      if (mod(step, every) == 0) then
-        ns = ns + 1
-        call store(ns)
-      end if
-    end do
-    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
-      ns = ns + 1
-      call store(ns)
+    end associate
+  end subroutine
+
+  !> The residuals of a sample (the columns of metrics.f90) the method defines: |A v + b|
+  !> (no holonomic constraints; no acceleration variable: pyint/methods/galerkin.py reports the
+  !> acceleration levels as NaN) and the energy.
+  subroutine gl_residuals(self, s, res, energy)
+    class(gl_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: res(:), energy
+    res = 0
+    energy = 0
+    if (self%w%c > 0) then
+      call self%model%nh(s%t, s%q, self%w%an(:, :, 0), self%w%bn(:, 0))
+      res(4) = inf_norm(matmul(self%w%an(:, :, 0), s%v) + self%w%bn(:, 0))
     end if
-    istat = [STATUS_OK, nsteps, ns]
+    if (self%model%has_energy) energy = self%model%energy(s%t, s%q, s%v)
+  end subroutine
 
-  contains
-
-    subroutine store(k)
-      integer, intent(in) :: k
-      if (k > size(tout)) return
-      tout(k) = t
-      qout(:, k) = q
-      pout(:, k) = p
-      vout(:, k) = v
-      if (size(lam) > 0) lout(:, k) = lam
-    end subroutine
-
-  end subroutine gl_driver
+  !> The auxiliary vector of a sample: the canonical momentum P.
+  subroutine gl_aux(self, s, aux)
+    class(gl_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: aux(:)
+    aux = self%p
+  end subroutine
 
 end module galerkin

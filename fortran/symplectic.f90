@@ -34,8 +34,10 @@
 !>
 !> Both schemes keep g = 0 and G v + g_t = 0 at every step to round-off and
 !> are symplectic on the constraint manifold when f = -grad V(q) and g does
-!> not depend on t.  Outputs per sample: q, v = M^{-1} p, p, and the
-!> consistent a and lam of the state (index-1 KKT solve, fortran/core/index1.f90).
+!> not depend on t.  A stepper of the one driver (fortran/core/driver.f90, which
+!> owns the loop, sampling and the per-step maxima); the state after each step:
+!> q, v = M^{-1} p, and the consistent a and lam of (q, v) (index-1 KKT solve,
+!> fortran/core/index1.f90); p is the auxiliary vector of a sample.
 !>
 !> Newton: full Newton (fresh Jacobian each iteration), unknowns (Q, P, mu)
 !> with the position constraint rows scaled by 1/h; terminated by the one rule
@@ -43,8 +45,8 @@
 !> groups in sym_step; the state is taken from the updated iterate.
 module symplectic
   use pyint_kinds
-  use pyint_control, only: stop_status
   use pyint_model, only: model_t
+  use pyint_driver, only: stepper_t, state_t
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
@@ -52,7 +54,7 @@ module symplectic
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private
-  public :: sym_driver, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO, &
+  public :: sym_stepper_t, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO, &
             TAB_EXPLICIT_MIDPOINT
 
   integer, parameter :: SCHEME_COMPOSITION = 0, SCHEME_LOBATTO = 1
@@ -75,6 +77,21 @@ module symplectic
     real(wp), allocatable :: wmat(:, :), smat(:, :), srhs(:)                   !< projection
     integer, allocatable :: sipiv(:)
     type(ham_work_t) :: hw
+  end type
+
+  !> The family as a stepper of the one driver (fortran/core/driver.f90).  Options:
+  !> iopt = [scheme, kind, s, maxit], ropt = [tol]; the auxiliary vector of a sample
+  !> is p; stats = [Newton iterations, LU factorizations, max iterations in a step].
+  type, extends(stepper_t) :: sym_stepper_t
+    type(sym_work_t) :: w
+    type(kkt_work_t) :: kw
+    integer :: scheme = SCHEME_COMPOSITION, maxit = 0
+    real(wp) :: tol = 0
+    real(wp), allocatable :: p(:)      !< the momenta
+  contains
+    procedure :: init => sym_init
+    procedure :: step => sym_advance
+    procedure :: aux => sym_aux
   end type
 
 contains
@@ -401,88 +418,66 @@ contains
     p = p - matmul(w%srhs, w%g1)
   end subroutine
 
-  !> The whole trajectory from (t0, q0, v0): nsteps steps of size h, output
-  !> every `every` steps (column k = sample k) of t, q, v, a, lam, p.
-  !> istat = [status, steps done, samples written]; stats = [Newton
-  !> iterations, LU factorizations, max iterations in a step].
-  subroutine sym_driver(model, scheme, kind, s, tol, maxit, t0, h, nsteps, every, q0, v0, &
-                        tout, qout, vout, aout, lout, pout, istat, stats)
-    class(model_t), intent(in) :: model
-    integer, intent(in) :: scheme, kind, s, maxit, nsteps, every
-    real(wp), intent(in) :: tol, t0, h, q0(:), v0(:)
-    real(wp), intent(out) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), pout(:, :)
-    integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(3)
-    type(sym_work_t) :: w
-    type(kkt_work_t) :: kw
-    real(wp) :: q(size(q0)), p(size(q0)), t, mq(size(q0), size(q0))
-    integer :: step, iters, info, ns
-    stats = 0
-    istat = [STATUS_BAD_INPUT, 0, 0]
-    if (model%mn /= 0 .or. (scheme /= SCHEME_COMPOSITION .and. scheme /= SCHEME_LOBATTO)) return
-    if (scheme == SCHEME_LOBATTO .and. kind /= TAB_LOBATTO) return
-    call work_init(w, model, scheme, kind, s, q0, info)
-    if (info /= 0) then
-      istat(1) = info
-      return
-    end if
-    call kkt_init(kw, model)
-    w%x = 0
-    q = q0
-    call model%mass(q0, mq)
-    p = matmul(mq, v0)
-    t = t0
-    ns = 1
-    call store(ns, info)
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      return
-    end if
-    do step = 1, nsteps
-      call sym_step(model, w, t, h, q, p, tol, maxit, iters, info)
-      stats(1) = stats(1) + iters
-      stats(2) = stats(2) + iters
-      stats(3) = max(stats(3), real(iters, wp))
-      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
-      if (info /= 0) then
-        istat = [info, step - 1, ns]
-        return
-      end if
-      t = t0 + step * h
-      if (mod(step, every) == 0) then
-        ns = ns + 1
-        call store(ns, info)
-        if (info /= 0) then
-          istat = [info, step, ns - 1]
-          return
-        end if
-      end if
-    end do
-    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
-      ns = ns + 1
-      call store(ns, info)
-      if (info /= 0) then
-        istat = [info, nsteps, ns - 1]
-        return
-      end if
-    end if
-    istat = [STATUS_OK, nsteps, ns]
+  !> Options: iopt = [scheme, kind, s, maxit], ropt = [tol].  The start: p = M(q0) v0,
+  !> the state's v = M^{-1} p, a and lam the consistent ones of (q, v).
+  subroutine sym_init(self, iopt, ropt, h, s, info)
+    class(sym_stepper_t), intent(inout) :: self
+    integer, intent(in) :: iopt(:)
+    real(wp), intent(in) :: ropt(:), h
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: mq(self%nq, self%nq)
+    self%naux = self%nq                ! the momenta
+    allocate(self%stats(3), self%p(self%nq))
+    self%stats = 0
+    info = STATUS_BAD_INPUT
+    if (size(iopt) < 4 .or. size(ropt) < 1 .or. self%model%mn /= 0) return
+    self%scheme = iopt(1)
+    self%tol = ropt(1)
+    self%maxit = iopt(4)
+    if (self%scheme /= SCHEME_COMPOSITION .and. self%scheme /= SCHEME_LOBATTO .or. self%maxit < 1) return
+    if (self%scheme == SCHEME_LOBATTO .and. iopt(2) /= TAB_LOBATTO) return
+    call work_init(self%w, self%model, self%scheme, iopt(2), iopt(3), s%q, info)
+    if (info /= 0) return
+    call kkt_init(self%kw, self%model)
+    self%w%x = 0
+    call self%model%mass(s%q, mq)
+    self%p = matmul(mq, s%v)
+    call complete(self, s, info)
+  end subroutine
 
-  contains
+  !> One step of the scheme; then v = M^{-1} p and the consistent a, lam at the new state.
+  subroutine sym_advance(self, h, t1, s, info)
+    class(sym_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    integer :: iters
+    call sym_step(self%model, self%w, s%t, h, s%q, self%p, self%tol, self%maxit, iters, info)
+    self%stats(1) = self%stats(1) + iters
+    self%stats(2) = self%stats(2) + iters
+    self%stats(3) = max(self%stats(3), real(iters, wp))
+    if (info /= 0) return
+    s%t = t1
+    call complete(self, s, info)
+  end subroutine
 
-    subroutine store(k, info)
-      integer, intent(in) :: k
-      integer, intent(out) :: info
-      info = 0
-      if (k > size(tout)) return
-      tout(k) = t
-      qout(:, k) = q
-      pout(:, k) = p
-      call ham_velocity(model, w%hw, q, p, vout(:, k), info)
-      if (info /= 0) return
-      call kkt_accel(model, kw, t, q, vout(:, k), 0.0_wp, 0.0_wp, aout(:, k), lout(1:model%mh, k), info)
-    end subroutine
+  !> s%v = M^{-1} p, and a, lam of the index-1 KKT system at (s%t, s%q, s%v).
+  subroutine complete(self, s, info)
+    class(sym_stepper_t), intent(inout) :: self
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    call ham_velocity(self%model, self%w%hw, s%q, self%p, s%v, info)
+    if (info /= 0) return
+    call kkt_accel(self%model, self%kw, s%t, s%q, s%v, 0.0_wp, 0.0_wp, s%a, s%lam, info)
+  end subroutine
 
-  end subroutine sym_driver
+  !> The auxiliary vector of a sample: the momenta p.
+  subroutine sym_aux(self, s, aux)
+    class(sym_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: aux(:)
+    aux = self%p
+  end subroutine
 
 end module symplectic

@@ -12,7 +12,12 @@ Adding a method (the checklist):
    class attributes below plus ``KERNEL`` (the method id), ``STATS`` (the names
    of its stats array) and ``kernel_options`` (its options as the integer and
    real arrays its ``init`` reads), validating them in ``__init__``.  ``_run``
-   and ``integrate_batch`` come from the base class.
+   and ``integrate_batch`` come from the base class.  Optional hooks:
+   ``kernel_aux`` (the stepper's auxiliary vector per sample, by name, into
+   ``Result.extra``: the momenta of the symplectic and Galerkin methods),
+   ``kernel_start`` (real start data of one trajectory, after the real
+   options), ``kernel_model`` (the model block, nq, nv and the number of
+   multipliers: for a configuration that is not a vector model).
 3. Decorate it with :func:`register` and import the module in ``pyint/methods/__init__.py``: it joins ``METHODS`` and with it the
    shared tests (convergence order, agreement with the IDA reference, the
    invariants it claims, the batch and per-step-maxima tests of test_driver.py).
@@ -81,15 +86,47 @@ class Integrator:
     STATS_REALS: frozenset = frozenset()
     #: The stepper's init checks the rank of [G; A] (fortran/core/driver.f90: consistent_start).
     START_CHECKS_RANK = False
+    #: The residuals the stepper reports per sample (the driver's nres).
+    NRES = 5
 
     def kernel_options(self, model):
         """(iopt, ropt): the method's integer and real options, in the order its stepper's
         ``init`` reads them."""
         return (), ()
 
+    def kernel_start(self, model, t0, q0, v0):
+        """Real start data of one trajectory that its stepper reads after the real options
+        (``ropt = kernel_options()[1] + kernel_start()``); default none."""
+        return ()
+
+    def _ropt_start(self, model, t0, q0, v0):
+        iopt, ropt = self.kernel_options(model)
+        return iopt, (*ropt, *self.kernel_start(model, t0, q0, v0))
+
+    def kernel_aux(self, model):
+        """The stepper's auxiliary vector per sample: {name: length} in its order; each part
+        becomes ``Result.extra[name]`` (time-major), e.g. the momenta ``{"p": n}``."""
+        return {}
+
+    def kernel_model(self, model, backend):
+        """(args, nq, nv, nl): the model argument block of the driver entries (see
+        ``_fortran_model.py``) and the state sizes of the driver for ``model``."""
+        return model_args(model, backend), model.n, model.n, model.n_hol + model.n_nonhol
+
     def decode_stats(self, istat, stats):
         """``Result.stats`` of one run from the kernel's istat and stats arrays."""
         return kernel_stats(self.STATS, istat, stats, self.STATS_REALS)
+
+    def _driver_raw(self, model, buf, nl, istat):
+        """Time-major views of the driver's outputs of one trajectory (:func:`driver_raw`) with
+        the stepper's auxiliary vector split into ``extra`` (:meth:`kernel_aux`)."""
+        raw = driver_raw(buf, nl, istat, self.decode_stats(istat, buf["stats"]))
+        aux, k = buf["auxout"].T, 0
+        raw["extra"] = {}
+        for name, size in self.kernel_aux(model).items():
+            raw["extra"][name] = aux[:, k:k + size]
+            k += size
+        return raw
 
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
         """Call the Fortran kernel; return dict with t, q, v, a, lam (time-major), istat, stats,
@@ -97,14 +134,14 @@ class Integrator:
         (name -> time-major array, e.g. momenta p) for ``Result.extra``."""
         if self.KERNEL is None:  # pragma: no cover - a method without a stepper overrides _run
             raise NotImplementedError(f"{type(self).__name__} declares no KERNEL")
-        args = model_args(model, backend)
-        iopt, ropt = _option_arrays(self.kernel_options(model))
-        nl = model.n_hol + model.n_nonhol
-        buf = driver_buffers(model.n, model.n, nl, nsteps, every, nstats=len(self.STATS))
+        args, nq, nv, nl = self.kernel_model(model, backend)
+        iopt, ropt = _option_arrays(self._ropt_start(model, t0, q0, v0))
+        buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(self.STATS),
+                             naux=sum(self.kernel_aux(model).values()), nres=self.NRES)
         istat = _fortran.run(
-            self.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], model.n, args["mh"],
+            self.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], nv, args["mh"],
             args["mn"], args["mflags"], iopt, ropt, t0, h, nsteps, every, q0, v0, *(buf[k] for k in _OUT))
-        return driver_raw(buf, nl, istat, self.decode_stats(istat, buf["stats"]))
+        return self._driver_raw(model, buf, nl, istat)
 
     def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
                         raise_on_failure=True):
@@ -128,46 +165,61 @@ class Integrator:
             threads = os.cpu_count() or 1
         threads = V.as_int(threads, "threads", minimum=1)
         first = models[0]
-        if first.fortran_name is None or self.KERNEL is None:
+        if not self._batch_runs_in_threads(first):
             return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
                                    raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
         for m in models:
             self.check_model(m)
         h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
-        args = [model_args(m, "fortran") for m in models]
-        for m, a in zip(models, args):
-            if (type(m) is not type(first) or m.n != first.n or m.n_hol != first.n_hol
-                    or m.n_nonhol != first.n_nonhol or not np.array_equal(a["ipar"], args[0]["ipar"])
+        kms = [self.kernel_model(m, "fortran") for m in models]
+        args = [km[0] for km in kms]
+        for m, km in zip(models, kms):
+            a = km[0]
+            if (type(m) is not type(first) or km[1:] != kms[0][1:] or a["mh"] != args[0]["mh"]
+                    or a["mn"] != args[0]["mn"] or not np.array_equal(a["ipar"], args[0]["ipar"])
                     or a["rpar"].size != args[0]["rpar"].size):
                 raise ValueError(f"integrate_batch needs models of one kind and size; {m.name!r} differs "
                                  f"from {first.name!r}")
-        n, nl = first.n, first.n_hol + first.n_nonhol
-        q0f = np.zeros((n, nb), order="F")
-        v0f = np.zeros((n, nb), order="F")
+        _, nq, nv, nl = kms[0]
+        q0f = np.zeros((nq, nb), order="F")
+        v0f = np.zeros((nv, nb), order="F")
         for k, m in enumerate(models):
-            q0 = V.as_vector(q0s[k], n, f"q0s[{k}]")
-            v0 = V.as_vector(v0s[k], n, f"v0s[{k}]")
-            q0f[:, k], v0f[:, k] = self._initial_state(m, t0, q0, v0, project, "fortran")
+            q0f[:, k], v0f[:, k] = self._start_state(m, t0, q0s[k], v0s[k], project, "fortran", f"s[{k}]")
         rpar = np.asfortranarray(np.stack([a["rpar"] for a in args], axis=1))
-        iopt, ropt = _option_arrays(self.kernel_options(first))
-        buf = driver_buffers(n, n, nl, nsteps, every, nstats=len(self.STATS), nb=nb)
+        opts = [_option_arrays(self._ropt_start(m, t0, q0f[:, k], v0f[:, k])) for k, m in enumerate(models)]
+        iopt = opts[0][0]
+        ropt = np.asfortranarray(np.stack([o[1] for o in opts], axis=1))
+        buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(self.STATS),
+                             naux=sum(self.kernel_aux(first).values()), nres=self.NRES, nb=nb)
         a = args[0]
         cpu = time.process_time()
         with _control.kernel_run() as run:
             istat = _fortran.run_batch(
-                self.KERNEL, a["model_id"], a["ipar"], rpar, n, a["mh"], a["mn"], a["mflags"], iopt, ropt,
+                self.KERNEL, a["model_id"], a["ipar"], rpar, nv, a["mh"], a["mn"], a["mflags"], iopt, ropt,
                 t0, h, nsteps, every, threads, q0f, v0f, *(buf[k] for k in _OUT))
         cpu = (time.process_time() - cpu) / nb
         results = []
         stopped = run.interrupted or run.lapack is not None   # raised below with every result
         for k, m in enumerate(models):
             one = {key: x[..., k] for key, x in buf.items()}
-            raw = driver_raw(one, nl, istat[:, k], self.decode_stats(istat[:, k], one["stats"]))
+            raw = self._driver_raw(m, one, nl, istat[:, k])
             raw["stats"].update(batch_size=nb, threads=threads)
             results.append(self._make_result(m, raw, t0, h, cpu, "fortran", raise_on_failure and not stopped))
         if stopped:
             raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h)
         return results
+
+    def _batch_runs_in_threads(self, model):
+        """Can a batch of ``model`` run in one threaded Fortran call (a stepper and a model
+        whose items are Fortran: a built-in twin)?"""
+        return model.fortran_name is not None and self.KERNEL is not None
+
+    def _start_state(self, model, t0, q0, v0, project, backend, suffix=""):
+        """The driver's start vectors (q0, v0) from the user's, checked (``q0{suffix}`` names
+        them in errors) and consistent with the constraints (projected when ``project``)."""
+        q0 = V.as_vector(q0, model.n, f"q0{suffix}")
+        v0 = V.as_vector(v0, model.n, f"v0{suffix}")
+        return self._initial_state(model, t0, q0, v0, project, backend)
 
     def _initial_state(self, model, t0, q0, v0, project, backend):
         """(q0, v0) checked against the constraints (projected when ``project``); the rank of
@@ -207,9 +259,7 @@ class Integrator:
         """
         self.check_model(model)
         h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
-        q0 = V.as_vector(q0, model.n, "q0")
-        v0 = V.as_vector(v0, model.n, "v0")
-        q0, v0 = self._initial_state(model, t0, q0, v0, project, backend)
+        q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
 
         cpu = time.process_time()
         with _control.kernel_run() as run:
@@ -367,11 +417,13 @@ def vector_step_max(stepmax):
     return {"eps_pos": sm[0], "eps_vel": max(sm[1], sm[3]), "eps_acc": max(sm[2], sm[4]), "energy_change": sm[5]}
 
 
-def driver_raw(buf, nl, istat, stats):
-    """Time-major views of the driver's outputs (one trajectory)."""
+def driver_raw(buf, nl, istat, stats, step_max_keys=None):
+    """Time-major views of the driver's outputs (one trajectory); the per-step maxima by name:
+    ``step_max_keys`` names stepmax in its order (default: a vector state's, :func:`vector_step_max`)."""
+    sm = buf["stepmax"]
     raw = dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:nl].T,
                istat=np.asarray(istat), stats=stats, residual=buf["resout"].T, energy=buf["eout"],
-               step_max=vector_step_max(buf["stepmax"]))
+               step_max=vector_step_max(sm) if step_max_keys is None else decode(step_max_keys, sm, step_max_keys))
     return raw
 
 

@@ -14,7 +14,7 @@ from pyint.models._fortran_model import model_args
 from pyint.convergence import fit_order
 from pyint.errors import IntegrationError
 from pyint.methods.galerkin import VARIANTS, GalerkinLobatto, galerkin_order, lobatto_rule
-from pyint.integrator import METHODS
+from pyint.integrator import _OUT, METHODS, _option_arrays, driver_buffers
 from pyint.models import BUILTIN_MODELS, Model, PendulumChain, Skate, SnakeboardCoupled
 from pyint.models.base import fd_jacobian
 from pyint.reference.ode import ode_reference
@@ -100,17 +100,18 @@ def slope(hs, errs):
 
 
 def run_raw(model, s, t0, h, q, p, lam, nsteps=1, variant="reduced"):
-    """The Fortran driver directly (any sign of h); returns q, P, lam after nsteps."""
+    """The Fortran stepper through the driver directly (any sign of h), started from (q, P, lam)
+    (lam_0 is a real option of the stepper); returns q, P, lam after nsteps."""
     args = model_args(model)
-    n, nl = model.n, max(model.n_nonhol, 1)
-    out = dict(tout=np.zeros(nsteps + 1), qout=np.zeros((n, nsteps + 1), order="F"),
-               pout=np.zeros((n, nsteps + 1), order="F"), vout=np.zeros((n, nsteps + 1), order="F"),
-               lout=np.zeros((nl, nsteps + 1), order="F"))
-    istat, _ = _fortran.galerkin_run(args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"],
-                                     args["mn"], args["mflags"], s, VARIANTS[variant], 1e-12, 20, t0, h, nsteps, 1, q, p,
-                                     lam if model.n_nonhol else np.zeros(1), **out)
+    n, nl = model.n, model.n_nonhol
+    v = np.linalg.solve(model.mass(q), p)
+    iopt, ropt = _option_arrays(((s, VARIANTS[variant], 20), (1e-12, *lam)))
+    buf = driver_buffers(n, n, nl, nsteps, 1, nstats=len(GalerkinLobatto.STATS), naux=n)
+    istat = _fortran.run(GalerkinLobatto.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], n,
+                         args["mh"], args["mn"], args["mflags"], iopt, ropt, t0, h, nsteps, 1, q, v,
+                         *(buf[k] for k in _OUT))
     assert istat[0] == 0, istat
-    return out["qout"][:, -1], out["pout"][:, -1], out["lout"][:model.n_nonhol, -1]
+    return buf["qout"][:, -1], buf["auxout"][:n, -1], buf["lout"][:nl, -1]
 
 
 def start(model, q0, v0):
@@ -409,12 +410,11 @@ def test_builtin_skate_matches_twin_and_never_calls_python(torsion):
     assert np.max(np.abs(a.q - b.q)) <= 1e-13 and np.max(np.abs(a.lam - b.lam)) <= 1e-11
     calls = []
     args = model_args(builtin, "fortran")
-    q0, p0, l0 = start(builtin, q0, v0)
-    out = dict(tout=np.zeros(2), qout=np.zeros((3, 2), order="F"), pout=np.zeros((3, 2), order="F"),
-               vout=np.zeros((3, 2), order="F"), lout=np.zeros((1, 2), order="F"))
-    istat, _ = _fortran.galerkin_run(args["model_id"], args["ipar"], args["rpar"],
-                                     lambda req, t, q, v, w, o: calls.append(req), 0, 1, args["mflags"],
-                                     3, 1, 1e-12, 20, 0.0, 1 / 8, 50, 50, q0, p0, l0, **out)
+    iopt, ropt = _option_arrays(GalerkinLobatto(s=3)._ropt_start(builtin, 0.0, q0, v0))
+    buf = driver_buffers(3, 3, 1, 50, 50, nstats=len(GalerkinLobatto.STATS), naux=3)
+    istat = _fortran.run(GalerkinLobatto.KERNEL, args["model_id"], args["ipar"], args["rpar"],
+                         lambda req, t, q, v, w, o: calls.append(req), 3, 0, 1, args["mflags"], iopt, ropt,
+                         0.0, 1 / 8, 50, 50, q0, v0, *(buf[k] for k in _OUT))
     assert istat[0] == 0 and calls == []
 
 

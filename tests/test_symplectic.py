@@ -10,6 +10,7 @@ import pytest
 from pyint import _fortran
 from pyint.models._fortran_model import model_args
 from pyint.methods.baumgarte import BaumgarteRK4
+from pyint.integrator import _OUT, _option_arrays, driver_buffers
 from pyint.convergence import fit_order, measured_orders
 from pyint.errors import NewtonConvergenceError
 from pyint.invariants import symplecticity_defect
@@ -382,11 +383,12 @@ def test_builtin_model_time_loop_never_calls_python():
 
     args = model_args(m, "fortran")
     nsteps, n, nl = 100, m.n, m.n_hol
-    out = [np.zeros(nsteps + 1)] + [np.zeros((k, nsteps + 1), order="F") for k in (n, n, n, nl, n)]
-    for scheme, kind, s in [(0, 0, 2), (0, 1, 2), (1, 1, 3)]:
-        istat, _ = _fortran.symplectic_run(args["model_id"], args["ipar"], args["rpar"], never, args["mh"],
-                                           args["mn"], args["mflags"], scheme, kind, s, 1e-10, 20, 0.0, 0.01,
-                                           nsteps, 1, q0, v0, *out)
+    for method in (SymplecticComposition(2), Rattle(), LobattoIIIAB(3), BaumgarteRK4()):
+        iopt, ropt = _option_arrays(method.kernel_options(m))
+        buf = driver_buffers(n, n, nl, nsteps, 1, nstats=len(method.STATS), naux=sum(method.kernel_aux(m).values()))
+        istat = _fortran.run(method.KERNEL, args["model_id"], args["ipar"], args["rpar"], never, n, args["mh"],
+                             args["mn"], args["mflags"], iopt, ropt, 0.0, 0.01, nsteps, 1, q0, v0,
+                             *(buf[k] for k in _OUT))
         assert istat[0] == 0 and istat[1] == nsteps and istat[2] == nsteps + 1
     assert calls == []
 

@@ -1,49 +1,7 @@
-! f2py interface of the Galerkin-Lobatto variational integrator (fortran/galerkin.f90)
-! and of the dual-variable form of a model (fortran/core/dual_form.f90).
+! f2py interface of the Galerkin-Lobatto variational integrator's coefficients and step
+! equations (fortran/galerkin.f90; the method runs through the one driver's `run`,
+! fortran/api/api_run.f90) and of the dual-variable form of a model (fortran/core/dual_form.f90).
 ! Plain arrays in, plain arrays out; the caller allocates the outputs.
-
-!> nsteps steps of the degree-s Galerkin-Lobatto method from (t0, q0, P0, lam0);
-!> variant: 0 = GL_SPEC (lam_0 = previous lam_s), 1 = reduced (lam_0 an unknown,
-!> multiplier polynomial of degree s - 1; lam0 is then only the first guess).
-!> Outputs (nout samples, column k = sample k): tout, qout, pout (canonical
-!> momentum P), vout (= H_p(q, P)), lout (nodal multiplier lam_s, pyint's sign);
-!> istat = [status, steps done, samples]; stats = [Newton iterations,
-!> factorizations, max iterations/step, max |A H_p + b| over all steps].
-subroutine galerkin_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
-                        s, variant, tol, maxit, t0, h, nsteps, every, q0, p0, nl, lam0, nout, &
-                        tout, qout, pout, vout, lout, istat, stats)
-  use pyint_kinds
-  use pyint_model, only: model_t
-  use pyint_registry, only: setup_model
-  use galerkin, only: gl_driver
-  implicit none
-  integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
-  real(c_double), intent(in) :: rpar(nrpar)
-  integer(c_int), intent(in) :: s, variant, maxit, nsteps, every
-  real(c_double), intent(in) :: tol, t0, h
-  real(c_double), intent(in) :: q0(n), p0(n), lam0(nl)
-  real(c_double), intent(inout) :: tout(nout), qout(n, nout), pout(n, nout), vout(n, nout), lout(nl, nout)
-  integer(c_int), intent(out) :: istat(3)
-  real(c_double), intent(out) :: stats(4)
-  external usercb
-  interface
-    subroutine usercb(req, t, n, q, v, nw, w, nout, out)
-      import :: c_double, c_int
-      integer(c_int), intent(in) :: req, n, nw, nout
-      real(c_double), intent(in) :: t, q(n), v(n), w(nw)
-      real(c_double), intent(inout) :: out(nout)
-    end subroutine
-  end interface
-  class(model_t), allocatable :: m
-  integer :: ierr
-  stats = 0
-  istat = [STATUS_BAD_INPUT, 0, 0]
-  call setup_model(model_id, ipar, rpar, usercb, n, mh, mn, mflags, m, ierr)
-  if (ierr /= 0 .or. mh /= 0 .or. nl /= max(mn, 1) .or. every < 1 .or. nsteps < 0 .or. h == 0) return
-  call gl_driver(m, s, variant, tol, maxit, t0, h, nsteps, every, q0, p0, lam0(1:mn), &
-                 tout, qout, pout, vout, lout, istat, stats)
-end subroutine galerkin_run
 
 !> The Lobatto rule of degree s on [0, 1]: nodes d, weights b, differentiation
 !> matrix dm(v, j) = l_j'(d_v) (ns = s + 1); info = 0 when every check passed.

@@ -45,7 +45,7 @@ end subroutine run
 
 !> nb trajectories of one built-in model (model_id /= 0: not a callback) in nthreads OpenMP threads:
 !> trajectory k starts from column k of q0, v0 with the real parameters rpar(:, k)
-!> (ipar shared: same sizes).  Outputs as run's with a trailing trajectory index.
+!> (ipar shared: same sizes) and the real options ropt(:, k).  Outputs as run's with a trailing trajectory index.
 subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
                      t0, h, nsteps, every, nthreads, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, &
                      aout, lout, auxout, resout, eout, stepmax, nst, stats, istat)
@@ -56,7 +56,7 @@ subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, 
   integer(c_int), intent(in) :: method, model_id, nipar, nrpar, nb, n, mh, mn, niopt, nropt, nsteps, every, nthreads
   integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst
   integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
-  real(c_double), intent(in) :: rpar(nrpar, nb), ropt(nropt), t0, h, q0(nq, nb), v0(nv, nb)
+  real(c_double), intent(in) :: rpar(nrpar, nb), ropt(nropt, nb), t0, h, q0(nq, nb), v0(nv, nb)
   real(c_double), intent(inout) :: tout(nout, nb), qout(nq, nout, nb), vout(nv, nout, nb), aout(nv, nout, nb), &
                                    lout(nl, nout, nb), auxout(naux, naout, nb), resout(nres, nout, nb), &
                                    eout(nout, nb), stepmax(nres + 1, nb), stats(nst, nb)

@@ -1,48 +1,7 @@
 ! f2py interface of the constrained symplectic family (fortran/symplectic.f90):
-! the seed-002 composition (Gauss-Legendre or Stormer-Verlet middle step) and
-! Lobatto IIIA-IIIB; plus the coefficients and the canonical field, for tests.
+! the coefficients and the canonical field, for tests (the methods themselves run
+! through the one driver's `run`, fortran/api/api_run.f90).
 ! Plain arrays in, plain arrays out; the caller allocates the outputs.
-
-!> scheme 0 = composition, 1 = Lobatto IIIA-IIIB; kind 0 = Gauss-Legendre, 1 = Lobatto tableau,
-!> 2 = explicit midpoint (s = 2); s stages.
-!> Outputs: tout, qout, vout, aout, lout, pout; istat = [status, steps done, samples];
-!> stats = [Newton iterations, LU factorizations, max iterations/step].
-subroutine symplectic_run(model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, &
-                          scheme, kind, s, tol, maxit, t0, h, nsteps, every, q0, v0, nl, nout, &
-                          tout, qout, vout, aout, lout, pout, istat, stats)
-  use pyint_kinds
-  use pyint_model, only: model_t
-  use pyint_registry, only: setup_model
-  use symplectic, only: sym_driver
-  implicit none
-  integer(c_int), intent(in) :: model_id, nipar, nrpar, n, mh, mn, nl, nout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(3)
-  real(c_double), intent(in) :: rpar(nrpar)
-  integer(c_int), intent(in) :: scheme, kind, s, maxit, nsteps, every
-  real(c_double), intent(in) :: tol, t0, h
-  real(c_double), intent(in) :: q0(n), v0(n)
-  real(c_double), intent(inout) :: tout(nout), qout(n, nout), vout(n, nout), aout(n, nout), &
-                                   lout(nl, nout), pout(n, nout)
-  integer(c_int), intent(out) :: istat(3)
-  real(c_double), intent(out) :: stats(3)
-  external usercb
-  interface
-    subroutine usercb(req, t, n, q, v, nw, w, nout, out)
-      import :: c_double, c_int
-      integer(c_int), intent(in) :: req, n, nw, nout
-      real(c_double), intent(in) :: t, q(n), v(n), w(nw)
-      real(c_double), intent(inout) :: out(nout)
-    end subroutine
-  end interface
-  class(model_t), allocatable :: m
-  integer :: ierr
-  stats = 0
-  istat = [STATUS_BAD_INPUT, 0, 0]
-  call setup_model(model_id, ipar, rpar, usercb, n, mh, mn, mflags, m, ierr)
-  if (ierr /= 0 .or. mn /= 0 .or. nl /= max(mh, 1) .or. every < 1 .or. nsteps < 0 .or. maxit < 1) return
-  call sym_driver(m, scheme, kind, s, tol, maxit, t0, h, nsteps, every, q0, v0, &
-                  tout, qout, vout, aout, lout, pout, istat, stats)
-end subroutine symplectic_run
 
 !> Coefficients of the inner tableau: kind 0 = Gauss-Legendre, 1 = Lobatto IIIA (a) - IIIB (ahat),
 !> 2 = explicit midpoint (s = 2).

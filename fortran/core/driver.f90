@@ -1,7 +1,8 @@
 !> The one time loop of every method: a method is a stepper (an extension of
 !> the abstract stepper_t: `init` and `step`), the driver owns everything else.
 !>
-!> drive runs one trajectory of nsteps steps of size h from t0:
+!> drive runs one trajectory of nsteps steps of size h from t0 (h < 0: backwards in
+!> time, for a stepper that allows it; pyint's Python side passes h > 0):
 !>   * the start: stepper%init completes the state at t0 (a, lam: consistent,
 !>     or what the method starts from) and may refuse it (status);
 !>   * stepping, with the NaN check of the state and the run control polled
@@ -75,7 +76,8 @@ module pyint_driver
 
   abstract interface
     !> Complete the state at s%t (s%q, s%v given): s%a, s%lam; read the method's
-    !> options; allocate stats.  info /= 0: a status, the run stops before step 1.
+    !> options (they may set naux); allocate stats.  info /= 0: a status, the run
+    !> stops before step 1.
     subroutine init_i(self, iopt, ropt, h, s, info)
       import :: stepper_t, state_t, wp
       class(stepper_t), intent(inout) :: self
@@ -200,13 +202,14 @@ contains
     integer :: step, info, ns
     stepmax = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
-    if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. every < 1 .or. nsteps < 0 .or. .not. h > 0 &
+    if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. every < 1 .or. nsteps < 0 .or. .not. abs(h) > 0 &
         .or. size(stepmax) < st%nres + 1 .or. size(lout, 1) < st%nl .or. size(auxout, 1) < st%naux &
         .or. (st%naux > 0 .and. size(auxout, 2) < size(tout)) &
         .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv) return
     allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
     s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
     call st%init(iopt, ropt, h, s, info)
+    if (info == 0 .and. size(auxout, 1) < st%naux) info = STATUS_BAD_INPUT   ! init may set naux
     if (info == 0) info = stop_status()
     if (info /= 0) then
       istat = [info, 0, 0]
@@ -267,7 +270,8 @@ contains
 
   !> nb trajectories of one built-in or compiled model (model_id /= 0) in OpenMP
   !> threads: trajectory k starts from (q0(:, k), v0(:, k)) with the real
-  !> parameters rpar(:, k) (same ipar, hence the same sizes, for all).  Outputs
+  !> parameters rpar(:, k) (same ipar, hence the same sizes, for all) and the real
+  !> options ropt(:, k) (a method's start data may depend on the trajectory).  Outputs
   !> as drive's with a trailing trajectory index; stats(:, k) the stepper's stats;
   !> a trajectory whose model is rejected gets istat(:, k) = [STATUS_BAD_INPUT, 0, 0].
   subroutine drive_batch(make, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, &
@@ -276,7 +280,7 @@ contains
     procedure(stepper_factory_i) :: make
     integer, intent(in) :: method, model_id, n, mh, mn, nsteps, every, nthreads
     integer, intent(in) :: ipar(:), mflags(:), iopt(:)
-    real(wp), intent(in) :: rpar(:, :), ropt(:), t0, h, q0(:, :), v0(:, :)
+    real(wp), intent(in) :: rpar(:, :), ropt(:, :), t0, h, q0(:, :), v0(:, :)
     real(wp), intent(inout) :: tout(:, :), qout(:, :, :), vout(:, :, :), aout(:, :, :), lout(:, :, :), &
                                auxout(:, :, :), resout(:, :, :), eout(:, :), stepmax(:, :), stats(:, :)
     integer, intent(out) :: istat(:, :)
@@ -300,7 +304,7 @@ contains
       if (ierr /= 0) return
       call st%setup(model_id, ipar, rpar(:, k), no_callback, n, mh, mn, mflags, ierr)
       if (ierr /= 0) return
-      call drive(st, iopt, ropt, t0, h, nsteps, every, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
+      call drive(st, iopt, ropt(:, k), t0, h, nsteps, every, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
                  vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), eout(:, k), &
                  stepmax(:, k), istat(:, k))
       if (allocated(st%stats)) stats(1:min(size(stats, 1), size(st%stats)), k) = &

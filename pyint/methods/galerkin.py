@@ -75,11 +75,7 @@ import numpy as np
 
 from .. import _fortran
 from .. import _validate as V
-from ..models._fortran_model import model_args
-from ..integrator import Integrator, kernel_stats, output_buffers, register
-
-#: The names of galerkin_run's stats array, in its order (fortran/api/api_galerkin.f90).
-STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "max_constraint_residual")
+from ..integrator import Integrator, register
 
 #: Largest interpolation degree the kernel supports (fortran/galerkin.f90: GL_SMAX).
 S_MAX = 8
@@ -121,6 +117,9 @@ class GalerkinLobatto(Integrator):
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
     invariants = frozenset({"symmetric", "energy_bounded"})   # of the default variant "reduced"
+    KERNEL = 12   # fortran/galerkin.f90 (fortran/methods.f90: METHOD_GALERKIN)
+    STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "max_constraint_residual")
+    STATS_REALS = frozenset({"max_constraint_residual"})
 
     def __init__(self, s=3, tol=1e-12, maxit=20, variant=DEFAULT_VARIANT):
         """s: interpolation degree 1..8 (s + 1 Lobatto nodes per step).
@@ -154,24 +153,27 @@ class GalerkinLobatto(Integrator):
         return {"s": self.s, "variant": self.variant, "order": self.order, "tol": self.tol,
                 "maxit": self.maxit}
 
-    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
-        args = model_args(model, backend)
-        _, _, lam0 = model.consistent_acceleration(t0, q0, v0)
-        p0 = model.checked("mass", model.mass(q0), t0) @ v0
-        nl = model.n_nonhol
-        buf = output_buffers(model.n, nl, nsteps, every)
-        pout = np.zeros_like(buf["qout"], order="F")
-        istat, stats = _fortran.galerkin_run(
-            args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], self.s, VARIANTS[self.variant], self.tol, self.maxit, t0, h, nsteps, every, q0, p0,
-            np.ascontiguousarray(lam0 if nl else np.zeros(1), dtype=float),
-            buf["tout"], buf["qout"], pout, buf["vout"], buf["lout"])
-        lam_nodal = buf["lout"][:nl].T
-        lam = lam_nodal if self.reports_multiplier else np.full_like(lam_nodal, np.nan)
-        stats = kernel_stats(STATS, istat, stats, reals={"max_constraint_residual"})
-        return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=np.full_like(buf["qout"].T, np.nan),
-                    lam=lam, istat=np.asarray(istat), stats=stats,
-                    extra={"p": pout.T, "lam_nodal": lam_nodal})
+    def kernel_options(self, model):
+        return (self.s, VARIANTS[self.variant], self.maxit), (self.tol,)
+
+    def kernel_start(self, model, t0, q0, v0):
+        """lam_0: the consistent multiplier of (q0, v0) (the index-1 system, NumPy)."""
+        return tuple(model.consistent_acceleration(t0, q0, v0)[2])
+
+    def kernel_aux(self, model):
+        return {"p": model.n}
+
+    def _driver_raw(self, model, buf, nl, istat):
+        raw = super()._driver_raw(model, buf, nl, istat)
+        # no acceleration variable: a and the acceleration-level residuals are not defined
+        raw["a"] = np.full_like(raw["a"], np.nan)
+        if model.n_nonhol:
+            raw["residual"][:, 4] = np.nan
+        raw["step_max"]["eps_acc"] = np.nan if model.n_nonhol else 0.0
+        raw["extra"]["lam_nodal"] = raw["lam"]
+        if not self.reports_multiplier:
+            raw["lam"] = np.full_like(raw["lam"], np.nan)
+        return raw
 
 
 def _fixed_degree(s, lambda_order=None, doc=""):

@@ -33,15 +33,10 @@ q and v; ``Result.extra["p"]`` holds the momenta.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from .. import _fortran
 from .. import _validate as V
 from ..models._fortran_model import model_args
-from ..integrator import Integrator, kernel_stats, output_buffers, raw_result, register
-
-#: The names of symplectic_run's stats array, in its order (fortran/api/api_symplectic.f90).
-STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
+from ..integrator import Integrator, register
 
 #: Largest number of stages of the tableaux (fortran/core/tableaux.f90: TAB_MAX_STAGES).
 MAX_STAGES = 10
@@ -87,6 +82,8 @@ class _SymplecticFamily(Integrator):
     invariants = frozenset({"symplectic", "energy_bounded"})
     _scheme = "composition"
     _tableau = "gauss"
+    KERNEL = 11   # fortran/symplectic.f90 (fortran/methods.f90: METHOD_SYMPLECTIC)
+    STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
 
     def __init__(self, stages, tol=1e-10, maxit=20):
         tableau(self._tableau, stages)   # validates the stage count
@@ -98,19 +95,11 @@ class _SymplecticFamily(Integrator):
         return {"scheme": self._scheme, "tableau": self._tableau, "stages": self.stages,
                 "tol": self.tol, "maxit": self.maxit}
 
-    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
-        args = model_args(model, backend)
-        nl = model.n_hol
-        buf = output_buffers(model.n, nl, nsteps, every)
-        buf["pout"] = np.zeros_like(buf["qout"], order="F")
-        istat, stats = _fortran.symplectic_run(
-            args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], _SCHEMES[self._scheme], _TABLEAUX[self._tableau], self.stages,
-            self.tol, self.maxit, t0, h, nsteps, every, q0, v0,
-            buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"], buf["pout"])
-        raw = raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats))
-        raw["extra"] = {"p": buf["pout"].T}
-        return raw
+    def kernel_options(self, model):
+        return (_SCHEMES[self._scheme], _TABLEAUX[self._tableau], self.stages, self.maxit), (self.tol,)
+
+    def kernel_aux(self, model):
+        return {"p": model.n}
 
 
 @register

@@ -349,6 +349,7 @@ class LieIntegrator(Integrator):
             q0f[:, k], v0f[:, k] = sysk.pack(x0, r0), v0
         rpar = np.asfortranarray(np.stack([np.asarray(rp, dtype=float) for _, rp in pars], axis=1))
         iopt, ropt = _option_arrays(self.kernel_options(first))
+        ropt = np.asfortranarray(np.repeat(ropt[:, None], nb, axis=1))   # the real options per trajectory
         buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(first),
                              nres=len(LIE_RESIDUALS), nb=nb)
         cpu = time.process_time()
