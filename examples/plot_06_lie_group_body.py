@@ -35,7 +35,9 @@ for name, r in runs.items():
 
 # %%
 # Nutation (the height of the centre of mass) and the energy error: the
-# first-order DAE3 damps the nutation numerically, generalized-α does not.
+# first-order DAE3 loses energy steadily and its nutation falls behind;
+# generalized-α's energy error stays bounded and falls as h² (25 times
+# smaller for a step 5 times smaller).
 fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
 for name, r in runs.items():
     ax.plot(r.t, r.x[:, 0, 2], lw=1, label=name)
