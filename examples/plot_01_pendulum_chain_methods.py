@@ -11,7 +11,7 @@ and the acceleration level ‖G a + γ‖, the energy drift and the CPU time.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.methods import METHODS
+from pyint import METHODS
 from pyint.models import PendulumChain
 
 model = PendulumChain(n_links=2)

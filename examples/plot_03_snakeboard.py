@@ -12,7 +12,7 @@ Newton tolerance between outputs. See :doc:`/seeds/seed000`.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.genalpha import AlphaRattle, GeneralizedAlpha
+from pyint import AlphaRattle, GeneralizedAlpha
 from pyint.models import Snakeboard
 from pyint.reference import solve
 

@@ -12,8 +12,7 @@ compiled counterpart.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.genalpha import GeneralizedAlpha
-from pyint.rk4_index1 import RK4Index1
+from pyint import GeneralizedAlpha, RK4Index1
 from pyint.models import Model
 from pyint.reference import solve
 

@@ -16,8 +16,7 @@ nodes) and by generalized-α.
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.block import BlockMethod
-from pyint.genalpha import GeneralizedAlpha
+from pyint import BlockMethod, GeneralizedAlpha
 from pyint.models import NaturalSystem
 
 s = NaturalSystem(dim=3, gravity=(0.0, 0.0, -9.81))

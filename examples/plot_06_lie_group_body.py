@@ -12,10 +12,9 @@ generalized-α (second order).
 import matplotlib.pyplot as plt
 import numpy as np
 
-from pyint.lie_backward import LieDAE3
-from pyint.lie_genalpha import LieGeneralizedAlpha
+from pyint import LieDAE3, LieGeneralizedAlpha
 from pyint.models.rigid_bodies import RigidBodySystem
-from pyint.so3 import expm
+from pyint.models.so3 import expm
 
 top = RigidBodySystem.heavy_top(mass=1.0, inertia=(0.6, 0.6, 0.2), arm=0.5)
 R0 = expm([0.3, 0.0, 0.0])                     # tilted about x
@@ -36,7 +35,9 @@ for name, r in runs.items():
 
 # %%
 # Nutation (the height of the centre of mass) and the energy error: the
-# first-order DAE3 damps the nutation numerically, generalized-α does not.
+# first-order DAE3 loses energy steadily and its nutation falls behind;
+# generalized-α's energy error stays bounded and falls as h² (25 times
+# smaller for a step 5 times smaller).
 fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
 for name, r in runs.items():
     ax.plot(r.t, r.x[:, 0, 2], lw=1, label=name)

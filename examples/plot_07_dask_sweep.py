@@ -2,7 +2,7 @@
 A parameter sweep on Dask
 =========================
 
-A study declares a sweep once (:class:`pyint.runner.Study`): the cases are the
+A study declares a sweep once (:class:`pyint.study.Study`): the cases are the
 Cartesian product of ``grid``, each returns an :class:`xarray.Dataset`, and
 the runner combines them into one NetCDF file, caches each finished case and
 draws the figures. The same declaration runs in this process, on local
@@ -21,9 +21,9 @@ import numpy as np
 import xarray as xr
 from dask.distributed import LocalCluster
 
-from pyint.genalpha import GeneralizedAlpha
+from pyint import GeneralizedAlpha
 from pyint.models import AnharmonicChain
-from pyint.runner import Study, run_study
+from pyint.study import Study, run_study
 
 T = 0.2
 

@@ -16,9 +16,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import xarray as xr
 
-from pyint.genalpha import GeneralizedAlpha
+from pyint import GeneralizedAlpha
 from pyint.models import PendulumChain
-from pyint.runner import Study, run_study
+from pyint.study import Study, run_study
 
 
 def run_case(p):

@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import sympy as sp
 
-from pyint.genalpha import GeneralizedAlpha
+from pyint import GeneralizedAlpha
 from pyint.models import SymbolicModel
 
 x, y, z, vx, vy, vz, m, l, g = sp.symbols("x y z vx vy vz m l g")

@@ -48,16 +48,22 @@ def register(cls):
 class Integrator:
     """An integrator for M(q) a = f - G^T lam_h - A^T lam_n with constraints.
 
-    Class attributes a subclass declares:
-
-    ``name``         registry name (also the ``method`` coordinate in datasets)
-    ``order``        claimed convergence order in q and v (``lambda_order``: in lam, if claimed)
-    ``order_source`` where the claimed orders come from: the seed paper and its section or
-                     equation, or the classical result (measured by pyint.convergence)
-    ``supports``     subset of {"holonomic", "nonholonomic"}
-    ``keeps``        constraint levels kept to round-off, per kind of constraint:
-                     {"holonomic": {"position", ...}, "nonholonomic": {"velocity"}}
-    ``invariants``   other claims the tests check, e.g. {"energy_bounded", "symplectic"}
+    Attributes
+    ----------
+    name : str
+        Registry name (also the ``method`` coordinate in datasets).
+    order : int
+        Claimed convergence order in q and v (``lambda_order``: in lam, if claimed).
+    order_source : str
+        Where the claimed orders come from: the seed paper and its section or
+        equation, or the classical result (measured by pyint.convergence).
+    supports : frozenset
+        Subset of {"holonomic", "nonholonomic"}.
+    keeps : dict
+        Constraint levels kept to round-off, per kind of constraint:
+        ``{"holonomic": {"position", ...}, "nonholonomic": {"velocity"}}``.
+    invariants : frozenset
+        Other claims the tests check, e.g. {"energy_bounded", "symplectic"}.
     """
 
     name = "integrator"

@@ -44,7 +44,7 @@ class Result:
 
     Arrays are time-major: ``q[k]`` is the configuration at ``t[k]``.
     ``lam`` holds the multipliers, holonomic first then nonholonomic.
-    ``residual[k]`` holds |g|, |Gv+g_t|, |Ga+gamma|, |Av+b|, |Aa+gamma_n| at
+    ``residual[k]`` holds ``|g|, |Gv+g_t|, |Ga+gamma|, |Av+b|, |Aa+gamma_n|`` at
     ``t[k]`` (max norms; zero where the model has no such constraint).
     ``a`` is the method's acceleration variable (for generalized-alpha the
     algorithmic acceleration, which differs from qddot by O(h)).
@@ -75,22 +75,22 @@ class Result:
 
     @property
     def eps_pos(self):
-        """max |g(q)| over the run."""
+        """``max |g(q)|`` over the run."""
         return max(float(np.max(self.residual[:, 0], initial=0.0)), self._step_max("eps_pos"))
 
     @property
     def eps_vel(self):
-        """max of |G v + g_t| and |A v + b| over the run."""
+        """max of ``|G v + g_t|`` and ``|A v + b|`` over the run."""
         return max(float(np.max(self.residual[:, [1, 3]], initial=0.0)), self._step_max("eps_vel"))
 
     @property
     def eps_acc(self):
-        """max of |G a + gamma| and |A a + gamma_n| over the run."""
+        """max of ``|G a + gamma|`` and ``|A a + gamma_n|`` over the run."""
         return max(float(np.max(self.residual[:, [2, 4]], initial=0.0)), self._step_max("eps_acc"))
 
     @property
     def energy_drift(self):
-        """max |H(t) - H(0)| / |H(0)| (NaN when the model has no conserved energy;
+        """``max |H(t) - H(0)| / |H(0)|`` (NaN when the model has no conserved energy;
         the absolute drift when H(0) = 0)."""
         if self.energy is None or len(self.energy) == 0 or not self.model.conservative:
             return float("nan")

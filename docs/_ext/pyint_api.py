@@ -39,15 +39,33 @@ def available_packages():
     return out
 
 
-def page_text(package):
-    """The reST source of one package's API page."""
-    mod = importlib.import_module(package)
-    doc = (mod.__doc__ or "").strip().splitlines()
+def documented_in(package, name, packages):
+    """The subpackage of ``package`` among ``packages`` whose ``__all__`` exports the same object
+    as ``package.name`` (its page documents it: pyint re-exports the classes of pyint.models), or None."""
+    obj = getattr(importlib.import_module(package), name)
+    for other in packages:
+        if other.startswith(package + "."):
+            mod = importlib.import_module(other)
+            if name in getattr(mod, "__all__", ()) and getattr(mod, name) is obj:
+                return other
+    return None
+
+
+def page_text(package, packages=None):
+    """The reST source of one package's API page: a generated page per name of ``__all__``,
+    except the names re-exported from another package of ``packages`` (a link to that page)."""
+    packages = available_packages() if packages is None else packages
+    names = sorted(public_names(package), key=str.lower)
+    elsewhere = {n: documented_in(package, n, packages) for n in names}
     title = f"``{package}``"
     lines = [title, "=" * len(title), "", f".. automodule:: {package}", "   :no-members:", "",
              f".. currentmodule:: {package}", "", ".. autosummary::", "   :toctree: generated",
              "   :nosignatures:", ""]
-    lines += [f"   {name}" for name in sorted(public_names(package), key=str.lower)]
+    lines += [f"   {n}" for n in names if elsewhere[n] is None]
+    again = [n for n in names if elsewhere[n] is not None]
+    if again:
+        lines += ["", f"Also importable from ``{package}`` (documented with their package):", ""]
+        lines += [f"- :py:obj:`{package}.{n} <{elsewhere[n]}.{n}>`" for n in again]
     return "\n".join(lines) + "\n"
 
 
@@ -64,7 +82,7 @@ def write_api_pages(srcdir):
             os.remove(os.path.join(api, old))
     for package in packages:
         path = os.path.join(api, f"{package}.rst")
-        text = page_text(package)
+        text = page_text(package, packages)
         old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
         if old != text:
             with open(path, "w", encoding="utf-8") as f:
