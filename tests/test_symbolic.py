@@ -87,8 +87,14 @@ def test_integrate_batch_parameter_sweep():
     meth = GeneralizedAlpha()
     out_sym = meth.integrate_batch(syms, q0s, v0s, 0.5, 0.01, threads=2)
     out_ref = meth.integrate_batch(refs, q0s, v0s, 0.5, 0.01, threads=2)
+    # Generalized-alpha's Newton stop allows a fraction of the step's local error
+    # (fortran/core/newton_control.f90), so items equal to round-off can end a step one
+    # iteration apart: at l = 1.3 the runs take 241 and 242 iterations and part by 2.4e-11
+    # in q (0.8 and 1.0: same iterations, 4.5e-15).  Bound 10x the measured.
     for a, b in zip(out_sym, out_ref):
-        assert np.max(np.abs(a.q - b.q)) <= TRAJ_TOL
+        assert np.max(np.abs(a.q - b.q)) <= 2.5e-10
+    for a, m, q0 in zip(out_sym, syms, q0s):   # the batch is integrate() of each model, bit for bit
+        np.testing.assert_array_equal(a.q, meth.integrate(m, q0, np.zeros_like(q0), 0.5, 0.01).q)
     assert np.max(np.abs(out_sym[0].q - out_sym[2].q)) > 0.1  # the parameters did reach the kernel
 
 
