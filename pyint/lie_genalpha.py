@@ -43,7 +43,7 @@ class _LieAlpha(LieIntegrator):
         return {"rho_inf": self.rho_inf, "tol": self.tol, "maxit": self.maxit,
                 **alpha_parameters(self.rho_inf)}
 
-    def _run(self, system, t0, h, nsteps, every, x0, r0, v0):
+    def _lie_run(self, system, t0, h, nsteps, every, x0, r0, v0):
         options = (self._variant, self.rho_inf, self.tol, self.maxit)
         return self._call_kernel(_fortran.lie_genalpha_run, options, system.nv + system.m,
                                  system, t0, h, nsteps, every, x0, r0, v0)

@@ -280,7 +280,8 @@ def plot_file(path, outdir=None) -> list[Path]:
 
 
 def study_figures(path, outdir=None, study=None) -> list[Path]:
-    """The figures of a study file: ``study``'s own ``figures`` if it has them, else :func:`plot_file`.
+    """The figures of a study file: the standard figures of :func:`plot_file` (every study's file
+    has them), then ``study``'s own paper-specific ``figures`` if it has them.
 
     ``pyint plot`` passes the study named by the file's ``study`` attribute (the CLI finds studies).
     """
@@ -292,7 +293,8 @@ def study_figures(path, outdir=None, study=None) -> list[Path]:
     if missing:
         raise ValueError(f"{path} is not a study's file (written by pyint study run): it has no "
                          f"{' and no '.join(missing)}; nothing to draw")
+    made = plot_file(path, outdir)
     if study is not None and study.figures is not None:
         outdir.mkdir(parents=True, exist_ok=True)
-        return [Path(p) for p in study.figures(path, outdir)]
-    return plot_file(path, outdir)
+        made += [Path(p) for p in study.figures(path, outdir)]
+    return made
