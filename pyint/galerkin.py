@@ -121,6 +121,7 @@ class GalerkinLobatto(Integrator):
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
     invariants = frozenset({"symmetric", "energy_bounded"})   # of the default variant "reduced"
+    step_max_stats = {"eps_vel": "max_constraint_residual"}   # |A v + b| over every step (the kernel tracks it)
 
     def __init__(self, s=3, tol=1e-12, maxit=20, variant=DEFAULT_VARIANT):
         """s: interpolation degree 1..8 (s + 1 Lobatto nodes per step).

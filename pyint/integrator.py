@@ -45,6 +45,9 @@ class Integrator:
     ``supports``     subset of {"holonomic", "nonholonomic"}
     ``spaces``       the configuration spaces of the models it integrates (``model.configuration_space``:
                      "R^n", or "(R^3 x SO(3))^nb" for rigid bodies on a Lie group)
+    ``step_max_stats`` the kernel's stats that are maxima over every step, under the names every
+                     Result uses (``eps_pos``, ``eps_vel``, ``eps_acc``, ``energy_change``):
+                     {"eps_vel": "max_constraint_residual"}; see :meth:`pyint.results.Result.step_max`
     ``backends``     the ``backend`` values it takes (a method whose whole loop runs in Fortran on a
                      Fortran-only configuration space, e.g. the Lie-group methods: "auto", "fortran")
     ``keeps``        constraint levels kept to round-off, per kind of constraint:
@@ -58,6 +61,7 @@ class Integrator:
     supports: frozenset = frozenset()
     backends: tuple = ("auto", "fortran", "callback")
     spaces: tuple = ("R^n",)
+    step_max_stats: dict = {}
     keeps: dict = {}
     invariants: frozenset = frozenset()
 
@@ -145,8 +149,11 @@ class Integrator:
         # after a model item raised, residuals where it raises again are NaN
         res, energy, extra = model_residuals(model, t, q, v, a, backend, keep_going=run is not None and run.aborted)
         extra.update({k: x[sl] for k, x in raw.get("extra", {}).items()})   # method-specific arrays (time-major)
-        if "step_max" in raw:        # maxima over every step, as the kernel tracked them
-            extra["step_max"] = raw["step_max"]
+        step_max = dict(raw.get("step_max", {}))       # maxima over every step, as the kernel tracked them
+        step_max.update({key: float(raw["stats"][stat]) for key, stat in self.step_max_stats.items()
+                         if stat in raw["stats"]})
+        if step_max:
+            extra["step_max"] = step_max
         result = Result(
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res,
             energy=energy if model.has_energy else None, stats=raw["stats"],

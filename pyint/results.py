@@ -167,11 +167,11 @@ class Result:
             "time": ("time", self.t, std("time")),
             "coord": ("coord", names, std("coord")),
             "coord_units": ("coord", units, std("coord_units")),
-            "multiplier": ("multiplier", mult, {"units": "", "long_name": "Lagrange multiplier (constraint)"}),
+            "multiplier": ("multiplier", mult, std("multiplier")),
             "constraint_level": ("constraint_level", list(CONSTRAINT_LEVELS), std("constraint_level")),
         }
         if vdim != "coord":
-            coords["velocity"] = ("velocity", vnames, {"units": "", "long_name": "velocity component"})
+            coords["velocity"] = ("velocity", vnames, std("velocity"))
         ds = xr.Dataset(coords=coords)
         vunit = "[v]" if vdim != "coord" else f"{one_unit}/s"
         ds["q"] = (("time", "coord"), self.q, std("q", units=one_unit))

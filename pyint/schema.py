@@ -24,6 +24,8 @@ STANDARD: dict[str, tuple[str, str]] = {
     "coord_units": ("", "units of each generalized coordinate"),
     "constraint_level": ("", "constraint level (position, velocity, acceleration)"),
     "constraint": ("", "constraint"),
+    "multiplier": ("", "Lagrange multiplier (constraint)"),
+    "velocity": ("", "velocity component (a Lie group's velocities, not q')"),
     "rho_inf": ("1", "spectral radius at infinity rho_inf"),
     "rtol": ("1", "relative tolerance"),
     "initial_condition": ("", "initial condition"),
