@@ -79,7 +79,7 @@ class ReferenceResult(Result):
     def to_xarray(self):
         ds = super().to_xarray()
         ds = ds.assign_coords(constraint=("constraint", list(RESIDUAL_COLUMNS),
-                                          {"long_name": "constraint kind and level"}))
+                                          {"units": "", "long_name": "constraint kind and level"}))
         ds["constraint_residual"] = (("time", "constraint"), self.residual,
                                      {"long_name": "constraint residual per kind and level (max norm)",
                                       "units": "model units"})
