@@ -251,6 +251,10 @@ def trajectory_dataset(model, t, q, v, a=None, lam=None, method="given") -> xr.D
     for k in range(nt):
         for col, item in items:
             res[k, col] = np.max(np.abs(np.atleast_1d(item(t[k], q[k], v[k], None if a is None else a[k]))))
+    for hol, nonhol in ((1, 3), (2, 4)):       # a level that applies to one kind only: the other's column is 0
+        applies = [c for c in (hol, nonhol) if any(col == c for col, _ in items)]
+        if applies:
+            res[:, [c for c in (hol, nonhol) if c not in applies]] = 0.0
     energy = None
     if model.conservative:
         energy = np.array([model.energy(t[k], q[k], v[k]) for k in range(nt)], dtype=float)

@@ -73,10 +73,10 @@ class Result:
         return float(self.extra.get("step_max", {}).get(key, np.nan))
 
     def _level_max(self, level, key):
-        # NaN propagates (a sample the model could not evaluate); a level that does not apply is NaN
-        # throughout (pyint.datasets.trajectory_dataset without a); 0 for no samples
+        # NaN propagates (a sample the model could not evaluate; a level that does not apply, NaN
+        # throughout: pyint.datasets.trajectory_dataset without a); 0 for no samples
         sampled = float(np.max(self.level_residuals[:, level], initial=0.0))
-        return float(np.fmax(sampled, self.step_max(key)))
+        return sampled if np.isnan(sampled) else float(np.fmax(sampled, self.step_max(key)))
 
     @property
     def eps_pos(self):
@@ -110,9 +110,9 @@ class Result:
     @property
     def level_residuals(self):
         """(nt, 3) residual per constraint level: position, velocity, acceleration (the holonomic
-        and nonholonomic columns' maximum; NaN only where neither applies)."""
+        and nonholonomic columns' maximum; NaN where either is)."""
         r = self.residual
-        return np.stack([r[:, 0], np.fmax(r[:, 1], r[:, 3]), np.fmax(r[:, 2], r[:, 4])], axis=1)
+        return np.stack([r[:, 0], np.maximum(r[:, 1], r[:, 3]), np.maximum(r[:, 2], r[:, 4])], axis=1)
 
     def __getattr__(self, name):
         # the configuration space's own views of q and v (x, R, V of rigid bodies): the model's hook
