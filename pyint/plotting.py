@@ -279,6 +279,29 @@ def plot_file(path, outdir=None) -> list[Path]:
     return [p for p in made if p is not None]
 
 
+class FigureSet:
+    """A study's own (paper-specific) figures: its file ``ds`` (loaded, closed), the output folder
+    ``outdir`` (created), and :meth:`save`.  Studies draw with pyplot on the Agg canvas."""
+
+    def __init__(self, nc_path, outdir):
+        import matplotlib
+        matplotlib.use("Agg")
+        self.ds = load_netcdf(nc_path)
+        self.outdir = Path(outdir)
+        self.outdir.mkdir(parents=True, exist_ok=True)
+        self.paths: list[Path] = []
+
+    def save(self, fig, name, dpi=110) -> Path:
+        """Lay out ``fig``, write it as ``outdir/name`` (PNG), close it and keep its path in ``paths``."""
+        import matplotlib.pyplot as plt
+        path = self.outdir / name
+        fig.tight_layout()
+        fig.savefig(path, dpi=dpi)
+        plt.close(fig)
+        self.paths.append(path)
+        return path
+
+
 def study_figures(path, outdir=None, study=None) -> list[Path]:
     """The figures of a study file: the standard figures of :func:`plot_file` (every study's file
     has them), then ``study``'s own paper-specific ``figures`` if it has them.

@@ -32,7 +32,6 @@ pyint.studies.galerkin_nonholonomic [--out DIR] [--quick]``, the same runner).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -223,28 +222,18 @@ def _long_run(name, p):
 
 def figures(nc_path, outdir):
     """Figs. 1-5 of seed 004 from the combined file (dimension ``run``); returns the PNG paths."""
-    import matplotlib
-    matplotlib.use("Agg")
+    from pyint.plotting import FigureSet
+    figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
 
-    ds = xr.open_dataset(nc_path)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    ds, save, paths = figs.ds, figs.save, figs.paths
     runs = list(ds["run"].values)
-    paths = []
 
     def sel(run):
         d = ds.sel(run=run)
         if "sample" in d.dims:
             d = d.isel(sample=np.flatnonzero(np.isfinite(d["time"].values)))
         return d
-
-    def save(fig, name):
-        path = outdir / name
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
 
     if "convergence" in runs:
         d = ds.sel(run="convergence")

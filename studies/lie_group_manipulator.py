@@ -25,7 +25,6 @@ pyint.studies.lie_group_manipulator [--out DIR] [--quick]``, the same runner).
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -193,25 +192,15 @@ def _style(method):
 
 def figures(nc_path, outdir):
     """Figs 2-8 of the paper from the study's NetCDF file; returns the PNG paths."""
-    import matplotlib
-    matplotlib.use("Agg")
+    from pyint.plotting import FigureSet
+    figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
 
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    ds = xr.open_dataset(nc_path)
-    paths = []
+    ds, save, paths = figs.ds, figs.save, figs.paths
     hsel = float(ds.h.min())
     main = "DAES" if "DAES" in ds.method.values else str(ds.method.values[0])
     one = ds.sel({"h": hsel, "method": main})
     t = one.time.values
-
-    def save(fig, name):
-        p = outdir / name
-        fig.tight_layout()
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(p)
 
     # Fig 2: trajectories of the link ends
     fig = plt.figure(figsize=(6, 5))

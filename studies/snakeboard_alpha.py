@@ -137,15 +137,12 @@ def run_case(params):
 
 
 def figures(nc_path, outdir):
-    import matplotlib
-    matplotlib.use("Agg")
+    from pyint.plotting import FigureSet
+    figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
-    from pathlib import Path
 
-    ds = xr.load_dataset(nc_path)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    out = []
+    ds = figs.ds
+
     def tsel(mth):   # each case's own output times (the runner keeps them per case when they differ)
         t = ds["time"]
         return (t.sel({"method": mth}) if "method" in t.dims else t).values
@@ -160,9 +157,7 @@ def figures(nc_path, outdir):
         ax.set_ylabel(f"{c} [{unit}]")
         ax.set_title(f"snakeboard: {c} against time (seed 000 Fig. {2 + k})")
         ax.legend()
-        p = outdir / f"fig{2 + k}_{c}.png"
-        fig.tight_layout(); fig.savefig(p, dpi=110); plt.close(fig)
-        out.append(p)
+        figs.save(fig, f"fig{2 + k}_{c}.png")
     for k, mth in enumerate(ds["method"].values):
         fig, ax = plt.subplots(figsize=(6, 3.5))
         v = np.abs(ds["violation1"].sel({"method": mth}).values)
@@ -171,9 +166,7 @@ def figures(nc_path, outdir):
         ax.set_ylabel("|A₁(q) v| [m/s]")
         ax.set_title(f"{labels.get(str(mth), mth)}: first constraint (Fig. {5 + k}); "
                      f"steps max {float(ds['max_violation_steps'].sel({'method': mth})):.1e}", fontsize=9)
-        p = outdir / f"fig{5 + k}_violation_{mth}.png"
-        fig.tight_layout(); fig.savefig(p, dpi=110); plt.close(fig)
-        out.append(p)
+        figs.save(fig, f"fig{5 + k}_violation_{mth}.png")
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
     for mth in ("genalpha", "alpha_rattle"):
         if mth in ds["method"].values:
@@ -187,10 +180,8 @@ def figures(nc_path, outdir):
     a1.xaxis.set_minor_formatter(NullFormatter())
     a1.set_xlabel("h [s]"); a1.set_ylabel("max error in q [m]"); a1.legend(); a1.set_title("convergence")
     a2.set_xlabel("CPU time [s]"); a2.set_ylabel("max error in q [m]"); a2.legend(); a2.set_title("work-precision")
-    p = outdir / "convergence_work_precision.png"
-    fig.tight_layout(); fig.savefig(p, dpi=110); plt.close(fig)
-    out.append(p)
-    return out
+    figs.save(fig, "convergence_work_precision.png")
+    return figs.paths
 
 
 def summary(ds):
