@@ -142,7 +142,7 @@ def section_chain(args):
     cost_wall = np.array([1 / r["pyint"] for r in rows])
     expo_wall = float(np.polyfit(np.log(ns_[sel]), np.log(cost_wall[sel]), 1)[0]) if sel.sum() >= 2 else np.nan
     print(f"cost per step ~ N^{expo:.2f} (kernel, N = 32..1024); whole call ~ N^{expo_wall:.2f} "
-          "(includes the O(N^3) SVD rank check of the start)")
+          "(validation, the start with its rank check in the driver, kernel)")
     if exu:
         for nl, key in ((2, "exu_dense"), (2, "exu_sparse"), (128, "exu_sparse")):
             r = next((r for r in rows if r["N"] == nl), None)

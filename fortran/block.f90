@@ -34,9 +34,11 @@
 !> matrices are factorized through their Schur complement when M is constant
 !> (pyint_kkt).
 !>
-!> Samples (block ends, node r): q_r, z_r from (9), and a, lam from the index-1
+!> The state at a block end (node r): q_r, z_r from (9), and a, lam from the index-1
 !> system at (q_r, z_r) (one KKT solve; differs from Newton's a_r by less than
 !> the Newton tolerance), so the acceleration constraint holds to round-off.
+!>
+!> A stepper of the one driver (fortran/core/driver.f90): one step = one block.
 !>
 !> Start-up: the first block's node values come from classical RK4 on the
 !> index-1 form with start_substeps steps per node interval (local error
@@ -47,14 +49,12 @@ module block_method
   use pyint_model, only: model_t
   use pyint_small_lu, only: slu_factor, slu_solve, zlu_factor, zlu_solve
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel
-  use rk4_index1, only: rk4_step
-  use pyint_samples, only: store_sample
-  use pyint_control, only: stop_status
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED
+  use pyint_driver, only: stepper_t, state_t
   implicit none
   private
-  public :: block_driver
+  public :: block_stepper_t
 
   type :: block_work_t
     integer :: n, mh, mn, nx, r, ref
@@ -72,6 +72,23 @@ module block_method
     real(wp), allocatable :: mq(:, :), ch(:, :), cn(:, :), bn(:), f(:), fq(:, :), fv(:, :), dtmp(:, :)
     real(wp), allocatable :: dh(:, :), dn(:, :)
     logical :: have_mass = .false.
+  end type
+
+  !> Options: iopt = [r, maxit, start_substeps]; ropt = [tol, theta_refresh, c (r), A (r x r),
+  !> U (r x r), the predictor weights from one block (r x r) and from two (r x 2r),
+  !> Re mu, Im mu (r), Re T, Im T, Re T^-1, Im T^-1 (r x r)] with A = T diag(mu) T^-1, the
+  !> matrices column by column.  stats = [Newton iterations, coupling refreshes, max
+  !> iterations in a block, start-up RK4 steps, blocks retried with a fresh coupling
+  !> matrix, max observed contraction, blocks solved with the exact Newton matrix].
+  type, extends(stepper_t) :: block_stepper_t
+    type(block_work_t) :: w
+    type(index1_work_t) :: iw
+    integer :: r = 1, maxit = 1, start_substeps = 1, b = 0
+    real(wp) :: tol = 0, theta_refresh = 0
+    logical :: stale = .true.
+  contains
+    procedure :: init => block_init
+    procedure :: step => block_step
   end type
 
 contains
@@ -425,155 +442,137 @@ contains
     info = STATUS_NEWTON_FAILED
   end subroutine
 
-  !> The whole trajectory: nsteps blocks of length h from t0, output at the
-  !> block ends every `every` blocks (sample 1 = the initial state).
-  !> Coefficients: ca = A, cu = U, cc = c, cw = predictor (extrapolation)
-  !> weights, mu and tm, tinv: A = tm diag(mu) tinv.
-  !> istat = [status, blocks done, samples written]; stats = [Newton iterations,
-  !> coupling refreshes, max iterations in a block, start-up RK4 steps, blocks
-  !> retried with a fresh coupling matrix, max observed contraction, blocks solved
-  !> with the exact Newton matrix].
-  subroutine block_driver(model, r, ca, cu, cc, cw, cw2, mu, tm, tinv, tol, maxit, theta_refresh, &
-                          start_substeps, t0, h, nsteps, every, q0, v0, tout, qout, vout, aout, lout, &
-                          istat, stats)
-    class(model_t), intent(in) :: model
-    integer, intent(in) :: r, maxit, start_substeps, nsteps, every
-    real(wp), intent(in) :: ca(:, :), cu(:, :), cc(:), cw(:, :), cw2(:, :), tol, theta_refresh, t0, h
-    real(wp), intent(in) :: q0(:), v0(:)
-    complex(wp), intent(in) :: mu(:), tm(:, :), tinv(:, :)
-    real(wp), intent(out) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :)
-    integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(7)
-    type(block_work_t) :: w
-    type(index1_work_t) :: iw
-    real(wp) :: q(size(q0)), v(size(q0)), a(size(q0)), lam(model%mh + model%mn), t, tb, dt, theta
-    integer :: k, s, b, info, ns, iters, n
-    logical :: stale, fresh
-    n = model%n
-    call work_init(w, model, r, ca, cu, cc, cw, cw2, mu, tm, tinv)
-    call index1_init(iw, model)
-    stats = 0
-    istat = 0
-    call model%mass(q0, w%mq)
-    call kkt_setup(w%kd, n, model%mh + model%mn, model%const_mass, w%mq, w%kf, info)
-    w%have_mass = model%const_mass
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      return
-    end if
-    ! ---- sample 1 and the start-up block by RK4 ------------------------------
-    q = q0; v = v0; t = t0
-    call index1_accel(model, t, q, v, iw, a, lam, info)
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      return
-    end if
-    ns = 1
-    call store(ns)
-    if (nsteps < 1) then
-      istat = [STATUS_OK, 0, ns]
-      return
-    end if
-    do k = 1, r
-      dt = (cc(k) - merge(0.0_wp, cc(max(k - 1, 1)), k == 1)) * h / start_substeps
-      do s = 1, start_substeps
-        call rk4_step(model, t, dt, q, v, a, iw, info)
-        t = t + dt
-        if (info == 0) call index1_accel(model, t, q, v, iw, a, lam, info)
-        stats(4) = stats(4) + 1
-        if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
-        if (info /= 0) then
-          istat = [info, 0, ns]
-          return
-        end if
-      end do
-      w%qold(:, k) = q; w%zold(:, k) = v
-      w%xold(1:n, k) = a; w%xold(n + 1:, k) = lam
-    end do
-    t = t0 + h
-    if (mod(1, every) == 0) then
-      ns = ns + 1
-      call store(ns)      ! q, v, a, lam hold node r of the start-up block
-    end if
-    ! ---- blocks 2 .. nsteps ---------------------------------------------------
-    stale = .true.
-    do b = 2, nsteps
-      tb = t0 + (b - 1) * h
-      fresh = stale
+  !> Read the scheme, set up the node KKT matrices; a, lam at the start from the index-1 system.
+  subroutine block_init(self, iopt, ropt, h, s, info)
+    class(block_stepper_t), intent(inout) :: self
+    integer, intent(in) :: iopt(:)
+    real(wp), intent(in) :: ropt(:), h
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    integer :: r, k, n
+    real(wp), allocatable :: cc(:), ca(:, :), cu(:, :), cw(:, :), cw2(:, :), mure(:), muim(:), tre(:, :), &
+                             tim(:, :), tire(:, :), tiim(:, :)
+    allocate(self%stats(7))
+    self%stats = 0
+    info = STATUS_BAD_INPUT
+    if (size(iopt) < 3) return
+    r = iopt(1); self%maxit = iopt(2); self%start_substeps = iopt(3)
+    if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(ropt) < 2 + 3 * r + 9 * r * r) return
+    self%r = r
+    self%tol = ropt(1); self%theta_refresh = ropt(2)
+    k = 3
+    cc = take(r); ca = mat(r); cu = mat(r); cw = mat(r); cw2 = mat(2 * r)
+    mure = take(r); muim = take(r); tre = mat(r); tim = mat(r); tire = mat(r); tiim = mat(r)
+    call work_init(self%w, self%model, r, ca, cu, cc, cw, cw2, cmplx(mure, muim, wp), cmplx(tre, tim, wp), &
+                   cmplx(tire, tiim, wp))
+    n = self%model%n
+    call index1_init(self%iw, self%model)
+    call self%model%mass(s%q, self%w%mq)
+    call kkt_setup(self%w%kd, n, self%model%mh + self%model%mn, self%model%const_mass, self%w%mq, self%w%kf, info)
+    self%w%have_mass = self%model%const_mass
+    if (info /= 0) return
+    call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)
+
+  contains
+
+    !> The next m values of ropt.
+    function take(m) result(x)
+      integer, intent(in) :: m
+      real(wp) :: x(m)
+      x = ropt(k:k + m - 1)
+      k = k + m
+    end function
+
+    !> The next r x m matrix of ropt, column by column.
+    function mat(m) result(x)
+      integer, intent(in) :: m
+      real(wp) :: x(r, m)
+      x = reshape(ropt(k:k + r * m - 1), [r, m])
+      k = k + r * m
+    end function
+
+  end subroutine block_init
+
+  !> One block: the first by RK4 on the index-1 form (start_substeps steps per node interval),
+  !> the others by the block Newton iteration, retried with a fresh coupling matrix, then with
+  !> the exact Newton matrix; a, lam at the block end from the index-1 system.
+  subroutine block_step(self, h, t1, s, info)
+    class(block_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: t, tb, dt, theta
+    integer :: k, j, iters, n, r
+    logical :: fresh
+    n = self%model%n
+    r = self%r
+    self%b = self%b + 1
+    associate (model => self%model, w => self%w, stats => self%stats, cc => self%w%cc)
+      if (self%b == 1) then     ! the start-up block by RK4
+        t = s%t
+        do k = 1, r
+          dt = (cc(k) - merge(0.0_wp, cc(max(k - 1, 1)), k == 1)) * h / self%start_substeps
+          do j = 1, self%start_substeps
+            call rk4_step(model, t, dt, s%q, s%v, s%a, self%iw, info)
+            t = t + dt
+            if (info == 0) call index1_accel(model, t, s%q, s%v, self%iw, s%a, s%lam, info)
+            stats(4) = stats(4) + 1
+            if (info /= 0) return
+          end do
+          w%qold(:, k) = s%q; w%zold(:, k) = s%v
+          w%xold(1:n, k) = s%a; w%xold(n + 1:, k) = s%lam
+        end do
+        return     ! s holds node r of the start-up block
+      end if
+      tb = s%t
+      fresh = self%stale
       call predict()
-      call block_newton(model, tb, h, tol, maxit, stale, w, iters, theta, info)
-      call count(iters, theta, stale)
+      call block_newton(model, tb, h, self%tol, self%maxit, self%stale, w, iters, theta, info)
+      call count(iters, theta, self%stale)
       if (info /= 0 .and. info /= STATUS_SINGULAR .and. .not. fresh) then
         stats(5) = stats(5) + 1
         call predict()
-        call block_newton(model, tb, h, tol, maxit, .true., w, iters, theta, info)
+        call block_newton(model, tb, h, self%tol, self%maxit, .true., w, iters, theta, info)
         call count(iters, theta, .true.)
       end if
       if (info /= 0 .and. info /= STATUS_SINGULAR) then     ! the exact Newton matrix,
         stats(7) = stats(7) + 1                             ! from the last node's values
         w%x = spread(w%xold(:, r), 2, r)
-        call full_newton(model, tb, h, tol, 4 * maxit, w, iters, info)
+        call full_newton(model, tb, h, self%tol, 4 * self%maxit, w, iters, info)
         call count(iters, 0.0_wp, .false.)
         theta = 1
       end if
-      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
-      if (info /= 0) exit
-      stale = theta > theta_refresh
+      if (info /= 0) return
+      self%stale = theta > self%theta_refresh
       w%qold = w%q; w%zold = w%z; w%xold2 = w%xold; w%xold = w%x
-      t = tb + h
-      if (mod(b, every) == 0) then
-        q = w%q(:, r); v = w%z(:, r)
-        call index1_accel(model, t, q, v, iw, a, lam, info)
-        if (info /= 0) exit
-        ns = ns + 1
-        call store(ns)
-      end if
-    end do
-    if (info /= 0) then
-      istat = [info, b - 1, ns]
-      return
-    end if
-    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
-      if (nsteps >= 2) then             ! (nsteps = 1: q, v, a, lam hold the start-up block's end)
-        q = w%q(:, r); v = w%z(:, r)
-        call index1_accel(model, t, q, v, iw, a, lam, info)
-        if (info /= 0) then
-          istat = [info, nsteps - 1, ns]
-          return
-        end if
-      end if
-      ns = ns + 1
-      call store(ns)
-    end if
-    istat = [STATUS_OK, nsteps, ns]
+      s%q = w%q(:, r); s%v = w%z(:, r)
+      call index1_accel(model, tb + h, s%q, s%v, self%iw, s%a, s%lam, info)
+    end associate
 
   contains
 
     !> Newton's start: extrapolation of (a, lam) from the last block (degree r - 1)
     !> or the last two blocks (degree 2 r - 1).
     subroutine predict()
-      if (b == 2) then
-        w%x = matmul(w%xold, transpose(w%cw))
-      else
-        w%x = matmul(w%xold2, transpose(w%cw2(:, 1:r))) + matmul(w%xold, transpose(w%cw2(:, r + 1:2 * r)))
-      end if
+      associate (w => self%w)
+        if (self%b == 2) then
+          w%x = matmul(w%xold, transpose(w%cw))
+        else
+          w%x = matmul(w%xold2, transpose(w%cw2(:, 1:r))) + matmul(w%xold, transpose(w%cw2(:, r + 1:2 * r)))
+        end if
+      end associate
     end subroutine
 
     subroutine count(iters, theta, refreshed)
       integer, intent(in) :: iters
       real(wp), intent(in) :: theta
       logical, intent(in) :: refreshed
-      stats(1) = stats(1) + iters
-      if (refreshed) stats(2) = stats(2) + 1
-      stats(3) = max(stats(3), real(iters, wp))
-      stats(6) = max(stats(6), theta)
+      self%stats(1) = self%stats(1) + iters
+      if (refreshed) self%stats(2) = self%stats(2) + 1
+      self%stats(3) = max(self%stats(3), real(iters, wp))
+      self%stats(6) = max(self%stats(6), theta)
     end subroutine
 
-    subroutine store(k)
-      integer, intent(in) :: k
-      call store_sample(k, t, q, v, a, lam, tout, qout, vout, aout, lout)
-    end subroutine
-
-  end subroutine block_driver
+  end subroutine block_step
 
 end module block_method

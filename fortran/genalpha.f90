@@ -47,38 +47,19 @@ module genalpha
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
-  use pyint_registry, only: setup_model
-  use pyint_samples, only: store_sample
-  use pyint_control, only: stop_status
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_alpha, only: alpha_params_t, alpha_params, FORM_PAPER, FORM_ARNOLD_BRULS
+  use pyint_driver, only: stepper_t, state_t, consistent_start
   implicit none
   private
-  public :: alpha_params_t, alpha_params, alpha_work_t, alpha_work_init, alpha_newton, &
-            alpha_history, alpha_driver, alpha_batch_driver, VARIANT_GENALPHA, VARIANT_RATTLE, NSTATS, &
-            FORM_PAPER, FORM_ARNOLD_BRULS
+  public :: alpha_stepper_t, VARIANT_GENALPHA, VARIANT_RATTLE, NSTATS
 
   integer, parameter :: VARIANT_GENALPHA = 0, VARIANT_RATTLE = 1
-  !> FORM_PAPER: seed 000's  M_{n+1} a_{n+1} + am/(1-am) M_n a_n = c F_{n+1} + af/(1-am) F_n.
-  !> FORM_ARNOLD_BRULS: M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
-  !>   (1-am) a_{n+1} + am a_n = (1-af) w_{n+1} + af w_n for the algorithmic one.
-  !> Identical for constant M; for M(q) the paper's form is first order unless
-  !> am = af (rho_inf = 1): M_{n+1} multiplies an acceleration that approximates
-  !> qddot at t_{n+1} + (am - af) h.  Arnold-Bruls is second order for any M(q).
-  integer, parameter :: FORM_PAPER = 0, FORM_ARNOLD_BRULS = 1
   !> stats = [newton iterations, factorizations, max iterations in a step, start-up
   !>          iterations, solves with a kept factorization, solver kind, band kl, band ku]
   integer, parameter :: NSTATS = 8
   !> Simplified Newton refactors when the contraction rate exceeds this.
   real(wp), parameter :: THETA_REFACTOR = 0.1_wp
-
-  !> Method constants derived from the spectral radius at infinity.
-  type :: alpha_params_t
-    real(wp) :: rho_inf, alpha_m, alpha_f, alpha, beta, gamma
-    real(wp) :: c   !< (1 - af) / (1 - am): weight of F_{n+1}
-    real(wp) :: k   !< am / (1 - am):       weight of M_n a_n
-    real(wp) :: d   !< af / (1 - am):       weight of F_n
-    integer :: form = FORM_PAPER
-  end type
 
   !> Per-trajectory workspace (allocated once per call: the kernels are reentrant).
   type :: alpha_work_t
@@ -99,26 +80,24 @@ module genalpha
     real(wp), allocatable :: rm(:, :), cn(:, :), bn(:), fq(:, :), fv(:, :), dq(:, :), dtmp(:, :), pn(:, :)
   end type
 
-contains
-
-  !> am = (2 rho - 1)/(rho + 1), af = rho/(rho + 1), alpha = am - af,
-  !> beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha (seed 000; = Chung-Hulbert).
-  function alpha_params(rho_inf, form) result(p)
-    real(wp), intent(in) :: rho_inf
-    integer, intent(in), optional :: form    !< default FORM_PAPER (the constants do not depend on it)
+  !> The stepper of the one driver (fortran/core/driver.f90).  Options:
+  !> iopt = [variant, form, mass_mode, start_mode, maxit, solver, reuse], ropt = [rho_inf, tol];
+  !> solver: SOLVER_AUTO/DENSE/BANDED/SPARSE (pyint_newton_matrix); reuse: 1 = simplified
+  !> Newton (Jacobian reuse).  stats = [newton iterations, factorizations, max iterations in
+  !> a step, start-up iterations, solves with a kept factorization, solver kind, band kl, ku].
+  type, extends(stepper_t) :: alpha_stepper_t
     type(alpha_params_t) :: p
-    p%form = FORM_PAPER
-    if (present(form)) p%form = form
-    p%rho_inf = rho_inf
-    p%alpha_m = (2 * rho_inf - 1) / (rho_inf + 1)
-    p%alpha_f = rho_inf / (rho_inf + 1)
-    p%alpha = p%alpha_m - p%alpha_f
-    p%beta = (1 - p%alpha)**2 / 4
-    p%gamma = 0.5_wp - p%alpha
-    p%c = (1 - p%alpha_f) / (1 - p%alpha_m)
-    p%k = p%alpha_m / (1 - p%alpha_m)
-    p%d = p%alpha_f / (1 - p%alpha_m)
-  end function
+    type(alpha_work_t) :: w
+    integer :: variant = VARIANT_GENALPHA, mass_mode = 0, start_mode = 0, maxit = 1
+    real(wp) :: tol = 0
+    real(wp), allocatable :: hist(:)
+  contains
+    procedure :: init => alpha_init
+    procedure :: step => alpha_advance
+    procedure :: finish => alpha_finish
+  end type
+
+contains
 
   !> Allocate the workspace.  The Newton matrix is left recording its pattern
   !> (alpha_setup_solver finishes it).
@@ -475,146 +454,130 @@ contains
     call alpha_history(p, w, hist)
   end subroutine
 
-  !> The whole trajectory: nsteps steps of size h from t0, output every
-  !> `every` steps into the caller's arrays (column k = sample k).
-  !> On entry a (n) and lam (m) hold the consistent acceleration and
-  !> multipliers at t0.  solver: SOLVER_AUTO/DENSE/BANDED/SPARSE
-  !> (pyint_newton_matrix); reuse: 1 = simplified Newton (Jacobian reuse).
-  !> istat = [status, steps done, samples written]; stats: see NSTATS.
-  subroutine alpha_driver(model, variant, form, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, &
-                          nsteps, every, q0, v0, a0, lam0, tout, qout, vout, aout, lout, &
-                          istat, stats, solver, reuse)
-    class(model_t), intent(in) :: model
-    integer, intent(in) :: variant, form, mass_mode, start_mode, maxit, nsteps, every, solver, reuse
-    real(wp), intent(in) :: rho_inf, tol, t0, h, q0(:), v0(:), a0(:), lam0(:)
-    real(wp), intent(out) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :)
-    integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(NSTATS)
-    type(alpha_params_t) :: p
-    type(alpha_work_t) :: w
-    real(wp), allocatable :: q(:), v(:), a(:), lam(:), hist(:), f0(:), ftot0(:)
-    real(wp) :: t
-    integer :: step, iters, nfact, nreuse, info, ns
-    p = alpha_params(rho_inf, form)
-    stats = 0
-    if (variant == VARIANT_RATTLE .and. model%mh > 0) then
-      istat = [STATUS_BAD_INPUT, 0, 0]   ! alpha-RATTLE is written for nonholonomic constraints
-      return
-    end if
-    call alpha_work_init(w, model, variant, mass_mode, reuse /= 0)
-    q = q0; v = v0; a = a0; lam = lam0
-    allocate(hist(size(q0)), f0(size(q0)), ftot0(size(q0)))
-    t = t0
-    ! the Newton matrix: pattern at the initial state, solver choice
-    w%x(1:w%n) = a0
-    w%x(w%n + 1:) = lam0
-    w%av = a0
-    w%q = q0; w%v = v0; w%qm = q0
-    call alpha_setup_solver(model, p, t0, h, solver, w, info)
-    stats(6) = w%jm%kind
-    stats(7) = w%jm%kl
-    stats(8) = w%jm%ku
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      call w%jm%release()
-      return
-    end if
-    if (w%dense_mass) call model%mass(q0, w%mq)   ! constant M (re-evaluated per iterate otherwise)
-    ! F_0 and M_0 a_0 for the history term
-    call total_force(model, t0, q0, v0, lam0, w, f0, ftot0)
-    if (start_mode == 1) then
-      call paper_start(info)
-      if (info /= 0) then
-        istat = [info, 0, 0]
-        call w%jm%release()
-        return
+  !> The start: a_0 = qddot(0) and the multipliers from the driver's consistent start
+  !> (with the rank check of the constraints); the Newton matrix's pattern at the initial
+  !> state and the solver choice; start_mode 1: the paper's M a_0 = (1 - alpha) F_0 + alpha F_1
+  !> by fixed-point iteration over the first step; the history term of step 1.
+  subroutine alpha_init(self, iopt, ropt, h, s, info)
+    class(alpha_stepper_t), intent(inout) :: self
+    integer, intent(in) :: iopt(:)
+    real(wp), intent(in) :: ropt(:), h
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp), allocatable :: a0(:), f0(:), ftot0(:)
+    integer :: form, solver, reuse
+    allocate(self%stats(NSTATS))
+    self%stats = 0
+    info = STATUS_BAD_INPUT
+    if (size(iopt) < 7 .or. size(ropt) < 2) return
+    self%variant = iopt(1); form = iopt(2); self%mass_mode = iopt(3); self%start_mode = iopt(4)
+    self%maxit = iopt(5); solver = iopt(6); reuse = iopt(7)
+    self%tol = ropt(2)
+    self%p = alpha_params(ropt(1), form)
+    ! alpha-RATTLE is written for nonholonomic constraints
+    if (self%variant == VARIANT_RATTLE .and. self%model%mh > 0) return
+    call consistent_start(self%model, s, info)
+    if (info /= 0) return
+    associate (model => self%model, p => self%p, w => self%w, stats => self%stats)
+      call alpha_work_init(w, model, self%variant, self%mass_mode, reuse /= 0)
+      a0 = s%a
+      allocate(self%hist(self%nv), f0(self%nv), ftot0(self%nv))
+      ! the Newton matrix: pattern at the initial state, solver choice
+      w%x(1:w%n) = s%a
+      w%x(w%n + 1:) = s%lam
+      w%av = s%a
+      w%q = s%q; w%v = s%v; w%qm = s%q
+      call alpha_setup_solver(model, p, s%t, h, solver, w, info)
+      stats(6) = w%jm%kind
+      stats(7) = w%jm%kl
+      stats(8) = w%jm%ku
+      if (info /= 0) return
+      if (w%dense_mass) call model%mass(s%q, w%mq)   ! constant M (re-evaluated per iterate otherwise)
+      ! F_0 and M_0 a_0 for the history term
+      call total_force(model, s%t, s%q, s%v, s%lam, w, f0, ftot0)
+      if (self%start_mode == 1) then
+        call paper_start(info)
+        if (info /= 0) return
       end if
-    end if
-    call start_history(a, hist)
-    ns = 1
-    call store(ns)
-    do step = 1, nsteps
-      call alpha_step(model, p, t, h, q, v, a, lam, hist, tol, maxit, w, iters, nfact, nreuse, info)
-      stats(1) = stats(1) + iters
-      stats(2) = stats(2) + nfact
-      stats(3) = max(stats(3), real(iters, wp))
-      stats(5) = stats(5) + nreuse
-      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
-      if (info /= 0) then
-        istat = [info, step - 1, ns]
-        call w%jm%release()
-        return
-      end if
-      t = t0 + step * h
-      if (mod(step, every) == 0) then
-        ns = ns + 1
-        call store(ns)
-      end if
-    end do
-    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
-      ns = ns + 1
-      call store(ns)
-    end if
-    istat = [STATUS_OK, nsteps, ns]
-    call w%jm%release()
+      call start_history(s%a, self%hist)
+    end associate
 
   contains
 
-    subroutine store(k)
-      integer, intent(in) :: k
-      call store_sample(k, t, q, v, a, lam, tout, qout, vout, aout, lout)
-    end subroutine
-
-    !> The history term of step 1 for the start acceleration a0.
-    subroutine start_history(a0_, hist_)
-      real(wp), intent(in) :: a0_(:)
+    !> The history term of step 1 for the start acceleration a_ (a0: qddot(0)).
+    subroutine start_history(a_, hist_)
+      real(wp), intent(in) :: a_(:)
       real(wp), intent(out) :: hist_(:)
-      call model%mass_mul(q0, a0_, w%ma)
-      if (p%form == FORM_ARNOLD_BRULS) then
-        hist_ = p%d * a0 - p%k * a0_     ! a0: qddot(0), the physical acceleration
-      else if (variant == VARIANT_RATTLE) then
-        hist_ = p%k * w%ma - p%d * f0
-      else
-        hist_ = p%k * w%ma - p%d * ftot0
-      end if
+      associate (p => self%p, w => self%w)
+        call self%model%mass_mul(s%q, a_, w%ma)
+        if (p%form == FORM_ARNOLD_BRULS) then
+          hist_ = p%d * a0 - p%k * a_     ! a0: qddot(0), the physical acceleration
+        else if (self%variant == VARIANT_RATTLE) then
+          hist_ = p%k * w%ma - p%d * f0
+        else
+          hist_ = p%k * w%ma - p%d * ftot0
+        end if
+      end associate
     end subroutine
 
     !> M a_0 = (1 - alpha) F_0 + alpha F_1 by fixed-point iteration over step 1
-    !> (a dense LU of M(q_0), once).
+    !> (a dense LU of M(q_0), once); s%a holds the result.
     subroutine paper_start(info)
       integer, intent(out) :: info
       real(wp), allocatable :: q1(:), v1(:), a1(:), l1(:), h1(:), anew(:), f1(:), ftot1(:), mlu(:, :)
       integer, allocatable :: ipiv(:)
-      integer :: it, lapack_info
-      allocate(mlu(size(q0), size(q0)), ipiv(size(q0)), h1(size(q0)), f1(size(q0)), ftot1(size(q0)))
-      call model%mass(q0, mlu)
-      call lu_factor(mlu, ipiv, lapack_info)
-      if (lapack_info /= 0) then
-        info = STATUS_SINGULAR
-        return
-      end if
-      do it = 1, 4 * maxit
-        q1 = q0; v1 = v0; a1 = a; l1 = lam
-        call start_history(a, h1)
-        call alpha_step(model, p, t0, h, q1, v1, a1, l1, h1, tol, maxit, w, iters, nfact, nreuse, info)
-        stats(4) = stats(4) + 1
-        stats(2) = stats(2) + nfact
-        stats(5) = stats(5) + nreuse
-        if (info /= 0) return
-        call total_force(model, t0 + h, q1, v1, l1, w, f1, ftot1)
-        anew = (1 - p%alpha) * ftot0 + p%alpha * ftot1
-        call lu_solve(mlu, ipiv, anew)
-        if (all(abs(anew - a) <= tol * (1 + abs(a)))) then
-          a = anew
-          info = 0
+      integer :: it, lapack_info, iters, nfact, nreuse
+      associate (model => self%model, p => self%p, w => self%w, stats => self%stats, a => s%a)
+        allocate(mlu(self%nv, self%nv), ipiv(self%nv), h1(self%nv), f1(self%nv), ftot1(self%nv))
+        call model%mass(s%q, mlu)
+        call lu_factor(mlu, ipiv, lapack_info)
+        if (lapack_info /= 0) then
+          info = STATUS_SINGULAR
           return
         end if
-        a = anew
-      end do
-      info = STATUS_NEWTON_FAILED
+        do it = 1, 4 * self%maxit
+          q1 = s%q; v1 = s%v; a1 = a; l1 = s%lam
+          call start_history(a, h1)
+          call alpha_step(model, p, s%t, h, q1, v1, a1, l1, h1, self%tol, self%maxit, w, iters, nfact, nreuse, info)
+          stats(4) = stats(4) + 1
+          stats(2) = stats(2) + nfact
+          stats(5) = stats(5) + nreuse
+          if (info /= 0) return
+          call total_force(model, s%t + h, q1, v1, l1, w, f1, ftot1)
+          anew = (1 - p%alpha) * ftot0 + p%alpha * ftot1
+          call lu_solve(mlu, ipiv, anew)
+          if (all(abs(anew - a) <= self%tol * (1 + abs(a)))) then
+            a = anew
+            info = 0
+            return
+          end if
+          a = anew
+        end do
+        info = STATUS_NEWTON_FAILED
+      end associate
     end subroutine
 
-  end subroutine alpha_driver
+  end subroutine alpha_init
+
+  !> One step of the method (alpha_step) and its counters.
+  subroutine alpha_advance(self, h, t1, s, info)
+    class(alpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    integer :: iters, nfact, nreuse
+    call alpha_step(self%model, self%p, s%t, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
+                    self%w, iters, nfact, nreuse, info)
+    self%stats(1) = self%stats(1) + iters
+    self%stats(2) = self%stats(2) + nfact
+    self%stats(3) = max(self%stats(3), real(iters, wp))
+    self%stats(5) = self%stats(5) + nreuse
+  end subroutine
+
+  subroutine alpha_finish(self)
+    class(alpha_stepper_t), intent(inout) :: self
+    call self%w%jm%release()
+  end subroutine
 
   !> f and F = f - G^T lam_h - A^T lam_n at (t, q, v).
   subroutine total_force(model, t, q, v, lam, w, f, ftot)
@@ -632,58 +595,6 @@ contains
       call model%nh_jac_tmul(t, q, lam(w%mh + 1:), w%tmp)
       ftot = ftot - w%tmp
     end if
-  end subroutine
-
-  !> Many trajectories of one built-in model (model_id > 0) in OpenMP threads:
-  !> trajectory k starts from (q0(:,k), v0(:,k), a0(:,k), lam0(:,k)) with the
-  !> real parameters rpar(:,k) (same ipar, hence the same sizes, for all).
-  !> Each thread builds its own model and workspace (nothing shared is
-  !> written but the k-th output slices).  Outputs as alpha_driver's, with a
-  !> trailing trajectory index; a trajectory whose parameters are rejected gets
-  !> istat(:, k) = [STATUS_BAD_INPUT, 0, 0].
-  subroutine alpha_batch_driver(model_id, ipar, rpar, n, mh, mn, mflags, variant, form, rho_inf, mass_mode, &
-                                start_mode, tol, maxit, t0, h, nsteps, every, solver, reuse, nthreads, &
-                                q0, v0, a0, lam0, tout, qout, vout, aout, lout, istat, stats)
-    integer, intent(in) :: model_id, n, mh, mn, variant, form, mass_mode, start_mode, maxit, nsteps, every, &
-                           solver, reuse, nthreads
-    integer, intent(in) :: ipar(:), mflags(:)
-    real(wp), intent(in) :: rpar(:, :), rho_inf, tol, t0, h
-    real(wp), intent(in) :: q0(:, :), v0(:, :), a0(:, :), lam0(:, :)
-    real(wp), intent(out) :: tout(:, :), qout(:, :, :), vout(:, :, :), aout(:, :, :), lout(:, :, :)
-    integer, intent(out) :: istat(:, :)
-    real(wp), intent(out) :: stats(:, :)
-    integer :: k
-    !$omp parallel do schedule(dynamic, 1) num_threads(max(nthreads, 1)) default(shared) private(k)
-    do k = 1, size(q0, 2)
-      call one(k)
-    end do
-    !$omp end parallel do
-
-  contains
-
-    subroutine one(k)
-      integer, intent(in) :: k
-      class(model_t), allocatable :: m
-      integer :: ierr
-      stats(:, k) = 0
-      istat(:, k) = [STATUS_BAD_INPUT, 0, 0]
-      if (model_id < 1) return
-      call setup_model(model_id, ipar, rpar(:, k), no_callback, n, mh, mn, mflags, m, ierr)
-      if (ierr /= 0) return
-      call alpha_driver(m, variant, form, rho_inf, mass_mode, start_mode, tol, maxit, t0, h, nsteps, every, &
-                        q0(:, k), v0(:, k), a0(:, k), lam0(1:mh + mn, k), tout(:, k), qout(:, :, k), &
-                        vout(:, :, k), aout(:, :, k), lout(:, :, k), istat(:, k), stats(:, k), &
-                        solver, reuse)
-    end subroutine
-
-  end subroutine alpha_batch_driver
-
-  !> The callback slot of a built-in model in a batch: never called.
-  subroutine no_callback(req, t, n, q, v, nw, w, nout, out)
-    integer(c_int), intent(in) :: req, n, nw, nout
-    real(c_double), intent(in) :: t, q(n), v(n), w(nw)
-    real(c_double), intent(inout) :: out(nout)
-    error stop 'pyint: a batch of built-in models called the Python callback'
   end subroutine
 
 end module genalpha

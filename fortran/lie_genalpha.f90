@@ -23,13 +23,14 @@
 !> (fortran/core/newton_control.f90); groups at ga_newton.
 module lie_genalpha
   use pyint_kinds
-  use pyint_control, only: stop_status
   use pyint_rigid
-  use genalpha, only: alpha_params_t, alpha_params
+  use pyint_alpha, only: alpha_params_t, alpha_params
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_driver, only: state_t
+  use pyint_lie_stepper, only: lie_stepper_t, lie_unpack, lie_pack
   implicit none
   private
-  public :: lie_genalpha_driver, LGA_INDEX3, LGA_STAB2
+  public :: lie_genalpha_stepper_t, LGA_INDEX3, LGA_STAB2
 
   integer, parameter :: LGA_INDEX3 = 0, LGA_STAB2 = 1
 
@@ -40,6 +41,23 @@ module lie_genalpha
     real(wp), allocatable :: kvv(:, :), kmv(:, :), qf(:), psi(:), psi0(:), v1(:), a1(:)
     real(wp), allocatable :: x1(:, :), r1(:, :, :)
     integer, allocatable :: ipiv(:)
+  end type
+
+  !> The stepper of the one driver (fortran/core/driver.f90, fortran/core/lie_stepper.f90).
+  !> iopt = [variant, maxit], ropt = [rho_inf, tol].  The state's a is Vdot; the auxiliary
+  !> vector per sample (a, mu): the algorithmic acceleration and, for variant 1, the
+  !> stabilizing multiplier.  stats = [Newton iterations, factorizations, max iterations in
+  !> a step].
+  type, extends(lie_stepper_t) :: lie_genalpha_stepper_t
+    type(ga_work_t) :: w
+    type(alpha_params_t) :: p
+    integer :: variant = LGA_INDEX3, maxit = 1
+    real(wp) :: tol = 0
+    real(wp), allocatable :: x(:, :), r(:, :, :), aalg(:), mu(:)
+  contains
+    procedure :: init => lga_init
+    procedure :: step => lga_step
+    procedure :: aux => lga_aux
   end type
 
 contains
@@ -153,84 +171,64 @@ contains
     info = STATUS_NEWTON_FAILED
   end subroutine
 
-  !> The whole trajectory (see lie_backward_driver for the output layout).
-  !> aout holds the acceleration Vdot; auxout = (a, mu): the algorithmic
-  !> acceleration and, for variant 1, the stabilizing multiplier.
-  !> istat = [status, steps done, samples]; stats as lie_backward_driver (with the
-  !> running maxima of rigid_track).
-  subroutine lie_genalpha_driver(s, variant, rho_inf, tol, maxit, t0, h, nsteps, every, &
-                                 x0, r0, v0, tout, xout, rout, vout, aout, lout, auxout, istat, stats)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: variant, maxit, nsteps, every
-    real(wp), intent(in) :: rho_inf, tol, t0, h, x0(:, :), r0(:, :, :), v0(:)
-    real(wp), intent(out) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
-                             lout(:, :), auxout(:, :)
-    integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(8)
-    type(ga_work_t) :: w
-    type(alpha_params_t) :: p
-    real(wp) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), vd(s%nv), a(s%nv), lam(s%m), mu(s%m), t, e0
-    integer :: step, iters, info, ns, nv, m
-    nv = s%nv; m = s%m
-    stats = 0
-    istat = [STATUS_BAD_INPUT, 0, 0]
-    if (variant /= LGA_INDEX3 .and. variant /= LGA_STAB2) return
-    if (h <= 0 .or. every < 1 .or. rho_inf < 0 .or. rho_inf > 1) return
-    p = alpha_params(rho_inf)
-    call ga_work_init(s, variant, w)
-    x = x0; r = r0; v = v0
-    call rigid_consistent_acc(s, r, v, vd, lam, info)
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      return
-    end if
-    a = vd
-    mu = 0
-    t = t0
-    e0 = rigid_energy(s, x, v)
-    call rigid_track(s, x, r, v, vd, e0, stats(4:8))
-    ns = 1
-    call store(ns)
-    do step = 1, nsteps
-      w%psi0 = h * v + h * h * (0.5_wp - p%beta) * a
-      if (variant == LGA_STAB2) call rigid_bmat(s, r, w%b0)
-      w%z(1:nv) = vd
-      w%z(nv + 1:nv + m) = lam
-      if (variant == LGA_STAB2) w%z(nv + m + 1:) = 0
-      call ga_newton(s, variant, p, h, x, r, v, vd, a, tol, maxit, w, iters, info)
-      stats(1) = stats(1) + iters
-      stats(2) = stats(2) + iters
-      stats(3) = max(stats(3), real(iters, wp))
-      if (info == 0) info = stop_status()   ! Ctrl-C, a LAPACK error
-      if (info /= 0) then
-        istat = [info, step - 1, ns]
-        return
-      end if
-      call ga_kinematics(s, variant, p, h, x, r, v, vd, a, w)
-      x = w%x1; r = w%r1; v = w%v1; a = w%a1
-      vd = w%z(1:nv)
-      lam = w%z(nv + 1:nv + m)
-      if (variant == LGA_STAB2) mu = w%z(nv + m + 1:)
-      t = t0 + step * h
-      call rigid_track(s, x, r, v, vd, e0, stats(4:8))
-      if (mod(step, every) == 0) then
-        ns = ns + 1
-        call store(ns)
-      end if
-    end do
-    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
-      ns = ns + 1
-      call store(ns)
-    end if
-    istat = [STATUS_OK, nsteps, ns]
+  !> Vdot and lam at the start from the index-3 system (rigid_consistent_acc); a_0 = Vdot_0.
+  subroutine lga_init(self, iopt, ropt, h, s, info)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    integer, intent(in) :: iopt(:)
+    real(wp), intent(in) :: ropt(:), h
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    allocate(self%stats(3))
+    self%stats = 0
+    info = STATUS_BAD_INPUT
+    if (size(iopt) < 2 .or. size(ropt) < 2) return
+    self%variant = iopt(1); self%maxit = iopt(2); self%tol = ropt(2)
+    if (self%variant /= LGA_INDEX3 .and. self%variant /= LGA_STAB2) return
+    if (ropt(1) < 0 .or. ropt(1) > 1) return
+    self%naux = self%sys%nv + self%sys%m
+    self%p = alpha_params(ropt(1))
+    call ga_work_init(self%sys, self%variant, self%w)
+    allocate(self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb), self%mu(self%sys%m))
+    call lie_unpack(s%q, self%x, self%r)
+    call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
+    if (info /= 0) return
+    self%aalg = s%a
+    self%mu = 0
+  end subroutine
 
-  contains
+  subroutine lga_step(self, h, t1, s, info)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    integer :: iters, nv, m
+    nv = self%sys%nv; m = self%sys%m
+    associate (sys => self%sys, w => self%w, p => self%p, x => self%x, r => self%r, a => self%aalg)
+      w%psi0 = h * s%v + h * h * (0.5_wp - p%beta) * a
+      if (self%variant == LGA_STAB2) call rigid_bmat(sys, r, w%b0)
+      w%z(1:nv) = s%a
+      w%z(nv + 1:nv + m) = s%lam
+      if (self%variant == LGA_STAB2) w%z(nv + m + 1:) = 0
+      call ga_newton(sys, self%variant, p, h, x, r, s%v, s%a, a, self%tol, self%maxit, w, iters, info)
+      self%stats(1) = self%stats(1) + iters
+      self%stats(2) = self%stats(2) + iters
+      self%stats(3) = max(self%stats(3), real(iters, wp))
+      if (info /= 0) return
+      call ga_kinematics(sys, self%variant, p, h, x, r, s%v, s%a, a, w)
+      x = w%x1; r = w%r1; s%v = w%v1; a = w%a1
+      s%a = w%z(1:nv)
+      s%lam = w%z(nv + 1:nv + m)
+      if (self%variant == LGA_STAB2) self%mu = w%z(nv + m + 1:)
+      call lie_pack(x, r, s%q)
+    end associate
+  end subroutine
 
-    subroutine store(k)
-      integer, intent(in) :: k
-      call rigid_store(k, t, x, r, v, vd, lam, [a, mu], tout, xout, rout, vout, aout, lout, auxout)
-    end subroutine
-
-  end subroutine lie_genalpha_driver
+  !> (a, mu) per sample.
+  subroutine lga_aux(self, s, aux)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: aux(:)
+    aux = [self%aalg, self%mu]
+  end subroutine
 
 end module lie_genalpha

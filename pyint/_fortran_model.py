@@ -16,6 +16,12 @@ def _never_called(*args):  # placeholder callback for built-in models
     raise RuntimeError("the Fortran kernel called the Python callback of a built-in model")
 
 
+def uses_fortran_twin(model, backend="auto"):
+    """True when a kernel call with ``backend`` evaluates the model's built-in Fortran twin or
+    its compiled library (no Python callback)."""
+    return backend != "callback" and (model.fortran_name is not None or hasattr(model, "compiled_ipar"))
+
+
 def model_args(model, backend="auto"):
     """Return the dict of Fortran model arguments for ``model``.
 

@@ -10,6 +10,7 @@ STATUS_NONFINITE = 4
 STATUS_INTERRUPTED = 5      # Ctrl-C (fortran/core/control.c)
 STATUS_ABORTED = 6          # a callback model item raised (the exception is raised again)
 STATUS_LAPACK_ERROR = 7     # LAPACK/BLAS rejected an argument (pyint's xerbla)
+STATUS_RANK_DEFICIENT = 8   # the start found [G; A] rank deficient (a ValueError, like every bad input)
 
 STATUS_NAMES = {
     STATUS_OK: "ok",
@@ -20,6 +21,7 @@ STATUS_NAMES = {
     STATUS_INTERRUPTED: "interrupted",
     STATUS_ABORTED: "aborted",
     STATUS_LAPACK_ERROR: "lapack_error",
+    STATUS_RANK_DEFICIENT: "rank_deficient",
 }
 
 STATUS_ERRORS = {
@@ -40,4 +42,5 @@ STATUS_TEXT = {
     STATUS_INTERRUPTED: "interrupted (Ctrl-C)",
     STATUS_ABORTED: "a model item raised",
     STATUS_LAPACK_ERROR: "LAPACK rejected an argument",
+    STATUS_RANK_DEFICIENT: "the constraint Jacobian [G; A] is rank deficient",
 }

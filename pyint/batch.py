@@ -4,7 +4,7 @@
 span, step) and runs every group that one Fortran call can take -- the same
 method object, the same kind and size of built-in model, the same t0, t_end,
 h and sampling -- as one ``method.integrate_batch`` call (OpenMP threads
-across trajectories, see ``GeneralizedAlpha.integrate_batch``); every other
+across trajectories, see ``Integrator.integrate_batch``); every other
 case runs alone through ``method.integrate``.  Results come back in the order
 of the cases, failures included (``raise_on_failure=False``: a sweep goes on
 past a case that fails; look at ``Result.status``).
@@ -21,14 +21,19 @@ _KEYS = ("method", "model", "q0", "v0", "t_end", "h")
 
 
 def _group_key(case):
-    """Cases with equal keys can share one batch call (None: run alone)."""
+    """Cases with equal keys can share one batch call (None: run alone): a method with a stepper of
+    the driver (``KERNEL``) on a model its threads can evaluate (a Fortran twin or compiled library,
+    or a rigid-body system)."""
     meth, model = case["method"], case["model"]
-    if not hasattr(meth, "integrate_batch") or model.fortran_name is None or case.get("backend", "auto") == "callback":
+    if getattr(meth, "KERNEL", None) is None or case.get("backend", "auto") == "callback":
+        return None
+    if getattr(model, "fortran_name", None) is None and getattr(model, "configuration_space", "R^n") == "R^n":
         return None
     ipar, rpar = model.fortran_params()
-    return (id(meth), type(model), model.n, model.n_hol, model.n_nonhol, tuple(np.asarray(ipar).tolist()),
-            np.asarray(rpar).size, float(case.get("t0", 0.0)), float(case["t_end"]), float(case["h"]),
-            int(case.get("every", 1)), bool(case.get("project", False)))
+    return (id(meth), type(model), getattr(model, "n", None), getattr(model, "n_hol", None),
+            getattr(model, "n_nonhol", None), tuple(np.asarray(ipar).tolist()), np.asarray(rpar).size,
+            float(case.get("t0", 0.0)), float(case["t_end"]), float(case["h"]), int(case.get("every", 1)),
+            bool(case.get("project", False)))
 
 
 def integrate_cases(cases, threads=None, min_batch=2):
@@ -59,8 +64,8 @@ def integrate_cases(cases, threads=None, min_batch=2):
                     backend=c.get("backend", "auto"), project=c.get("project", False), raise_on_failure=False)
             continue
         batch = c0["method"].integrate_batch(
-            [cases[i]["model"] for i in idx], np.array([cases[i]["q0"] for i in idx], dtype=float),
-            np.array([cases[i]["v0"] for i in idx], dtype=float), c0["t_end"], c0["h"], threads=threads,
+            [cases[i]["model"] for i in idx], [cases[i]["q0"] for i in idx], [cases[i]["v0"] for i in idx],
+            c0["t_end"], c0["h"], threads=threads,
             raise_on_failure=False, **opts)
         for i, r in zip(idx, batch):
             results[i] = r

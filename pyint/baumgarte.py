@@ -18,13 +18,8 @@ index-1 ODE, which drifts quadratically.
 """
 from __future__ import annotations
 
-from . import _fortran
 from . import _validate as V
-from ._fortran_model import model_args
-from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
-
-#: The names of baumgarte_run's stats array, in its order (fortran/api/api_baumgarte.f90).
-STATS = ("kkt_solves",)
+from .integrator import Integrator, register
 
 
 @register
@@ -40,6 +35,8 @@ class BaumgarteRK4(Integrator):
     supports = frozenset({"holonomic"})
     keeps: dict = {}
     invariants = frozenset()
+    KERNEL = 2   # fortran/baumgarte.f90 (fortran/methods.f90: METHOD_BAUMGARTE)
+    STATS = ("kkt_solves",)
 
     def __init__(self, alpha=5.0, beta=5.0):
         """alpha, beta >= 0 [1/s]: the damping and stiffness of the feedback
@@ -50,12 +47,5 @@ class BaumgarteRK4(Integrator):
     def params(self):
         return {"alpha": self.alpha, "beta": self.beta}
 
-    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
-        args = model_args(model, backend)
-        nl = model.n_hol
-        buf = output_buffers(model.n, nl, nsteps, every)
-        istat, stats = _fortran.baumgarte_run(
-            args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], self.alpha, self.beta, t0, h, nsteps, every, q0, v0,
-            buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"])
-        return raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats))
+    def kernel_options(self, model):
+        return (), (self.alpha, self.beta)

@@ -31,15 +31,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _fortran
 from . import _validate as V
-from ._fortran_model import model_args
 from .block_coefficients import PRESETS, BlockScheme, scheme as make_scheme
-from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
-
-#: The names of block_run's stats array, in its order (fortran/api/api_block.f90).
-STATS = ("newton_iterations", "coupling_refreshes", "max_newton_iterations", "startup_rk4_steps", "retried_blocks",
-         "max_contraction", "exact_newton_blocks")
+from .integrator import Integrator, register
 
 
 class BlockMethod(Integrator):
@@ -48,6 +42,11 @@ class BlockMethod(Integrator):
     name = "block"
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
+    KERNEL = 4   # fortran/block.f90 (fortran/methods.f90: METHOD_BLOCK)
+    #: The names of the stepper's stats array (fortran/block.f90: block_stepper_t).
+    STATS = ("newton_iterations", "coupling_refreshes", "max_newton_iterations", "startup_rk4_steps",
+             "retried_blocks", "max_contraction", "exact_newton_blocks")
+    STATS_REALS = frozenset({"max_contraction"})
     _preset = None
 
     def __init__(self, scheme=None, tol=1e-12, maxit=12, theta_refresh=0.005, start_substeps=4):
@@ -78,20 +77,14 @@ class BlockMethod(Integrator):
                 "degree": s.degree, "rk_stable": s.rk_stable, "tol": self.tol, "maxit": self.maxit,
                 "theta_refresh": self.theta_refresh, "start_substeps": self.start_substeps}
 
-    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
-        args = model_args(model, backend)
-        nl = model.n_hol + model.n_nonhol
-        buf = output_buffers(model.n, nl, nsteps, every)
+    def kernel_options(self, model):
         s = self.scheme
-        f = np.asfortranarray
         mu, tm, tinv = s.diagonalization()
-        istat, stats = _fortran.block_run(
-            args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], f(s.A), f(s.U), np.ascontiguousarray(s.c), f(s.extrapolation()), f(s.extrapolation(2)),
-            mu.real.copy(), mu.imag.copy(), f(tm.real), f(tm.imag), f(tinv.real), f(tinv.imag),
-            self.tol, self.maxit, self.theta_refresh, self.start_substeps, t0, h, nsteps, every, q0, v0,
-            buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"])
-        return raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats, reals={"max_contraction"}))
+        mats = [s.A, s.U, s.extrapolation(), s.extrapolation(2)]
+        ropt = np.concatenate([[self.tol, self.theta_refresh], s.c] + [np.ravel(m, order="F") for m in mats]
+                              + [mu.real, mu.imag] + [np.ravel(m, order="F") for m in
+                                                      (tm.real, tm.imag, tinv.real, tinv.imag)])
+        return (s.r, self.maxit, self.start_substeps), ropt
 
 
 def _preset_class(preset, doc):

@@ -2,25 +2,32 @@
 
 Adding a method (the checklist):
 
-1. ``fortran/<method>.f90``: the kernel, generic over ``class(model_t)``; the
-   whole time loop lives there.  ``fortran/api/api_<method>.f90``: one thin
-   f2py routine taking the model argument block (see ``_fortran_model.py``).
+1. ``fortran/<method>.f90``: a stepper, an extension of ``stepper_t``
+   (fortran/core/driver.f90) with ``init`` (read the options, complete the
+   start state, allocate its stats) and ``step`` (one step); the driver owns
+   the loop, sampling, the per-step maxima, status, NaN checks, interrupts and
+   OpenMP batches.  Register it: one ``case`` in ``fortran/methods.f90`` (its
+   method id) and the file in meson.build.
 2. ``pyint/<method>.py``: a subclass of :class:`Integrator` that declares the
-   class attributes below, validates its options in ``__init__`` and
-   implements ``_run`` (one call into Fortran, returning the raw arrays).
+   class attributes below plus ``KERNEL`` (the method id), ``STATS`` (the names
+   of its stats array) and ``kernel_options`` (its options as the integer and
+   real arrays its ``init`` reads), validating them in ``__init__``.  ``_run``
+   and ``integrate_batch`` come from the base class.
 3. Decorate it with :func:`register`: it joins ``METHODS`` and with it the
    shared tests (convergence order, agreement with the IDA reference, the
-   invariants it claims).
+   invariants it claims, the batch and per-step-maxima tests of test_driver.py).
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
 
-from . import _control
+from . import _control, _fortran
 from . import _validate as V
-from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_OK, STATUS_TEXT
+from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_OK, STATUS_RANK_DEFICIENT, STATUS_TEXT
+from ._fortran_model import model_args, uses_fortran_twin
 from .errors import Interrupted, LapackError
 from .results import Result, trajectory_residuals
 
@@ -69,10 +76,115 @@ class Integrator:
         """Method parameters (scalars) for results and provenance."""
         return {}
 
-    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):  # pragma: no cover - abstract
+    # -- the kernel contract (fortran/core/driver.f90 + the method's stepper) ----
+    #: The method id of the method's Fortran stepper (fortran/methods.f90); None: the
+    #: method overrides ``_run`` (its own kernel entry).
+    KERNEL: int | None = None
+    #: The names of the stepper's stats array, in its order; ``STATS_REALS``: those that are floats.
+    STATS: tuple = ()
+    STATS_REALS: frozenset = frozenset()
+    #: The stepper's init checks the rank of [G; A] (fortran/core/driver.f90: consistent_start).
+    START_CHECKS_RANK = False
+
+    def kernel_options(self, model):
+        """(iopt, ropt): the method's integer and real options, in the order its stepper's
+        ``init`` reads them."""
+        return (), ()
+
+    def decode_stats(self, istat, stats):
+        """``Result.stats`` of one run from the kernel's istat and stats arrays."""
+        return kernel_stats(self.STATS, istat, stats, self.STATS_REALS)
+
+    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
         """Call the Fortran kernel; return dict with t, q, v, a, lam (time-major), istat, stats,
-        and optionally extra (name -> time-major array, e.g. momenta p) for ``Result.extra``."""
-        raise NotImplementedError
+        residual and energy per sample, step_max (maxima over every step), and optionally extra
+        (name -> time-major array, e.g. momenta p) for ``Result.extra``."""
+        if self.KERNEL is None:  # pragma: no cover - a method without a stepper overrides _run
+            raise NotImplementedError(f"{type(self).__name__} declares no KERNEL")
+        args = model_args(model, backend)
+        iopt, ropt = _option_arrays(self.kernel_options(model))
+        nl = model.n_hol + model.n_nonhol
+        buf = driver_buffers(model.n, model.n, nl, nsteps, every, nstats=len(self.STATS))
+        istat = _fortran.run(
+            self.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], model.n, args["mh"],
+            args["mn"], args["mflags"], iopt, ropt, t0, h, nsteps, every, q0, v0, *(buf[k] for k in _OUT))
+        return driver_raw(buf, nl, istat, self.decode_stats(istat, buf["stats"]))
+
+    def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
+                        raise_on_failure=True):
+        """Integrate many trajectories of one built-in model in one Fortran call.
+
+        models: one model (every trajectory uses it) or a sequence of models of
+        the same built-in kind and sizes that differ only in their real
+        parameters (masses, lengths, ...: a parameter sweep).  q0s, v0s:
+        arrays (nb, n), one initial state per trajectory (or (n,) when a list
+        of models is given: the same start for all).  threads: OpenMP threads
+        across trajectories (default: every CPU).  Returns a list of Result,
+        one per trajectory, identical to what :meth:`integrate` returns for it
+        (cpu_time is the batch's CPU time divided by nb).  A model without a
+        Fortran twin cannot run in threads (its items are Python calls), nor
+        can a method without a stepper (``KERNEL``): such trajectories run one
+        after another through :meth:`integrate`.
+        """
+        models, q0s, v0s = _batch_inputs(models, q0s, v0s)
+        nb = len(models)
+        if threads is None:
+            threads = os.cpu_count() or 1
+        threads = V.as_int(threads, "threads", minimum=1)
+        first = models[0]
+        if first.fortran_name is None or self.KERNEL is None:
+            return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
+                                   raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
+        for m in models:
+            self.check_model(m)
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
+        args = [model_args(m, "fortran") for m in models]
+        for m, a in zip(models, args):
+            if (type(m) is not type(first) or m.n != first.n or m.n_hol != first.n_hol
+                    or m.n_nonhol != first.n_nonhol or not np.array_equal(a["ipar"], args[0]["ipar"])
+                    or a["rpar"].size != args[0]["rpar"].size):
+                raise ValueError(f"integrate_batch needs models of one kind and size; {m.name!r} differs "
+                                 f"from {first.name!r}")
+        n, nl = first.n, first.n_hol + first.n_nonhol
+        q0f = np.zeros((n, nb), order="F")
+        v0f = np.zeros((n, nb), order="F")
+        for k, m in enumerate(models):
+            q0 = V.as_vector(q0s[k], n, f"q0s[{k}]")
+            v0 = V.as_vector(v0s[k], n, f"v0s[{k}]")
+            q0f[:, k], v0f[:, k] = self._initial_state(m, t0, q0, v0, project, "fortran")
+        rpar = np.asfortranarray(np.stack([a["rpar"] for a in args], axis=1))
+        iopt, ropt = _option_arrays(self.kernel_options(first))
+        buf = driver_buffers(n, n, nl, nsteps, every, nstats=len(self.STATS), nb=nb)
+        a = args[0]
+        cpu = time.process_time()
+        with _control.kernel_run() as run:
+            istat = _fortran.run_batch(
+                self.KERNEL, a["model_id"], a["ipar"], rpar, n, a["mh"], a["mn"], a["mflags"], iopt, ropt,
+                t0, h, nsteps, every, threads, q0f, v0f, *(buf[k] for k in _OUT))
+        cpu = (time.process_time() - cpu) / nb
+        results = []
+        stopped = run.interrupted or run.lapack is not None   # raised below with every result
+        for k, m in enumerate(models):
+            one = {key: x[..., k] for key, x in buf.items()}
+            raw = driver_raw(one, nl, istat[:, k], self.decode_stats(istat[:, k], one["stats"]))
+            raw["stats"].update(batch_size=nb, threads=threads)
+            results.append(self._make_result(m, raw, t0, h, cpu, "fortran", raise_on_failure and not stopped))
+        if stopped:
+            raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h)
+        return results
+
+    def _initial_state(self, model, t0, q0, v0, project, backend):
+        """(q0, v0) as float vectors checked against the constraints (projected when ``project``);
+        the rank of [G; A] and the model's items are left to the kernel when its stepper checks
+        them at the start (``START_CHECKS_RANK``) on the model's Fortran twin.  A model whose
+        configuration space is not R^n checks its own (``checked_initial_state``)."""
+        hook = getattr(model, "checked_initial_state", None)
+        if hook is not None:
+            return hook(t0, q0, v0, project=project)
+        q0 = V.as_vector(q0, model.n, "q0")
+        v0 = V.as_vector(v0, model.n, "v0")
+        kernel_checks = self.START_CHECKS_RANK and uses_fortran_twin(model, backend)
+        return V.consistent_initial_state(model, t0, q0, v0, project=project, kernel_checks=kernel_checks)
 
     @classmethod
     def accepts(cls, model):
@@ -122,12 +234,8 @@ class Integrator:
         self.check_model(model)
         if backend not in self.backends:
             raise ValueError(f"{self.name}: backend must be one of {list(self.backends)}, got {backend!r}")
-        h = V.as_real(h, "h", positive=True)
-        t0 = V.as_real(t0, "t0")
-        t_end = V.as_real(t_end, "t_end")
-        every = V.as_every(every)
-        nsteps = V.step_count(t0, t_end, h)
-        q0, v0 = checked_initial_state(model, t0, q0, v0, project)
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
+        q0, v0 = self._initial_state(model, t0, q0, v0, project, backend)
 
         cpu = time.process_time()
         with _control.kernel_run() as run:
@@ -140,14 +248,24 @@ class Integrator:
         raises the IntegrationError of a failed run when raise_on_failure (and
         always what ``run``, the kernel call's :class:`_control.KernelRun`, recorded)."""
         status, steps_done, nsamples = (int(x) for x in raw["istat"])
+        if status == STATUS_RANK_DEFICIENT:   # bad input, found by the kernel's start: as check_rank says it
+            raise ValueError(f"the constraint Jacobian [G; A] is singular at t={t0}: rank below its "
+                             f"{model.n_hol + model.n_nonhol} constraints (the LU of [I C^T; C 0] has a pivot below "
+                             "1e-14 of the largest); redundant or degenerate constraints")
         if run is not None and run.aborted:
             # samples written while a model item was failing (NaN-filled) are not results
             good = np.all(np.isfinite(raw["q"][:nsamples]), axis=1) & np.all(np.isfinite(raw["v"][:nsamples]), axis=1)
             nsamples = int(np.argmin(good)) if not good.all() else nsamples
         sl = slice(0, nsamples)
         t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
-        # after a model item raised, residuals where it raises again are NaN
-        res, energy, extra = model_residuals(model, t, q, v, a, backend, keep_going=run is not None and run.aborted)
+        if "residual" in raw:   # from the driver, at every sample
+            res, energy = raw["residual"][sl], raw["energy"][sl]
+            hook = getattr(model, "sample_residuals", None)     # a configuration space's own columns
+            res, extra = hook(res) if hook is not None else (res, {})
+        else:
+            # after a model item raised, residuals where it raises again are NaN
+            res, energy, extra = model_residuals(model, t, q, v, a, backend,
+                                                 keep_going=run is not None and run.aborted)
         extra.update({k: x[sl] for k, x in raw.get("extra", {}).items()})   # method-specific arrays (time-major)
         step_max = dict(raw.get("step_max", {}))       # maxima over every step, as the kernel tracked them
         step_max.update({key: float(raw["stats"][stat]) for key, stat in self.step_max_stats.items()
@@ -160,17 +278,6 @@ class Integrator:
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
             cpu_time=cpu, extra=extra)
         return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
-
-
-def checked_initial_state(model, t0, q0, v0, project=False):
-    """(q0, v0) as float vectors on the model's constraints, checked or projected (``project``).
-    A model whose configuration space is not R^n supplies its own ``checked_initial_state``."""
-    hook = getattr(model, "checked_initial_state", None)
-    if hook is not None:
-        return hook(t0, q0, v0, project=project)
-    q0 = V.as_vector(q0, model.n, "q0")
-    v0 = V.as_vector(v0, model.n, "v0")
-    return V.consistent_initial_state(model, t0, q0, v0, project=project)
 
 
 def model_residuals(model, t, q, v, a, backend="auto", keep_going=False):
@@ -267,3 +374,67 @@ def raw_result(buf, nl, istat, stats):
     """Time-major views of the output buffers."""
     return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T,
                 lam=buf["lout"][:nl].T, istat=np.asarray(istat), stats=stats)
+
+
+#: The driver's output arrays, in the order of the f2py entries run and run_batch (fortran/api/api_run.f90).
+_OUT = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats")
+#: The residuals the driver keeps per sample for a vector model (fortran/core/metrics.f90:
+#: |g|, |G v + g_t|, |G a + gamma_h|, |A v + b|, |A a + gamma_n|); its per-step maxima are these, then
+#: max |E - E0|.
+NRES = 5
+
+
+def _option_arrays(options):
+    iopt, ropt = options
+    iopt = np.array(list(iopt) or [0], dtype=np.int32)
+    ropt = np.array(list(ropt) or [0.0], dtype=np.float64)
+    return iopt, ropt
+
+
+def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=None):
+    """Fortran-ordered output arrays of the driver for :func:`n_samples` samples (with a trailing
+    trajectory index when nb is given), refused above :data:`pyint._validate.MAX_OUTPUT_BYTES`."""
+    nout = n_samples(nsteps, every)
+    V.check_output_size(nout, (nb or 1) * (2 + nq + 2 * nv + max(nl, 1) + naux + nres), nsteps, every)
+    tail = () if nb is None else (nb,)
+    z = lambda *shape: np.zeros(shape + tail, order="F")  # noqa: E731
+    return dict(tout=z(nout), qout=z(nq, nout), vout=z(nv, nout), aout=z(nv, nout), lout=z(max(nl, 1), nout),
+                auxout=z(naux, nout) if naux else z(1, 1), resout=z(nres, nout), eout=z(nout),
+                stepmax=z(nres + 1), stats=z(max(nstats, 1)))
+
+
+def vector_step_max(stepmax):
+    """The per-step maxima of a vector-state run (the driver's stepmax) by name."""
+    sm = [float(x) for x in stepmax]
+    return {"eps_pos": sm[0], "eps_vel": max(sm[1], sm[3]), "eps_acc": max(sm[2], sm[4]), "energy_change": sm[5]}
+
+
+def driver_raw(buf, nl, istat, stats):
+    """Time-major views of the driver's outputs (one trajectory)."""
+    raw = dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:nl].T,
+               istat=np.asarray(istat), stats=stats, residual=buf["resout"].T, energy=buf["eout"],
+               step_max=vector_step_max(buf["stepmax"]))
+    return raw
+
+
+def _batch_inputs(models, q0s, v0s):
+    """(list of models, q0s, v0s) with one model and one row per trajectory."""
+    single = not isinstance(models, (list, tuple))
+    if not single and not models:
+        raise ValueError("integrate_batch needs at least one model")
+    q0s = np.asarray(q0s, dtype=float)
+    v0s = np.asarray(v0s, dtype=float)
+    if q0s.ndim not in (1, 2) or v0s.ndim not in (1, 2):
+        raise ValueError(f"q0s and v0s must have shape (nb, n) or (n,), got {q0s.shape} and {v0s.shape}")
+    if q0s.ndim == 2 and q0s.shape[0] == 0:
+        raise ValueError("integrate_batch needs at least one trajectory")
+    if not single:
+        nb = len(models)
+    else:
+        nb = q0s.shape[0] if q0s.ndim == 2 else v0s.shape[0] if v0s.ndim == 2 else 1
+        models = [models] * nb
+    q0s = np.broadcast_to(q0s, (nb, q0s.shape[-1])) if q0s.ndim == 1 else q0s
+    v0s = np.broadcast_to(v0s, (nb, v0s.shape[-1])) if v0s.ndim == 1 else v0s
+    if q0s.shape[0] != nb or v0s.shape[0] != nb:
+        raise ValueError(f"q0s and v0s must have one row per trajectory ({nb}), got {q0s.shape} and {v0s.shape}")
+    return list(models), q0s, v0s

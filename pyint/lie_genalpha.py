@@ -17,7 +17,6 @@ algorithmic acceleration a is in ``extra["a_alg"]``.
 """
 from __future__ import annotations
 
-from . import _fortran
 from . import _validate as V
 from .genalpha import alpha_parameters
 from .integrator import register
@@ -29,6 +28,7 @@ class _LieAlpha(LieIntegrator):
     order_source = ("second order in x, R, V and lam: Arnold, Bruls, Cardona 2015, Numer. Math. 129 "
                     "(Lie-group generalized-alpha for constrained systems)")
     _variant = 0
+    KERNEL = 5   # fortran/lie_genalpha.f90 (fortran/methods.f90: METHOD_LIE_GENALPHA)
 
     def __init__(self, rho_inf=0.9, tol=1e-10, maxit=20):
         """rho_inf: spectral radius at infinity in [0, 1]; tol: Newton's tolerance
@@ -43,10 +43,11 @@ class _LieAlpha(LieIntegrator):
         return {"rho_inf": self.rho_inf, "tol": self.tol, "maxit": self.maxit,
                 **alpha_parameters(self.rho_inf)}
 
-    def _lie_run(self, system, t0, h, nsteps, every, x0, r0, v0):
-        options = (self._variant, self.rho_inf, self.tol, self.maxit)
-        return self._call_kernel(_fortran.lie_genalpha_run, options, system.nv + system.m,
-                                 system, t0, h, nsteps, every, x0, r0, v0)
+    def kernel_options(self, model):
+        return (self._variant, self.maxit), (self.rho_inf, self.tol)
+
+    def _naux(self, system):
+        return system.nv + system.m
 
     def _extra(self, system, raw):
         nv, m = system.nv, system.m

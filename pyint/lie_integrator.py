@@ -13,16 +13,27 @@ problem list ``pyint.problems.PROBLEMS`` pairs them with its Lie-group problems.
 """
 from __future__ import annotations
 
+import os
+import time
+
 import numpy as np
 
-from .integrator import Integrator, decode, kernel_stats, n_samples
+from . import _control, _fortran
 from . import _validate as V
+from ._fortran_model import _never_called
+from .integrator import (_OUT, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples,
+                         raise_recorded)
 from .models.rigid_bodies import RigidBodySystem
 
-#: The maxima the kernels track over every step (not only the output samples).
-STEP_MAX_KEYS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality", "energy_change")
-#: The names of the Lie kernels' stats array (fortran/api/api_lie_backward.f90, api_lie_genalpha.f90):
-#: these counts, then the per-step maxima STEP_MAX_KEYS.
+#: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
+RIGID_MODEL_ID = -1
+#: The residuals the driver keeps per sample and step of a rigid-body system (fortran/core/lie_stepper.f90).
+LIE_RESIDUALS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality")
+#: The maxima the kernels track over every step (not only the output samples): the residuals, then
+#: max |E - E0|.
+STEP_MAX_KEYS = LIE_RESIDUALS + ("energy_change",)
+#: The names of the Lie steppers' stats array (the driver returns the per-step maxima STEP_MAX_KEYS apart;
+#: fortran/api/api_lie_backward.f90, not yet a stepper, appends them to these counts).
 STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
 
 
@@ -49,14 +60,16 @@ def lie_raw_result(buf, m, istat, stats):
 
 class LieIntegrator(Integrator):
     """Base of the Lie-group family.  A subclass declares name, order, keeps
-    ({"holonomic": levels}), implements ``_lie_run(system, t0, h, nsteps, every, x0, R0, V0)``
-    (one Fortran call through :meth:`_call_kernel`) and ``_extra(system, raw)`` naming its
-    auxiliary arrays."""
+    ({"holonomic": levels}) and either ``KERNEL`` (a stepper of the driver, with
+    ``kernel_options`` and ``_naux``) or ``_lie_run(system, t0, h, nsteps, every, x0, R0, V0)``
+    (one call of its own f2py routine through :meth:`_call_kernel`), and ``_extra(system, raw)``
+    naming its auxiliary arrays."""
 
     supports = frozenset({"holonomic"})
     backends = ("auto", "fortran")
     spaces = (RigidBodySystem.configuration_space,)
     invariants = frozenset({"orthogonality"})
+    STATS = STATS
 
     def check_model(self, model):
         if not isinstance(model, RigidBodySystem):
@@ -66,13 +79,99 @@ class LieIntegrator(Integrator):
     def _extra(self, system, raw):
         return {}
 
+    def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
+                        raise_on_failure=True):
+        """Many trajectories of rigid-body systems of one layout (the same bodies and joints,
+        real parameters free) in one driver call, OpenMP threads across trajectories (see
+        :meth:`pyint.integrator.Integrator.integrate_batch`).  q0s: one configuration per
+        trajectory ((x0, R0) or the flat q), v0s (nb, 6 nb)."""
+        single = not isinstance(models, (list, tuple))
+        if single:
+            nb = len(v0s) if np.ndim(v0s) == 2 else len(q0s)
+            models = [models] * nb
+        if not models:
+            raise ValueError("integrate_batch needs at least one model")
+        nb = len(models)
+        if len(q0s) != nb or len(v0s) != nb:
+            raise ValueError(f"q0s and v0s must have one entry per trajectory ({nb}), got {len(q0s)} and {len(v0s)}")
+        threads = V.as_int(os.cpu_count() or 1 if threads is None else threads, "threads", minimum=1)
+        for m in models:
+            self.check_model(m)
+        if self.KERNEL is None:
+            return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
+                                   raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
+        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
+        first = models[0]
+        pars = [m.fortran_params() for m in models]
+        for m, (ip, rp) in zip(models, pars):
+            if (m.nb != first.nb or m.m != first.m or not np.array_equal(ip, pars[0][0])
+                    or np.size(rp) != np.size(pars[0][1])):
+                raise ValueError(f"integrate_batch needs rigid-body systems of one layout; {m.name!r} differs "
+                                 f"from {first.name!r}")
+        nq, nv, m = 12 * first.nb, first.nv, first.m
+        q0f = np.zeros((nq, nb), order="F")
+        v0f = np.zeros((nv, nb), order="F")
+        for k, sysk in enumerate(models):
+            q0f[:, k], v0f[:, k] = sysk.checked_initial_state(t0, q0s[k], v0s[k], project=project)
+        rpar = np.asfortranarray(np.stack([np.asarray(rp, dtype=float) for _, rp in pars], axis=1))
+        iopt, ropt = _option_arrays(self.kernel_options(first))
+        buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(first),
+                             nres=len(LIE_RESIDUALS), nb=nb)
+        cpu = time.process_time()
+        with _control.kernel_run() as run:
+            istat = _fortran.run_batch(self.KERNEL, RIGID_MODEL_ID, np.ascontiguousarray(pars[0][0], dtype=np.int32),
+                                       rpar, nv, m, 0, np.zeros(3, np.int32), iopt, ropt, t0, h, nsteps, every,
+                                       threads, q0f, v0f, *(buf[k] for k in _OUT))
+        cpu = (time.process_time() - cpu) / nb
+        results = []
+        stopped = run.interrupted or run.lapack is not None
+        for k, sysk in enumerate(models):
+            raw = self._raw({key: x[..., k] for key, x in buf.items()}, m, istat[:, k])
+            raw["stats"].update(batch_size=nb, threads=threads)
+            raw["extra"] = self._extra(sysk, raw)
+            results.append(self._make_result(sysk, raw, t0, h, cpu, "fortran", raise_on_failure and not stopped))
+        if stopped:
+            raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h)
+        return results
+
+    #: The length of the stepper's auxiliary vector per sample (system -> int).
+    def _naux(self, system):
+        return 0
+
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
-        x0, r0 = model.unpack(q0)
-        raw = self._lie_run(model, t0, h, nsteps, every, x0, r0, v0)
-        nt = len(raw["t"])
-        raw["q"] = np.concatenate([raw["x"], raw["R"].reshape(nt, model.nb, 9)], axis=2).reshape(nt, 12 * model.nb)
+        """One trajectory: the driver with the method's stepper (``KERNEL``), or the method's own
+        f2py routine (``_lie_run``); q = (x_i, R_i row-major) per body."""
+        if self.KERNEL is None:
+            x0, r0 = model.unpack(q0)
+            raw = self._lie_run(model, t0, h, nsteps, every, x0, r0, v0)
+            nt = len(raw["t"])
+            raw["q"] = np.concatenate([raw["x"], raw["R"].reshape(nt, model.nb, 9)], axis=2).reshape(nt, 12 * model.nb)
+        else:
+            raw = self._driver_run(model, t0, h, nsteps, every, q0, v0)
         raw["extra"] = self._extra(model, raw)
         return raw
+
+    def _driver_run(self, system, t0, h, nsteps, every, q0, v0):
+        """One call of the driver (f2py run) with the method's stepper (``KERNEL``)."""
+        ipar, rpar = system.fortran_params()
+        ipar = np.ascontiguousarray(ipar, dtype=np.int32)
+        rpar = np.ascontiguousarray(rpar, dtype=np.float64)
+        iopt, ropt = _option_arrays(self.kernel_options(system))
+        nq, nv, m = 12 * system.nb, system.nv, system.m
+        buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(system),
+                             nres=len(LIE_RESIDUALS))
+        istat = _fortran.run(self.KERNEL, RIGID_MODEL_ID, ipar, rpar, _never_called, nv, m, 0, np.zeros(3, np.int32),
+                             iopt, ropt, t0, h, nsteps, every, np.ascontiguousarray(q0, dtype=float),
+                             np.ascontiguousarray(v0, dtype=float),
+                             *(buf[k] for k in _OUT))
+        return self._raw(buf, m, istat)
+
+    def _raw(self, buf, m, istat):
+        """Time-major views of the driver's outputs (one trajectory)."""
+        return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:m].T,
+                    aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
+                    step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),
+                    stats=self.decode_stats(istat, buf["stats"]))
 
     @staticmethod
     def _call_kernel(kernel, options, naux, system, t0, h, nsteps, every, x0, r0, v0):

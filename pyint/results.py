@@ -101,11 +101,11 @@ class Result:
         if self.energy is None or len(self.energy) == 0 or not self.model.conservative:
             return float("nan")
         h0 = self.energy[0]
-        drift = float(np.max(np.abs(self.energy - h0)) / (abs(h0) if h0 != 0 else 1.0))
-        change = self.step_max("energy_change")
-        if np.isfinite(change):
-            drift = max(drift, change / max(abs(h0), np.finfo(float).tiny))
-        return drift
+        change = float(np.max(np.abs(self.energy - h0)))
+        step = self.step_max("energy_change")
+        if np.isfinite(step):
+            change = max(change, step)
+        return change / (abs(h0) if h0 != 0 else 1.0)
 
     @property
     def level_residuals(self):

@@ -13,13 +13,7 @@ unconstrained model (e.g. the independent-coordinate ODE (14)) is plain RK4.
 """
 from __future__ import annotations
 
-
-from . import _fortran
-from ._fortran_model import model_args
-from .integrator import Integrator, kernel_stats, output_buffers, raw_result, register
-
-#: The names of rk4_index1_run's stats array, in its order (fortran/api/api_rk4_index1.f90).
-STATS = ("index1_solves",)
+from .integrator import Integrator, register
 
 
 @register
@@ -33,13 +27,5 @@ class RK4Index1(Integrator):
                     "index-1 ODE of seed 003 eq. (7); lam is a function of (q, v, t)")
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
-
-    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
-        args = model_args(model, backend)
-        nl = model.n_hol + model.n_nonhol
-        buf = output_buffers(model.n, nl, nsteps, every)
-        istat, stats = _fortran.rk4_index1_run(
-            args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-            args["mflags"], t0, h, nsteps, every, q0, v0,
-            buf["tout"], buf["qout"], buf["vout"], buf["aout"], buf["lout"])
-        return raw_result(buf, nl, istat, kernel_stats(STATS, istat, stats))
+    KERNEL = 1   # fortran/rk4_index1.f90 (fortran/methods.f90: METHOD_RK4_INDEX1)
+    STATS = ("index1_solves",)

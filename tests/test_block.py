@@ -4,8 +4,6 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from pyint import _fortran
-from pyint._fortran_model import model_args
 from pyint.block import BlockMethod, BlockUniformRK
 from pyint.block_coefficients import PRESETS, NODES, BlockScheme, eq8, rk_stable, scheme
 from pyint.convergence import fit_order
@@ -210,28 +208,6 @@ def test_acceleration_constraint_at_round_off_for_every_scheme():
         r = BlockMethod(name).integrate(m, q0, v0, 2.0, 0.01)
         assert r.eps_acc <= 1e-13 * max(1.0, np.max(np.abs(r.v))), (name, r.eps_acc)
         assert 1e-10 < r.eps_pos < 1e-3           # the position level drifts (index 1)
-
-
-def test_builtin_model_time_loop_never_calls_python():
-    m = two_link_manipulator()
-    q0, v0 = m.initial_state()
-    calls = []
-
-    def never(req, t, q, v, w, out):
-        calls.append(req)
-
-    s = PRESETS["legendre"]
-    args = model_args(m, "fortran")
-    mu, tm, ti = s.diagonalization()
-    nsteps, n, nl = 100, m.n, m.n_hol
-    f = np.asfortranarray
-    out = [np.zeros(nsteps + 1)] + [np.zeros((k, nsteps + 1), order="F") for k in (n, n, n, nl)]
-    istat, stats = _fortran.block_run(args["model_id"], args["ipar"], args["rpar"], never, args["mh"], args["mn"],
-                                      args["mflags"], f(s.A), f(s.U), s.c, f(s.extrapolation()),
-                                      f(s.extrapolation(2)), mu.real.copy(), mu.imag.copy(), f(tm.real),
-                                      f(tm.imag), f(ti.real), f(ti.imag), 1e-12, 12, 0.005, 4, 0.0, 0.01,
-                                      nsteps, 1, q0, v0, *out)
-    assert istat[0] == 0 and istat[1] == nsteps and calls == []
 
 
 def test_callback_path_equals_fortran_path():

@@ -373,14 +373,15 @@ def test_output_larger_than_the_limit_is_refused_before_allocating_and_names_eve
     from pyint.models.rigid_bodies import RigidBodySystem
 
     m, q0, v0 = _pendulum()
-    # 1e5 steps x (t, q, v, a: 1 + 3*2, lambda: 1) x 8 B = 6.4 MB > a 1 MB limit
+    # 1e5 steps x (t, q, v, a: 1 + 3*2, lambda: 1, the driver's residuals 5 and energy 1) x 8 B = 11.2 MB
+    # > a 1 MB limit
     monkeypatch.setenv("PYINT_MAX_OUTPUT_BYTES", str(10**6))
     with pytest.raises(ValueError, match=r"100000 steps with every=1 .* PYINT_MAX_OUTPUT_BYTES") as err:
         METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, 1e-5)
-    # 1e6 B / 64 B = 15625 samples: every = 7 keeps 14286, plus the final state (7 does not divide 1e5)
-    assert "every >= 7 fits" in str(err.value)
-    res = METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, 1e-5, every=7)
-    assert len(res.t) == 14287 and res.t[-1] == pytest.approx(1.0)
+    # 1e6 B / 112 B = 8928 samples: every = 12 keeps 8334, plus the final state (12 does not divide 1e5)
+    assert "every >= 12 fits" in str(err.value)
+    res = METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, 1e-5, every=12)
+    assert len(res.t) == 8335 and res.t[-1] == pytest.approx(1.0)
 
     top = RigidBodySystem.heavy_top()
     x, r, v = np.array([[0.0, 0.0, 0.5]]), np.eye(3)[None], np.zeros(6)
@@ -393,13 +394,13 @@ def test_output_larger_than_the_limit_is_refused_before_allocating_and_names_eve
         METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, 1e-5)
     monkeypatch.delenv("PYINT_MAX_OUTPUT_BYTES")
 
-    # the case: 1e7 steps with every = 1 (640 MB here) is announced before the allocation;
-    # as an error (filter) it stops the run before anything is allocated or computed
-    assert V.MAX_OUTPUT_BYTES == 2 * 1024**3 and V.WARN_OUTPUT_BYTES < 640e6 < V.MAX_OUTPUT_BYTES
+    # the case: 1e7 steps with every = 1 (1120 MB here: 14 values per sample) is announced before
+    # the allocation; as an error (filter) it stops the run before anything is allocated or computed
+    assert V.MAX_OUTPUT_BYTES == 2 * 1024**3 and V.WARN_OUTPUT_BYTES < 1120e6 < V.MAX_OUTPUT_BYTES
     with warnings.catch_warnings():
         warnings.simplefilter("error", ResourceWarning)
-        with pytest.raises(ResourceWarning, match=r"10000000 steps with every=1 .* 610 MiB"):
+        with pytest.raises(ResourceWarning, match=r"10000000 steps with every=1 .* 1068 MiB"):
             METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, 1e-7)
-    # 1e8 steps: 6.4 GB, above the default 2 GiB limit
+    # 1e8 steps: 11.2 GB, above the default 2 GiB limit
     with pytest.raises(ValueError, match="above the limit of 2048 MiB"):
         METHODS["rk4_index1"]().integrate(m, q0, v0, 10.0, 1e-7)

@@ -2,8 +2,6 @@
 import numpy as np
 import pytest
 
-from pyint import _fortran
-from pyint._fortran_model import model_args
 from pyint.convergence import fit_order
 from pyint.errors import NewtonConvergenceError, SingularMatrixError
 from pyint.genalpha import AlphaRattle, GeneralizedAlpha, alpha_parameters
@@ -56,42 +54,6 @@ def test_fortran_and_callback_paths_identical():
     lam_floor = 100 * np.finfo(float).eps / (a.params["beta"] * 1e-2**2)
     assert np.max(np.abs(a.lam - b.lam)) <= lam_floor * np.max(np.abs(a.lam))
     assert a.stats["newton_iterations"] == b.stats["newton_iterations"]
-
-
-def test_builtin_model_time_loop_never_calls_python():
-    """Run the Fortran driver directly with a counting callback: zero calls for a built-in model."""
-    m = PendulumChain(4)
-    q0, v0 = m.initial_state()
-    calls = []
-
-    def never(req, t, q, v, w, out):  # f2py reads the callback's signature: explicit arguments
-        calls.append(req)
-
-    args = model_args(m, "fortran")
-    a0, lh, _ = m.consistent_acceleration(0.0, q0, v0)
-    nsteps, n = 200, m.n
-    out = dict(tout=np.zeros(nsteps + 1), qout=np.zeros((n, nsteps + 1), order="F"),
-               vout=np.zeros((n, nsteps + 1), order="F"), aout=np.zeros((n, nsteps + 1), order="F"),
-               lout=np.zeros((m.n_hol, nsteps + 1), order="F"))
-    istat, stats = _fortran.alpha_run(args["model_id"], args["ipar"], args["rpar"],
-                                      never, args["mh"], args["mn"], args["mflags"],
-                                      0, 1, 0.9, 0, 0, 1e-10, 25, 0.0, 1e-3, nsteps, 1, q0, v0, a0, lh,
-                                      out["tout"], out["qout"], out["vout"], out["aout"], out["lout"])
-    assert istat[0] == 0 and istat[1] == nsteps
-    assert calls == []
-    # and the callback path does call it, many times
-    cb_model = model_args(m, "callback")
-    calls2 = []
-    inner = cb_model["usercb"]
-
-    def counting(req, t, q, v, w, out):
-        calls2.append(req)
-        inner(req, t, q, v, w, out)
-
-    istat, _ = _fortran.alpha_run(0, cb_model["ipar"], cb_model["rpar"], counting, m.n_hol, 0, cb_model["mflags"],
-                                  0, 1, 0.9, 0, 0, 1e-10, 25, 0.0, 1e-3, 10, 1, q0, v0, a0, lh,
-                                  out["tout"], out["qout"], out["vout"], out["aout"], out["lout"])
-    assert istat[0] == 0 and len(calls2) > 10
 
 
 def test_paper_start_satisfies_its_equation():

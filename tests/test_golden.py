@@ -23,7 +23,11 @@ STUDY_RENAMED: dict[str, str] = {        # "study/variable" -> "variable"
     "lie_group_manipulator/residual": "violation",
 }
 STUDY_DROPPED: dict[str, str] = {}        # "study/variable" -> reason
-CHANGED: dict[str, str] = {}              # "case" or "study/variable" -> reason
+CHANGED: dict[str, str] = {              # "case" or "study/variable" -> reason
+    "triple_pendulum_symplectic/eps_pos_long":
+        "run maxima are taken over every step by the one driver (fortran/core/driver.f90), not over the kept "
+        "samples only: baumgarte_rk4's max |g| over the long run is 3.5569e-4 between samples (3.5478e-4 at them)",
+}
 GOLDEN_METHODS = json.loads((GOLDEN / "methods.json").read_text())
 STUDY_FILES = sorted((GOLDEN / "studies").glob("*.nc"))
 

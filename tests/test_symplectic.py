@@ -387,9 +387,6 @@ def test_builtin_model_time_loop_never_calls_python():
                                            args["mn"], args["mflags"], scheme, kind, s, 1e-10, 20, 0.0, 0.01,
                                            nsteps, 1, q0, v0, *out)
         assert istat[0] == 0 and istat[1] == nsteps and istat[2] == nsteps + 1
-    istat, _ = _fortran.baumgarte_run(args["model_id"], args["ipar"], args["rpar"], never, args["mh"], args["mn"],
-                                      args["mflags"], 5.0, 5.0, 0.0, 0.01, nsteps, 1, q0, v0, *out[:5])
-    assert istat[0] == 0 and istat[1] == nsteps
     assert calls == []
 
 

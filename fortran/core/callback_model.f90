@@ -53,6 +53,7 @@ module pyint_callback_model
     logical :: valid(NREQ) = .false.
     integer :: off(NREQ) = 0, siz(NREQ) = 0
     integer :: asked = 0, asked_prev = 0, expect = 0   ! bitmasks of items
+    integer :: hint = 0    !< items announced for the next point asked (expect_residual_items)
   end type
 
   abstract interface
@@ -83,6 +84,7 @@ module pyint_callback_model
     procedure :: nh_gamma => cb_nh_gamma
     procedure :: nh_atl_q => cb_nh_atl_q
     procedure :: energy => cb_energy
+    procedure :: expect_residual_items => cb_expect_residual_items
     final :: cb_free
   end type
 
@@ -156,12 +158,13 @@ contains
         ! the expected items computable now (their t and v known) and not yet here
         mask = ishft(1, req - 1)
         do k = 1, NREQ
-          if (c%valid(k) .or. .not. btest(c%expect, k - 1)) cycle
+          if (c%valid(k) .or. .not. btest(ior(c%expect, c%hint), k - 1)) cycle
           if (iand(ITEM_DEPS(k), DEP_T) /= 0 .and. .not. c%have_t) cycle
           if (iand(ITEM_DEPS(k), DEP_V) /= 0 .and. .not. c%have_v) cycle
           mask = ibset(mask, k - 1)
         end do
         tag = -(req + BUNDLE_SHIFT * mask)
+        c%hint = 0
         c%buf(1:NREQ) = 0
         ! t and v of an item that does not depend on them are never looked at
         call self%cb(int(tag, c_int), c%t, int(self%n, c_int), c%q, c%v, int(size(c%wpad), c_int), &
@@ -206,6 +209,21 @@ contains
       end do
     end subroutine
 
+  end subroutine
+
+  !> The driver's residuals at a point follow (fortran/core/metrics.f90: point_residuals):
+  !> the next bundle fetches them all (bundled requests only).
+  subroutine cb_expect_residual_items(self)
+    class(callback_model_t), intent(in) :: self
+    integer :: mask
+    if (.not. associated(self%cache)) return
+    mask = 0
+    if (self%mh > 0) mask = ior(mask, ior(ishft(1, REQ_HOL - 1), ior(ishft(1, REQ_HOL_JAC - 1), &
+                                 ior(ishft(1, REQ_HOL_T - 1), ishft(1, REQ_HOL_GAMMA - 1)))))
+    if (self%mn > 0) mask = ior(mask, ior(ishft(1, REQ_NH_A - 1), ior(ishft(1, REQ_NH_B - 1), &
+                                 ishft(1, REQ_NH_GAMMA - 1))))
+    if (self%has_energy) mask = ior(mask, ishft(1, REQ_ENERGY - 1))
+    self%cache%hint = mask
   end subroutine
 
   !> Call the Python callable for item req; w is padded to max(n, mh, mn).

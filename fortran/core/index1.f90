@@ -27,7 +27,7 @@ module pyint_index1
   implicit none
   private
   public :: kkt_work_t, kkt_init, kkt_accel
-  public :: index1_work_t, index1_init, index1_accel
+  public :: index1_work_t, index1_init, index1_accel, rk4_step
 
   type :: kkt_work_t
     integer :: n = 0, mh = 0
@@ -148,6 +148,30 @@ contains
     a = w%sol(1:n) + w%rhs(1:n)
     lam = w%sol(n + 1:w%nx) + w%rhs(n + 1:w%nx)
     info = 0
+  end subroutine
+
+  !> One classical RK4 step (rk4_index1.f90, block.f90) of size h from (t, q, v); a0 = a(t, q, v) on entry (the first
+  !> stage).  On exit (q, v) advanced.  info: 0, STATUS_SINGULAR, STATUS_NONFINITE.
+  subroutine rk4_step(model, t, h, q, v, a0, w, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, h, a0(:)
+    real(wp), intent(inout) :: q(:), v(:)
+    type(index1_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    real(wp) :: v2(size(q)), v3(size(q)), v4(size(q)), a2(size(q)), a3(size(q)), a4(size(q))
+    real(wp) :: lam(w%mh + w%mn)
+    v2 = v + 0.5_wp * h * a0
+    call index1_accel(model, t + 0.5_wp * h, q + 0.5_wp * h * v, v2, w, a2, lam, info)
+    if (info /= 0) return
+    v3 = v + 0.5_wp * h * a2
+    call index1_accel(model, t + 0.5_wp * h, q + 0.5_wp * h * v2, v3, w, a3, lam, info)
+    if (info /= 0) return
+    v4 = v + h * a3
+    call index1_accel(model, t + h, q + h * v3, v4, w, a4, lam, info)
+    if (info /= 0) return
+    q = q + (h / 6) * (v + 2 * v2 + 2 * v3 + v4)
+    v = v + (h / 6) * (a0 + 2 * a2 + 2 * a3 + a4)
+    if (.not. (all(abs(q) <= huge(1.0_wp)) .and. all(abs(v) <= huge(1.0_wp)))) info = STATUS_NONFINITE
   end subroutine
 
 end module pyint_index1

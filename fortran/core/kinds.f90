@@ -5,7 +5,7 @@ module pyint_kinds
   private
   public :: wp, c_double, c_int
   public :: STATUS_OK, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_BAD_INPUT, STATUS_NONFINITE
-  public :: STATUS_INTERRUPTED, STATUS_ABORTED, STATUS_LAPACK_ERROR
+  public :: STATUS_INTERRUPTED, STATUS_ABORTED, STATUS_LAPACK_ERROR, STATUS_RANK_DEFICIENT
 
   integer, parameter :: wp = c_double
 
@@ -19,4 +19,6 @@ module pyint_kinds
   integer, parameter :: STATUS_INTERRUPTED = 5     !< Ctrl-C (a Python signal handler raised)
   integer, parameter :: STATUS_ABORTED = 6         !< a callback model item raised (kept in Python)
   integer, parameter :: STATUS_LAPACK_ERROR = 7    !< LAPACK/BLAS reported an illegal argument (xerbla)
+  ! The start (fortran/core/driver.f90: consistent_start):
+  integer, parameter :: STATUS_RANK_DEFICIENT = 8  !< the constraint Jacobian [G; A] is rank deficient at t0
 end module pyint_kinds

@@ -91,6 +91,20 @@ int pyint_klu_solve(void *handle, double *b)
 #endif
 }
 
+/* min |U_ii| / max |U_ii| of the current factors (klu_rcond); -1 without factors. */
+double pyint_klu_pivot_ratio(void *handle)
+{
+#ifdef PYINT_HAVE_KLU
+    pyint_klu_t *h = handle;
+    if (!h || !h->num) return -1.0;
+    if (!klu_rcond(h->sym, h->num, &h->common)) return -1.0;
+    return h->common.rcond;
+#else
+    (void)handle;
+    return -1.0;
+#endif
+}
+
 /* Release everything the handle owns (NULL is fine). */
 void pyint_klu_free(void *handle)
 {

@@ -5,7 +5,15 @@ module pyint_metrics
   use pyint_linalg, only: inf_norm
   implicit none
   private
-  public :: trajectory_residuals
+  public :: trajectory_residuals, point_residuals, residual_work_t, NRES_VECTOR
+
+  !> point_residuals' workspace (allocated once per trajectory).
+  type :: residual_work_t
+    real(wp), allocatable :: g(:), gv(:), gt(:), gam(:), an(:, :), bn(:), gamn(:), av(:)
+  end type
+
+  !> Residuals per sample of a vector-state trajectory (the columns of trajectory_residuals).
+  integer, parameter :: NRES_VECTOR = 5
 
 contains
 
@@ -15,31 +23,53 @@ contains
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t(:), q(:, :), v(:, :), a(:, :)
     real(wp), intent(out) :: res(:, :), energy(:)
-    real(wp) :: g(model%mh), gv(model%mh), gt(model%mh), gam(model%mh)
-    real(wp) :: an(model%mn, model%n), bn(model%mn), gamn(model%mn)
+    type(residual_work_t) :: rw
     integer :: k
+    do k = 1, size(t)
+      call point_residuals(model, t(k), q(:, k), v(:, k), a(:, k), res(:, k), energy(k), rw)
+    end do
+  end subroutine
+
+  !> The residuals (NRES_VECTOR) and the energy at one point (t, q, v, a); rw: the
+  !> workspace, allocated at the first call (the driver calls this once per step).
+  subroutine point_residuals(model, t, q, v, a, res, energy, rw)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:), a(:)
+    real(wp), intent(out) :: res(:), energy
+    type(residual_work_t), intent(inout) :: rw
+    if (.not. allocated(rw%g)) then
+      allocate(rw%g(model%mh), rw%gv(model%mh), rw%gt(model%mh), rw%gam(model%mh), &
+               rw%an(model%mn, model%n), rw%bn(model%mn), rw%gamn(model%mn), rw%av(model%mn))
+    end if
     res = 0
     energy = 0
-    do k = 1, size(t)
+    call model%expect_residual_items()
+    associate (g => rw%g, gv => rw%gv, gt => rw%gt, gam => rw%gam, an => rw%an, bn => rw%bn, &
+               gamn => rw%gamn, av => rw%av)
       if (model%mh > 0) then
-        call model%hol(t(k), q(:, k), g)
-        call model%hol_t(t(k), q(:, k), gt)
-        call model%hol_gamma(t(k), q(:, k), v(:, k), gam)
-        res(1, k) = inf_norm(g)
+        call model%hol(t, q, g)
+        call model%hol_t(t, q, gt)
+        call model%hol_gamma(t, q, v, gam)
+        res(1) = inf_norm(g)
         ! G v + g_t and G a + gamma through the operator hol_vel (no dense G: O(nnz) for large models)
-        call model%hol_vel(t(k), q(:, k), v(:, k), gv)
-        res(2, k) = inf_norm(gv)
-        call model%hol_vel(t(k), q(:, k), a(:, k), gv)
-        res(3, k) = inf_norm(gv - gt + gam)
+        call model%hol_vel(t, q, v, gv)
+        res(2) = inf_norm(gv)
+        call model%hol_vel(t, q, a, gv)
+        gv = gv - gt + gam
+        res(3) = inf_norm(gv)
       end if
       if (model%mn > 0) then
-        call model%nh(t(k), q(:, k), an, bn)
-        call model%nh_gamma(t(k), q(:, k), v(:, k), gamn)
-        res(4, k) = inf_norm(matmul(an, v(:, k)) + bn)
-        res(5, k) = inf_norm(matmul(an, a(:, k)) + gamn)
+        call model%nh(t, q, an, bn)
+        call model%nh_gamma(t, q, v, gamn)
+        av = matmul(an, v)
+        av = av + bn
+        res(4) = inf_norm(av)
+        av = matmul(an, a)
+        av = av + gamn
+        res(5) = inf_norm(av)
       end if
-      if (model%has_energy) energy(k) = model%energy(t(k), q(:, k), v(:, k))
-    end do
+    end associate
+    if (model%has_energy) energy = model%energy(t, q, v)
   end subroutine
 
 end module pyint_metrics

@@ -45,7 +45,7 @@ module pyint_model
   use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: model_t, consistent_acceleration
+  public :: model_t, consistent_acceleration, index1_matrix
   public :: default_mass_mul, default_hol_jac_tmul, default_nh_jac_tmul, default_add_qq, &
             default_add_hol_jac, default_add_hol_vel_q, default_add_nh_jac, default_add_nh_vel_q
 
@@ -84,6 +84,7 @@ module pyint_model
     procedure :: add_hol_vel_q => default_add_hol_vel_q !< s (G v + g_t)_q
     procedure :: add_nh_jac => default_add_nh_jac       !< s A or s A^T
     procedure :: add_nh_vel_q => default_add_nh_vel_q   !< s (A v + b)_q
+    procedure :: expect_residual_items                  !< hint: the residual items follow (no-op)
   end type model_t
 
   abstract interface
@@ -309,6 +310,12 @@ contains
     energy = 0
   end function
 
+  !> A hint before the residual items of a point (fortran/core/metrics.f90) are asked: a model
+  !> evaluated through Python (callback_model.f90) fetches them in one call.  Others: nothing.
+  subroutine expect_residual_items(self)
+    class(model_t), intent(in) :: self
+  end subroutine
+
   ! --- structured evaluation: dense defaults ---------------------------------
 
   !> Consistent acceleration and multipliers at (t, q, v): the index-1 system
@@ -326,28 +333,11 @@ contains
     integer, intent(out) :: info
     type(newton_matrix_t) :: nm
     real(wp), allocatable :: x(:)
-    integer :: n, mh, mn, pass
+    integer :: n, mh, mn
     n = model%n; mh = model%mh; mn = model%mn
     allocate(x(n + mh + mn))
-    x = 0
-    call nm%record(n + mh + mn)
-    do pass = 1, 2
-      call model%add_qq(t, q, v, x(1:n), x(n + 1:n + mh), x(n + mh + 1:), &
-                        [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], nm, 0, 0)
-      call model%add_hol_jac(t, q, 1.0_wp, .true., nm, 0, n)
-      call model%add_hol_jac(t, q, 1.0_wp, .false., nm, n, 0)
-      call model%add_nh_jac(t, q, 1.0_wp, .true., nm, 0, n + mh)
-      call model%add_nh_jac(t, q, 1.0_wp, .false., nm, n + mh, 0)
-      if (pass == 1) then
-        call nm%setup(solver, info)
-        if (info /= 0) then
-          info = 2
-          call nm%release()
-          return
-        end if
-        call nm%zero()
-      end if
-    end do
+    call index1_matrix(model, t, q, v, .true., solver, nm, info)
+    if (info /= 0) return
     call nm%factor(info)
     if (info /= 0 .or. nm%out_of_pattern) then
       info = merge(1, 2, info /= 0)
@@ -367,6 +357,48 @@ contains
     call nm%release()
     a = x(1:n)
     lam = x(n + 1:)
+  end subroutine
+
+  !> The index-1 matrix [D C^T; C 0], C = [G; A] at (t, q), assembled into the fresh nm through
+  !> the structured hooks (its pattern recorded, then the solver `solver` set up): D = M(q)
+  !> (mass_block) or the identity (the rank test of C, fortran/core/driver.f90).  info: 0, or 2
+  !> when no solver could be set up (nm released).
+  subroutine index1_matrix(model, t, q, v, mass_block, solver, nm, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:)
+    logical, intent(in) :: mass_block
+    integer, intent(in) :: solver
+    type(newton_matrix_t), intent(inout) :: nm
+    integer, intent(out) :: info
+    real(wp) :: x(model%n + model%mh + model%mn)
+    integer :: n, mh, pass, i
+    n = model%n; mh = model%mh
+    x = 0
+    info = 0
+    call nm%record(n + mh + model%mn)
+    do pass = 1, 2
+      if (mass_block) then
+        call model%add_qq(t, q, v, x(1:n), x(n + 1:n + mh), x(n + mh + 1:), &
+                          [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], nm, 0, 0)
+      else
+        do i = 1, n
+          call nm%add(i, i, 1.0_wp)
+        end do
+      end if
+      call model%add_hol_jac(t, q, 1.0_wp, .true., nm, 0, n)
+      call model%add_hol_jac(t, q, 1.0_wp, .false., nm, n, 0)
+      call model%add_nh_jac(t, q, 1.0_wp, .true., nm, 0, n + mh)
+      call model%add_nh_jac(t, q, 1.0_wp, .false., nm, n + mh, 0)
+      if (pass == 1) then
+        call nm%setup(solver, info)
+        if (info /= 0) then
+          info = 2
+          call nm%release()
+          return
+        end if
+        call nm%zero()
+      end if
+    end do
   end subroutine
 
   !> ma = M(q) a

@@ -61,6 +61,7 @@ module pyint_newton_matrix
     procedure :: factor => nm_factor
     procedure :: solve => nm_solve
     procedure :: release => nm_release
+    procedure :: pivot_ratio => nm_pivot_ratio
   end type
 
   interface
@@ -98,6 +99,10 @@ module pyint_newton_matrix
       import :: c_ptr, c_int, c_double
       type(c_ptr), value :: h
       real(c_double), intent(inout) :: b(*)
+    end function
+    real(c_double) function pyint_klu_pivot_ratio(h) bind(c)
+      import :: c_ptr, c_double
+      type(c_ptr), value :: h
     end function
     subroutine pyint_klu_free(h) bind(c)
       import :: c_ptr
@@ -331,6 +336,32 @@ contains
       info = pyint_klu_solve(self%klu, b)
     end select
   end subroutine
+
+  !> min |u_kk| / max |u_kk| over the pivots of the current LU factors (0 when a
+  !> pivot is zero; 1 for an empty matrix): a cheap test for a (numerically)
+  !> singular matrix, not a condition number.
+  real(wp) function nm_pivot_ratio(self) result(r)
+    class(newton_matrix_t), intent(in) :: self
+    real(wp) :: lo, hi, d
+    integer :: k
+    r = 1
+    if (self%nx == 0) return
+    if (self%kind == SOLVER_SPARSE) then
+      r = pyint_klu_pivot_ratio(self%klu)
+      return
+    end if
+    lo = huge(1.0_wp); hi = 0
+    do k = 1, self%nx
+      if (self%kind == SOLVER_DENSE) then
+        d = abs(self%a(k, k))
+      else
+        d = abs(self%ab(self%kl + self%ku + 1, k))
+      end if
+      lo = min(lo, d); hi = max(hi, d)
+    end do
+    r = 0
+    if (hi > 0) r = lo / hi
+  end function
 
   !> Free the C-side factorization (the Fortran arrays go with the object).
   subroutine nm_release(self)

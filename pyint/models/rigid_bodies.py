@@ -222,12 +222,18 @@ class RigidBodySystem:
         """(residual (nt, 5), energy (nt,), extra) of a trajectory, in Fortran: the columns of
         :attr:`pyint.results.Result.residual` (|Phi|, |B V|, |B A + Bdot V|; no nonholonomic
         columns) and extra["orthogonality"] = max_i |R_i^T R_i - I|_F per sample."""
-        nt = len(t)
         x, rot = self.split(q)
         res, energy = lie_residuals(self, x, rot, v, a)
-        residual = np.zeros((nt, 5))
+        residual, extra = self.sample_residuals(res)
+        return residual, energy, extra
+
+    def sample_residuals(self, res):
+        """(residual (nt, 5), extra) from the per-sample |Phi|, |B V|, |B A + Bdot V|,
+        max_i |R_i^T R_i - I|_F (the Lie kernels' and the driver's columns): the columns of
+        :attr:`pyint.results.Result.residual` (no nonholonomic ones) and extra["orthogonality"]."""
+        residual = np.zeros((len(res), 5))
         residual[:, :3] = res[:, :3]
-        return residual, energy, {"orthogonality": res[:, 3]}
+        return residual, {"orthogonality": res[:, 3]}
 
     def split(self, q):
         """Views x (nt, nb, 3) and R (nt, nb, 3, 3) of a time-major flat q (nt, 12 nb)."""

@@ -1,0 +1,83 @@
+! f2py interface of the one driver (fortran/core/driver.f90): every method that
+! is a stepper runs through `run` (one trajectory) and `run_batch` (nb
+! trajectories of a built-in model in OpenMP threads).  method: the method id
+! (fortran/methods.f90); iopt, ropt: the method's options (its Python class's
+! kernel_options).  The model block is that of pyint/_fortran_model.py.
+! Outputs (caller-allocated, column k = sample k): tout, qout, vout, aout, lout,
+! auxout (the method's auxiliary vector; (1, 1) when it has none), resout (residuals), eout (energy);
+! stepmax = the residuals' maxima over every step, then max |E - E0|;
+! stats = the method's counters; istat = [status, steps done, samples].
+
+subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
+               t0, h, nsteps, every, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, aout, lout, &
+               auxout, resout, eout, stepmax, nst, stats, istat)
+  use pyint_kinds
+  use pyint_driver, only: stepper_t, drive
+  use pyint_methods, only: new_stepper
+  implicit none
+  integer(c_int), intent(in) :: method, model_id, nipar, nrpar, n, mh, mn, niopt, nropt, nsteps, every
+  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
+  real(c_double), intent(in) :: rpar(nrpar), ropt(nropt), t0, h, q0(nq), v0(nv)
+  real(c_double), intent(inout) :: tout(nout), qout(nq, nout), vout(nv, nout), aout(nv, nout), lout(nl, nout), &
+                                   auxout(naux, naout), resout(nres, nout), eout(nout), stepmax(nres + 1), stats(nst)
+  integer(c_int), intent(out) :: istat(3)
+  external usercb
+  interface
+    subroutine usercb(req, t, n, q, v, nw, w, nout, out)
+      import :: c_double, c_int
+      integer(c_int), intent(in) :: req, n, nw, nout
+      real(c_double), intent(in) :: t, q(n), v(n), w(nw)
+      real(c_double), intent(inout) :: out(nout)
+    end subroutine
+  end interface
+  class(stepper_t), allocatable :: st
+  integer :: ierr
+  istat = [STATUS_BAD_INPUT, 0, 0]
+  call new_stepper(method, st, ierr)
+  if (ierr /= 0) return
+  call st%setup(model_id, ipar, rpar, usercb, n, mh, mn, mflags, ierr)
+  if (ierr /= 0) return
+  call drive(st, iopt, ropt, t0, h, nsteps, every, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
+             stepmax, istat)
+  if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
+end subroutine run
+
+!> nb trajectories of one built-in model (model_id /= 0: not a callback) in nthreads OpenMP threads:
+!> trajectory k starts from column k of q0, v0 with the real parameters rpar(:, k)
+!> (ipar shared: same sizes).  Outputs as run's with a trailing trajectory index.
+subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
+                     t0, h, nsteps, every, nthreads, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, &
+                     aout, lout, auxout, resout, eout, stepmax, nst, stats, istat)
+  use pyint_kinds
+  use pyint_driver, only: drive_batch
+  use pyint_methods, only: new_stepper
+  implicit none
+  integer(c_int), intent(in) :: method, model_id, nipar, nrpar, nb, n, mh, mn, niopt, nropt, nsteps, every, nthreads
+  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst
+  integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
+  real(c_double), intent(in) :: rpar(nrpar, nb), ropt(nropt), t0, h, q0(nq, nb), v0(nv, nb)
+  real(c_double), intent(inout) :: tout(nout, nb), qout(nq, nout, nb), vout(nv, nout, nb), aout(nv, nout, nb), &
+                                   lout(nl, nout, nb), auxout(naux, naout, nb), resout(nres, nout, nb), &
+                                   eout(nout, nb), stepmax(nres + 1, nb), stats(nst, nb)
+  integer(c_int), intent(out) :: istat(3, nb)
+  istat(1, :) = STATUS_BAD_INPUT
+  istat(2:3, :) = 0
+  if (model_id == 0) return     ! a callback model cannot run in threads
+  call drive_batch(new_stepper, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, nsteps, every, &
+                   nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, istat)
+end subroutine run_batch
+
+!> The alpha family's constants from rho_inf, as the kernels derive them (pyint_alpha,
+!> fortran/core/alpha.f90): p = [alpha_m, alpha_f, alpha, beta, gamma] (the order of
+!> ALPHA_PARAMETER_NAMES in pyint/genalpha.py).
+subroutine alpha_parameters(rho_inf, p)
+  use pyint_kinds
+  use pyint_alpha, only: alpha_params_t, alpha_params
+  implicit none
+  real(c_double), intent(in) :: rho_inf
+  real(c_double), intent(out) :: p(5)
+  type(alpha_params_t) :: a
+  a = alpha_params(rho_inf)
+  p = [a%alpha_m, a%alpha_f, a%alpha, a%beta, a%gamma]
+end subroutine alpha_parameters

@@ -1,0 +1,320 @@
+!> The one time loop of every method: a method is a stepper (an extension of
+!> the abstract stepper_t: `init` and `step`), the driver owns everything else.
+!>
+!> drive runs one trajectory of nsteps steps of size h from t0:
+!>   * the start: stepper%init completes the state at t0 (a, lam: consistent,
+!>     or what the method starts from) and may refuse it (status);
+!>   * stepping, with the NaN check of the state and the run control polled
+!>     once per step (fortran/core/control.f90: Ctrl-C, a callback's exception,
+!>     a LAPACK argument error);
+!>   * sampling: sample 1 = the initial state, then every `every`-th step, and
+!>     the final state always (column k of the outputs = sample k), with the
+!>     stepper's residuals and energy at the sample and its auxiliary vector;
+!>   * the per-step maxima of the residuals and of |E - E0|, taken over EVERY
+!>     step (a transient between samples counts), for every method;
+!>   * istat = [status, steps done, samples written].
+!> drive_batch runs nb trajectories of one built-in (or compiled) model in
+!> OpenMP threads, each with its own model and stepper (nothing shared is
+!> written but the k-th output slices).
+!>
+!> The state (state_t) has nq configuration and nv velocity coordinates: a
+!> vector method has nq = nv = n; a Lie-group method carries rotations and
+!> positions (nq = 12 per rigid body, nv = 6) and overrides `setup` (its model)
+!> and `residuals`.
+!>
+!> Hook for variable steps (not used by the fixed-step loop): a stepper may set
+!> err_est (a local error estimate of the step just taken, >= 0; -1: none) and
+!> implements change_step to accept a new h between steps (the default accepts
+!> any h: a one-step method without state that depends on h).
+module pyint_driver
+  use pyint_kinds
+  use pyint_model, only: model_t, consistent_acceleration, index1_matrix
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO
+  use pyint_callback_model, only: usercb_i
+  use pyint_registry, only: setup_model
+  use pyint_control, only: stop_status
+  use pyint_metrics, only: point_residuals, residual_work_t, NRES_VECTOR
+  implicit none
+  private
+  public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback, consistent_start
+
+  !> consistent_start's rank test of C = [G; A]: the LU of [I C^T; C 0], whose last pivots
+  !> are those of the Schur complement -C C^T (~ the squared singular values of C,
+  !> independent of the masses), is flagged when min |pivot| / max |pivot| <= RANK_TOL.
+  !> A redundant constraint leaves a pivot at round-off, O(eps |C|^2); 1e-14 flags
+  !> sigma_min / sigma_max below about 1e-7 (as the Cholesky test of C C^T that pyint's
+  !> Python start used for large models).
+  real(wp), parameter :: RANK_TOL = 1e-14_wp
+
+  !> The state of a trajectory at time t.
+  type :: state_t
+    real(wp) :: t = 0
+    real(wp), allocatable :: q(:)     !< configuration (nq)
+    real(wp), allocatable :: v(:)     !< velocity (nv)
+    real(wp), allocatable :: a(:)     !< the method's acceleration variable (nv)
+    real(wp), allocatable :: lam(:)   !< multipliers (nl), holonomic first
+  end type
+
+  type, abstract :: stepper_t
+    integer :: nq = 0, nv = 0, nl = 0
+    integer :: naux = 0                !< length of the method's auxiliary vector per sample
+    integer :: nres = NRES_VECTOR      !< residuals per sample (the per-step maxima: nres + 1)
+    real(wp), allocatable :: stats(:)  !< the method's counters (names: the Python class's STATS)
+    real(wp) :: err_est = -1           !< local error estimate of the last step (-1: none)
+    class(model_t), allocatable :: model   !< vector methods' model (setup)
+    type(residual_work_t) :: rw            !< vector_residuals' workspace
+  contains
+    procedure(init_i), deferred :: init
+    procedure(step_i), deferred :: step
+    procedure :: setup => vector_setup
+    procedure :: residuals => vector_residuals
+    procedure :: aux => no_aux
+    procedure :: change_step => accept_step
+    procedure :: finish => no_finish
+  end type
+
+  abstract interface
+    !> Complete the state at s%t (s%q, s%v given): s%a, s%lam; read the method's
+    !> options; allocate stats.  info /= 0: a status, the run stops before step 1.
+    subroutine init_i(self, iopt, ropt, h, s, info)
+      import :: stepper_t, state_t, wp
+      class(stepper_t), intent(inout) :: self
+      integer, intent(in) :: iopt(:)
+      real(wp), intent(in) :: ropt(:), h
+      type(state_t), intent(inout) :: s
+      integer, intent(out) :: info
+    end subroutine
+    !> One step of size h from s (at s%t) to t1 = s%t + h (t1 as the driver computes
+    !> it, t0 + k h); on success s%q, s%v, s%a, s%lam hold the new state (the driver
+    !> sets s%t = t1).  info: 0 or a status.
+    subroutine step_i(self, h, t1, s, info)
+      import :: stepper_t, state_t, wp
+      class(stepper_t), intent(inout) :: self
+      real(wp), intent(in) :: h, t1
+      type(state_t), intent(inout) :: s
+      integer, intent(out) :: info
+    end subroutine
+    !> A new stepper of method `method` (unallocated st on entry); info /= 0: unknown.
+    subroutine stepper_factory_i(method, st, info)
+      import :: stepper_t
+      integer, intent(in) :: method
+      class(stepper_t), allocatable, intent(out) :: st
+      integer, intent(out) :: info
+    end subroutine
+  end interface
+
+contains
+
+  !> Build the model (pyint_registry) of a vector method: nq = nv = n, nl = mh + mn.
+  subroutine vector_setup(self, model_id, ipar, rpar, usercb, n, mh, mn, mflags, info)
+    class(stepper_t), intent(inout) :: self
+    integer, intent(in) :: model_id, n, mh, mn
+    integer, intent(in) :: ipar(:), mflags(:)
+    real(wp), intent(in) :: rpar(:)
+    procedure(usercb_i) :: usercb
+    integer, intent(out) :: info
+    call setup_model(model_id, ipar, rpar, usercb, n, mh, mn, mflags, self%model, info)
+    if (info /= 0) return
+    self%nq = n; self%nv = n; self%nl = mh + mn
+  end subroutine
+
+  !> |g|, |G v + g_t|, |G a + gamma_h|, |A v + b|, |A a + gamma_n| and the energy.
+  subroutine vector_residuals(self, s, res, energy)
+    class(stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: res(:), energy
+    call point_residuals(self%model, s%t, s%q, s%v, s%a, res, energy, self%rw)
+  end subroutine
+
+  !> The start of a vector method: s%a and s%lam at (s%t, s%q, s%v) from the index-1 system,
+  !> assembled through the model's structured hooks and solved with the structured solvers
+  !> (model.f90: consistent_acceleration; O(nnz) for a model with structured hooks), and
+  !> with it the rank check of the constraint Jacobian (see RANK_TOL).  info: 0,
+  !> STATUS_RANK_DEFICIENT, or STATUS_BAD_INPUT (no solver could be set up).
+  subroutine consistent_start(model, s, info)
+    class(model_t), intent(in) :: model
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    call consistent_acceleration(model, s%t, s%q, s%v, SOLVER_AUTO, s%a, s%lam, info)
+    if (info == 0) then
+      if (.not. full_rank(model, s%t, s%q, s%v)) info = STATUS_RANK_DEFICIENT
+    else if (info == 1) then
+      info = STATUS_RANK_DEFICIENT
+    else
+      info = STATUS_BAD_INPUT
+    end if
+  end subroutine
+
+  !> Does C = [G; A] at (t, q) have full row rank (see RANK_TOL)?  O(nnz) for a model with
+  !> structured hooks: [I C^T; C 0] goes through the structured solvers.
+  logical function full_rank(model, t, q, v)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:)
+    type(newton_matrix_t) :: nm
+    integer :: info
+    full_rank = .true.
+    if (model%mh + model%mn == 0) return
+    full_rank = .false.
+    call index1_matrix(model, t, q, v, .false., SOLVER_AUTO, nm, info)
+    if (info /= 0) return
+    call nm%factor(info)
+    if (info == 0 .and. .not. nm%out_of_pattern) full_rank = nm%pivot_ratio() > RANK_TOL
+    call nm%release()
+  end function
+
+  subroutine no_aux(self, s, aux)
+    class(stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: aux(:)
+    aux = 0
+  end subroutine
+
+  !> Accept the step size h for the next step (variable-step hook); info /= 0: refused.
+  subroutine accept_step(self, h, s, info)
+    class(stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    info = 0
+  end subroutine
+
+  subroutine no_finish(self)
+    class(stepper_t), intent(inout) :: self
+  end subroutine
+
+  !> One trajectory (see the module comment).  The stepper is set up (its model
+  !> built).  Outputs: column k = sample k; lout(1:nl, k), auxout(1:naux, k),
+  !> resout(1:nres, k), eout(k) the energy; stepmax(1:nres) the maxima of the
+  !> residuals over every step, stepmax(nres + 1) max |E - E0|; the stepper's
+  !> stats in st%stats.
+  subroutine drive(st, iopt, ropt, t0, h, nsteps, every, q0, v0, tout, qout, vout, aout, lout, auxout, &
+                   resout, eout, stepmax, istat)
+    class(stepper_t), intent(inout) :: st
+    integer, intent(in) :: iopt(:), nsteps, every
+    real(wp), intent(in) :: ropt(:), t0, h, q0(:), v0(:)
+    real(wp), intent(inout) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), auxout(:, :), &
+                               resout(:, :), eout(:), stepmax(:)
+    integer, intent(out) :: istat(3)
+    type(state_t) :: s
+    real(wp) :: res(st%nres), energy, e0
+    integer :: step, info, ns
+    stepmax = 0
+    istat = [STATUS_BAD_INPUT, 0, 0]
+    if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. every < 1 .or. nsteps < 0 .or. .not. h > 0 &
+        .or. size(stepmax) < st%nres + 1 .or. size(lout, 1) < st%nl .or. size(auxout, 1) < st%naux &
+        .or. (st%naux > 0 .and. size(auxout, 2) < size(tout)) &
+        .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv) return
+    allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
+    s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
+    call st%init(iopt, ropt, h, s, info)
+    if (info == 0) info = stop_status()
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      call st%finish()
+      return
+    end if
+    call st%residuals(s, res, energy)
+    e0 = energy
+    call track()
+    ns = 1
+    call store(ns)
+    do step = 1, nsteps
+      call st%step(h, t0 + step * h, s, info)
+      if (info == 0 .and. .not. (all(abs(s%q) <= huge(1.0_wp)) .and. all(abs(s%v) <= huge(1.0_wp)))) &
+        info = STATUS_NONFINITE
+      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
+      if (info /= 0) then
+        istat = [info, step - 1, ns]
+        call st%finish()
+        return
+      end if
+      s%t = t0 + step * h
+      call st%residuals(s, res, energy)
+      call track()
+      if (mod(step, every) == 0) then
+        ns = ns + 1
+        call store(ns)
+      end if
+    end do
+    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
+      ns = ns + 1
+      call store(ns)
+    end if
+    istat = [STATUS_OK, nsteps, ns]
+    call st%finish()
+
+  contains
+
+    subroutine track()
+      stepmax(1:st%nres) = max(stepmax(1:st%nres), res)
+      stepmax(st%nres + 1) = max(stepmax(st%nres + 1), abs(energy - e0))
+    end subroutine
+
+    subroutine store(k)
+      integer, intent(in) :: k
+      if (k > size(tout)) return
+      tout(k) = s%t
+      qout(:, k) = s%q
+      vout(:, k) = s%v
+      aout(:, k) = s%a
+      if (st%nl > 0) lout(1:st%nl, k) = s%lam
+      if (st%naux > 0) call st%aux(s, auxout(1:st%naux, k))
+      resout(1:st%nres, k) = res
+      eout(k) = energy
+    end subroutine
+
+  end subroutine drive
+
+  !> nb trajectories of one built-in or compiled model (model_id /= 0) in OpenMP
+  !> threads: trajectory k starts from (q0(:, k), v0(:, k)) with the real
+  !> parameters rpar(:, k) (same ipar, hence the same sizes, for all).  Outputs
+  !> as drive's with a trailing trajectory index; stats(:, k) the stepper's stats;
+  !> a trajectory whose model is rejected gets istat(:, k) = [STATUS_BAD_INPUT, 0, 0].
+  subroutine drive_batch(make, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, &
+                         nsteps, every, nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, &
+                         eout, stepmax, stats, istat)
+    procedure(stepper_factory_i) :: make
+    integer, intent(in) :: method, model_id, n, mh, mn, nsteps, every, nthreads
+    integer, intent(in) :: ipar(:), mflags(:), iopt(:)
+    real(wp), intent(in) :: rpar(:, :), ropt(:), t0, h, q0(:, :), v0(:, :)
+    real(wp), intent(inout) :: tout(:, :), qout(:, :, :), vout(:, :, :), aout(:, :, :), lout(:, :, :), &
+                               auxout(:, :, :), resout(:, :, :), eout(:, :), stepmax(:, :), stats(:, :)
+    integer, intent(out) :: istat(:, :)
+    integer :: k
+    !$omp parallel do schedule(dynamic, 1) num_threads(max(nthreads, 1)) default(shared) private(k)
+    do k = 1, size(q0, 2)
+      call one(k)
+    end do
+    !$omp end parallel do
+
+  contains
+
+    subroutine one(k)
+      integer, intent(in) :: k
+      class(stepper_t), allocatable :: st
+      integer :: ierr
+      stats(:, k) = 0
+      istat(:, k) = [STATUS_BAD_INPUT, 0, 0]
+      if (model_id == 0) return     ! a callback model: its items are Python calls, not thread-safe
+      call make(method, st, ierr)
+      if (ierr /= 0) return
+      call st%setup(model_id, ipar, rpar(:, k), no_callback, n, mh, mn, mflags, ierr)
+      if (ierr /= 0) return
+      call drive(st, iopt, ropt, t0, h, nsteps, every, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
+                 vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), eout(:, k), &
+                 stepmax(:, k), istat(:, k))
+      if (allocated(st%stats)) stats(1:min(size(stats, 1), size(st%stats)), k) = &
+        st%stats(1:min(size(stats, 1), size(st%stats)))
+    end subroutine
+
+  end subroutine drive_batch
+
+  !> The callback slot of a built-in model in a batch: never called.
+  subroutine no_callback(req, t, n, q, v, nw, w, nout, out)
+    integer(c_int), intent(in) :: req, n, nw, nout
+    real(c_double), intent(in) :: t, q(n), v(n), w(nw)
+    real(c_double), intent(inout) :: out(nout)
+    error stop 'pyint: a batch of built-in models called the Python callback'
+  end subroutine
+
+end module pyint_driver

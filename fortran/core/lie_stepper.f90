@@ -1,0 +1,93 @@
+!> The base of the Lie-group steppers on (R^3 x SO(3))^nb (fortran/core/driver.f90): the
+!> configuration of rigid body i is (x_i, R_i), kept in the driver's state as
+!> q(12 (i-1) + 1 : 12 i) = (x_i, R_i row by row) (nq = 12 nb, pyint's RigidBodySystem.pack),
+!> the velocity V = (v_i world, Omega_i body) (nv = 6 nb), the multipliers of the m joint rows.
+!> The model is a rigid_system_t read from (ipar, rpar) (pyint_rigid); the residuals per
+!> step and sample are |Phi|, |B V|, |B A + Bdot V| and max_i |R_i^T R_i - I|_F, the energy
+!> the total energy.
+module pyint_lie_stepper
+  use pyint_kinds
+  use pyint_callback_model, only: usercb_i
+  use pyint_driver, only: stepper_t, state_t
+  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi, rigid_bmat, rigid_bdotv, &
+                         rigid_orthogonality, rigid_energy
+  use pyint_linalg, only: inf_norm
+  implicit none
+  private
+  public :: lie_stepper_t, lie_unpack, lie_pack, RIGID_MODEL_ID
+
+  !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
+  integer, parameter :: RIGID_MODEL_ID = -1
+
+  type, abstract, extends(stepper_t) :: lie_stepper_t
+    type(rigid_system_t) :: sys
+  contains
+    procedure :: setup => lie_setup
+    procedure :: residuals => lie_residuals
+  end type
+
+contains
+
+  !> The rigid system of (ipar, rpar) (model_id = RIGID_MODEL_ID; usercb, mflags unused); n: the
+  !> velocity dimension 6 nb, mh: the joint rows m (checked).
+  subroutine lie_setup(self, model_id, ipar, rpar, usercb, n, mh, mn, mflags, info)
+    class(lie_stepper_t), intent(inout) :: self
+    integer, intent(in) :: model_id, n, mh, mn
+    integer, intent(in) :: ipar(:), mflags(:)
+    real(wp), intent(in) :: rpar(:)
+    procedure(usercb_i) :: usercb
+    integer, intent(out) :: info
+    info = 3
+    if (model_id /= RIGID_MODEL_ID) return
+    call rigid_system_new(ipar, rpar, self%sys, info)
+    if (info /= 0) return
+    if (self%sys%nv /= n .or. self%sys%m /= mh .or. mn /= 0) then
+      info = 2
+      return
+    end if
+    self%nq = 12 * self%sys%nb; self%nv = self%sys%nv; self%nl = self%sys%m
+    self%nres = 4
+  end subroutine
+
+  subroutine lie_residuals(self, s, res, energy)
+    class(lie_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: res(:), energy
+    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%m), bm(self%sys%m, self%sys%nv), &
+                g(self%sys%m)
+    call lie_unpack(s%q, x, r)
+    call rigid_phi(self%sys, x, r, phi)
+    call rigid_bmat(self%sys, r, bm)
+    call rigid_bdotv(self%sys, r, s%v, g)
+    res(1) = inf_norm(phi)
+    res(2) = inf_norm(matmul(bm, s%v))
+    res(3) = inf_norm(matmul(bm, s%a) + g)
+    res(4) = rigid_orthogonality(self%sys, r)
+    energy = rigid_energy(self%sys, x, s%v)
+  end subroutine
+
+  !> (x, R) of every body from the state's q.
+  pure subroutine lie_unpack(q, x, r)
+    real(wp), intent(in) :: q(:)
+    real(wp), intent(out) :: x(:, :), r(:, :, :)
+    integer :: i, o
+    do i = 1, size(x, 2)
+      o = 12 * (i - 1)
+      x(:, i) = q(o + 1:o + 3)
+      r(:, :, i) = transpose(reshape(q(o + 4:o + 12), [3, 3]))
+    end do
+  end subroutine
+
+  !> The state's q from (x, R) of every body.
+  pure subroutine lie_pack(x, r, q)
+    real(wp), intent(in) :: x(:, :), r(:, :, :)
+    real(wp), intent(out) :: q(:)
+    integer :: i, o
+    do i = 1, size(x, 2)
+      o = 12 * (i - 1)
+      q(o + 1:o + 3) = x(:, i)
+      q(o + 4:o + 12) = reshape(transpose(r(:, :, i)), [9])
+    end do
+  end subroutine
+
+end module pyint_lie_stepper

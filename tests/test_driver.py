@@ -1,0 +1,146 @@
+"""The one driver (fortran/core/driver.f90): every method runs through the same loop, batches
+included, and its run maxima are taken over every step."""
+import numpy as np
+import pytest
+
+import pyint.methods  # noqa: F401  (registers every method)
+from pyint.integrator import METHODS
+from pyint.problems import PROBLEMS, LieProblem
+
+LIE_PROBLEMS = {n: p for n, p in PROBLEMS.items() if isinstance(p, LieProblem)}
+
+#: (method, problem) pairs: every vector method on the first shared problem it supports whose
+#: model has a Fortran twin (the batch runs built-in models in threads).
+_PAIRS = []
+for _name, _cls in METHODS.items():
+    if "R^n" not in _cls.spaces:
+        continue
+    for _pname, _prob in PROBLEMS.items():
+        if _cls.accepts(_prob.model) and _prob.kinds and _prob.model.fortran_name is not None:
+            _PAIRS.append((_name, _pname))
+            break
+
+
+#: Lie-group methods (a rigid-body system always runs in Fortran) on the first Lie problem.
+_LIE_PAIRS = [(name, next(iter(LIE_PROBLEMS))) for name, cls in METHODS.items() if "R^n" not in cls.spaces]
+
+
+def _span(prob, nsteps=10):
+    return nsteps * prob.h0, prob.h0
+
+
+@pytest.mark.parametrize("method,problem", _PAIRS + _LIE_PAIRS)
+def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
+    """Two trajectories in one batch (two OpenMP threads): each as integrate() returns it alone."""
+    prob = PROBLEMS[problem]
+    meth = METHODS[method]()
+    q0, v0 = prob.initial_state
+    t_end, h = _span(prob)
+    one = meth.integrate(prob.model, q0, v0, t_end, h, every=3)
+    batch = meth.integrate_batch([prob.model, prob.model], [q0, q0], [v0, v0], t_end, h, every=3, threads=2)
+    assert len(batch) == 2
+    for r in batch:
+        for f in ("t", "q", "v", "a", "lam", "residual", "energy"):
+            np.testing.assert_array_equal(getattr(r, f), getattr(one, f), err_msg=f)
+        stats = {k: v for k, v in r.stats.items() if k not in ("batch_size", "threads")}
+        assert stats == one.stats
+        assert r.extra.get("step_max") == one.extra.get("step_max")
+        if METHODS[method].KERNEL is not None:
+            assert r.stats["batch_size"] == 2    # one driver call, not a loop over integrate()
+
+
+@pytest.mark.parametrize("method,problem", [p for p in _PAIRS if METHODS[p[0]].KERNEL is not None])
+def test_step_maxima_bound_the_sample_maxima(method, problem):
+    """The driver's maxima over every step are >= those over the samples (every = 4 keeps a
+    quarter of the steps), and equal to them when every step is a sample."""
+    prob = PROBLEMS[problem]
+    meth = METHODS[method]()
+    q0, v0 = prob.initial_state
+    t_end, h = _span(prob, 16)
+    sparse = meth.integrate(prob.model, q0, v0, t_end, h, every=4)
+    full = meth.integrate(prob.model, q0, v0, t_end, h, every=1)
+    sm = sparse.extra.get("step_max")
+    assert sm is not None and sm == full.extra["step_max"]
+    res = sparse.residual
+    assert sm["eps_pos"] >= np.max(res[:, 0])
+    assert sm["eps_vel"] >= np.max(res[:, [1, 3]])
+    assert sm["eps_acc"] >= np.max(res[:, [2, 4]])
+    # with every step a sample, the step maxima are the sample maxima
+    assert sm["eps_pos"] == np.max(full.residual[:, 0])
+    assert sm["eps_vel"] == np.max(full.residual[:, [1, 3]])
+    assert sm["eps_acc"] == np.max(full.residual[:, [2, 4]])
+    if full.energy is not None:
+        assert sm["energy_change"] == np.max(np.abs(full.energy - full.energy[0]))
+        assert sm["energy_change"] >= np.max(np.abs(sparse.energy - sparse.energy[0]))
+
+
+@pytest.mark.parametrize("backend", ["fortran", "callback"])
+def test_rank_deficient_constraints_at_the_start_raise_a_clear_error(backend):
+    """The coupled snakeboard's A loses rank at its rank-drop times (test_builtin_models.py): a start
+    there is refused with the ValueError of a redundant constraint set, whether the kernel's start finds
+    it (built-in model: fortran/core/driver.f90 consistent_start) or Python's check (callback)."""
+    from pyint.genalpha import GeneralizedAlpha
+    from pyint.models import SnakeboardCoupled
+    sc = SnakeboardCoupled()
+    q, v = sc.initial_state("general")
+    t = sc.rank_drop_times(q, v, 100.0)[0]
+    q = q.copy()
+    q[4] += v[4] * t
+    a, b = sc.nh_A(0.0, q), sc.nh_b(0.0, q)
+    v = v - np.linalg.pinv(a) @ (a @ v + b)      # a velocity the rank-1 constraints admit
+    with pytest.raises(ValueError, match="constraint Jacobian .* singular.*redundant or degenerate"):
+        GeneralizedAlpha().integrate(sc, q, v, 0.1, 0.01, backend=backend)
+
+
+@pytest.mark.parametrize("method,problem", [p for p in _PAIRS if METHODS[p[0]].KERNEL is not None])
+def test_builtin_model_time_loop_never_calls_python(method, problem):
+    """The driver called directly (f2py entry run) with a counting callback: no call for a built-in
+    model, and many through the callback model."""
+    from pyint import _fortran
+    from pyint._fortran_model import model_args
+    from pyint.integrator import _OUT, _option_arrays, driver_buffers
+    prob = PROBLEMS[problem]
+    m, meth = prob.model, METHODS[method]()
+    q0, v0 = prob.initial_state
+    iopt, ropt = _option_arrays(meth.kernel_options(m))
+    nl = m.n_hol + m.n_nonhol
+
+    def run(backend, cb, steps=20):
+        a = model_args(m, backend)
+        buf = driver_buffers(m.n, m.n, nl, steps, 1, nstats=len(meth.STATS))
+        return _fortran.run(meth.KERNEL, a["model_id"], a["ipar"], a["rpar"], cb or a["usercb"], m.n, a["mh"],
+                            a["mn"], a["mflags"], iopt, ropt, 0.0, prob.h0, steps, 1, q0, v0, *(buf[k] for k in _OUT))
+
+    calls = []
+
+    def counting(req, t, q, v, w, out):  # f2py reads the callback's signature: explicit arguments
+        calls.append(req)
+        inner(req, t, q, v, w, out)
+
+    inner = model_args(m, "callback")["usercb"]
+    istat = run("fortran", counting)
+    assert istat[0] == 0 and istat[1] == 20 and istat[2] == 21
+    assert calls == []
+    istat = run("callback", counting)
+    assert istat[0] == 0 and len(calls) > 20
+
+
+def test_integrate_cases_batches_vector_and_lie_methods():
+    """pyint.batch groups every method with a stepper into batch calls, rigid-body systems included."""
+    from pyint.batch import integrate_cases
+    cases, alone = [], []
+    for method, problem, problems in (("genalpha", "chain2", PROBLEMS), ("rk4_index1", "snakeboard", PROBLEMS),
+                                      ("lie_genalpha", next(iter(LIE_PROBLEMS)), LIE_PROBLEMS)):
+        prob = problems[problem]
+        meth = METHODS[method]()
+        q0, v0 = prob.initial_state
+        t_end, h = _span(prob)
+        one = meth.integrate(prob.model, q0, v0, t_end, h)
+        for _ in range(2):
+            cases.append(dict(method=meth, model=prob.model, q0=q0, v0=v0, t_end=t_end, h=h))
+            alone.append(one)
+    results = integrate_cases(cases, threads=2)
+    for r, one in zip(results, alone):
+        assert r.stats["batch_size"] == 2
+        np.testing.assert_array_equal(r.q, one.q)
+        np.testing.assert_array_equal(r.lam, one.lam)
