@@ -66,7 +66,7 @@ def main(argv=None):
         if args.only and mname not in args.only:
             continue
         for pname, prob in sorted(PROBLEMS.items()):
-            if args.problems and pname not in args.problems or not prob.kinds <= cls.supports:
+            if args.problems and pname not in args.problems or not cls.accepts(prob.model):
                 continue
             t = time.perf_counter()
             rows = depth(cls, prob)

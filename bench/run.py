@@ -274,7 +274,7 @@ def section_wp(args):
     T = prob.t_end
     curves = {}   # label -> list of (knob, error, time)
     hs = [2.0 ** -k for k in range(4, 13 if args.quick else 15)]
-    methods = {name: cls for name, cls in sorted(METHODS.items()) if "holonomic" in cls.supports}
+    methods = {name: cls for name, cls in sorted(METHODS.items()) if cls.accepts(m)}
     for name, cls in methods.items():
         variants = {name: cls()}
         if name == "genalpha":

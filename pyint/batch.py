@@ -27,7 +27,7 @@ def _group_key(case):
     meth, model = case["method"], case["model"]
     if getattr(meth, "KERNEL", None) is None or case.get("backend", "auto") == "callback":
         return None
-    if getattr(model, "fortran_name", None) is None and "lie_group" not in meth.supports:
+    if getattr(model, "fortran_name", None) is None and getattr(model, "configuration_space", "R^n") == "R^n":
         return None
     ipar, rpar = model.fortran_params()
     return (id(meth), type(model), getattr(model, "n", None), getattr(model, "n_hol", None),

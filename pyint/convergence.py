@@ -5,10 +5,8 @@
 * :func:`measured_orders` -- the error table of a method on a problem of
   :mod:`pyint.problems` over a sequence of halved step sizes, with its window rule for
   methods of order > 2 (see there), and the fitted slopes;
-* :func:`problem_errors` -- the error of one run against the problem's reference, per problem
-  kind: for a vector problem the maximum over its sample times of |q - q_ref|, |v - v_ref| and
-  |lam - lam_ref|; for a Lie-group problem (rigid bodies on (R^3 x SO(3))^nb) x, the rotation
-  through the log map |log(R_ref^T R)| and V at t_end, in the integrators' own coordinates.
+  the errors of each run are the problem's own (:meth:`pyint.problems.Problem.errors`: q, v,
+  lam on R^n; x, R through the log map and V on a Lie group).
 
 A method's claimed order is its class attribute ``order`` (and ``lambda_order``), with the
 reference for the claim in ``order_source``.
@@ -42,43 +40,21 @@ def fit_order(h, err, floor=0.0, min_points=2):
     return np.polyfit(np.log(h[ok]), np.log(err[ok]), 1)[0]
 
 
-def problem_errors(problem, result):
-    """Errors of ``result`` against ``problem.reference``, one per component.
-
-    Vector problem: (q, v, lam) errors, each the maximum over the sample times (lam: 0
-    without constraints).  Lie-group problem: (x, R, V) errors at t_end, R through
-    |log(R_ref^T R)| (pyint.models.so3.rotation_error), maximum over the bodies.
-    """
-    if "lie_group" in problem.kinds:
-        from .models.so3 import rotation_error
-        system = problem.model
-        qr, vr, _ = problem.reference
-        xr, rr = system.unpack(qr)
-        return [np.max(np.abs(result.x[-1] - xr)),
-                max(rotation_error(rr[i], result.R[-1][i]) for i in range(system.nb)),
-                np.max(np.abs(result.v[-1] - vr))]
-    qr, vr, lr = problem.reference
-    return [np.max(np.abs(result.q[1:] - qr)), np.max(np.abs(result.v[1:] - vr)),
-            np.max(np.abs(result.lam[1:] - lr), initial=0.0)]
-
-
 def measured_orders(method, problem, halvings=None):
     """Slopes of log(error) against log(h) over halvings + 1 step sizes, and the errors.
 
     Returns (slopes, errs): errs has one row per step size and one column per component of
-    :func:`problem_errors` ((q, v, lam), or (x, R, V) on a Lie-group problem).
+    ``problem.errors`` (``problem.error_names``: (q, v, lam), or (x, R, V) on a Lie group).
 
     Second-order methods: problem.h0 and four halvings.  A method of order p
     > 2 gains 2^(4p) (1e6 for p = 5) over four halvings: more than lies between
     its asymptotic regime and the reference's accuracy, and not at the same h
     on every problem.  So its window is three halvings among dt, dt/2, ...,
     dt/512 (dt = the sample spacing): the finest run whose q and v errors all
-    stay above the floor (a step size the method fails at is in no window).
-    On a Lie-group problem (reference at t_end only) every step is kept."""
+    stay above the floor (a step size the method fails at is in no window)."""
     if halvings is None:
         halvings = 4 if method.order <= 2 else 3
     q0, v0 = problem.initial_state
-    lie = "lie_group" in problem.kinds
     dt = problem.t_end / problem.n_samples
     if method.order <= 2:
         hs = problem.h0 / 2.0 ** np.arange(halvings + 1)
@@ -87,13 +63,13 @@ def measured_orders(method, problem, halvings=None):
     errs = []
     for h in hs:
         try:
-            r = method.integrate(problem.model, q0, v0, problem.t_end, h, every=1 if lie else int(round(dt / h)))
+            r = method.integrate(problem.model, q0, v0, problem.t_end, h, every=int(round(dt / h)))
         except IntegrationError:
             if method.order <= 2:
                 raise
             errs.append([np.nan] * 3)      # too coarse for this method: not in any window
             continue
-        errs.append(problem_errors(problem, r))
+        errs.append(problem.errors(r))
     errs = np.array(errs)
     if method.order > 2:      # the finest window of halvings + 1 steps above the floor
         qr, vr, _ = problem.reference

@@ -59,6 +59,12 @@ class Integrator:
         equation, or the classical result (measured by pyint.convergence).
     supports : frozenset
         Subset of {"holonomic", "nonholonomic"}.
+    spaces : frozenset
+        The configuration spaces of the models it integrates (``model.configuration_space``:
+        "R^n", or "(R^3 x SO(3))^nb" for rigid bodies on a Lie group).
+    backends : frozenset
+        The ``backend`` values it takes (the Lie-group methods, whose whole loop runs in
+        Fortran: "auto", "fortran").
     keeps : dict
         Constraint levels kept to round-off, per kind of constraint:
         ``{"holonomic": {"position", ...}, "nonholonomic": {"velocity"}}``.
@@ -70,6 +76,8 @@ class Integrator:
     order = 1
     order_source = ""
     supports: frozenset = frozenset()
+    backends: tuple = ("auto", "fortran", "callback")
+    spaces: tuple = ("R^n",)
     keeps: dict = {}
     invariants: frozenset = frozenset()
 
@@ -216,7 +224,11 @@ class Integrator:
 
     def _start_state(self, model, t0, q0, v0, project, backend, suffix=""):
         """The driver's start vectors (q0, v0) from the user's, checked (``q0{suffix}`` names
-        them in errors) and consistent with the constraints (projected when ``project``)."""
+        them in errors) and consistent with the constraints (projected when ``project``).  A
+        model whose configuration space is not R^n checks its own (``checked_initial_state``)."""
+        hook = getattr(model, "checked_initial_state", None)
+        if hook is not None:
+            return hook(t0, q0, v0, project=project)
         q0 = V.as_vector(q0, model.n, f"q0{suffix}")
         v0 = V.as_vector(v0, model.n, f"v0{suffix}")
         return self._initial_state(model, t0, q0, v0, project, backend)
@@ -228,7 +240,23 @@ class Integrator:
         kernel_checks = self.START_CHECKS_RANK and uses_fortran_twin(model, backend)
         return V.consistent_initial_state(model, t0, q0, v0, project=project, kernel_checks=kernel_checks)
 
+    @classmethod
+    def accepts(cls, model):
+        """True when this method integrates ``model``: its configuration space and its kinds of
+        constraints (what :meth:`check_model` checks)."""
+        try:
+            cls.check_model(cls.__new__(cls), model)
+        except (TypeError, ValueError):
+            return False
+        return True
+
     def check_model(self, model):
+        space = getattr(model, "configuration_space", "R^n")
+        if space not in self.spaces:
+            raise TypeError(f"{self.name} integrates models whose configuration space is "
+                            f"{' or '.join(self.spaces)}; model {getattr(model, 'name', type(model).__name__)!r} "
+                            f"lives on {space} (methods for it: "
+                            f"{sorted(k for k, c in METHODS.items() if space in c.spaces)})")
         n = getattr(model, "n", None)
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
             raise ValueError(f"model {getattr(model, 'name', type(model).__name__)!r} has n = {n!r} coordinates; "
@@ -258,6 +286,8 @@ class Integrator:
         not divide the number of steps.
         """
         self.check_model(model)
+        if backend not in self.backends:
+            raise ValueError(f"{self.name}: backend must be one of {list(self.backends)}, got {backend!r}")
         h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
 
@@ -284,19 +314,33 @@ class Integrator:
         t, q, v, a, lam = (raw[k][sl] for k in ("t", "q", "v", "a", "lam"))
         if "residual" in raw:   # from the driver, at every sample
             res, energy = raw["residual"][sl], raw["energy"][sl]
+            hook = getattr(model, "sample_residuals", None)     # a configuration space's own columns
+            res, extra = hook(res) if hook is not None else (res, {})
         else:
             # after a model item raised, residuals where it raises again are NaN
-            res, energy = trajectory_residuals(model, t, q, v, a, backend,
-                                               keep_going=run is not None and run.aborted)
-        extra = {k: x[sl] for k, x in raw.get("extra", {}).items()}   # method-specific arrays (time-major)
-        if "step_max" in raw:
-            extra["step_max"] = raw["step_max"]
+            res, energy, extra = model_residuals(model, t, q, v, a, backend,
+                                                 keep_going=run is not None and run.aborted)
+        extra.update({k: x[sl] for k, x in raw.get("extra", {}).items()})   # method-specific arrays (time-major)
+        step_max = dict(raw.get("step_max", {}))       # maxima over every step, as the kernel tracked them
+        if step_max:
+            extra["step_max"] = step_max
         result = Result(
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res,
             energy=energy if model.has_energy else None, stats=raw["stats"],
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
             cpu_time=cpu, extra=extra)
         return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
+
+
+def model_residuals(model, t, q, v, a, backend="auto", keep_going=False):
+    """(residual (nt, 5), energy (nt,), extra) of the samples: :func:`pyint.results.trajectory_residuals`,
+    or the model's own ``trajectory_residuals`` (a configuration space that is not R^n), whose
+    ``extra`` holds what else it measures per sample (rigid bodies: orthogonality)."""
+    hook = getattr(model, "trajectory_residuals", None)
+    if hook is not None:
+        return hook(t, q, v, a, backend, keep_going)
+    res, energy = trajectory_residuals(model, t, q, v, a, backend, keep_going=keep_going)
+    return res, energy, {}
 
 
 def report_failure(result, status, steps_done, t0, h, raise_on_failure=True, run=None):

@@ -5,9 +5,12 @@ step of its convergence study, and a reference solution at ``n_samples``
 equally spaced times (errors are maxima over them: an error at one time alone
 can cross zero as h varies and fake a slope):
 closed form where one exists, otherwise a tight reference computed by the
-command named in ``source`` (cached per process).  The shared method tests
-(tests/test_methods.py) run every registered method on every problem whose
-constraint kinds it supports.
+command named in ``source`` (cached per process).  Each problem carries its own
+error function (:meth:`Problem.errors`): q, v, lam for a model on R^n; x, the log map of
+R and V for rigid bodies on (R^3 x SO(3))^nb (:class:`LieProblem`).  The shared method
+tests (tests/test_methods.py) run every registered method on every problem whose model
+it accepts (:meth:`pyint.integrator.Integrator.accepts`: configuration space and
+constraint kinds).
 """
 from __future__ import annotations
 
@@ -51,6 +54,17 @@ class Problem:
         if self.model.n_nonhol:
             k.add("nonholonomic")
         return frozenset(k)
+
+    #: names of the components of :meth:`errors`
+    error_names = ("q", "v", "lam")
+
+    def errors(self, result):
+        """Errors of ``result`` (sampled at least at ``sample_times``) against :attr:`reference`,
+        one per component of :attr:`error_names`: the maximum over the sample times of
+        |q - q_ref|, |v - v_ref| and |lam - lam_ref| (lam: 0 without constraints)."""
+        qr, vr, lr = self.reference
+        return [np.max(np.abs(result.q[1:] - qr)), np.max(np.abs(result.v[1:] - vr)),
+                np.max(np.abs(result.lam[1:] - lr), initial=0.0)]
 
     @property
     def sample_times(self):
@@ -238,21 +252,30 @@ add_problem(Problem(
 
 
 # -- Lie-group problems: rigid bodies on (R^3 x SO(3))^nb (seed 001) -----------------
-# Kept apart from PROBLEMS (vector models): the Lie-group methods (supports =
-# {"lie_group"}) run on these, in the Lie-group section of tests/test_methods.py.
-# A LieProblem is a Problem whose model is a RigidBodySystem, whose state is
-# (q = RigidBodySystem.pack(x, R), V) and whose reference (q, V, lam) at t_end is
-# the IDA solution of pyint.reference.lie.ida_reference (quaternions, dummy
-# derivatives, rtol 1e-12); ``ode_reference`` is the quaternion DOP853 cross-check.
+# A LieProblem is a Problem whose model is a RigidBodySystem (configuration space a Lie
+# group), whose state is (q = RigidBodySystem.pack(x, R), V), whose reference (q, V, lam)
+# at t_end (n_samples = 1) is the IDA solution of pyint.reference.lie.ida_reference
+# (quaternions, dummy derivatives, rtol 1e-12) -- ``ode_reference`` is the quaternion
+# DOP853 cross-check -- and whose error function measures x, R (log map) and V.
 
 LIE_IDA_RTOL = 1e-12
 
 
 @dataclass
 class LieProblem(Problem):
-    @property
-    def kinds(self):
-        return frozenset({"lie_group"})
+    n_samples: int = 1            # the references are at t_end only
+    error_names = ("x", "R", "V")
+
+    def errors(self, result):
+        """(x, R, V) errors at t_end, R through |log(R_ref^T R)| (pyint.models.so3.rotation_error),
+        each the maximum over the bodies."""
+        from .models.so3 import rotation_error
+        system = self.model
+        qr, vr, _ = self.reference
+        xr, rr = system.unpack(qr)
+        return [np.max(np.abs(result.x[-1] - xr)),
+                max(rotation_error(rr[i], result.R[-1][i]) for i in range(system.nb)),
+                np.max(np.abs(result.v[-1] - vr))]
 
     def _end_state(self, fun, **options):
         x0, r0 = self.model.unpack(self.initial_state[0])
@@ -271,14 +294,6 @@ class LieProblem(Problem):
         """(q, V, lam) at t_end from the quaternion index-1 ODE by DOP853 (pyint.reference.lie.reference)."""
         from .reference.lie import reference
         return self._end_state(reference, rtol=2.5e-14, atol=1e-15)
-
-
-LIE_PROBLEMS: dict[str, LieProblem] = {}
-
-
-def add_lie_problem(problem):
-    LIE_PROBLEMS[problem.name] = problem
-    return problem
 
 
 def _manipulator():
@@ -332,14 +347,14 @@ def _heavy_top_state(system):
 _LIE_SOURCE = ("pyint.reference.lie.ida_reference: SUNDIALS IDA on the dummy-derivative form of the quaternion "
                "model, rtol = atol = 1e-12 (cross-check: quaternion index-1 ODE by DOP853, rtol = 2.5e-14)")
 
-add_lie_problem(LieProblem(
+add_problem(LieProblem(
     name="manipulator_short", make_model=_manipulator, make_state=_manipulator_state,
     t_end=0.1, h0=5e-4, source=_LIE_SOURCE + " (seed 001 manipulator, section 3 initial state)",
     tags=frozenset({"conservative"})))
-add_lie_problem(LieProblem(
+add_problem(LieProblem(
     name="heavy_top", make_model=_heavy_top, make_state=_heavy_top_state,
     t_end=0.5, h0=2e-3, source=_LIE_SOURCE, tags=frozenset({"conservative"})))
-add_lie_problem(LieProblem(
+add_problem(LieProblem(
     name="hinged_pair", make_model=_hinged_pair, make_state=_hinged_pair_state,
     t_end=0.5, h0=2e-3, source=_LIE_SOURCE + " (point + perpendicularity joints)",
     tags=frozenset({"conservative"})))

@@ -8,9 +8,8 @@ import numpy as np
 
 from . import _control, _fortran
 from .models._fortran_model import model_args
+from .schema import CONSTRAINT_LEVELS, STANDARD
 
-#: Constraint levels, in the order of the ``residual`` columns.
-CONSTRAINT_LEVELS = ("position", "velocity", "acceleration")
 
 
 def trajectory_residuals(model, t, q, v, a, backend="auto", keep_going=False):
@@ -68,41 +67,63 @@ class Result:
     extra: dict = field(default_factory=dict)
 
     # -- metrics (the seeds' definitions, maxima over the run) -----------------
-    # Maxima over the run: over every step where the kernel tracked them (the driver,
-    # fortran/core/driver.f90: ``extra["step_max"]``), so a transient between samples counts.
-    def _step_max(self, key):
-        return float(self.extra.get("step_max", {}).get(key, 0.0))
+    def step_max(self, key):
+        """The maximum of ``key`` (eps_pos, eps_vel, eps_acc, energy_change, ...) over every step
+        as the method reported it (``extra["step_max"]``), or NaN when it reported none."""
+        return float(self.extra.get("step_max", {}).get(key, np.nan))
+
+    def _level_max(self, level, key):
+        # NaN propagates (a sample the model could not evaluate; a level that does not apply, NaN
+        # throughout: pyint.study.datasets.trajectory_dataset without a); 0 for no samples
+        sampled = float(np.max(self.level_residuals[:, level], initial=0.0))
+        return sampled if np.isnan(sampled) else float(np.fmax(sampled, self.step_max(key)))
 
     @property
     def eps_pos(self):
-        """``max |g(q)|`` over the run."""
-        return max(float(np.max(self.residual[:, 0], initial=0.0)), self._step_max("eps_pos"))
+        """``max |g(q)|`` over the run: over the samples and, where the method reports it, over every step."""
+        return self._level_max(0, "eps_pos")
 
     @property
     def eps_vel(self):
-        """max of ``|G v + g_t|`` and ``|A v + b|`` over the run."""
-        return max(float(np.max(self.residual[:, [1, 3]], initial=0.0)), self._step_max("eps_vel"))
+        """max of ``|G v + g_t|`` and ``|A v + b|`` over the run (samples, and every step where reported)."""
+        return self._level_max(1, "eps_vel")
 
     @property
     def eps_acc(self):
-        """max of ``|G a + gamma|`` and ``|A a + gamma_n|`` over the run."""
-        return max(float(np.max(self.residual[:, [2, 4]], initial=0.0)), self._step_max("eps_acc"))
+        """max of ``|G a + gamma|`` and ``|A a + gamma_n|`` over the run (samples, and every step where reported)."""
+        return self._level_max(2, "eps_acc")
 
     @property
     def energy_drift(self):
-        """``max |H(t) - H(0)| / |H(0)|`` (NaN when the model has no conserved energy;
-        the absolute drift when H(0) = 0)."""
+        """``max |H(t) - H(0)| / |H(0)|`` over the samples and, where the method reports it
+        (``step_max["energy_change"]``), over every step (NaN when the model has no conserved
+        energy; the absolute drift when H(0) = 0)."""
         if self.energy is None or len(self.energy) == 0 or not self.model.conservative:
             return float("nan")
         h0 = self.energy[0]
-        change = max(float(np.max(np.abs(self.energy - h0))), self._step_max("energy_change"))
+        change = float(np.max(np.abs(self.energy - h0)))
+        step = self.step_max("energy_change")
+        if np.isfinite(step):
+            change = max(change, step)
         return change / (abs(h0) if h0 != 0 else 1.0)
 
     @property
     def level_residuals(self):
-        """(nt, 3) residual per constraint level: position, velocity, acceleration."""
+        """(nt, 3) residual per constraint level: position, velocity, acceleration (the holonomic
+        and nonholonomic columns' maximum; NaN where either is)."""
         r = self.residual
         return np.stack([r[:, 0], np.maximum(r[:, 1], r[:, 3]), np.maximum(r[:, 2], r[:, 4])], axis=1)
+
+    def __getattr__(self, name):
+        # the configuration space's own views of q and v (x, R, V of rigid bodies): the model's hook
+        if name.startswith("_") or name in ("model", "q", "v"):
+            raise AttributeError(name)
+        views = getattr(self.model, "result_views", None)
+        if views is not None:
+            found = views(self)
+            if name in found:
+                return found[name]
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
 
     @property
     def ok(self):
@@ -116,53 +137,82 @@ class Result:
 
     # -- xarray ----------------------------------------------------------------
     def to_xarray(self):
-        """Dataset with dimensions time, coord, multiplier, constraint_level."""
+        """The one trajectory Dataset of pyint (``docs/datasets.md``).
+
+        ``q`` on (time, coord); ``v``, ``a`` on (time, coord) -- on (time, velocity) when the
+        configuration space is a Lie group whose velocities are not the derivatives of q;
+        ``lam`` on (time, multiplier); ``violation`` on (time, constraint_level) with its maxima
+        ``eps_pos``, ``eps_vel``, ``eps_acc``; ``energy`` and ``energy_error``; the method's
+        stats.  The model's hook ``dataset_variables(result)`` adds its configuration space's
+        own variables (x, R, V of rigid bodies).  Every variable has units and long_name.
+        """
         import xarray as xr
 
-        names = list(self.model.names())
-        units = list(self.model.units())
-        nmult = self.lam.shape[1]
-        mult = [f"hol{i}" for i in range(self.model.n_hol)] + [f"nonhol{i}" for i in range(self.model.n_nonhol)]
-        ds = xr.Dataset(
-            coords={
-                "time": ("time", self.t, {"units": "s", "long_name": "time"}),
-                "coord": ("coord", names, {"units": "", "long_name": "generalized coordinate"}),
-                "multiplier": ("multiplier", mult[:nmult], {"units": "", "long_name": "Lagrange multiplier"}),
-                "constraint_level": ("constraint_level", list(CONSTRAINT_LEVELS),
-                                     {"units": "", "long_name": "constraint level"}),
-            }
-        )
-        ds["q"] = (("time", "coord"), self.q, {"long_name": "generalized coordinates",
-                                               "units": ",".join(units)})
-        ds["v"] = (("time", "coord"), self.v, {"long_name": "generalized velocities",
-                                               "units": ",".join(f"({u})/s" for u in units)})
-        ds["a"] = (("time", "coord"), self.a, {"long_name": "acceleration variable of the method",
-                                               "units": ",".join(f"({u})/s^2" for u in units)})
-        ds["lam"] = (("time", "multiplier"), self.lam, {"long_name": "Lagrange multipliers",
-                                                        "units": "model force units"})
-        ds["residual"] = (("time", "constraint_level"), self.level_residuals,
-                          {"long_name": "constraint residual (max norm)", "units": "model units"})
-        if self.energy is not None:
-            ds["energy"] = ("time", self.energy, {"long_name": "total energy" if self.model.conservative
-                                                  else "mechanical energy (not conserved)", "units": "J"})
-        scalars = {
-            "eps_pos": (self.eps_pos, "max |g(q)| over the run"),
-            "eps_vel": (self.eps_vel, "max |G v + g_t|, |A v + b| over the run"),
-            "eps_acc": (self.eps_acc, "max |G a + gamma|, |A a + gamma_n| over the run"),
-            "energy_drift": (self.energy_drift, "max |H - H0| / |H0|"),
-            "cpu_time": (self.cpu_time, "CPU time of the integration"),
+        model = self.model
+        names = list(model.names())
+        units = list(model.units())
+        vnames = list(model.velocity_names()) if hasattr(model, "velocity_names") else names
+        vdim = "coord" if vnames == names else "velocity"
+        nt = len(self.t)
+        nmult = self.lam.shape[1] if self.lam.ndim == 2 else 0
+        mult = ([f"hol{i + 1}" for i in range(model.n_hol)]
+                + [f"nonhol{i + 1}" for i in range(getattr(model, "n_nonhol", 0))])[:nmult]
+
+        def std(name, **over):
+            unit, long = STANDARD[name]
+            return {"units": over.get("units", unit), "long_name": over.get("long_name", long)}
+
+        one_unit = units[0] if len(set(units)) == 1 else "[q]"
+        coords = {
+            "time": ("time", self.t, std("time")),
+            "coord": ("coord", names, std("coord")),
+            "coord_units": ("coord", units, std("coord_units")),
+            "multiplier": ("multiplier", mult, std("multiplier")),
+            "constraint_level": ("constraint_level", list(CONSTRAINT_LEVELS), std("constraint_level")),
         }
-        for key, (val, long) in scalars.items():
-            ds[key] = ((), val, {"long_name": long, "units": "s" if key == "cpu_time" else "1"})
+        if vdim != "coord":
+            coords["velocity"] = ("velocity", vnames, std("velocity"))
+        ds = xr.Dataset(coords=coords)
+        vunit = "[v]" if vdim != "coord" else f"{one_unit}/s"
+        ds["q"] = (("time", "coord"), self.q, std("q", units=one_unit))
+        ds["v"] = (("time", vdim), self.v, std("v", units=vunit))
+        if self.a is not None:
+            ds["a"] = (("time", vdim), self.a, std("a", units=f"{vunit}/s" if vdim != "coord" else f"{one_unit}/s^2"))
+        ds["lam"] = (("time", "multiplier"), np.asarray(self.lam).reshape(nt, nmult), std("lam"))
+        ds["violation"] = (("time", "constraint_level"), self.level_residuals, std("violation"))
+        for key in ("eps_pos", "eps_vel", "eps_acc"):
+            ds[key] = ((), getattr(self, key), std(key))
+        if self.energy is not None:
+            conserved = bool(model.conservative)
+            ds["energy"] = ("time", self.energy, std("energy", long_name="total energy H" if conserved
+                                                     else "mechanical energy (not conserved)"))
+            if conserved and nt:
+                h0 = self.energy[0]
+                if h0 != 0:
+                    ds["energy_error"] = ("time", (self.energy - h0) / abs(h0), std("energy_error"))
+                else:  # relative error undefined: absolute, and say so
+                    ds["energy_error"] = ("time", self.energy - h0,
+                                          {"units": "J", "long_name": "energy error H(t) - H(0) (H(0) = 0)"})
+            ds["energy_drift"] = ((), self.energy_drift,
+                                  std("energy_drift") if self.energy is None or not nt or self.energy[0] != 0
+                                  else {"units": "J", "long_name": "energy drift max |H(t) - H(0)| (H(0) = 0)"})
+        if np.isfinite(self.cpu_time):
+            ds["cpu_time"] = ((), self.cpu_time, std("cpu_time"))
         for key, val in self.stats.items():
-            ds[key] = ((), val, {"long_name": key.replace("_", " "), "units": "1"})
+            ds[key] = ((), val, std(key) if key in STANDARD else {"long_name": key.replace("_", " "), "units": "1"})
+        hook = getattr(model, "dataset_variables", None)
+        if hook is not None:
+            extra_coords, variables = hook(self)
+            ds = ds.assign_coords(extra_coords)
+            for key, var in variables.items():
+                ds[key] = var
         ds.attrs.update({
             "method": self.method,
-            "model": self.model.name,
+            "model": model.name,
             "h": self.h,
             "status": self.status,
             "message": self.message,
             "method_params": json.dumps(self.params, sort_keys=True, default=str),
-            "model_params": json.dumps(self.model.describe(), sort_keys=True, default=str),
+            "model_params": json.dumps(model.describe(), sort_keys=True, default=str),
         })
         return ds

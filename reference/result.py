@@ -49,6 +49,15 @@ class ReferenceResult(Result):
     error_estimate = None
     error_estimate_rtol = None
 
+    #: IDA's maxima over its accepted steps, under the names every Result uses (Result.step_max)
+    STEP_MAX_STATS = {"eps_pos": "step_residual_position", "eps_vel": "step_residual_velocity",
+                      "eps_acc": "step_residual_acceleration"}
+
+    def step_max(self, key):
+        """The maximum of ``key`` over IDA's accepted steps (its stats ``step_residual_*``), or NaN."""
+        stat = self.STEP_MAX_STATS.get(key)
+        return float(self.stats[stat]) if stat in self.stats else super().step_max(key)
+
     def error_estimate_max(self):
         """max over time and components of the estimated error in q and v (None without an estimate)."""
         if self.error_estimate is None:
@@ -70,7 +79,7 @@ class ReferenceResult(Result):
     def to_xarray(self):
         ds = super().to_xarray()
         ds = ds.assign_coords(constraint=("constraint", list(RESIDUAL_COLUMNS),
-                                          {"long_name": "constraint kind and level"}))
+                                          {"units": "", "long_name": "constraint kind and level"}))
         ds["constraint_residual"] = (("time", "constraint"), self.residual,
                                      {"long_name": "constraint residual per kind and level (max norm)",
                                       "units": "model units"})

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -332,15 +331,12 @@ def summary(ds):
 # -- figures ----------------------------------------------------------------------------
 def figures(nc_path, outdir):
     """Figs 3-11 (and order, stability) drawn from the NetCDF file alone."""
-    import matplotlib
-    matplotlib.use("Agg")
+    from pyint.study.plotting import FigureSet
+    figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
     import matplotlib.ticker  # noqa: F401
 
-    ds = xr.open_dataset(nc_path)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    paths = []
+    ds, paths = figs.ds, figs.paths
 
     def series(var, **sel):
         """(t, values) of a case's time series, or None when the case is not in the file."""
@@ -353,11 +349,7 @@ def figures(nc_path, outdir):
         return (t[ok], sub[var].values[ok]) if ok.any() else None
 
     def save(fig, name):
-        p = outdir / f"{name}.png"
-        fig.tight_layout()
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(p)
+        figs.save(fig, f"{name}.png")
 
     def finest(**sel):
         """The smallest h whose case (sel) is in the file."""

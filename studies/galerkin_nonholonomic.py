@@ -32,7 +32,6 @@ pyint.studies.galerkin_nonholonomic [--out DIR] [--quick]``, the same runner).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -159,25 +158,21 @@ def _long_run(name, p):
     r = GalerkinLobatto(s=p["s"], variant=variant, tol=p.get("tol", 1e-12)).integrate(model, q0, v0, p["T"], p["eta"], every=every,
                                                             raise_on_failure=False)
     ns = len(r.t)
-    q = np.full((ns, len(COORDS)), np.nan)
-    idx = [COORDS.index(c) for c in model.names()]
-    q[:, idx] = r.q
-    vel = np.full_like(q, np.nan)
-    vel[:, idx] = r.v
     cons = np.full((ns, 2), np.nan)
     for k in range(ns):
         cons[k, :model.n_nonhol] = model.nh_A(r.t[k], r.q[k]) @ r.v[k] + model.nh_b(r.t[k], r.q[k])
     lam = np.full((ns, 2), np.nan)
     lam[:, :model.n_nonhol] = r.extra["lam_nodal"]
     h0 = r.energy[0]
-    ds = xr.Dataset(coords={
-        "sample": _var("sample", np.arange(ns), "1", "output sample index"),
-        "coord": _var("coord", list(COORDS), "", "generalized coordinate"),
-        "constraint": _var("constraint", ["c0", "c1"], "", "nonholonomic constraint (row of A)"),
-    })
-    ds["time"] = _var("sample", r.t, "s", "time")
-    ds["q"] = _var(("sample", "coord"), q, "m or rad (see coord_units)", "generalized coordinates q")
-    ds["v"] = _var(("sample", "coord"), vel, "m/s or rad/s", "velocities v = H_p(q, P)")
+    # the one trajectory schema (Result.to_xarray), on the union of the two models' coordinates
+    # (NaN where a model has none) and on the output index: the runs' times differ
+    ds = (r.to_xarray().reindex(coord=list(COORDS)).drop_vars("coord_units")
+          .assign_coords(sample=("time", np.arange(ns), {"units": "1", "long_name": "output sample index"}))
+          .swap_dims(time="sample").reset_coords("time"))
+    ds = ds.assign_coords(constraint=_var("constraint", ["c0", "c1"], "", "nonholonomic constraint (row of A)"))
+    ds["coord"].attrs.update(units="", long_name="generalized coordinate")
+    ds["q"].attrs.update(units="m or rad (see coord_units)", long_name="generalized coordinates q")
+    ds["v"].attrs.update(units="m/s or rad/s", long_name="velocities v = H_p(q, P)")
     ds["coord_units"] = _var("coord", list(COORD_UNITS), "", "units of each generalized coordinate")
     ds["constraint_value"] = _var(("sample", "constraint"), cons, "m/s",
                                   "constraint A(q) H_p(q, P) + b at the stored samples (signed)")
@@ -223,28 +218,18 @@ def _long_run(name, p):
 
 def figures(nc_path, outdir):
     """Figs. 1-5 of seed 004 from the combined file (dimension ``run``); returns the PNG paths."""
-    import matplotlib
-    matplotlib.use("Agg")
+    from pyint.study.plotting import FigureSet
+    figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
 
-    ds = xr.open_dataset(nc_path)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
+    ds, save, paths = figs.ds, figs.save, figs.paths
     runs = list(ds["run"].values)
-    paths = []
 
     def sel(run):
         d = ds.sel(run=run)
         if "sample" in d.dims:
             d = d.isel(sample=np.flatnonzero(np.isfinite(d["time"].values)))
         return d
-
-    def save(fig, name):
-        path = outdir / name
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        paths.append(path)
 
     if "convergence" in runs:
         d = ds.sel(run="convergence")

@@ -25,7 +25,6 @@ pyint.studies.lie_group_manipulator [--out DIR] [--quick]``, the same runner).
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -116,30 +115,15 @@ def run_case(p):
     # the same time values in every case (t0 + k h rounds differently for different h)
     t = np.arange(len(res.t)) * SAMPLE_DT
     assert np.max(np.abs(t - res.t)) <= 1e-12
-    ds = xr.Dataset(coords={
-        "time": ("time", t, {"units": "s", "long_name": "time"}),
-        "body": ("body", [1, 2], {"units": "1", "long_name": "link"}),
-        "axis": ("axis", ["x", "y", "z"], {"units": "1", "long_name": "world axis"}),
-        "row": ("row", [1, 2, 3], {"units": "1", "long_name": "row of R"}),
-        "col": ("col", [1, 2, 3], {"units": "1", "long_name": "column of R"}),
-        "velocity_component": ("velocity_component", ["vx", "vy", "vz", "Omega_x", "Omega_y", "Omega_z"],
-                               {"units": "1", "long_name": "component of V_i"}),
-        "constraint_level": ("constraint_level", ["position", "velocity", "acceleration"],
-                             {"units": "1", "long_name": "constraint level"}),
-        "multiplier": ("multiplier", [f"lam{i + 1}" for i in range(s.m)],
-                       {"units": "1", "long_name": "Lagrange multiplier (joint 1: 1-3, joint 2: 4-6)"}),
-    })
-    ds["x"] = (("time", "body", "axis"), res.x, {"units": "m", "long_name": "centre of mass"})
+    # the one trajectory schema (Result.to_xarray: q, v, a, lam, violation, energy, x, R, V, ...)
+    ds = res.to_xarray().assign_coords(time=("time", t, {"units": "s", "long_name": "time"}))
+    ds = ds.assign_coords(
+        body=("body", [1, 2], {"units": "1", "long_name": "link"}),
+        multiplier=("multiplier", [f"lam{i + 1}" for i in range(s.m)],
+                    {"units": "", "long_name": "Lagrange multiplier (joint 1: 1-3, joint 2: 4-6)"}))
+    ds["lam"].attrs["units"] = "N"
+    ds["violation"].attrs.update(units="m, m/s, m/s^2", long_name="|Phi|, |B V|, |B Vdot + Bdot V| (max norm)")
     ds["endpoint"] = (("time", "body", "axis"), endpoint, {"units": "m", "long_name": "end point of the link"})
-    ds["R"] = (("time", "body", "row", "col"), res.R, {"units": "1", "long_name": "rotation matrix"})
-    ds["V"] = (("time", "body", "velocity_component"), res.v.reshape(len(t), s.nb, 6),
-               {"units": "m/s, rad/s", "long_name": "velocity V_i = (v_i, Omega_i) (body angular velocity)"})
-    ds["lam"] = (("time", "multiplier"), res.lam, {"units": "N", "long_name": "Lagrange multipliers"})
-    ds["residual"] = (("time", "constraint_level"), res.level_residuals,
-                      {"units": "m, m/s, m/s^2", "long_name": "|Phi|, |B V|, |B Vdot + Bdot V| (max norm)"})
-    ds["orthogonality"] = ("time", res.extra["orthogonality"],
-                           {"units": "1", "long_name": "max_i |R_i^T R_i - I|_F"})
-    ds["energy"] = ("time", res.energy, {"units": "J", "long_name": "total energy"})
     ds["kinetic_energy"] = ("time", kinetic, {"units": "J", "long_name": "kinetic energy"})
     ds["potential_energy"] = ("time", potential, {"units": "J", "long_name": "potential energy"})
     scalars = {
@@ -149,16 +133,12 @@ def run_case(p):
         "eps_acc": (res.eps_acc, "m/s^2", "max |B Vdot + Bdot V| over every step"),
         "eps_acc_sampled": (float(np.max(res.residual[:, 2])), "m/s^2",
                             "max |B Vdot + Bdot V| over the 1 ms samples"),
-        "orthogonality_max": (res.orthogonality, "1", "max |R^T R - I|_F over the run"),
-        "cpu_time": (res.cpu_time, "s", "CPU time of the integration"),
-        "newton_iterations": (res.stats["newton_iterations"], "1", "Newton iterations"),
-        "max_newton_iterations": (res.stats["max_newton_iterations"], "1", "max Newton iterations in a step"),
     }
     for k, name in enumerate(METRICS):
         scalars[f"paper_{name}"] = (_paper_value(h, method, k, T), scalars[name][1], f"paper (Tables 1-2): {name}")
     for name, (val, units, long) in scalars.items():
         ds[name] = ((), float(val), {"units": units, "long_name": long})
-    ds.attrs.update({"registered_method": reg_name, "inertia": "solid cylinder r = 0.05 m (our choice; the paper is silent)", "T": T})
+    ds.attrs = {"registered_method": reg_name, "inertia": "solid cylinder r = 0.05 m (our choice; the paper is silent)", "T": T}
     return ds
 
 
@@ -212,25 +192,15 @@ def _style(method):
 
 def figures(nc_path, outdir):
     """Figs 2-8 of the paper from the study's NetCDF file; returns the PNG paths."""
-    import matplotlib
-    matplotlib.use("Agg")
+    from pyint.study.plotting import FigureSet
+    figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
 
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    ds = xr.open_dataset(nc_path)
-    paths = []
+    ds, save, paths = figs.ds, figs.save, figs.paths
     hsel = float(ds.h.min())
     main = "DAES" if "DAES" in ds.method.values else str(ds.method.values[0])
     one = ds.sel({"h": hsel, "method": main})
     t = one.time.values
-
-    def save(fig, name):
-        p = outdir / name
-        fig.tight_layout()
-        fig.savefig(p, dpi=110)
-        plt.close(fig)
-        paths.append(p)
 
     # Fig 2: trajectories of the link ends
     fig = plt.figure(figsize=(6, 5))
@@ -268,7 +238,7 @@ def figures(nc_path, outdir):
     fig, axs = plt.subplots(1, 3, figsize=(13, 4), sharex=True)
     for ax, lev, unit in zip(axs, levels, ("m", "m/s", "m/s^2")):
         for m in ds.method.values:
-            r = ds.residual.sel({"h": hsel, "method": m, "constraint_level": lev})
+            r = ds.violation.sel({"h": hsel, "method": m, "constraint_level": lev})
             ax.semilogy(t, np.maximum(r, 1e-18), label=str(m), **_style(m))
         ax.set_title(f"{lev} level"); ax.set_xlabel("time [s]"); ax.set_ylabel(f"residual [{unit}]")
     axs[0].legend(fontsize=7)

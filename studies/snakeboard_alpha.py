@@ -70,7 +70,7 @@ def _reference(t_end, rtol):
 
 
 def _run(method, h_or_rtol, t_end):
-    """(t, q, v, cpu, step violation or nan) of one run with outputs every DT_OUT."""
+    """(result, cpu, step violation) of one run with outputs every DT_OUT."""
     m = _model()
     q0, v0 = m.initial_state()
     if method == "ida":
@@ -78,7 +78,7 @@ def _run(method, h_or_rtol, t_end):
         cpu = time.process_time()
         r = reference.solve(m, _times(t_end), q0, v0, rtol=h_or_rtol, form="dummy_derivative", cache_dir=False)
         cpu = time.process_time() - cpu
-        return r.t, r.q, r.v, cpu, float(r.stats["step_residual_velocity"])
+        return r, cpu, float(r.stats["step_residual_velocity"])
     from pyint.methods.genalpha import AlphaRattle, GeneralizedAlpha
     cls = GeneralizedAlpha if method == "genalpha" else AlphaRattle
     h = h_or_rtol
@@ -89,7 +89,7 @@ def _run(method, h_or_rtol, t_end):
     # every step: the kernel keeps A v + b at its Newton tolerance at every step; a
     # rerun without sub-sampling gives the maximum over all steps
     full = cls(rho_inf=RHO_INF).integrate(m, q0, v0, t_end, h)
-    return r.t, r.q, r.v, cpu, float(np.max(full.residual[:, 3]))
+    return r, cpu, float(np.max(full.residual[:, 3]))
 
 
 def run_case(params):
@@ -97,11 +97,11 @@ def run_case(params):
     method = params["method"]
     t_end, h = float(params["t_end"]), float(params["h"])
     m = _model()
-    t, q, v, cpu, step_viol = _run(method, DEFAULTS["ida_rtol"] if method == "ida" else h, t_end)
+    res, cpu, step_viol = _run(method, DEFAULTS["ida_rtol"] if method == "ida" else h, t_end)
+    t, q, v = res.t, res.q, res.v
     viol1 = np.array([m.nh_A(tk, qk)[0] @ vk + m.nh_b(tk, qk)[0] for tk, qk, vk in zip(t, q, v)])
-    ds = xr.Dataset(coords={"time": ("time", t, _attrs("s", "time")),
-                            "coord": ("coord", list(m.names()), _attrs("1", "generalized coordinate"))})
-    ds["q"] = (("time", "coord"), q, _attrs("m, m, rad, rad, rad, rad", "generalized coordinates"))
+    # the one trajectory schema (Result.to_xarray; IDA's ReferenceResult too), then the paper's own variables
+    ds = res.to_xarray()
     ds["violation1"] = ("time", viol1, _attrs("m/s", "violation of the first nonholonomic constraint A_1(q) v"))
     ds["max_violation_outputs"] = ((), float(np.max(np.abs(viol1))),
                                    _attrs("m/s", "max |A_1 v| over the 4 ms outputs"))
@@ -124,8 +124,8 @@ def run_case(params):
         dim, unit, long = "h", "s", "step size"
     errs, cpus = [], []
     for s in steps:
-        _, qs, _, c, _ = _run(method, float(s), t_end)
-        errs.append(float(np.max(np.abs(qs - ref.q))))
+        r, c, _ = _run(method, float(s), t_end)
+        errs.append(float(np.max(np.abs(r.q - ref.q))))
         cpus.append(c)
     ds = ds.assign_coords({f"sweep_{dim}": (f"sweep_{dim}", steps, _attrs(unit, long))})
     ds[f"error_{dim}"] = (f"sweep_{dim}", errs, _attrs("m", "max error in q over the outputs vs IDA rtol 1e-11"))
@@ -137,15 +137,12 @@ def run_case(params):
 
 
 def figures(nc_path, outdir):
-    import matplotlib
-    matplotlib.use("Agg")
+    from pyint.study.plotting import FigureSet
+    figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
-    from pathlib import Path
 
-    ds = xr.load_dataset(nc_path)
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
-    out = []
+    ds = figs.ds
+
     def tsel(mth):   # each case's own output times (the runner keeps them per case when they differ)
         t = ds["time"]
         return (t.sel({"method": mth}) if "method" in t.dims else t).values
@@ -160,9 +157,7 @@ def figures(nc_path, outdir):
         ax.set_ylabel(f"{c} [{unit}]")
         ax.set_title(f"snakeboard: {c} against time (seed 000 Fig. {2 + k})")
         ax.legend()
-        p = outdir / f"fig{2 + k}_{c}.png"
-        fig.tight_layout(); fig.savefig(p, dpi=110); plt.close(fig)
-        out.append(p)
+        figs.save(fig, f"fig{2 + k}_{c}.png")
     for k, mth in enumerate(ds["method"].values):
         fig, ax = plt.subplots(figsize=(6, 3.5))
         v = np.abs(ds["violation1"].sel({"method": mth}).values)
@@ -171,9 +166,7 @@ def figures(nc_path, outdir):
         ax.set_ylabel("|A₁(q) v| [m/s]")
         ax.set_title(f"{labels.get(str(mth), mth)}: first constraint (Fig. {5 + k}); "
                      f"steps max {float(ds['max_violation_steps'].sel({'method': mth})):.1e}", fontsize=9)
-        p = outdir / f"fig{5 + k}_violation_{mth}.png"
-        fig.tight_layout(); fig.savefig(p, dpi=110); plt.close(fig)
-        out.append(p)
+        figs.save(fig, f"fig{5 + k}_violation_{mth}.png")
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
     for mth in ("genalpha", "alpha_rattle"):
         if mth in ds["method"].values:
@@ -187,10 +180,8 @@ def figures(nc_path, outdir):
     a1.xaxis.set_minor_formatter(NullFormatter())
     a1.set_xlabel("h [s]"); a1.set_ylabel("max error in q [m]"); a1.legend(); a1.set_title("convergence")
     a2.set_xlabel("CPU time [s]"); a2.set_ylabel("max error in q [m]"); a2.legend(); a2.set_title("work-precision")
-    p = outdir / "convergence_work_precision.png"
-    fig.tight_layout(); fig.savefig(p, dpi=110); plt.close(fig)
-    out.append(p)
-    return out
+    figs.save(fig, "convergence_work_precision.png")
+    return figs.paths
 
 
 def summary(ds):

@@ -148,7 +148,8 @@ def run_case(params):
     def slope(e):
         return fit_order(hs, e)
 
-    ds = xr.Dataset(coords={
+    # the paper run in the one trajectory schema (Result.to_xarray: q, v, lam, violation, energy_error, ...)
+    ds = paper.to_xarray().assign_coords({
         "time": ("time", paper.t, _attrs("s", "time (paper run, h = 0.12)")),
         "time_long": ("time_long", long.t, _attrs("s", "time (long run, h = 0.12)")),
         "problem": ("problem", list(SWEEP), _attrs("", "problem of the h-sweep")),
@@ -185,9 +186,9 @@ def run_case(params):
     for key, (val, unit, long_name) in scalars.items():
         ds[key] = ((), val, _attrs(unit, long_name))
     ds["method_params"] = ((), json.dumps(paper.params, sort_keys=True), _attrs("", "method parameters (JSON)"))
-    ds.attrs.update({"model_params": json.dumps(model.describe(), sort_keys=True), "h_paper": PAPER_H,
-                     "t_paper": PAPER_T,
-                     "reference": "pyint.reference.ode.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13"})
+    ds.attrs = {"model_params": json.dumps(model.describe(), sort_keys=True), "h_paper": PAPER_H,
+                "t_paper": PAPER_T,
+                "reference": "pyint.reference.ode.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13"}
     return ds
 
 

@@ -30,10 +30,10 @@ def method_cases():
     """(case id, method class, problem) for every registered method on every shared problem it supports."""
     import pyint.methods  # noqa: F401  (registers every method)
     from pyint.integrator import METHODS
-    from pyint.problems import LIE_PROBLEMS, PROBLEMS
+    from pyint.problems import PROBLEMS
     for mname, cls in sorted(METHODS.items()):
-        for pname, prob in sorted({**PROBLEMS, **LIE_PROBLEMS}.items()):
-            if prob.kinds <= cls.supports:
+        for pname, prob in sorted(PROBLEMS.items()):
+            if cls.accepts(prob.model):
                 yield f"{mname}-{pname}", cls, prob
 
 

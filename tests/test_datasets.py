@@ -167,3 +167,85 @@ def test_docs_describe_every_standard_name():
     doc = (Path(__file__).resolve().parents[1] / "docs" / "datasets.md").read_text()
     missing = [name for name in datasets.STANDARD if f"`{name}`" not in doc]
     assert not missing, f"docs/datasets.md does not describe {missing}"
+
+
+# -- one trajectory schema: Result.to_xarray is the only producer --------------------------------
+CORE = {"q", "v", "a", "lam", "violation", "eps_pos", "eps_vel", "eps_acc", "energy", "energy_error",
+        "energy_drift"}
+
+
+def _variable_problems(ds):
+    return [p for p in check_conventions(ds) if not p.startswith("attribute")]   # provenance: the runner's
+
+
+def _trajectories():
+    import pyint.methods  # noqa: F401  (registers every method)
+    from pyint import reference
+    from pyint.integrator import METHODS
+    from pyint.problems import PROBLEMS
+    chain, top = PROBLEMS["chain2"], PROBLEMS["heavy_top"]
+    q0, v0 = chain.initial_state
+    yield "genalpha", METHODS["genalpha"]().integrate(chain.model, q0, v0, 0.2, 0.01, every=5).to_xarray()
+    yield "ida", reference.solve(chain.model, [0.0, 0.1, 0.2], q0, v0, rtol=1e-8, cache_dir=False).to_xarray()
+    tq, tv = top.initial_state
+    yield "lie_genalpha", METHODS["lie_genalpha"]().integrate(top.model, tq, tv, 0.1, 0.01).to_xarray()
+    model = PendulumChain(1)
+    t = np.linspace(0, 1, 11)
+    q = exact_position(t, 1.0, 1.0, 9.81)
+    yield "given", trajectory_dataset(model, t, q, np.zeros_like(q), a=np.zeros_like(q), lam=np.zeros((11, 1)))
+
+
+@pytest.mark.parametrize("name,ds", list(_trajectories()), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_trajectory_producer_writes_the_one_schema(name, ds):
+    """An integrator's Result, an IDA reference, a Lie-group result and a trajectory computed outside
+    pyint all come out of Result.to_xarray: the same names on the same dimensions, every variable with
+    units and long_name (on ca04593: four producers, 'residual' vs 'violation', 'multiplier' vs
+    'constraint', and Result.to_xarray failed the study schema)."""
+    assert CORE <= set(ds.variables), (name, sorted(CORE - set(ds.variables)))
+    assert _variable_problems(ds) == [], name
+    assert ds["violation"].dims == ("time", "constraint_level") and ds["lam"].dims == ("time", "multiplier")
+    assert list(ds["constraint_level"].values) == ["position", "velocity", "acceleration"]
+    # the run maxima: over the samples, and over every step where the method tracks it (never less)
+    for i, key in enumerate(("eps_pos", "eps_vel", "eps_acc")):
+        assert float(ds[key]) >= float(ds["violation"].isel(constraint_level=i).max()), (name, key)
+    assert "residual" not in ds
+
+
+def test_lie_group_result_is_a_result_whose_x_r_v_are_views_of_q_and_v():
+    """One Result: x, R (and V) of rigid bodies are views of q and v through the model's hook, and the
+    dataset adds them through the model's one hook (dataset_variables)."""
+    import pyint.methods  # noqa: F401
+    from pyint.integrator import METHODS
+    from pyint.problems import PROBLEMS
+    from pyint.results import Result
+    top = PROBLEMS["heavy_top"]
+    r = METHODS["lie_dae3"]().integrate(top.model, *top.initial_state, 0.05, 0.01)
+    assert type(r) is Result
+    assert np.shares_memory(r.x, r.q) and np.shares_memory(r.R, r.q) and r.V is r.v
+    x, rot = top.model.unpack(r.q[-1])
+    np.testing.assert_array_equal(r.x[-1], x)
+    np.testing.assert_array_equal(r.R[-1], rot)
+    ds = r.to_xarray()
+    assert ds["x"].dims == ("time", "body", "axis") and ds["R"].dims == ("time", "body", "row", "col")
+    assert ds["v"].dims == ("time", "velocity") and ds.sizes["velocity"] == 6
+    with pytest.raises(AttributeError, match="no attribute 'x'"):
+        METHODS["genalpha"]().integrate(PendulumChain(1), *PendulumChain(1).initial_state([1.0]), 0.02, 0.01).x
+
+
+def test_schema_check_names_what_breaks_the_trajectory_schema():
+    """The runner's one check (annotate(strict=True), check_conventions) rejects a trajectory variable
+    on the wrong dimensions, levels in another order, a run maximum on a time axis, the old 'residual'."""
+    t = np.arange(3.0)
+    bad = xr.Dataset(coords={"time": t, "constraint_level": ["velocity", "position", "acceleration"]})
+    bad["violation"] = (("constraint_level", "time"), np.zeros((3, 3)))
+    bad["residual"] = (("time", "constraint_level"), np.zeros((3, 3)))
+    bad["eps_pos"] = ("time", np.zeros(3))
+    bad["q"] = (("time",), np.zeros(3))
+    problems = datasets.trajectory_schema_problems(bad)
+    assert any("'violation' has dimensions" in p for p in problems)
+    assert any("constraint_level is ['velocity'" in p for p in problems)
+    assert any("'eps_pos' is a maximum over the run" in p for p in problems)
+    assert any("'residual'" in p for p in problems)
+    assert any("'q' has dimensions" in p for p in problems)
+    with pytest.raises(ValueError, match="not pyint's trajectory schema"):
+        datasets.annotate(bad, {"residual": ("1", "x")}, strict=True)

@@ -5,21 +5,26 @@ import pytest
 
 import pyint.methods  # noqa: F401  (registers every method)
 from pyint.integrator import METHODS
-from pyint.problems import LIE_PROBLEMS, PROBLEMS
+from pyint.problems import PROBLEMS, LieProblem
+
+LIE_PROBLEMS = {n: p for n, p in PROBLEMS.items() if isinstance(p, LieProblem)}
 
 #: (method, problem) pairs: every vector method on the first shared problem it supports whose
 #: model has a Fortran twin (the batch runs built-in models in threads); every Lie-group method
-#: that is a stepper of the driver on the first rigid-body problem.
+#: on the first rigid-body problem (those without a stepper batch as a loop of integrate()).
 _PAIRS = []
 for _name, _cls in METHODS.items():
-    if "lie_group" in _cls.supports:
-        if _cls.KERNEL is not None:
-            _PAIRS.append((_name, next(iter(LIE_PROBLEMS))))
+    if "R^n" not in _cls.spaces:
         continue
     for _pname, _prob in PROBLEMS.items():
-        if _prob.kinds <= _cls.supports and _prob.kinds and _prob.model.fortran_name is not None:
+        if _cls.accepts(_prob.model) and _prob.kinds and _prob.model.fortran_name is not None:
             _PAIRS.append((_name, _pname))
             break
+
+
+#: Lie-group methods (a rigid-body system always runs in Fortran) on the first Lie problem.
+_LIE_PAIRS = [(name, next(iter(LIE_PROBLEMS))) for name, cls in METHODS.items() if "R^n" not in cls.spaces]
+_PAIRS += _LIE_PAIRS
 
 
 def _geq(a, b):
@@ -34,7 +39,7 @@ def _span(prob, nsteps=10):
 @pytest.mark.parametrize("method,problem", _PAIRS)
 def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
     """Two trajectories in one batch (two OpenMP threads): each as integrate() returns it alone."""
-    prob = {**PROBLEMS, **LIE_PROBLEMS}[problem]
+    prob = PROBLEMS[problem]
     meth = METHODS[method]()
     q0, v0 = prob.initial_state
     t_end, h = _span(prob)
@@ -58,7 +63,7 @@ def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
 def test_step_maxima_bound_the_sample_maxima(method, problem):
     """The driver's maxima over every step are >= those over the samples (every = 4 keeps a
     quarter of the steps), and equal to them when every step is a sample."""
-    prob = {**PROBLEMS, **LIE_PROBLEMS}[problem]
+    prob = PROBLEMS[problem]
     meth = METHODS[method]()
     q0, v0 = prob.initial_state
     t_end, h = _span(prob, 16)
@@ -97,7 +102,7 @@ def test_rank_deficient_constraints_at_the_start_raise_a_clear_error(backend):
         GeneralizedAlpha().integrate(sc, q, v, 0.1, 0.01, backend=backend)
 
 
-@pytest.mark.parametrize("method,problem", [p for p in _PAIRS if p[1] in PROBLEMS])
+@pytest.mark.parametrize("method,problem", [p for p in _PAIRS if "R^n" in METHODS[p[0]].spaces])
 def test_builtin_model_time_loop_never_calls_python(method, problem):
     """The driver called directly (f2py entry run) with a counting callback: no call for a built-in
     model, and many through the callback model."""

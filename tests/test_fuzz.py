@@ -24,7 +24,7 @@ from pyint.integrator import METHODS, n_samples
 from pyint.models.base import Model
 from pyint.models.structured import LINEAR_SOLVERS
 
-VECTOR_METHODS = sorted(name for name, cls in METHODS.items() if "lie_group" not in cls.supports)
+VECTOR_METHODS = sorted(name for name, cls in METHODS.items() if "R^n" in cls.spaces)
 ITEMS = ("mass", "force", "force_jac", "hol", "hol_jac", "nh_A", "nh_b")
 FAULTS = ("none", "wrong_shape", "nan", "raise")
 #: valid values of the string options (invalid ones are drawn too)

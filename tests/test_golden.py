@@ -24,7 +24,10 @@ import xarray as xr
 from golden_outputs import GOLDEN, method_cases, run_method_cases, run_quick_studies
 
 RTOL = 1e-13
-STUDY_RENAMED: dict[str, str] = {}        # "study/variable" -> "variable"
+STUDY_RENAMED: dict[str, str] = {        # "study/variable" -> "variable"
+    # the one trajectory schema (Result.to_xarray): the per-level constraint residual is 'violation'
+    "lie_group_manipulator/residual": "violation",
+}
 STUDY_DROPPED: dict[str, str] = {}        # "study/variable" -> reason
 CHANGED: dict[str, str] = {              # "case" or "study/variable" -> reason
     "triple_pendulum_symplectic/eps_pos_long":
@@ -90,3 +93,45 @@ def test_study_quick_dataset_unchanged(golden, quick_studies):
             _close(a, b, key)
         else:
             np.testing.assert_array_equal(a, b, err_msg=key)
+
+
+# -- every study's file follows the one schema, and `pyint plot` draws its standard figures ---------
+@pytest.mark.parametrize("golden", STUDY_FILES, ids=[p.stem for p in STUDY_FILES])
+def test_study_quick_dataset_passes_the_schema_check(golden, quick_studies):
+    """The runner's check (pyint.study.datasets.check_conventions: units, long_name, provenance and the
+    trajectory schema of Result.to_xarray) finds nothing in any study's --quick file."""
+    from pyint.study.datasets import check_conventions, load_netcdf
+    assert check_conventions(load_netcdf(quick_studies[golden.name])) == []
+
+
+@pytest.mark.parametrize("golden", STUDY_FILES, ids=[p.stem for p in STUDY_FILES])
+def test_pyint_plot_draws_the_standard_figures_of_every_study(golden, quick_studies, tmp_path):
+    """`pyint plot FILE` draws pyint.study.plotting's standard figures (every one whose variables the
+    file holds) and then the study's own."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from pyint.study.datasets import load_netcdf
+    from pyint.study.plotting import grid_dims
+    path = quick_studies[golden.name]
+    ds = load_netcdf(path)
+    out = tmp_path / "figures"
+    exe = Path(sys.executable).with_name("pyint")
+    run = subprocess.run([str(exe), "plot", str(path), "--out", str(out)], capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    expected = []
+    if "q" in ds and "coord" in ds.dims:
+        expected.append("trajectories.png")
+    if "violation" in ds and "constraint_level" in ds.dims:
+        expected.append("constraint_violation.png")
+    if "energy_error" in ds:
+        expected.append("energy_error.png")
+    if "error" in ds and "cpu_time" in ds:
+        expected.append("work_precision.png")
+    if "error" in ds and "h" in grid_dims(ds) and ds.sizes["h"] > 1:
+        expected.append("error_vs_h.png")
+    drawn = sorted(p.name for p in out.glob("*.png"))
+    assert set(expected) <= set(drawn), (expected, drawn)
+    assert expected, f"{golden.stem}: no standard figure applies to its file"

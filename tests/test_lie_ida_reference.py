@@ -13,7 +13,7 @@ import pytest
 from pyint.reference.lie import ida_reference, reference
 from pyint.models.base import Model, fd_jacobian
 from pyint.models.rigid_quaternion import QuaternionRigidBodies, quat_L, quat_R, quat_Rs_jac
-from pyint.problems import LIE_PROBLEMS
+from pyint.problems import PROBLEMS, LieProblem
 from pyint.models import so3
 
 from test_liegroup import three_body_system
@@ -23,7 +23,7 @@ RNG = np.random.default_rng(20261122)
 
 def systems():
     yield "three_body", three_body_system()
-    for name, prob in sorted(LIE_PROBLEMS.items()):
+    for name, prob in sorted((n, p) for n, p in PROBLEMS.items() if isinstance(p, LieProblem)):
         yield name, prob.model
 
 
@@ -95,7 +95,7 @@ def test_same_mechanics_as_the_lie_group_system(system):
 def test_ida_reference_keeps_every_level_and_agrees_with_tighter_tolerance():
     """IDA on the dummy-derivative form keeps Phi, B V and |p| = 1 at round-off at the outputs;
     rtol 1e-10 and 1e-12 agree to the looser one's accuracy, and the energy drift follows rtol."""
-    prob = LIE_PROBLEMS["hinged_pair"]
+    prob = PROBLEMS["hinged_pair"]
     s = prob.model
     x0, r0 = s.unpack(prob.initial_state[0])
     times = np.linspace(0.0, prob.t_end, 6)
@@ -110,7 +110,7 @@ def test_ida_reference_keeps_every_level_and_agrees_with_tighter_tolerance():
 
 def test_ida_reference_matches_the_ode_reference_along_the_trajectory():
     """On the manipulator (violent: |Omega| up to 77 rad/s) at 5 times, not only at the end."""
-    prob = LIE_PROBLEMS["manipulator_short"]
+    prob = PROBLEMS["manipulator_short"]
     s = prob.model
     x0, r0 = s.unpack(prob.initial_state[0])
     times = np.linspace(0.0, prob.t_end, 5)
@@ -131,7 +131,7 @@ def test_manipulator_reference_over_its_violent_phase_keeps_its_steps():
     multipliers and acceleration dummies were unknowns with a unit tolerance in IDA's Newton
     test (b60a6dd), the same run took 32 237 steps, 18 836 of its attempts failed, and it was
     1.1e-8 m off."""
-    prob = LIE_PROBLEMS["manipulator_short"]
+    prob = PROBLEMS["manipulator_short"]
     s = prob.model
     x0, r0 = s.unpack(prob.initial_state[0])
     times = [0.0, 0.3]

@@ -16,7 +16,7 @@ from pyint.methods.lie.genalpha import LieGeneralizedAlpha, LieGeneralizedAlphaS
 from pyint.reference.lie import reference
 from pyint.models import PendulumChain
 from pyint.models.rigid_bodies import Body, PerpJoint, RigidBodySystem, revolute, spherical
-from pyint.problems import LIE_PROBLEMS
+from pyint.problems import PROBLEMS
 from pyint.models import so3
 
 RNG = np.random.default_rng(20261121)
@@ -218,7 +218,7 @@ def test_energy_errors_against_paper_table_2(manipulator_runs):
 def test_daes_as_printed_moves_q_exactly_as_dae3():
     """Eq. (10) as printed: the driving velocity V' solves the index-3 step, so q (and V')
     equal DAE3's; V and A are its projections (mu, omega = O(h))."""
-    prob = LIE_PROBLEMS["hinged_pair"]
+    prob = PROBLEMS["hinged_pair"]
     q0, v0 = prob.initial_state
     a = LieDAE3().integrate(prob.model, q0, v0, 0.2, 1e-3)
     b = LieDAES().integrate(prob.model, q0, v0, 0.2, 1e-3)
@@ -229,7 +229,7 @@ def test_daes_as_printed_moves_q_exactly_as_dae3():
 
 
 def test_projected_daes_is_first_order_including_the_multiplier():
-    prob = LIE_PROBLEMS["manipulator_short"]
+    prob = PROBLEMS["manipulator_short"]
     q0, v0 = prob.initial_state
     qr, vr, lr = prob.reference
     errs = []
@@ -242,7 +242,7 @@ def test_projected_daes_is_first_order_including_the_multiplier():
 
 
 def test_genalpha_second_order_for_several_rho_and_stabilizing_correction_third_order():
-    prob = LIE_PROBLEMS["heavy_top"]
+    prob = PROBLEMS["heavy_top"]
     q0, v0 = prob.initial_state
     qr, vr, lr = prob.reference
     for rho in (0.0, 0.6, 1.0):
@@ -261,7 +261,7 @@ def test_genalpha_second_order_for_several_rho_and_stabilizing_correction_third_
 def test_reference_is_tight():
     """Two tolerances agree to ~1e-10, energy and constraints hold to ~1e-12."""
     s = RigidBodySystem.heavy_top()
-    q0, v0 = LIE_PROBLEMS["heavy_top"].initial_state
+    q0, v0 = PROBLEMS["heavy_top"].initial_state
     x0, r0 = s.unpack(q0)
     a = reference(s, x0, r0, v0, [0.0, 0.5], rtol=1e-13, atol=1e-13)
     b = reference(s, x0, r0, v0, [0.0, 0.5], rtol=1e-11, atol=1e-11)
@@ -274,7 +274,7 @@ def test_reference_is_tight():
 
 def test_dataset_conventions_and_netcdf_round_trip(tmp_path):
     import xarray as xr
-    prob = LIE_PROBLEMS["heavy_top"]
+    prob = PROBLEMS["heavy_top"]
     q0, v0 = prob.initial_state
     r = LieDAES().integrate(prob.model, q0, v0, 0.1, 1e-3, every=10)
     assert len(r.t) == 11 and r.t[-1] == pytest.approx(0.1)
@@ -396,7 +396,7 @@ def test_newton_accepts_the_round_off_floor_at_small_steps():
 
 
 def test_result_q_is_the_packed_configuration():
-    prob = LIE_PROBLEMS["hinged_pair"]
+    prob = PROBLEMS["hinged_pair"]
     q0, v0 = prob.initial_state
     r = LieDAE2().integrate(prob.model, q0, v0, 0.01, 1e-3)
     assert np.array_equal(r.q[0], q0)

@@ -1,7 +1,7 @@
 """Newton termination (issue 14; fortran/core/newton_control.f90): small steps never fail.
 
-Every registered method on every shared problem it supports (PROBLEMS; LIE_PROBLEMS for
-the Lie-group methods), and Lobatto IIIA-IIIB with s = 2..10 stages: 200 steps at
+Every registered method on every shared problem whose model it accepts (PROBLEMS, the
+rigid bodies on a Lie group included), and Lobatto IIIA-IIIB with s = 2..10 stages: 200 steps at
 h = h0, h0/10, ... down to 1e-6.  Once a method converges at some h, it converges at
 every smaller one (the increments of a small step reach round-off; that is convergence,
 not failure).  A failure at a larger h names its cause, the step and the time.
@@ -12,7 +12,7 @@ import pytest
 import pyint.methods  # noqa: F401  (registers every method)
 from pyint.errors import IntegrationError, NewtonConvergenceError, NonFiniteError, SingularMatrixError
 from pyint.integrator import METHODS
-from pyint.problems import LIE_PROBLEMS, PROBLEMS
+from pyint.problems import PROBLEMS
 from pyint.methods.symplectic import LobattoIIIAB
 
 STEPS = 200
@@ -30,12 +30,12 @@ def _step_sizes(h0):
 
 def _cases():
     for mname, cls in sorted(METHODS.items()):
-        for pname, prob in sorted({**PROBLEMS, **LIE_PROBLEMS}.items()):
-            if prob.kinds <= cls.supports:
+        for pname, prob in sorted(PROBLEMS.items()):
+            if cls.accepts(prob.model):
                 yield pytest.param(cls, {}, prob, id=f"{mname}-{pname}")
     for s in range(2, 11):
         for pname, prob in sorted(PROBLEMS.items()):
-            if prob.kinds <= LobattoIIIAB.supports:
+            if LobattoIIIAB.accepts(prob.model):
                 yield pytest.param(LobattoIIIAB, {"stages": s}, prob, id=f"lobatto_s{s}-{pname}")
 
 

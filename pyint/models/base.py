@@ -169,6 +169,9 @@ class Model:
     callback_bundle : bool
         False to have the callback path ask one item per Python call (default
         True: the items of one point in one call).
+    configuration_space : str
+        "R^n": q is a vector with additive updates (a rigid-body system on
+        (R^3 x SO(3))^nb says so, and supplies the hooks of pyint.models.rigid_bodies).
     """
 
     name = "model"
@@ -183,6 +186,7 @@ class Model:
     fortran_name: str | None = None
     # False: the callback path asks one item per Python call (no per-point bundles)
     callback_bundle = True
+    configuration_space = "R^n"
 
     # -- what a subclass must define ------------------------------------------
     def mass(self, q):

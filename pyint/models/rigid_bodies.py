@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _fortran
+from .. import _validate as V
 from .so3 import cross, expm, hat
 from ._params import positive, real, vector
 
@@ -113,6 +115,9 @@ class RigidBodySystem:
 
     conservative = True
     n_nonhol = 0
+    #: a Lie group: q = pack(x, R) is not a vector with additive updates; the Lie-group methods
+    #: (pyint.methods.lie) integrate it
+    configuration_space = "(R^3 x SO(3))^nb"
 
     def __init__(self, bodies, joints, gravity=(0.0, 0.0, -9.81), name="rigid_bodies"):
         self.bodies = list(bodies)
@@ -187,7 +192,7 @@ class RigidBodySystem:
 
     # -- state packing -----------------------------------------------------------
     def pack(self, x, rot):
-        """Flat configuration q = (x_1, R_1 row-major, x_2, ...): 12 per body (the layout of LieResult.q)."""
+        """Flat configuration q = (x_1, R_1 row-major, x_2, ...): 12 per body (the layout of Result.q)."""
         x = np.asarray(x, dtype=float).reshape(self.nb, 3)
         rot = np.asarray(rot, dtype=float).reshape(self.nb, 3, 3)
         return np.concatenate([np.concatenate([x[i], rot[i].ravel()]) for i in range(self.nb)])
@@ -195,6 +200,79 @@ class RigidBodySystem:
     def unpack(self, q):
         q = np.asarray(q, dtype=float).reshape(self.nb, 12)
         return q[:, :3].copy(), q[:, 3:].reshape(self.nb, 3, 3).copy()
+
+
+    # -- the configuration space's hooks (pyint.integrator.Integrator, pyint.results.Result) ---------
+    # (R^3 x SO(3))^nb is a Lie group: q = pack(x, R) (12 per body), v = V (6 per body) is not q'.
+    has_energy = True
+
+    def units(self):
+        """Units of the flat configuration q: x in m, R dimensionless."""
+        return tuple(u for _ in range(self.nb) for u in ("m",) * 3 + ("1",) * 9)
+
+    def checked_initial_state(self, t0, q0, v0, project=False):
+        """(q0, v0) checked (or with project=True projected) for an integrator: q0 a tuple (x0, R0)
+        or the flat q of :meth:`pack`, R0 rotations; Phi = 0 and B V = 0 (ValueError naming the level)."""
+        x0, r0 = as_configuration(self, q0)
+        v0 = V.as_vector(v0, self.nv, "v0")
+        x0, r0, v0 = consistent_rigid_state(self, x0, r0, v0, project=project)
+        return self.pack(x0, r0), v0
+
+    def trajectory_residuals(self, t, q, v, a, backend="auto", keep_going=False):
+        """(residual (nt, 5), energy (nt,), extra) of a trajectory, in Fortran: the columns of
+        :attr:`pyint.results.Result.residual` (|Phi|, |B V|, |B A + Bdot V|; no nonholonomic
+        columns) and extra["orthogonality"] = max_i |R_i^T R_i - I|_F per sample."""
+        x, rot = self.split(q)
+        res, energy = lie_residuals(self, x, rot, v, a)
+        residual, extra = self.sample_residuals(res)
+        return residual, energy, extra
+
+    def sample_residuals(self, res):
+        """(residual (nt, 5), extra) from the per-sample |Phi|, |B V|, |B A + Bdot V|,
+        max_i |R_i^T R_i - I|_F (the Lie kernels' and the driver's columns): the columns of
+        :attr:`pyint.results.Result.residual` (no nonholonomic ones) and extra["orthogonality"]."""
+        residual = np.zeros((len(res), 5))
+        residual[:, :3] = res[:, :3]
+        return residual, {"orthogonality": res[:, 3]}
+
+    def split(self, q):
+        """Views x (nt, nb, 3) and R (nt, nb, 3, 3) of a time-major flat q (nt, 12 nb)."""
+        q = np.asarray(q)
+        blocks = q.reshape(len(q), self.nb, 12)
+        return blocks[:, :, :3], blocks[:, :, 3:].reshape(len(q), self.nb, 3, 3)
+
+    def result_views(self, result):
+        """x, R (views of q), V (= v) and the run's orthogonality error max over samples and steps."""
+        x, rot = self.split(result.q)
+        orth = float(np.max(result.extra.get("orthogonality", np.zeros(0)), initial=0.0))
+        return {"x": x, "R": rot, "V": result.v,
+                "orthogonality": float(np.fmax(orth, result.step_max("orthogonality")))}
+
+    def dataset_variables(self, result):
+        """(coords, variables) the Lie group adds to :meth:`pyint.results.Result.to_xarray`: x, R,
+        V on (time, body, ...), the orthogonality error per sample and its maximum."""
+        nt, nb = len(result.t), self.nb
+        x, rot = self.split(result.q)
+        coords = {
+            "body": ("body", np.arange(1, nb + 1), {"units": "1", "long_name": "body number"}),
+            "axis": ("axis", ["x", "y", "z"], {"units": "", "long_name": "world axis"}),
+            "row": ("row", [1, 2, 3], {"units": "1", "long_name": "row of the rotation matrix"}),
+            "col": ("col", [1, 2, 3], {"units": "1", "long_name": "column of the rotation matrix"}),
+            "velocity_component": ("velocity_component", ["vx", "vy", "vz", "Omega_x", "Omega_y", "Omega_z"],
+                                   {"units": "", "long_name": "body velocity component (v world, Omega body)"}),
+        }
+        variables = {
+            "x": (("time", "body", "axis"), x, {"units": "m", "long_name": "centre of mass"}),
+            "R": (("time", "body", "row", "col"), rot, {"units": "1", "long_name": "rotation matrix (body to world)"}),
+            "V": (("time", "body", "velocity_component"), np.asarray(result.v).reshape(nt, nb, 6),
+                  {"units": "m/s, rad/s", "long_name": "body velocity V_i = (v_i, Omega_i)"}),
+            "orthogonality_max": ((), result.orthogonality,
+                                  {"units": "1", "long_name": "max |R^T R - I|_F over the run"}),
+        }
+        if "orthogonality" in result.extra:
+            variables["orthogonality"] = ("time", result.extra["orthogonality"],
+                                          {"units": "1", "long_name": "max_i |R_i^T R_i - I|_F"})
+        return coords, variables
 
     def names(self):
         """Names of the flat configuration q (12 per body)."""
@@ -416,3 +494,91 @@ class RigidBodySystem:
         """q o exp(psi): x_i + psi_x,i, R_i expm(psi_th,i)."""
         psi = np.asarray(psi, dtype=float).reshape(self.nb, 6)
         return x + psi[:, :3], np.stack([rot[i] @ expm(psi[i, 3:]) for i in range(self.nb)])
+
+
+# -- the configuration space (R^3 x SO(3))^nb: checks and residuals ------------------------
+#: Tolerance for "R is a rotation" on input.
+ROTATION_TOL = 1e-10
+
+
+def lie_residuals(system, x, rot, v, a):
+    """Per-sample |Phi|, |B V|, |B A + Bdot V|, max_i |R_i^T R_i - I|_F and energy (Fortran).
+
+    x (nt, nb, 3), rot (nt, nb, 3, 3), v and a (nt, 6 nb).  Returns (res (nt, 4), energy (nt,)).
+    """
+    ipar, rpar = system.fortran_params()
+    nt = len(x)
+    res = np.zeros((4, nt), order="F")
+    energy = np.zeros(nt)
+    if nt:
+        ierr = _fortran.rigid_residuals(
+            ipar, rpar, np.asfortranarray(np.transpose(x, (2, 1, 0))),
+            np.asfortranarray(np.transpose(rot, (2, 3, 1, 0))),
+            np.asfortranarray(np.asarray(v, dtype=float).T), np.asfortranarray(np.asarray(a, dtype=float).T),
+            res, energy)
+        if ierr != 0:
+            raise RuntimeError(f"rigid_residuals failed (ierr={ierr})")
+    return res.T.copy(), energy
+
+
+def as_configuration(system, q0):
+    """(x (nb, 3), R (nb, 3, 3)) from a tuple (x, R) or the flat q (12 per body); checked."""
+    nb = system.nb
+    if isinstance(q0, tuple) and len(q0) == 2:
+        x = V.as_vector(np.ravel(np.asarray(q0[0], dtype=float)), 3 * nb, "x0").reshape(nb, 3)
+        rot = np.asarray(q0[1])
+        if rot.shape not in ((nb, 3, 3),) + (((3, 3),) if nb == 1 else ()):
+            raise ValueError(f"R0 must have shape ({nb}, 3, 3), got {rot.shape}")
+        rot = V.as_vector(rot.ravel(), 9 * nb, "R0").reshape(nb, 3, 3)
+    else:
+        x, rot = system.unpack(V.as_vector(q0, 12 * nb, "q0"))
+    for i in range(nb):
+        err = np.linalg.norm(rot[i].T @ rot[i] - np.eye(3))
+        if err > ROTATION_TOL or np.linalg.det(rot[i]) <= 0:
+            raise ValueError(f"R0 of body {i} is not a rotation matrix: |R^T R - I|_F = {err:.3e}, "
+                             f"det = {np.linalg.det(rot[i]):.6g}")
+    return x, rot
+
+
+def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_TOL, maxit=50):
+    """Check (or with project=True enforce) Phi = 0 and B V = 0; raise ValueError naming the level.
+
+    The projections are M-orthogonal: Gauss-Newton steps
+    q <- q o exp(-M^-1 B^T (B M^-1 B^T)^-1 Phi) and V <- V - M^-1 B^T (B M^-1 B^T)^-1 B V.
+    """
+    if system.m == 0:
+        return x, rot, v
+    minv = np.linalg.inv(system.mass_matrix())
+
+    def correction(r, resid):
+        bm = system.bmat(r)
+        mbt = minv @ bm.T
+        return mbt @ np.linalg.solve(bm @ mbt, resid)
+
+    bm = system.bmat(rot)
+    s = np.linalg.svd(bm, compute_uv=False)
+    if s[-1] <= 1e-12 * max(1.0, s[0]) or bm.shape[0] > bm.shape[1]:
+        raise ValueError(f"the constraint Jacobian B is singular at the initial configuration "
+                         f"(smallest singular value {s[-1]:.3e}): redundant or degenerate joints")
+    scale_q = max(1.0, float(np.max(np.abs(x))))
+    err = float(np.max(np.abs(system.phi(x, rot))))
+    if err > tol * scale_q:
+        if not project:
+            raise ValueError(f"the initial configuration violates the joints: max|Phi| = {err:.3e} "
+                             f"> {tol * scale_q:.1e}; pass project=True to project it onto Phi = 0")
+        for _ in range(maxit):
+            phi = system.phi(x, rot)
+            if np.max(np.abs(phi)) <= 1e-14 * scale_q:
+                break
+            x, rot = system.advance(x, rot, -correction(rot, phi))
+        else:
+            raise ValueError(f"could not project the initial configuration onto Phi = 0 "
+                             f"(|Phi| = {np.max(np.abs(system.phi(x, rot))):.3e})")
+    scale_v = max(1.0, float(np.max(np.abs(v))))
+    err = float(np.max(np.abs(system.bmat(rot) @ v)))
+    if err > tol * scale_v:
+        if not project:
+            raise ValueError(f"the initial velocity violates the joints: max|B V| = {err:.3e} "
+                             f"> {tol * scale_v:.1e}; pass project=True to project it onto B V = 0")
+        v = v - correction(rot, system.bmat(rot) @ v)
+    return x, rot, v

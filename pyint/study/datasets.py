@@ -33,57 +33,8 @@ import xarray as xr
 
 from ..convergence import fit_order
 
-#: The three constraint levels, in the order of the ``constraint_level`` dimension.
-CONSTRAINT_LEVELS = ("position", "velocity", "acceleration")
-
-# Unit placeholders: "[q]" are the units of each coordinate (see the
-# ``coord_units`` variable), "[g]" those of the model's constraint functions,
-# "[lambda]" those of the multipliers.  A study that knows them better sets the
-# units itself (its own attrs, or Study(meta=...)).
-#: Standard names: name -> (units, long_name).  Text variables have units "".
-STANDARD: dict[str, tuple[str, str]] = {
-    # dimensions and coordinates
-    "time": ("s", "time"),
-    "sample": ("1", "output sample index"),
-    "h": ("s", "step size h"),
-    "method": ("", "integration method"),
-    "coord": ("", "generalized coordinate"),
-    "coord_units": ("", "units of each generalized coordinate"),
-    "constraint_level": ("", "constraint level (position, velocity, acceleration)"),
-    "constraint": ("", "constraint"),
-    "rho_inf": ("1", "spectral radius at infinity rho_inf"),
-    "rtol": ("1", "relative tolerance"),
-    "initial_condition": ("", "initial condition"),
-    "T": ("s", "final time"),
-    # time series
-    "q": ("[q]", "generalized coordinates q (units of each: coord_units)"),
-    "v": ("[q]/s", "generalized velocities v"),
-    "a": ("[q]/s^2", "generalized accelerations a"),
-    "lam": ("[lambda]", "Lagrange multipliers"),
-    "violation": ("[g]/s^k", "constraint violation max-norm at each level "
-                             "(k = 0, 1, 2 time derivatives of the constraints)"),
-    "energy": ("J", "total energy H"),
-    "energy_error": ("1", "relative energy error (H(t) - H(0)) / |H(0)|"),
-    # metrics (the seeds' violation and energy measures): maxima over the run
-    "eps_pos": ("[g]", "position-level constraint violation eps(Phi) = max ||g(q)||_inf"),
-    "eps_vel": ("[g]/s", "velocity-level constraint violation eps(Phi') = max ||G v||_inf or ||A v + b||_inf"),
-    "eps_acc": ("[g]/s^2", "acceleration-level constraint violation eps(Phi'') = max ||G a + (G v)_q v||_inf"),
-    "energy_drift": ("1", "energy drift delta(H) = max |H(t) - H(0)| / |H(0)|"),
-    "error": ("[q]", "max error against the reference solution"),
-    "order": ("1", "measured order: slope of log(error) against log(h)"),
-    "cpu_time": ("s", "CPU time of the integration"),
-    "newton_iterations": ("1", "total number of Newton iterations"),
-    "jacobian_factorizations": ("1", "number of iteration-matrix factorizations"),
-    "failed_steps": ("1", "number of failed or rejected steps"),
-    "n_steps": ("1", "number of time steps"),
-    "rhs_evaluations": ("1", "number of right-hand-side evaluations"),
-    "orthogonality": ("1", "orthogonality error max ||R^T R - I||_F"),
-    "direction_error": ("1", "direction-vector error max |e^T e - 1|"),
-    # the runner's per-case bookkeeping
-    "status": ("", "case status: ok, failed, crashed, skipped (or the study's own)"),
-    "message": ("", "why the case did not end ok (empty when ok)"),
-    "case_attrs": ("", "attributes of each case's own dataset (JSON)"),
-}
+from ..results import Result
+from ..schema import CONSTRAINT_LEVELS, STANDARD  # noqa: F401  (re-exported: defined once, there)
 
 #: Global attributes every pyint dataset carries.
 PROVENANCE_ATTRS = ("pyint_version", "git_commit", "created", "study")
@@ -174,12 +125,60 @@ def annotate(ds: xr.Dataset, meta: dict | None = None, strict: bool = False) -> 
     if strict and missing:
         raise ValueError(f"variables without units/long_name: {', '.join(missing)} "
                          "(set their attrs, or declare them in Study(meta={name: (units, long_name)}))")
+    if strict:
+        wrong = trajectory_schema_problems(ds)
+        if wrong:
+            raise ValueError("not pyint's trajectory schema (docs/datasets.md): " + "; ".join(wrong))
     return ds
 
 
-def check_conventions(ds: xr.Dataset) -> list[str]:
-    """Every way ``ds`` breaks the conventions (empty list: none)."""
+#: The trajectory variables of :meth:`pyint.results.Result.to_xarray`: name -> the dimensions
+#: their last axes must have (after the case's time axis, ``time`` or ``sample``); None: no axis
+#: beyond time.  A study's file holds them with its grid dimensions in front.
+TRAJECTORY_DIMS = {
+    "q": ("coord",),
+    "v": (("coord", "velocity"),),
+    "a": (("coord", "velocity"),),
+    "lam": ("multiplier",),
+    "violation": ("constraint_level",),
+    "energy": (),
+    "energy_error": (),
+}
+#: Maxima over the run: never on a time axis.
+RUN_MAXIMA = ("eps_pos", "eps_vel", "eps_acc", "energy_drift")
+TIME_DIMS = ("time", "sample")
+
+
+def trajectory_schema_problems(ds: xr.Dataset) -> list[str]:
+    """Every way the trajectory variables of ``ds`` (:data:`TRAJECTORY_DIMS`) break the one
+    trajectory schema: their dimensions, the ``constraint_level`` labels, time-free maxima."""
     problems = []
+    for name, tail in TRAJECTORY_DIMS.items():
+        if name not in ds.variables:
+            continue
+        dims = tuple(map(str, ds[name].dims))
+        k = len(dims) - len(tail) - 1
+        if k < 0 or dims[k] not in TIME_DIMS or any(
+                d not in (want if isinstance(want, tuple) else (want,)) for d, want in zip(dims[k + 1:], tail)):
+            want = ", ".join("|".join(w) if isinstance(w, tuple) else w for w in tail)
+            problems.append(f"{name!r} has dimensions {dims}, not (..., time|sample{', ' + want if want else ''})")
+    if "constraint_level" in ds.dims and list(map(str, ds["constraint_level"].values)) != list(CONSTRAINT_LEVELS):
+        problems.append(f"constraint_level is {list(map(str, ds['constraint_level'].values))}, "
+                        f"not {list(CONSTRAINT_LEVELS)}")
+    for name in RUN_MAXIMA:
+        if name in ds.variables and set(map(str, ds[name].dims)) & set(TIME_DIMS):
+            problems.append(f"{name!r} is a maximum over the run but has dimensions {ds[name].dims}")
+    if "residual" in ds.variables and "constraint_level" in ds["residual"].dims:
+        problems.append("'residual' on constraint_level is the old name of 'violation'")
+    return problems
+
+
+def check_conventions(ds: xr.Dataset) -> list[str]:
+    """Every way ``ds`` breaks the conventions (empty list: none): units and long_name of every
+    variable, the provenance attributes, scalar attributes, and the one trajectory schema
+    (:func:`trajectory_schema_problems`).  The runner applies the same rules to every case and
+    every study file (:func:`annotate` with ``strict``)."""
+    problems = trajectory_schema_problems(ds)
     for name in ds.variables:
         for key in ("units", "long_name"):
             if not isinstance(ds[name].attrs.get(key), str):
@@ -221,16 +220,14 @@ def select_case(ds: xr.Dataset, **params) -> xr.Dataset:
     return case
 
 
-def trajectory_dataset(model, t, q, v, a=None, lam=None) -> xr.Dataset:
-    """The standard time series and metrics of one trajectory of ``model``.
+def trajectory_dataset(model, t, q, v, a=None, lam=None, method="given") -> xr.Dataset:
+    """The standard Dataset of a trajectory of ``model`` computed outside pyint's integrators
+    (an ODE solution, a closed form): :meth:`pyint.results.Result.to_xarray` of it.
 
     ``t`` (N,), ``q`` and ``v`` (N, n), optionally ``a`` (N, n) and ``lam``
-    (N, n_hol + n_nonhol).  Returns ``q``/``v``(/``a``/``lam``) on
-    (``time``, ``coord``), ``violation`` on (``time``, ``constraint_level``)
-    (NaN where a level does not apply: position for a purely nonholonomic
-    model, acceleration without ``a``), the maxima ``eps_pos``/``eps_vel``/
-    ``eps_acc`` of the levels that apply, and for a conservative model
-    ``energy``, ``energy_error`` and ``energy_drift``.
+    (N, n_hol + n_nonhol).  The constraint residuals and the energy are evaluated in Python
+    on the model; ``violation`` is NaN where a level does not apply (position for a purely
+    nonholonomic model, acceleration without ``a``), and so is its maximum.
     """
     t, q, v = (np.asarray(x, dtype=float) for x in (t, q, v))
     a = None if a is None else np.asarray(a, dtype=float)
@@ -240,52 +237,38 @@ def trajectory_dataset(model, t, q, v, a=None, lam=None) -> xr.Dataset:
     for name, arr in (("q", q), ("v", v), ("a", a)):
         if arr is not None and arr.shape != (nt, n):
             raise ValueError(f"{name} must have shape ({nt}, {n}) for {nt} times and n = {n}, got {arr.shape}")
-    viol = np.full((nt, 3), np.nan)
+    # the columns of Result.residual: |g|, |G v + g_t|, |G a + gamma|, |A v + b|, |A a + gamma_n|
+    res = np.full((nt, 5), np.nan)
+    items = []
+    if model.n_hol:
+        items += [(0, lambda tk, qk, vk, ak: model.hol(tk, qk)), (1, lambda tk, qk, vk, ak: model.hol_vel(tk, qk, vk))]
+        if a is not None:
+            items.append((2, lambda tk, qk, vk, ak: model.hol_acc(tk, qk, vk, ak)))
+    if model.n_nonhol:
+        items.append((3, lambda tk, qk, vk, ak: model.nh_vel(tk, qk, vk)))
+        if a is not None:
+            items.append((4, lambda tk, qk, vk, ak: model.nh_acc(tk, qk, vk, ak)))
     for k in range(nt):
-        tk, qk, vk = t[k], q[k], v[k]
-        levels = [[], [], []]
-        if model.n_hol:
-            levels[0].append(model.hol(tk, qk))
-            levels[1].append(model.hol_vel(tk, qk, vk))
-            if a is not None:
-                levels[2].append(model.hol_acc(tk, qk, vk, a[k]))
-        if model.n_nonhol:
-            levels[1].append(model.nh_vel(tk, qk, vk))
-            if a is not None:
-                levels[2].append(model.nh_acc(tk, qk, vk, a[k]))
-        for i, parts in enumerate(levels):
-            if parts:
-                viol[k, i] = np.max(np.abs(np.concatenate([np.atleast_1d(p) for p in parts])))
-    units = model.units()
-    coords = {"time": t, "coord": list(model.names()), "coord_units": ("coord", list(units)),
-              "constraint_level": list(CONSTRAINT_LEVELS)}
-    one_unit = units[0] if len(set(units)) == 1 else "[q]"
-    ds = xr.Dataset(coords=coords)
-    ds["q"] = (("time", "coord"), q, {"units": one_unit})
-    ds["v"] = (("time", "coord"), v, {"units": f"{one_unit}/s"})
-    if a is not None:
-        ds["a"] = (("time", "coord"), a, {"units": f"{one_unit}/s^2"})
-    if lam is not None:
-        lam = np.asarray(lam, dtype=float).reshape(nt, -1)
-        ds["lam"] = (("time", "constraint"), lam)
-        ds = ds.assign_coords(constraint=[f"hol{i + 1}" for i in range(model.n_hol)]
-                              + [f"nonhol{i + 1}" for i in range(model.n_nonhol)])
-    ds["violation"] = (("time", "constraint_level"), viol)
-    for i, name in enumerate(("eps_pos", "eps_vel", "eps_acc")):
-        if np.isfinite(viol[:, i]).any():
-            ds[name] = ((), float(np.nanmax(viol[:, i])))
+        for col, item in items:
+            res[k, col] = np.max(np.abs(np.atleast_1d(item(t[k], q[k], v[k], None if a is None else a[k]))))
+    for hol, nonhol in ((1, 3), (2, 4)):       # a level that applies to one kind only: the other's column is 0
+        applies = [c for c in (hol, nonhol) if any(col == c for col, _ in items)]
+        if applies:
+            res[:, [c for c in (hol, nonhol) if c not in applies]] = 0.0
+    energy = None
     if model.conservative:
         energy = np.array([model.energy(t[k], q[k], v[k]) for k in range(nt)], dtype=float)
-        ds["energy"] = (("time",), energy)
-        h0 = energy[0]
-        if h0 != 0:
-            ds["energy_error"] = (("time",), (energy - h0) / abs(h0))
-        else:  # relative error undefined: absolute, and say so
-            ds["energy_error"] = (("time",), energy - h0,
-                                  {"units": "J", "long_name": "energy error H(t) - H(0) (H(0) = 0)"})
-        ds["energy_drift"] = ((), float(np.max(np.abs(ds["energy_error"].values))),
-                              dict(ds["energy_error"].attrs) if h0 == 0 else {})
-    return annotate(ds)
+    nl = model.n_hol + model.n_nonhol
+    lam = np.full((nt, 0), np.nan) if lam is None else np.asarray(lam, dtype=float).reshape(nt, -1)
+    result = Result(method=method, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res, energy=energy,
+                    stats={}, params={}, h=float("nan"))
+    ds = result.to_xarray()
+    if lam.shape[1] == 0 and nl:
+        ds = ds.drop_vars(["lam", "multiplier"])
+    for i, name in enumerate(("eps_pos", "eps_vel", "eps_acc")):
+        if not np.isfinite(result.level_residuals[:, i]).any():
+            ds = ds.drop_vars(name)
+    return ds
 
 
 # -- files ---------------------------------------------------------------------------

@@ -279,8 +279,32 @@ def plot_file(path, outdir=None) -> list[Path]:
     return [p for p in made if p is not None]
 
 
+class FigureSet:
+    """A study's own (paper-specific) figures: its file ``ds`` (loaded, closed), the output folder
+    ``outdir`` (created), and :meth:`save`.  Studies draw with pyplot on the Agg canvas."""
+
+    def __init__(self, nc_path, outdir):
+        import matplotlib
+        matplotlib.use("Agg")
+        self.ds = load_netcdf(nc_path)
+        self.outdir = Path(outdir)
+        self.outdir.mkdir(parents=True, exist_ok=True)
+        self.paths: list[Path] = []
+
+    def save(self, fig, name, dpi=110) -> Path:
+        """Lay out ``fig``, write it as ``outdir/name`` (PNG), close it and keep its path in ``paths``."""
+        import matplotlib.pyplot as plt
+        path = self.outdir / name
+        fig.tight_layout()
+        fig.savefig(path, dpi=dpi)
+        plt.close(fig)
+        self.paths.append(path)
+        return path
+
+
 def study_figures(path, outdir=None, study=None) -> list[Path]:
-    """The figures of a study file: ``study``'s own ``figures`` if it has them, else :func:`plot_file`.
+    """The figures of a study file: the standard figures of :func:`plot_file` (every study's file
+    has them), then ``study``'s own paper-specific ``figures`` if it has them.
 
     ``pyint plot`` passes the study named by the file's ``study`` attribute (the CLI finds studies).
     """
@@ -292,7 +316,8 @@ def study_figures(path, outdir=None, study=None) -> list[Path]:
     if missing:
         raise ValueError(f"{path} is not a study's file (written by pyint study run): it has no "
                          f"{' and no '.join(missing)}; nothing to draw")
+    made = plot_file(path, outdir)
     if study is not None and study.figures is not None:
         outdir.mkdir(parents=True, exist_ok=True)
-        return [Path(p) for p in study.figures(path, outdir)]
-    return plot_file(path, outdir)
+        made += [Path(p) for p in study.figures(path, outdir)]
+    return made

@@ -55,7 +55,7 @@ class _LieBackward(LieIntegrator):
     def _history_mode(self):
         return 0
 
-    def _run(self, system, t0, h, nsteps, every, x0, r0, v0):
+    def _lie_run(self, system, t0, h, nsteps, every, x0, r0, v0):
         options = (self._form, self._history_mode(), self.tol, self.maxit)
         return self._call_kernel(_fortran.lie_backward_run, options, system.nv + 2 * system.m,
                                  system, t0, h, nsteps, every, x0, r0, v0)
