@@ -68,8 +68,12 @@ setup() { install_debian; install_python; }
 build_docs() {
   local t0=$SECONDS
   log "building the documentation (docs/_build/html)"
+  # the status is returned explicitly: a function called as `build_docs || rc=$?` runs without
+  # set -e, so without it a failed build would return the status of the log line (0)
+  local st=0
   ( cd "$ROOT/docs" && MPLBACKEND=Agg "$VENV/bin/python" -m sphinx -b html -W --keep-going -q \
-      -d "$ROOT/docs/_build/doctrees" . "$ROOT/docs/_build/html" )
+      -d "$ROOT/docs/_build/doctrees" . "$ROOT/docs/_build/html" ) || st=$?
+  if [ $st != 0 ]; then log "documentation build FAILED (exit $st)"; return $st; fi
   log "documentation built in $((SECONDS - t0)) s: docs/_build/html/index.html"
 }
 

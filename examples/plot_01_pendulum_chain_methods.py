@@ -20,7 +20,7 @@ T, h = 5.0, 2e-3
 
 results = {}
 for name, cls in METHODS.items():
-    if "holonomic" not in cls.supports:
+    if not cls.accepts(model):
         continue                      # nonholonomic-only and Lie-group methods
     results[name] = cls().integrate(model, q0, v0, t_end=T, h=h, every=5)
 

@@ -93,13 +93,13 @@ The IDA driver (:func:`ida.integrate`)
   erratic below rtol = 1e-10 (on chain2, rtol = 1e-12: 28887 steps and an
   error of 2e-9 with them, 1119 steps and 7e-11 without).
 * *Tolerance proportionality.*  IDA's Newton test measures every unknown
-  against rtol |x| + atol_x, and its tolerances are fixed for a run.  A
+  against ``rtol |x| + atol_x``, and its tolerances are fixed for a run.  A
   Newton change d of an acceleration- or force-level unknown moves v only by
   ~d / cj (cj ~ 1/h, IDA's leading coefficient), so no fixed tolerance suits
-  such an unknown at every step size: held to rtol |a| (ca04593) the steps of
+  such an unknown at every step size: held to ``rtol |a|`` (ca04593) the steps of
   the 3-link chain collapsed at rtol 1e-11 (from 6e-4 to 4e-7 at t = 0.4893:
   the predicted accelerations carry cj times the Newton error of the stored
-  velocities, and IDA's four iterations no longer reached rtol |a|; under
+  velocities, and IDA's four iterations no longer reached ``rtol |a|``; under
   some OpenBLAS kernels only); with a unit tolerance instead the Newton test
   ignored them and the accuracy suffered (the seed-001 manipulator's T = 1
   quaternion reference at rtol 1e-12: 6.1e-8 m from DOP853, 63 609 steps,
