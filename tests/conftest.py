@@ -1,3 +1,5 @@
+import os
+
 import numpy as np
 import pytest
 
@@ -36,3 +38,16 @@ def builtin_examples():
 @pytest.fixture
 def rng():
     return np.random.default_rng(20261121)
+
+
+@pytest.fixture(scope="module")
+def fresh_model_cache(tmp_path_factory):
+    """SymbolicModel compilations of one test module go to a fresh cache directory
+    (PYINT_MODEL_CACHE), not the user's ~/.cache/pyint/models."""
+    old = os.environ.get("PYINT_MODEL_CACHE")
+    os.environ["PYINT_MODEL_CACHE"] = str(tmp_path_factory.mktemp("model_cache"))
+    yield
+    if old is None:
+        del os.environ["PYINT_MODEL_CACHE"]
+    else:
+        os.environ["PYINT_MODEL_CACHE"] = old

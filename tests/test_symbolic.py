@@ -20,16 +20,8 @@ from pyint.models._fortran_model import fortran_eval
 from pyint.methods.genalpha import GeneralizedAlpha
 from symbolic_models import symbolic_chain, symbolic_snakeboard  # tests/ (the benchmark uses them too)
 
-@pytest.fixture(autouse=True, scope="module")
-def _model_cache(tmp_path_factory):
-    """Compiled models of this module go to a fresh cache (not the user's ~/.cache/pyint/models)."""
-    old = os.environ.get("PYINT_MODEL_CACHE")
-    os.environ["PYINT_MODEL_CACHE"] = str(tmp_path_factory.mktemp("model_cache"))
-    yield
-    if old is None:
-        del os.environ["PYINT_MODEL_CACHE"]
-    else:
-        os.environ["PYINT_MODEL_CACHE"] = old
+# compiled models of this module go to a fresh cache (tests/conftest.py), not the user's
+pytestmark = pytest.mark.usefixtures("fresh_model_cache")
 
 
 # Trajectories of the compiled model and of the built-in twin agree to roundoff

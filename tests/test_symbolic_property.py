@@ -27,7 +27,6 @@ so TOL = 3e-8 (relative to S).  Measured: <= 6.4e-11 S over two sets of 60 examp
 mass_dq scaled by 1 + 1e-6 already fails (1e-6 S = 33 TOL).
 """
 import functools
-import os
 
 import numpy as np
 import pytest
@@ -48,16 +47,8 @@ STRUCTURES = [(2, 1, 0), (3, 1, 1), (3, 0, 2), (4, 2, 1), (2, 0, 1)]
 N_COEF = 48  # coefficients c0..c47 (parameters), more than any structure uses
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _model_cache(tmp_path_factory):
-    """Compiled models of this module go to a fresh cache (not the user's ~/.cache/pyint/models)."""
-    old = os.environ.get("PYINT_MODEL_CACHE")
-    os.environ["PYINT_MODEL_CACHE"] = str(tmp_path_factory.mktemp("model_cache"))
-    yield
-    if old is None:
-        del os.environ["PYINT_MODEL_CACHE"]
-    else:
-        os.environ["PYINT_MODEL_CACHE"] = old
+# compiled models of this module go to a fresh cache (tests/conftest.py), not the user's
+pytestmark = pytest.mark.usefixtures("fresh_model_cache")
 
 
 @functools.lru_cache(maxsize=None)
