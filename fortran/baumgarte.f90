@@ -30,18 +30,15 @@ module baumgarte
 
 contains
 
-  subroutine bg_init(self, iopt, ropt, h, s, info)
+  subroutine bg_init(self, s, info)
     class(baumgarte_stepper_t), intent(inout) :: self
-    integer, intent(in) :: iopt(:)
-    real(wp), intent(in) :: ropt(:), h
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    allocate(self%stats(1))
-    self%stats = 0
     info = STATUS_BAD_INPUT
-    if (self%model%mn /= 0 .or. size(ropt) < 2) return
-    self%alpha = ropt(1)
-    self%beta = ropt(2)
+    if (.not. self%options_fit(nstats=1, niopt=0, nropt=2)) return
+    if (self%model%mn /= 0) return
+    self%alpha = self%ropt(1)
+    self%beta = self%ropt(2)
     call kkt_init(self%kw, self%model)
     call kkt_accel(self%model, self%kw, s%t, s%q, s%v, self%alpha, self%beta, s%a, s%lam, info)
   end subroutine

@@ -443,23 +443,19 @@ contains
   end subroutine
 
   !> Read the scheme, set up the node KKT matrices; a, lam at the start from the index-1 system.
-  subroutine block_init(self, iopt, ropt, h, s, info)
+  subroutine block_init(self, s, info)
     class(block_stepper_t), intent(inout) :: self
-    integer, intent(in) :: iopt(:)
-    real(wp), intent(in) :: ropt(:), h
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     integer :: r, k, n
     real(wp), allocatable :: cc(:), ca(:, :), cu(:, :), cw(:, :), cw2(:, :), mure(:), muim(:), tre(:, :), &
                              tim(:, :), tire(:, :), tiim(:, :)
-    allocate(self%stats(7))
-    self%stats = 0
     info = STATUS_BAD_INPUT
-    if (size(iopt) < 3) return
-    r = iopt(1); self%maxit = iopt(2); self%start_substeps = iopt(3)
-    if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(ropt) < 2 + 3 * r + 9 * r * r) return
+    if (.not. self%options_fit(nstats=7, niopt=3, nropt=2)) return
+    r = self%iopt(1); self%maxit = self%iopt(2); self%start_substeps = self%iopt(3)
+    if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(self%ropt) < 2 + 3 * r + 9 * r * r) return
     self%r = r
-    self%tol = ropt(1); self%theta_refresh = ropt(2)
+    self%tol = self%ropt(1); self%theta_refresh = self%ropt(2)
     k = 3
     cc = take(r); ca = mat(r); cu = mat(r); cw = mat(r); cw2 = mat(2 * r)
     mure = take(r); muim = take(r); tre = mat(r); tim = mat(r); tire = mat(r); tiim = mat(r)
@@ -479,7 +475,7 @@ contains
     function take(m) result(x)
       integer, intent(in) :: m
       real(wp) :: x(m)
-      x = ropt(k:k + m - 1)
+      x = self%ropt(k:k + m - 1)
       k = k + m
     end function
 
@@ -487,7 +483,7 @@ contains
     function mat(m) result(x)
       integer, intent(in) :: m
       real(wp) :: x(r, m)
-      x = reshape(ropt(k:k + r * m - 1), [r, m])
+      x = reshape(self%ropt(k:k + r * m - 1), [r, m])
       k = k + r * m
     end function
 

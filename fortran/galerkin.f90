@@ -452,33 +452,30 @@ contains
   !> an option (pyint/methods/galerkin.py: the consistent one of (q0, v0), or a step's end when a test
   !> restarts from it).  The start: P_0 = M(q0) v0, v = H_p(q0, P_0); the predictor of the
   !> first step: a straight line in q, constant momentum and lam.
-  subroutine gl_init(self, iopt, ropt, h, s, info)
+  subroutine gl_init(self, s, info)
     class(gl_stepper_t), intent(inout) :: self
-    integer, intent(in) :: iopt(:)
-    real(wp), intent(in) :: ropt(:), h
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     real(wp) :: mq(self%nq, self%nq)
     integer :: n, c, j
     self%naux = self%nq                ! the momenta
-    allocate(self%stats(4), self%p(self%nq))
-    self%stats = 0
+    allocate(self%p(self%nq))
     info = STATUS_BAD_INPUT
     n = self%nq; c = self%model%mn
-    if (size(iopt) < 3 .or. size(ropt) < 1 + c) return
-    self%tol = ropt(1)
-    self%maxit = iopt(3)
+    if (.not. self%options_fit(nstats=4, niopt=3, nropt=1 + c)) return
+    self%tol = self%ropt(1)
+    self%maxit = self%iopt(3)
     if (self%maxit < 1) return
-    call gl_work_init(self%w, self%model, iopt(1), iopt(2), s%q, info)
+    call gl_work_init(self%w, self%model, self%iopt(1), self%iopt(2), s%q, info)
     if (info /= 0) return
-    s%lam = ropt(2:1 + c)
+    s%lam = self%ropt(2:1 + c)
     call self%model%mass(s%q, mq)
     self%p = matmul(mq, s%v)
     call dual_grad(self%model, s%t, s%q, self%p, self%w%dw, s%v, self%w%tmp, info)
     if (info /= 0) return
     associate (w => self%w)
       do j = 1, w%s
-        w%x(cq(w, j) + 1:cq(w, j) + n) = s%q + w%d(j) * h * s%v
+        w%x(cq(w, j) + 1:cq(w, j) + n) = s%q + w%d(j) * self%h * s%v
         w%x(cl(w, j) + 1:cl(w, j) + c) = s%lam
       end do
       if (w%variant == GL_REDUCED) w%x(cl0(w) + 1:cl0(w) + c) = s%lam

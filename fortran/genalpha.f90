@@ -519,22 +519,18 @@ contains
   !> (with the rank check of the constraints); the Newton matrix's pattern at the initial
   !> state and the solver choice; start_mode 1: the paper's M a_0 = (1 - alpha) F_0 + alpha F_1
   !> by fixed-point iteration over the first step; the history term of step 1.
-  subroutine alpha_init(self, iopt, ropt, h, s, info)
+  subroutine alpha_init(self, s, info)
     class(alpha_stepper_t), intent(inout) :: self
-    integer, intent(in) :: iopt(:)
-    real(wp), intent(in) :: ropt(:), h
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     real(wp), allocatable :: a0(:), f0(:), ftot0(:)
     integer :: form, solver, reuse
-    allocate(self%stats(NSTATS))
-    self%stats = 0
     info = STATUS_BAD_INPUT
-    if (size(iopt) < 7 .or. size(ropt) < 2) return
-    self%variant = iopt(1); form = iopt(2); self%mass_mode = iopt(3); self%start_mode = iopt(4)
-    self%maxit = iopt(5); solver = iopt(6); reuse = iopt(7)
-    self%tol = ropt(2)
-    self%p = alpha_params(ropt(1), form)
+    if (.not. self%options_fit(nstats=NSTATS, niopt=7, nropt=2)) return
+    self%variant = self%iopt(1); form = self%iopt(2); self%mass_mode = self%iopt(3); self%start_mode = self%iopt(4)
+    self%maxit = self%iopt(5); solver = self%iopt(6); reuse = self%iopt(7)
+    self%tol = self%ropt(2)
+    self%p = alpha_params(self%ropt(1), form)
     ! alpha-RATTLE is written for nonholonomic constraints
     if (self%variant == VARIANT_RATTLE .and. self%model%mh > 0) return
     call consistent_start(self%model, s, info)
@@ -548,7 +544,7 @@ contains
       w%x(w%n + 1:) = s%lam
       w%av = s%a
       w%q = s%q; w%v = s%v; w%qm = s%q
-      call alpha_setup_solver(model, p, s%t, h, solver, w, info)
+      call alpha_setup_solver(model, p, s%t, self%h, solver, w, info)
       stats(6) = w%jm%kind
       stats(7) = w%jm%kl
       stats(8) = w%jm%ku
@@ -599,12 +595,12 @@ contains
         do it = 1, 4 * self%maxit
           q1 = s%q; v1 = s%v; a1 = a; l1 = s%lam
           call start_history(a, h1)
-          call alpha_step(model, p, s%t, h, q1, v1, a1, l1, h1, self%tol, self%maxit, w, iters, nfact, nreuse, info)
+          call alpha_step(model, p, s%t, self%h, q1, v1, a1, l1, h1, self%tol, self%maxit, w, iters, nfact, nreuse, info)
           stats(4) = stats(4) + 1
           stats(2) = stats(2) + nfact
           stats(5) = stats(5) + nreuse
           if (info /= 0) return
-          call total_force(model, s%t + h, q1, v1, l1, w, f1, ftot1)
+          call total_force(model, s%t + self%h, q1, v1, l1, w, f1, ftot1)
           anew = (1 - p%alpha) * ftot0 + p%alpha * ftot1
           call lu_solve(mlu, ipiv, anew)
           if (all(abs(anew - a) <= self%tol * (1 + abs(a)))) then

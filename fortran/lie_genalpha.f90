@@ -172,21 +172,17 @@ contains
   end subroutine
 
   !> Vdot and lam at the start from the index-3 system (rigid_consistent_acc); a_0 = Vdot_0.
-  subroutine lga_init(self, iopt, ropt, h, s, info)
+  subroutine lga_init(self, s, info)
     class(lie_genalpha_stepper_t), intent(inout) :: self
-    integer, intent(in) :: iopt(:)
-    real(wp), intent(in) :: ropt(:), h
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    allocate(self%stats(3))
-    self%stats = 0
     info = STATUS_BAD_INPUT
-    if (size(iopt) < 2 .or. size(ropt) < 2) return
-    self%variant = iopt(1); self%maxit = iopt(2); self%tol = ropt(2)
+    if (.not. self%options_fit(nstats=3, niopt=2, nropt=2)) return
+    self%variant = self%iopt(1); self%maxit = self%iopt(2); self%tol = self%ropt(2)
     if (self%variant /= LGA_INDEX3 .and. self%variant /= LGA_STAB2) return
-    if (ropt(1) < 0 .or. ropt(1) > 1) return
+    if (self%ropt(1) < 0 .or. self%ropt(1) > 1) return
     self%naux = self%sys%nv + self%sys%m
-    self%p = alpha_params(ropt(1))
+    self%p = alpha_params(self%ropt(1))
     call ga_work_init(self%sys, self%variant, self%w)
     allocate(self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb), self%mu(self%sys%m))
     call lie_unpack(s%q, self%x, self%r)

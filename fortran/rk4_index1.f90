@@ -26,13 +26,12 @@ module rk4_index1
 contains
 
   !> a and lam at the start from the index-1 system.
-  subroutine rk4_init(self, iopt, ropt, h, s, info)
+  subroutine rk4_init(self, s, info)
     class(rk4_stepper_t), intent(inout) :: self
-    integer, intent(in) :: iopt(:)
-    real(wp), intent(in) :: ropt(:), h
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    allocate(self%stats(1))
+    info = STATUS_BAD_INPUT
+    if (.not. self%options_fit(nstats=1, niopt=0, nropt=0)) return
     call index1_init(self%w, self%model)
     call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
     self%stats(1) = 1

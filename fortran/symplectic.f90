@@ -420,24 +420,22 @@ contains
 
   !> Options: iopt = [scheme, kind, s, maxit], ropt = [tol].  The start: p = M(q0) v0,
   !> the state's v = M^{-1} p, a and lam the consistent ones of (q, v).
-  subroutine sym_init(self, iopt, ropt, h, s, info)
+  subroutine sym_init(self, s, info)
     class(sym_stepper_t), intent(inout) :: self
-    integer, intent(in) :: iopt(:)
-    real(wp), intent(in) :: ropt(:), h
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     real(wp) :: mq(self%nq, self%nq)
     self%naux = self%nq                ! the momenta
-    allocate(self%stats(3), self%p(self%nq))
-    self%stats = 0
+    allocate(self%p(self%nq))
     info = STATUS_BAD_INPUT
-    if (size(iopt) < 4 .or. size(ropt) < 1 .or. self%model%mn /= 0) return
-    self%scheme = iopt(1)
-    self%tol = ropt(1)
-    self%maxit = iopt(4)
+    if (.not. self%options_fit(nstats=3, niopt=4, nropt=1)) return
+    if (self%model%mn /= 0) return
+    self%scheme = self%iopt(1)
+    self%tol = self%ropt(1)
+    self%maxit = self%iopt(4)
     if (self%scheme /= SCHEME_COMPOSITION .and. self%scheme /= SCHEME_LOBATTO .or. self%maxit < 1) return
-    if (self%scheme == SCHEME_LOBATTO .and. iopt(2) /= TAB_LOBATTO) return
-    call work_init(self%w, self%model, self%scheme, iopt(2), iopt(3), s%q, info)
+    if (self%scheme == SCHEME_LOBATTO .and. self%iopt(2) /= TAB_LOBATTO) return
+    call work_init(self%w, self%model, self%scheme, self%iopt(2), self%iopt(3), s%q, info)
     if (info /= 0) return
     call kkt_init(self%kw, self%model)
     self%w%x = 0

@@ -62,6 +62,9 @@ module pyint_driver
     integer :: nres = NRES_VECTOR      !< residuals per sample (the per-step maxima: nres + 1)
     real(wp), allocatable :: stats(:)  !< the method's counters (names: the Python class's STATS)
     real(wp) :: err_est = -1           !< local error estimate of the last step (-1: none)
+    integer, allocatable :: iopt(:)    !< the method's options (its Python class's kernel_options),
+    real(wp), allocatable :: ropt(:)   !< set by the driver before init
+    real(wp) :: h = 0                  !< the run's step (the first step, for init)
     class(model_t), allocatable :: model   !< vector methods' model (setup)
     type(residual_work_t) :: rw            !< vector_residuals' workspace
   contains
@@ -72,17 +75,16 @@ module pyint_driver
     procedure :: aux => no_aux
     procedure :: change_step => accept_step
     procedure :: finish => no_finish
+    procedure :: options_fit
   end type
 
   abstract interface
     !> Complete the state at s%t (s%q, s%v given): s%a, s%lam; read the method's
-    !> options (they may set naux); allocate stats.  info /= 0: a status, the run
-    !> stops before step 1.
-    subroutine init_i(self, iopt, ropt, h, s, info)
-      import :: stepper_t, state_t, wp
+    !> options self%iopt, self%ropt (they may set naux; options_fit allocates the
+    !> stats).  info /= 0: a status, the run stops before step 1.
+    subroutine init_i(self, s, info)
+      import :: stepper_t, state_t
       class(stepper_t), intent(inout) :: self
-      integer, intent(in) :: iopt(:)
-      real(wp), intent(in) :: ropt(:), h
       type(state_t), intent(inout) :: s
       integer, intent(out) :: info
     end subroutine
@@ -164,6 +166,16 @@ contains
     call nm%release()
   end function
 
+  !> For init: allocate the method's nstats counters (zero) and tell whether its options
+  !> hold at least niopt integers and nropt reals.
+  logical function options_fit(self, nstats, niopt, nropt)
+    class(stepper_t), intent(inout) :: self
+    integer, intent(in) :: nstats, niopt, nropt
+    allocate(self%stats(nstats))
+    self%stats = 0
+    options_fit = size(self%iopt) >= niopt .and. size(self%ropt) >= nropt
+  end function
+
   subroutine no_aux(self, s, aux)
     class(stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
@@ -208,7 +220,8 @@ contains
         .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv) return
     allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
     s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
-    call st%init(iopt, ropt, h, s, info)
+    st%iopt = iopt; st%ropt = ropt; st%h = h
+    call st%init(s, info)
     if (info == 0 .and. size(auxout, 1) < st%naux) info = STATUS_BAD_INPUT   ! init may set naux
     if (info == 0) info = stop_status()
     if (info /= 0) then
