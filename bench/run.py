@@ -22,6 +22,10 @@ wp        work-precision on the 2-link chain (problem chain2, T = 1): final
           GGL form (when pyint.reference is importable); the time each needs
           for errors 1e-4 and 1e-6 (log-log interpolation).  Also drawn to
           bench/results/wp.png from the NetCDF file.
+adaptive  issue 18's work-precision: adaptive generalized-alpha (rtol sweep)
+          against the fixed step (h sweep) and IDA on the dummy-derivative form,
+          on stiff_fast and on the snakeboard over T = 2; the time each needs for
+          errors 1e-4 and 1e-6 and their ratios; bench/results/adaptive_*.png.
 batch     batched trajectories (integrate_batch) with 1 and 2 OpenMP threads
           against one-by-one integrate calls: trajectories per second.
 symbolic  user models as SymbolicModels (tests/symbolic_models.py): generalized-
@@ -57,7 +61,7 @@ from pyint.models.structured import sparse_solver_available  # noqa: E402
 H = 1e-3
 RHO = 0.9
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-SECTIONS = ("chain", "paths", "solvers", "wp", "batch", "symbolic")
+SECTIONS = ("chain", "paths", "solvers", "wp", "adaptive", "batch", "symbolic")
 
 
 def exudyn_version():
@@ -250,8 +254,8 @@ def time_at_error(errs, times, target):
     return float(np.exp(t[0])) if len(e) and e[0] <= lt else float("nan")
 
 
-def ida_runner():
-    """IDA on the GGL form through pyint.reference, or None when it is not importable.
+def ida_runner(form="ggl"):
+    """IDA on the named form of pyint.reference, or None when it is not importable.
     Adapt here if pyint.reference's signature changes."""
     try:
         from pyint import reference
@@ -260,13 +264,58 @@ def ida_runner():
         return None
 
     def run(model, q0, v0, t_end, rtol):
-        r = reference.integrate(model, [0.0, t_end], q0, v0, form="ggl", rtol=rtol, atol=rtol)
+        r = reference.integrate(model, [0.0, t_end], q0, v0, form=form, rtol=rtol, atol=rtol)
         return r.q[-1]
     return run
 
 
-def section_wp(args):
+def sweep(label, run, knobs, qref, repeats):
+    """[(knob, max |q(T) - qref|, best wall time)] of run(knob) over knobs; a failed run is
+    reported and left out (never hidden as a point)."""
+    pts = []
+    for k in knobs:
+        try:
+            wall, qf = best(lambda: run(k), repeats)
+        except Exception as exc:  # noqa: BLE001  report, do not hide, go on
+            print(f"{label} at {k:g} failed: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}")
+            continue
+        pts.append((k, float(np.max(np.abs(qf - qref))), wall))
+    return pts
+
+
+def report_wp(name, T, curves, attrs, knob_name="step size h (rtol for IDA and adaptive runs)"):
+    """Print the times at errors 1e-4 and 1e-6 of each curve, write <name>.nc and its figure;
+    returns {label: (t(1e-4), t(1e-6))}."""
     import xarray as xr
+    print(f"work-precision on {attrs['problem']} (T = {T}): wall time of the call")
+    print(f"{'method':<42}{'t(err=1e-4) s':>15}{'t(err=1e-6) s':>15}{'smallest err':>14}")
+    summary = {}
+    for label, pts in curves.items():
+        e = [p[1] for p in pts]
+        t = [p[2] for p in pts]
+        summary[label] = (time_at_error(e, t, 1e-4), time_at_error(e, t, 1e-6))
+        print(f"{label:<42}{fmt(summary[label][0], '.2e'):>15}{fmt(summary[label][1], '.2e'):>15}"
+              f"{min(e, default=np.nan):>14.1e}")
+    labels = list(curves)
+    npts = max((len(p) for p in curves.values()), default=0)
+    arr = np.full((len(labels), npts, 3), np.nan)
+    for i, lab in enumerate(labels):
+        if curves[lab]:
+            arr[i, :len(curves[lab])] = curves[lab]
+    ds = xr.Dataset(
+        {"knob": (("method", "run"), arr[:, :, 0], {"units": "s or 1", "long_name": knob_name}),
+         "error": (("method", "run"), arr[:, :, 1], {"units": "m", "long_name": "max |q(T) - q_ref(T)|"}),
+         "time": (("method", "run"), arr[:, :, 2], {"units": "s", "long_name": "wall time of the call"}),
+         "time_at_1e-4": ("method", [summary[k][0] for k in labels], {"units": "s", "long_name": "time for error 1e-4"}),
+         "time_at_1e-6": ("method", [summary[k][1] for k in labels], {"units": "s", "long_name": "time for error 1e-6"})},
+        coords={"method": ("method", labels, {"long_name": "integrator"}),
+                "run": ("run", np.arange(npts), {"long_name": "run index"})},
+        attrs={"t_end": T, **attrs})
+    plot_wp(write(ds, name))
+    return summary
+
+
+def section_wp(args):
     prob = PROBLEMS["chain2"]
     m = prob.model
     q0, v0 = prob.initial_state
@@ -280,67 +329,87 @@ def section_wp(args):
         if name == "genalpha":
             variants["genalpha (Newton, dense)"] = cls(jacobian_reuse=False, linear_solver="dense")
         for label, meth in variants.items():
-            pts = []
-            for h in hs:
-                try:
-                    wall, r = best(lambda: meth.integrate(m, q0, v0, T, h, every=int(round(T / h))), args.repeats)
-                except IntegrationError as exc:  # report the point, do not hide it, go on
-                    print(f"{label} h={h:g} failed: {exc}")
-                    continue
-                pts.append((h, float(np.max(np.abs(r.q[-1] - qref))), wall))
-            curves[label] = pts
+            curves[label] = sweep(label, lambda h: meth.integrate(m, q0, v0, T, h, every=int(round(T / h))).q[-1],
+                                  hs, qref, args.repeats)
     exu = exudyn_version()
     if exu:
         from exudyn_chain import exudyn_chain
-        pts = []
         angles = [np.pi / 3, np.pi / 2]
-        for h in hs:
-            def run():
-                return exudyn_chain(2, h, T, rho_inf=RHO, angles=angles, mass=m.m, length=m.l, grav=m.grav)
-            wall, (_, final) = best(run, args.repeats)
-            pts.append((h, float(np.max(np.abs(final.ravel() - qref))), wall))
-        curves[f"exudyn {exu} (SolveDynamic + assembly)"] = pts
+
+        def run_exudyn(h):
+            return exudyn_chain(2, h, T, rho_inf=RHO, angles=angles, mass=m.m, length=m.l, grav=m.grav)[1].ravel()
+        curves[f"exudyn {exu} (SolveDynamic + assembly)"] = sweep("exudyn", run_exudyn, hs, qref, args.repeats)
     ida = ida_runner()
     if ida is not None:
-        pts = []
-        for rtol in 10.0 ** -np.arange(3, 12):
-            try:
-                wall, qf = best(lambda: ida(m, q0, v0, T, rtol), args.repeats)
-            except Exception as exc:  # report, do not hide
-                print(f"IDA rtol={rtol:g} failed: {exc}")
-                continue
-            pts.append((rtol, float(np.max(np.abs(qf - qref))), wall))
-        curves["IDA (GGL form)"] = pts
+        curves["IDA (GGL form)"] = sweep("IDA", lambda rtol: ida(m, q0, v0, T, rtol), 10.0 ** -np.arange(3, 12),
+                                         qref, args.repeats)
     else:
         print("IDA: pyint.reference is not importable on this branch: no IDA curve")
-    print(f"work-precision on {prob.name} (T = {T}): wall time of the call (best of {args.repeats})")
-    print(f"{'method':<38}{'t(err=1e-4) s':>15}{'t(err=1e-6) s':>15}{'smallest err':>14}")
-    summary = {}
-    for label, pts in curves.items():
-        e = [p[1] for p in pts]
-        t = [p[2] for p in pts]
-        summary[label] = (time_at_error(e, t, 1e-4), time_at_error(e, t, 1e-6))
-        print(f"{label:<38}{fmt(summary[label][0], '.2e'):>15}{fmt(summary[label][1], '.2e'):>15}{min(e):>14.1e}")
+    summary = report_wp("wp", T, curves, {"problem": prob.name, "reference": prob.source})
     pyint_best = [min((summary[k][i] for k in methods if np.isfinite(summary[k][i])), default=np.nan) for i in (0, 1)]
     for other in [k for k in curves if k.startswith("exudyn") or k.startswith("IDA")]:
         print(f"acceptance: best pyint method / {other}: "
               f"{pyint_best[0] / summary[other][0]:.2f} at 1e-4, {pyint_best[1] / summary[other][1]:.2f} at 1e-6")
-    labels = list(curves)
-    npts = max(len(p) for p in curves.values())
-    arr = np.full((len(labels), npts, 3), np.nan)
-    for i, lab in enumerate(labels):
-        arr[i, :len(curves[lab])] = curves[lab]
-    ds = xr.Dataset(
-        {"knob": (("method", "run"), arr[:, :, 0], {"units": "s or 1", "long_name": "step size h (rtol for IDA)"}),
-         "error": (("method", "run"), arr[:, :, 1], {"units": "m", "long_name": "max |q(T) - q_ref(T)|"}),
-         "time": (("method", "run"), arr[:, :, 2], {"units": "s", "long_name": "wall time of the call"}),
-         "time_at_1e-4": ("method", [summary[k][0] for k in labels], {"units": "s", "long_name": "time for error 1e-4"}),
-         "time_at_1e-6": ("method", [summary[k][1] for k in labels], {"units": "s", "long_name": "time for error 1e-6"})},
-        coords={"method": ("method", labels, {"long_name": "integrator"}),
-                "run": ("run", np.arange(npts), {"long_name": "run index"})},
-        attrs={"problem": prob.name, "t_end": T, "reference": prob.source})
-    path = write(ds, "wp")
-    plot_wp(path)
+
+
+#: issue 18's work-precision problems: (problem of pyint.problems, T)
+ADAPTIVE_CASES = (("stiff_fast", None), ("snakeboard", 2.0))
+
+
+def adaptive_supported(meth, m, q0, v0):
+    """Does this pyint take rtol= (variable steps) for `meth`?"""
+    try:
+        meth.integrate(m, q0, v0, 1e-6, rtol=1e-3)
+    except TypeError:
+        return False
+    return True
+
+
+def section_adaptive(args):
+    """Issue 18: adaptive generalized-alpha (rtol sweep) against the fixed step (h sweep) and
+    IDA on the dummy-derivative form (rtol sweep), final error against a reference at T.
+    stiff_fast: the problem's reference (DOP853, pyint.problems).  snakeboard over T = 2 (the
+    violent phase): DOP853 does not get through it (it stops near t = 1), so the reference is
+    IDA (dummy-derivative form) at rtol 1e-11; its distance to fixed-step generalized-alpha at
+    the finest step is printed: errors below it mean nothing."""
+    from pyint.methods.genalpha import GeneralizedAlpha as GA
+    ida = ida_runner("dummy_derivative")
+    for pname, T in ADAPTIVE_CASES:
+        prob = PROBLEMS[pname]
+        m = prob.model
+        q0, v0 = prob.initial_state
+        T = prob.t_end if T is None else T
+        if T == prob.t_end:
+            qref, source = prob.reference[0][-1], prob.source
+        elif ida is not None:
+            qref, source = ida(m, q0, v0, T, 1e-11), "IDA (dummy-derivative form), rtol = atol = 1e-11"
+        else:
+            print(f"{pname}: no reference at T = {T} without pyint.reference: skipped")
+            continue
+        kmax = 14 if args.quick else 18
+        hs = [T * 2.0 ** -k for k in range(6, kmax)]
+        meth = GA()
+        curves = {"genalpha, fixed h": sweep("genalpha fixed", lambda h: meth.integrate(
+            m, q0, v0, T, h, every=int(round(T / h))).q[-1], hs, qref, args.repeats)}
+        finest = curves["genalpha, fixed h"][-1] if curves["genalpha, fixed h"] else None
+        if finest:
+            print(f"{pname}: reference vs fixed-step generalized-alpha at h = {finest[0]:.3g}: {finest[1]:.2e}")
+        rtols = 10.0 ** -np.arange(3, 9 if args.quick else 10)
+        if adaptive_supported(meth, m, q0, v0):
+            curves["genalpha, adaptive (rtol)"] = sweep("genalpha adaptive", lambda r: meth.integrate(
+                m, q0, v0, T, rtol=r, atol=r).q[-1], rtols, qref, args.repeats)
+        else:
+            print("adaptive generalized-alpha: integrate(..., rtol=) is not available on this branch")
+        if ida is not None:
+            curves["IDA (dummy-derivative form)"] = sweep("IDA", lambda r: ida(m, q0, v0, T, r), rtols, qref,
+                                                          args.repeats)
+        summary = report_wp(f"adaptive_{pname}", T, curves, {"problem": pname, "reference": source})
+        ad = summary.get("genalpha, adaptive (rtol)")
+        if ad:
+            for other in ("genalpha, fixed h", "IDA (dummy-derivative form)"):
+                if other in summary:
+                    print(f"acceptance ({pname}): adaptive / {other}: {ad[0] / summary[other][0]:.2f} at 1e-4, "
+                          f"{ad[1] / summary[other][1]:.2f} at 1e-6 (issue 18: <= 0.5 fixed, <= 0.2 IDA)")
 
 
 def plot_wp(path):
