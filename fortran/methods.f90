@@ -1,6 +1,6 @@
 !> The method registry of the one driver: a method id (pyint's Integrator.KERNEL)
-!> -> a new stepper.  Adding a method: its stepper module, one line here, one
-!> Python class (see pyint/integrator.py).
+!> -> a new stepper.  Adding a method: its stepper module; here its `use`, its
+!> METHOD_* id and one `case`; one Python class (see pyint/integrator.py).
 module pyint_methods
   use pyint_driver, only: stepper_t
   use rk4_index1, only: rk4_stepper_t

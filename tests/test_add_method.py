@@ -69,6 +69,24 @@ def test_registration_is_all_it_takes(euler):
     assert r.status == "ok" and r.stats["index1_solves"] == 11 and r.stats["steps"] == 10, r.stats
 
 
+def test_a_registration_that_cannot_work_is_refused_by_name():
+    """The two slips of a newcomer: a KERNEL with no case in fortran/methods.f90 (else every run
+    stops with 'the Fortran kernel rejected its input'), and a name another class holds (else the
+    library's method is silently replaced)."""
+    class NoStepper(ExplicitEulerIndex1):
+        name = "no_stepper"
+        KERNEL = 99
+    with pytest.raises(ValueError, match="KERNEL = 99 is no stepper .*fortran/methods.f90"):
+        register(NoStepper)
+
+    class Clash(ExplicitEulerIndex1):
+        name = "rk4_index1"
+    with pytest.raises(ValueError, match="'rk4_index1' is taken by pyint.methods.rk4_index1.RK4Index1"):
+        register(Clash)
+    assert "no_stepper" not in METHODS and METHODS["rk4_index1"].__name__ == "RK4Index1"
+    assert register(METHODS["rk4_index1"]) is METHODS["rk4_index1"]    # the same class again: no change
+
+
 @pytest.mark.numerics   # orders and references: rerun under a second BLAS kernel
 def test_it_is_explicit_euler():
     """One step by hand from the kernel's own start: q1 = q0 + h v0, v1 = v0 + h a0, to the roundings
