@@ -1,6 +1,6 @@
 !> The method registry of the one driver: a method id (pyint's Integrator.KERNEL)
-!> -> a new stepper.  Adding a method: its stepper module, one line here, one
-!> Python class (see pyint/integrator.py).
+!> -> a new stepper.  Adding a method: its stepper module; here its `use`, its
+!> METHOD_* id and one `case`; one Python class (see pyint/integrator.py).
 module pyint_methods
   use pyint_driver, only: stepper_t
   use rk4_index1, only: rk4_stepper_t
@@ -10,6 +10,7 @@ module pyint_methods
   use lie_genalpha, only: lie_genalpha_stepper_t
   use symplectic, only: sym_stepper_t
   use galerkin, only: gl_stepper_t
+  use explicit_euler, only: euler_stepper_t
   implicit none
   private
   public :: new_stepper
@@ -18,6 +19,8 @@ module pyint_methods
   integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2, METHOD_ALPHA = 3, &
                                     METHOD_BLOCK = 4, METHOD_LIE_GENALPHA = 5
   integer, parameter, public :: METHOD_SYMPLECTIC = 11, METHOD_GALERKIN = 12
+  !> The template method of the README's checklist (its Python class: tests/test_add_method.py).
+  integer, parameter, public :: METHOD_EXPLICIT_EULER = 13
 
 contains
 
@@ -41,6 +44,8 @@ contains
       allocate(sym_stepper_t :: st)
     case (METHOD_GALERKIN)
       allocate(gl_stepper_t :: st)
+    case (METHOD_EXPLICIT_EULER)
+      allocate(euler_stepper_t :: st)
     case default
       info = 1
     end select

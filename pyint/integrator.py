@@ -6,8 +6,9 @@ Adding a method (the checklist):
    (fortran/core/driver.f90) with ``init`` (read the options, complete the
    start state, allocate its stats) and ``step`` (one step); the driver owns
    the loop, sampling, the per-step maxima, status, NaN checks, interrupts and
-   OpenMP batches.  Register it: one ``case`` in ``fortran/methods.f90`` (its
-   method id) and the file in meson.build.
+   OpenMP batches.  Register it in ``fortran/methods.f90`` (the ``use`` of its
+   module, its method id ``METHOD_*`` and one ``case``) and add the file to
+   meson.build before ``fortran/methods.f90``.
 2. ``pyint/methods/<family>.py``: a subclass of :class:`Integrator` that declares the
    class attributes below plus ``KERNEL`` (the method id), ``STATS`` (the names
    of its stats array) and ``kernel_options`` (its options as the integer and
@@ -18,9 +19,16 @@ Adding a method (the checklist):
    ``kernel_start`` (real start data of one trajectory, after the real
    options), ``kernel_model`` (the model block, nq, nv and the number of
    multipliers: for a configuration that is not a vector model).
-3. Decorate it with :func:`register` and import the module in ``pyint/methods/__init__.py``: it joins ``METHODS`` and with it the
-   shared tests (convergence order, agreement with the IDA reference, the
-   invariants it claims, the batch and per-step-maxima tests of test_driver.py).
+3. Register it (:func:`register`): it joins ``METHODS`` and with it
+   ``integrate_batch`` and the studies (by name).  A method pyint ships is
+   decorated with ``@register`` and its module imported in
+   ``pyint/methods/__init__.py``: the shared tests (convergence order, agreement
+   with the IDA reference, the invariants it claims, the batch and
+   per-step-maxima tests of test_driver.py) then run it, and its golden cases
+   are recorded (tests/golden_outputs.py; the old cases must not change).
+
+The worked example is explicit Euler on the index-1 form: fortran/explicit_euler.f90
+(a template, not shipped) and tests/test_add_method.py, which registers its class.
 """
 from __future__ import annotations
 
@@ -41,6 +49,18 @@ METHODS: dict[str, type] = {}
 
 
 def register(cls):
+    """Add ``cls`` to :data:`METHODS` under ``cls.name`` (a class decorator).  Refused with a
+    ValueError: a name another class holds, and a ``KERNEL`` that is no stepper of pyint's Fortran
+    library (no ``case`` for it in fortran/methods.f90)."""
+    if not isinstance(cls.name, str) or not cls.name:
+        raise ValueError(f"{cls.__qualname__}: a method needs a name (the class attribute 'name')")
+    if METHODS.get(cls.name, cls) is not cls:
+        held = METHODS[cls.name]
+        raise ValueError(f"{cls.__qualname__}: the method name {cls.name!r} is taken by "
+                         f"{held.__module__}.{held.__qualname__}")
+    if cls.KERNEL is not None and not _fortran.method_known(cls.KERNEL):
+        raise ValueError(f"{cls.__qualname__}: KERNEL = {cls.KERNEL} is no stepper of pyint's Fortran "
+                         "library (fortran/methods.f90 has no case for that method id)")
     METHODS[cls.name] = cls
     return cls
 

@@ -68,6 +68,21 @@ subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, 
                    nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, istat)
 end subroutine run_batch
 
+!> known = 1 if `method` is the id of a stepper (a case of fortran/methods.f90), else 0:
+!> pyint.integrator.register refuses a class whose KERNEL has none.
+subroutine method_known(method, known)
+  use pyint_kinds
+  use pyint_driver, only: stepper_t
+  use pyint_methods, only: new_stepper
+  implicit none
+  integer(c_int), intent(in) :: method
+  integer(c_int), intent(out) :: known
+  class(stepper_t), allocatable :: st
+  integer :: ierr
+  call new_stepper(method, st, ierr)
+  known = merge(1, 0, ierr == 0)
+end subroutine method_known
+
 !> The alpha family's constants from rho_inf, as the kernels derive them (pyint_alpha,
 !> fortran/core/alpha.f90): p = [alpha_m, alpha_f, alpha, beta, gamma] (the order of
 !> ALPHA_PARAMETER_NAMES in pyint/genalpha.py).
