@@ -10,6 +10,8 @@ machine (under another kernel a Newton contraction rate of the block methods dif
 
 Record (only for a change that is meant to change numbers, said in the commit):
     python tests/golden_outputs.py            # writes tests/golden/methods.json and tests/golden/studies/*.nc
+A new method's cases (every recorded case and the study datasets left as they are):
+    python tests/golden_outputs.py --add
 """
 import json
 import os
@@ -65,10 +67,17 @@ def run_quick_studies(out_dir):
     return sorted(out_dir.glob("*.nc"))
 
 
-def record():
+def record(add_only=False):
     with tempfile.TemporaryDirectory() as tmp:
         cases = run_method_cases(pathlib.Path(tmp) / "methods.json")
+    if add_only:   # keep every recorded case; add the cases nobody recorded yet
+        old = json.loads((GOLDEN / "methods.json").read_text())
+        new = sorted(set(cases) - set(old))
+        cases = {**old, **{cid: cases[cid] for cid in new}}
+        print(f"added {len(new)} method cases: {', '.join(new) or 'none'}")
     (GOLDEN / "methods.json").write_text(json.dumps(cases, indent=1, sort_keys=True) + "\n")
+    if add_only:
+        return
     studies = GOLDEN / "studies"
     studies.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,4 +91,4 @@ if __name__ == "__main__":
         cases = {cid: method_output(cls, prob) for cid, cls, prob in method_cases()}
         pathlib.Path(sys.argv[2]).write_text(json.dumps(cases))
     else:
-        record()
+        record(add_only=sys.argv[1:2] == ["--add"])
