@@ -56,7 +56,599 @@ from .base import CALLBACK_REQUESTS, Model
 #: model_id of a compiled model in the Fortran API (fortran/core/compiled_model.f90).
 COMPILED_MODEL_ID = 1000
 #: Matrix items, in the order of their sparsity patterns in ipar (MAT_REQ there).
-MATRIX_ITEMS = ("mass", "mass_dq", "force", "hol", "hol_jac", "hol_t", "hol_jac_t", "hol_tt", "hol_vel_q", "hol_gamma",
+MATRIX_ITEMS = ("mass", "mass_dq", "force_q", "force_v", "hol_jac", "hol_vel_q", "hol_gtl_q",
+                "nh_A", "nh_vel_q", "nh_atl_q")
+#: Vector items (and energy) of the compiled routine.
+VECTOR_ITEMS = ("force", "hol", "hol_t", "hol_gamma", "nh_b", "nh_gamma", "energy")
+_REQUEST_CODES = {name: code for code, name in CALLBACK_REQUESTS.items()}
+#: Version of the code generator (part of every cache key).
+GENERATOR = "pyint-symbolic-1"
+#: gfortran flags (-frecursive: every local on the stack, so OpenMP batches may share the routine).
+FFLAGS = ("-O2", "-fPIC", "-shared", "-frecursive", "-ffree-line-length-none")
+_KEY_LEN = 64
+
+_lock = threading.Lock()
+_loaded: dict[str, ctypes.CDLL] = {}  # key -> library: loaded once per process, never unloaded
+
+
+class SymbolicModelError(RuntimeError):
+    """A SymbolicModel's library could not be built or loaded."""
+
+
+def cache_dir():
+    """The directory of compiled models: $PYINT_MODEL_CACHE or ~/.cache/pyint/models."""
+    d = os.environ.get("PYINT_MODEL_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "pyint", "models")
+    return os.path.abspath(d)
+
+
+def compiler():
+    """The Fortran compiler that builds SymbolicModels: $PYINT_FC, $FC or gfortran."""
+    return os.environ.get("PYINT_FC") or os.environ.get("FC") or "gfortran"
+
+
+_versions: dict[str, str] = {}
+
+
+def _compiler_version(fc):
+    if fc not in _versions:
+        _versions[fc] = _run_version(fc)
+    return _versions[fc]
+
+
+def _run_version(fc):
+    try:
+        out = subprocess.run([fc, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SymbolicModelError(f"the Fortran compiler {fc!r} cannot be run ({exc}); set $PYINT_FC to "
+                                 "gfortran's path (pyint's own build needs it too)") from None
+    return (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else fc
+
+
+def _atomic_write(path, data: bytes):
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the generated source from other users of the cache
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _valid(lib_path, key):
+    try:
+        with open(lib_path, "rb") as fh:
+            return f"pyint-model-key:{key}".encode() in fh.read()
+    except OSError:
+        return False
+
+
+def _build(src, key, fc):
+    d = cache_dir()
+    os.makedirs(d, exist_ok=True)
+    src_path = os.path.join(d, f"{key}.f90")
+    lib_path = os.path.join(d, f"{key}.so")
+    _atomic_write(src_path, src.encode())
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".so")
+    os.close(fd)
+    try:
+        with tempfile.TemporaryDirectory() as moddir:  # gfortran may write .mod files: not in the cache
+            proc = subprocess.run([fc, *FFLAGS, "-J", moddir, "-o", tmp, src_path],
+                                  capture_output=True, text=True, timeout=600, cwd=moddir)
+        if proc.returncode != 0:
+            raise SymbolicModelError(f"compiling the generated model failed ({fc} exit {proc.returncode}); "
+                                     f"source: {src_path}\n{proc.stderr.strip() or proc.stdout.strip()}")
+        os.replace(tmp, lib_path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return lib_path
+
+
+def load_library(src, key, fc):
+    """The loaded library of key ``key`` (built from ``src()`` into the cache unless it is there and valid)."""
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+        lib_path = os.path.join(cache_dir(), f"{key}.so")
+        lib = None
+        if _valid(lib_path, key):
+            try:
+                lib = ctypes.CDLL(lib_path)
+            except OSError:
+                lib = None  # corrupt: rebuilt below
+        if lib is None:
+            lib_path = _build(src(), key, fc)
+            try:
+                lib = ctypes.CDLL(lib_path)
+            except OSError as exc:
+                raise SymbolicModelError(f"the compiled model {lib_path} cannot be loaded: {exc}") from None
+        buf = ctypes.create_string_buffer(_KEY_LEN)
+        lib.pyint_model_key(buf)
+        if buf.raw.decode(errors="replace") != key:
+            raise SymbolicModelError(f"the compiled model {lib_path} carries key {buf.raw!r}, expected {key}")
+        _loaded[key] = lib
+        return lib
+
+
+# -- the symbolic derivation -------------------------------------------------------
+
+def _sp():
+    try:
+        import sympy
+    except ImportError:  # pragma: no cover - sympy is pinned in requirements.lock
+        raise ImportError("SymbolicModel needs SymPy (pip install sympy)") from None
+    return sympy
+
+
+def _as_matrix(sp, x, what, shape=None):
+    try:
+        m = sp.Matrix(x)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be a SymPy matrix or a list of expressions ({exc})") from None
+    if shape is not None:
+        if shape[1] == 1 and m.shape == (1, shape[0]):
+            m = m.T
+        if m.shape != shape and not (m.shape[0] * m.shape[1] == 0 and shape[0] * shape[1] == 0):
+            raise ValueError(f"{what} has shape {m.shape[0]}x{m.shape[1]}, expected {shape[0]}x{shape[1]}")
+        if m.shape != shape:
+            m = sp.zeros(*shape)
+    return m
+
+
+class SymbolicModel(Model):
+    """A model of the shared interface from SymPy expressions (see the module docstring).
+
+    q, v: the coordinates and velocities (equal-length sequences of SymPy
+    symbols; dynamicsymbols q(t) are accepted with v their derivatives or
+    plain symbols).  t: the time symbol (None: the model does not depend on
+    time).  mass: the n x n mass matrix M(q) (symmetric).  force: applied forces
+    f(t, q, v) (n); potential: a potential energy V(t, q), whose forces -V_q are
+    added to ``force``.  hol: holonomic constraints g(t, q) = 0; nonhol: (A, b)
+    with A v + b = 0 (b may be None).  params: {symbol: value} of every other
+    symbol (runtime inputs of the compiled model).  energy: the reported energy
+    (default T + V with T = v^T M v / 2).  conservative: whether ``energy`` is
+    conserved (default: no ``force`` term, nothing depends on t, b = 0).
+    """
+
+    constant_mass = True
+    scleronomic = True
+    conservative = False
+
+    def __init__(self, q, v, t=None, mass=None, force=None, potential=None, hol=None, nonhol=None,
+                 params=None, name="symbolic", coord_names=None, coord_units=None, energy=None,
+                 conservative=None):
+        sp = _sp()
+        q, v, subs = self._coordinates(sp, q, v)
+        n = len(q)
+        tsym = t if t is not None else sp.Dummy("t")
+        if mass is None:
+            raise ValueError("SymbolicModel needs mass=M (an n x n matrix)")
+        M = sp.Matrix(mass) if not isinstance(mass, sp.MatrixBase) else mass
+        if M.shape[0] != M.shape[1]:
+            raise ValueError(f"the mass matrix must be square; got {M.shape[0]}x{M.shape[1]}")
+        if M.shape != (n, n):
+            raise ValueError(f"the mass matrix is {M.shape[0]}x{M.shape[1]} but there are {n} coordinates")
+        M = M.xreplace(subs)
+        f = sp.zeros(n, 1) if force is None else _as_matrix(sp, force, "force", (n, 1)).xreplace(subs)
+        V = sp.Integer(0) if potential is None else sp.sympify(potential).xreplace(subs)
+        if potential is not None:
+            f = f - sp.Matrix([V]).jacobian(q).T
+        g = sp.zeros(0, 1) if hol is None else _as_matrix(sp, list(hol), "hol").xreplace(subs)
+        if g.shape[1] != 1:
+            g = g.reshape(g.shape[0] * g.shape[1], 1)
+        mh = g.shape[0]
+        if nonhol is None:
+            A, b = sp.zeros(0, n), sp.zeros(0, 1)
+        else:
+            if not isinstance(nonhol, (tuple, list)) or len(nonhol) != 2:
+                raise ValueError("nonhol must be a pair (A, b) with A v + b = 0 (b may be None)")
+            A = sp.Matrix(nonhol[0]).xreplace(subs)
+            if A.shape[1] != n:
+                raise ValueError(f"nonhol A has {A.shape[1]} columns but there are {n} coordinates")
+            b = sp.zeros(A.shape[0], 1) if nonhol[1] is None else \
+                _as_matrix(sp, nonhol[1], "nonhol b", (A.shape[0], 1)).xreplace(subs)
+        mn = A.shape[0]
+        T = (sp.Matrix(v).T * M * sp.Matrix(v))[0, 0] / 2
+        E = T + V if energy is None else sp.sympify(energy).xreplace(subs)
+
+        # every symbol needs a value
+        params = dict(params or {})
+        for s_, val in params.items():
+            if not isinstance(s_, sp.Symbol):
+                raise ValueError(f"params keys must be SymPy symbols, got {s_!r}")
+            if s_ in q or s_ in v or s_ == tsym:
+                raise ValueError(f"{s_} is a coordinate, velocity or time and cannot be a parameter")
+            if not np.isfinite(float(val)):
+                raise ValueError(f"parameter {s_} = {val} is not finite")
+        psyms = sorted(params, key=lambda s_: s_.name)
+        known = set(q) | set(v) | {tsym} | set(psyms)
+        exprs = {"mass": M, "force": f, "hol": g, "nh_A": A, "nh_b": b, "energy": sp.Matrix([E])}
+        for what, e in exprs.items():
+            left = sorted((s_ for s_ in e.free_symbols if s_ not in known), key=str)
+            if left:
+                raise ValueError(f"symbols without a value in {what}: {', '.join(map(str, left))} "
+                                 "(give them in params={symbol: value}, or pass them as q, v or t)")
+        from sympy.core.function import AppliedUndef
+        for what, e in exprs.items():
+            undef = sorted({str(x.func) for x in e.atoms(AppliedUndef)})
+            if undef:
+                raise ValueError(f"undefined functions in {what}: {', '.join(undef)} (write them out in SymPy "
+                                 "functions; dynamicsymbols belong in q and v)")
+        for what, e, bad in (("mass", M, set(v) | {tsym}), ("hol", g, set(v)), ("nonhol A", A, set(v)),
+                             ("nonhol b", b, set(v)), ("potential", sp.Matrix([V]), set(v))):
+            dep = sorted((s_ for s_ in e.free_symbols if s_ in bad), key=str)
+            if dep:
+                raise ValueError(f"{what} must not depend on {', '.join(map(str, dep))}")
+        asym = [(i, j) for i in range(n) for j in range(i + 1, n) if sp.expand(M[i, j] - M[j, i]) != 0]
+        if asym:
+            raise ValueError(f"the mass matrix is not symmetric: M[{asym[0][0]}, {asym[0][1]}] != "
+                             f"M[{asym[0][1]}, {asym[0][0]}]")
+
+        self.name = str(name)
+        self.n, self.n_hol, self.n_nonhol = n, mh, mn
+        if coord_names is not None:
+            if len(coord_names) != n:
+                raise ValueError(f"coord_names has {len(coord_names)} names for {n} coordinates")
+            self.coord_names = tuple(coord_names)
+        else:
+            self.coord_names = tuple(str(s_) for s_ in q)
+        if coord_units is not None:
+            if len(coord_units) != n:
+                raise ValueError(f"coord_units has {len(coord_units)} units for {n} coordinates")
+            self.coord_units = tuple(coord_units)
+        self.constant_mass = not (M.free_symbols & set(q))
+        self.scleronomic = tsym not in g.free_symbols
+        if conservative is None:
+            conservative = force is None and all(tsym not in e.free_symbols for e in (M, g, A, b, sp.Matrix([V]))) \
+                and all(sp.simplify(x) == 0 for x in b)
+        self.conservative = bool(conservative)
+        self.fortran_name = f"symbolic:{self.name}"
+        self._q, self._v, self._t, self._p = list(q), list(v), tsym, psyms
+        self._pvals = np.array([float(params[s_]) for s_ in psyms])
+        self._inputs = (M, f, g, A, b, E)
+        self._derived = None  # the items, derived on first use (_items)
+        self._num = {}
+        self._lib_state = None  # (key, source, patterns) once generated
+        self._w = [sp.Dummy(f"w{i}") for i in range(max(n, mh, mn, 1))]
+
+    @classmethod
+    def from_lagranges_method(cls, lm, params=None, name="lagranges_method", coord_names=None,
+                              coord_units=None, conservative=None):
+        """The model of a ``sympy.physics.mechanics.LagrangesMethod``.
+
+        M = the dynamic mass matrix, f = the forcing (Coriolis, potential and
+        ``forcelist`` terms), g = its ``hol_coneqs``, (A, b) from its
+        ``nonhol_coneqs`` (linear in the q'), energy = the Jacobi integral
+        q'^T L_q' - L.  Multipliers follow pyint's convention
+        (M a = f - G^T lam_h - A^T lam_n).  Conservative by default when there
+        is no ``forcelist``, nothing depends on t explicitly and b = 0.
+        """
+        sp = _sp()
+        from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
+        if not isinstance(lm, LagrangesMethod):
+            raise TypeError(f"from_lagranges_method needs a sympy.physics.mechanics.LagrangesMethod, got {type(lm)}")
+        if lm.eom is None:
+            lm.form_lagranges_equations()
+        t = dynamicsymbols._t
+        qs, qds = list(lm.q), list(lm._qdots)
+        n = len(qs)
+        hol = list(lm._hol_coneqs)
+        nonhol = list(lm.coneqs)[len(hol):]
+        nh = None
+        if nonhol:
+            cons = sp.Matrix(nonhol)
+            A = cons.jacobian(qds)
+            if A.has(*qds):
+                raise ValueError("nonhol_coneqs must be linear in the velocities (A(t, q) q' + b(t, q) = 0)")
+            b = cons.subs(dict.fromkeys(qds, 0))
+            nh = (A, b)
+        L = lm._L[0, 0]
+        energy = (sp.Matrix([L]).jacobian(qds) * sp.Matrix(qds))[0, 0] - L
+        if conservative is None:  # explicit time dependence: t left once q(t), q'(t) are symbols
+            plain = {x: sp.Dummy() for x in qds + qs}
+            explicit = any(t in sp.sympify(e).xreplace(plain).free_symbols for e in [L, *hol])
+            conservative = not lm.forcelist and not explicit and \
+                (nh is None or all(sp.simplify(x) == 0 for x in nh[1]))
+        return cls(qs, qds, t=t, mass=lm._m_d[:, :n], force=list(lm._f_d), hol=hol or None, nonhol=nh,
+                   params=params, name=name, coord_names=coord_names, coord_units=coord_units,
+                   energy=energy, conservative=conservative)
+
+    # -- construction helpers --------------------------------------------------
+    @staticmethod
+    def _coordinates(sp, q, v):
+        from sympy.core.function import AppliedUndef
+        q, v = list(q), list(v)
+        if len(q) == 0 or len(q) != len(v):
+            raise ValueError(f"q and v must be non-empty and of equal length; got {len(q)} and {len(v)}")
+        subs = {}
+        qs, vs = [], []
+        for i, (qi, vi) in enumerate(zip(q, v)):
+            if isinstance(qi, sp.Symbol):
+                qs.append(qi)
+            elif isinstance(qi, AppliedUndef):  # a dynamicsymbol q(t)
+                s_ = sp.Symbol(f"q_{i}_{qi.func.__name__}")
+                subs[qi] = s_
+                qs.append(s_)
+            else:
+                raise ValueError(f"q[{i}] = {qi!r} is not a SymPy symbol")
+            if isinstance(vi, sp.Symbol):
+                vs.append(vi)
+            elif isinstance(vi, (sp.Derivative, AppliedUndef)):  # q(t)' or a dynamicsymbol u(t)
+                s_ = sp.Symbol(f"v_{i}_{qs[-1].name}")
+                subs[vi] = s_
+                vs.append(s_)
+            else:
+                raise ValueError(f"v[{i}] = {vi!r} is not a SymPy symbol")
+        if len(set(qs) | set(vs)) != 2 * len(qs):
+            raise ValueError("q and v must be distinct symbols")
+        return qs, vs, subs  # applied with xreplace: q'(t) is replaced whole, before the q(t) inside it
+
+    @property
+    def _items(self):
+        if self._derived is None:
+            self._derived = self._derive(_sp(), *self._inputs)
+        return self._derived
+
+    def _derive(self, sp, M, f, g, A, b, E):
+        q, v, t = sp.Matrix(self._q), sp.Matrix(self._v), self._t
+        n, mh, mn = self.n, self.n_hol, self.n_nonhol
+        wn, wh, wl = sp.Matrix(self._w[:n]), sp.Matrix(self._w[:mh]), sp.Matrix(self._w[:mn])
+
+        def jac(x, y):
+            # entry by entry, differentiating only where the variable occurs (most entries are zero)
+            x = sp.Matrix(x)
+            out = sp.zeros(x.shape[0], len(y))
+            for i in range(x.shape[0]):
+                e = x[i, 0]
+                fs = e.free_symbols
+                for j, yj in enumerate(y):
+                    if yj in fs:
+                        out[i, j] = e.diff(yj)
+            return out
+
+        G = jac(g, q)
+        gt = g.diff(t)
+        hv = G * v + gt
+        av = A * v + b
+        items = {
+            "mass": M, "mass_dq": jac(M * wn, q), "force": f, "force_q": jac(f, q), "force_v": jac(f, v),
+            "hol": g, "hol_jac": G, "hol_t": gt, "hol_jac_t": G.diff(t), "hol_tt": gt.diff(t),
+            "hol_vel_q": jac(hv, q), "hol_gamma": jac(hv, q) * v + hv.diff(t),
+            "hol_gtl_q": jac(G.T * wh, q) if mh else sp.zeros(n, n),
+            "nh_A": A, "nh_b": b, "nh_vel_q": jac(av, q), "nh_dt": av.diff(t),
+            "nh_gamma": jac(av, q) * v + av.diff(t),
+            "nh_atl_q": jac(A.T * wl, q) if mn else sp.zeros(n, n),
+            "energy": E,
+        }
+        return items
+
+    def with_params(self, **values):
+        """The same model with other parameter values (by symbol name); never recompiles."""
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        names = {s_.name: k for k, s_ in enumerate(self._p)}
+        pv = self._pvals.copy()
+        for nm, val in values.items():
+            if nm not in names:
+                raise ValueError(f"{nm!r} is not a parameter of {self.name!r} (parameters: {', '.join(names)})")
+            if not np.isfinite(float(val)):
+                raise ValueError(f"parameter {nm} = {val} is not finite")
+            pv[names[nm]] = float(val)
+        new._pvals = pv
+        return new
+
+    def __getstate__(self):
+        """Picklable (process pools, Dask): the lambdified items and the loaded library stay behind and are
+        rebuilt on first use in the other process (the library from the cache)."""
+        state = dict(self.__dict__)
+        state["_num"] = {}
+        state.pop("_lib", None)
+        return state
+
+    @property
+    def params(self):
+        """{name: value} of the parameters."""
+        return {s_.name: float(x) for s_, x in zip(self._p, self._pvals)}
+
+    # -- NumPy items ---------------------------------------------------------------
+    def _shape(self, name):
+        n, mh, mn = self.n, self.n_hol, self.n_nonhol
+        return {"mass": (n, n), "mass_dq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
+                "hol": (mh,), "hol_jac": (mh, n), "hol_t": (mh,), "hol_jac_t": (mh, n), "hol_tt": (mh,),
+                "hol_vel_q": (mh, n), "hol_gamma": (mh,), "hol_gtl_q": (n, n), "nh_A": (mn, n), "nh_b": (mn,),
+                "nh_vel_q": (mn, n), "nh_dt": (mn,), "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}[name]
+
+    def _eval_compiled(self, lib, name, shape, t, q, v, w):
+        """Item ``name`` from the loaded compiled library (ctypes): the same Fortran the kernels call."""
+        code = _REQUEST_CODES[name]
+        n = self.n
+        z = np.zeros(n)
+        qa = np.ascontiguousarray(q if q is not None else z, dtype=float)
+        va = np.ascontiguousarray(v if v is not None else z, dtype=float)
+        wa = np.zeros(max(n, self.n_hol, self.n_nonhol, 1))
+        if w is not None:
+            wa[:len(w)] = w
+        rp = self._pvals if self._pvals.size else np.zeros(1)
+        rp = np.ascontiguousarray(rp, dtype=float)
+        pattern = self._lib_state[2].get(name) if name in MATRIX_ITEMS else None
+        size = 1 if shape == () else (len(pattern[0]) if name in MATRIX_ITEMS and pattern else int(np.prod(shape)))
+        if name in MATRIX_ITEMS and not pattern:
+            return np.zeros(shape)   # no structural nonzero: no case in the routine
+        out = np.zeros(max(size, 1))
+        dp = ctypes.POINTER(ctypes.c_double)
+        lib.pyint_model_eval(ctypes.c_int(code), ctypes.c_double(float(t)), qa.ctypes.data_as(dp),
+                             va.ctypes.data_as(dp), wa.ctypes.data_as(dp), rp.ctypes.data_as(dp),
+                             out.ctypes.data_as(dp))
+        if shape == ():
+            return float(out[0])
+        if name in MATRIX_ITEMS:
+            full = np.zeros(shape)
+            full[pattern[0], pattern[1]] = out[:size]
+            return full
+        return out[:size].reshape(shape)
+
+    def _eval(self, name, t=0.0, q=None, v=None, w=None):
+        shape = self._shape(name)
+        if 0 in shape:
+            return np.zeros(shape)
+        lib = self.__dict__.get("_lib")
+        if lib is not None and name in MATRIX_ITEMS + VECTOR_ITEMS:
+            # once compiled (a Fortran run or pyint.reference loaded it): the compiled items
+            return self._eval_compiled(lib, name, shape, t, q, v, w)
+        fun = self._num.get(name)
+        if fun is None:
+            sp = _sp()
+            fun = sp.lambdify([self._t, self._q, self._v, self._w, self._p], self._items[name],
+                              modules="numpy", cse=True)
+            self._num[name] = fun
+        z = np.zeros(self.n)
+        nw = len(self._w)
+        wv = np.zeros(nw)
+        if w is not None:
+            wv[:len(w)] = w
+        out = fun(float(t), np.asarray(q if q is not None else z, dtype=float),
+                  np.asarray(v if v is not None else z, dtype=float), wv, self._pvals)
+        if shape == ():
+            return float(np.asarray(out, dtype=float).ravel()[0])
+        out = np.array(out, dtype=float)
+        return out.reshape(shape) if out.size == int(np.prod(shape)) else np.broadcast_to(out, shape).copy()
+
+    # mass, force, hol, ..., energy: each evaluates its item (_eval); generated below the class
+    def force_jac(self, t, q, v):
+        return self._eval("force_q", t, q, v), self._eval("force_v", t, q, v)
+
+    def describe(self):
+        d = super().describe()
+        d.update(symbolic=1, **{f"param_{k}": x for k, x in self.params.items()})
+        return d
+
+    # -- the compiled library ------------------------------------------------------
+    def fortran_source(self):
+        """(key, Fortran source, 0-based patterns {item: (rows, cols)}) of the compiled routine."""
+        if self._lib_state is None or self._lib_state[1] is None:
+            self._lib_state = self._generate()
+            self._write_index()
+        return self._lib_state
+
+    def _input_key(self):
+        """Hash of the model's expressions (before derivation), the generator and the compiler."""
+        sp = _sp()
+        tfix = {self._t: sp.Symbol("__pyint_time")}
+        text = sp.srepr((tuple(self._q), tuple(self._v), tuple(self._p),
+                         tuple((sp.ImmutableMatrix(x.xreplace(tfix)) if x.shape[0] * x.shape[1] else x.shape)
+                               if isinstance(x, sp.MatrixBase) else x.xreplace(tfix) for x in self._inputs)))
+        return hashlib.sha256("\0".join([text, GENERATOR, sp.__version__, _compiler_version(compiler()),
+                                          " ".join(FFLAGS)]).encode()).hexdigest()[:_KEY_LEN]
+
+    def _write_index(self):
+        key, _, patterns = self._lib_state
+        d = cache_dir()
+        os.makedirs(d, exist_ok=True)
+        data = json.dumps({"key": key, "patterns": {k: [list(r), list(c)] for k, (r, c) in patterns.items()}})
+        _atomic_write(os.path.join(d, f"{self._input_key()}.json"), data.encode())
+
+    def _cached_state(self):
+        """(key, None, patterns) from the cache's index when this model was generated before, else None."""
+        try:
+            with open(os.path.join(cache_dir(), f"{self._input_key()}.json")) as fh:
+                data = json.load(fh)
+            key = str(data["key"])
+            patterns = {k: (list(map(int, r)), list(map(int, c))) for k, (r, c) in data["patterns"].items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if set(patterns) - set(MATRIX_ITEMS) or not _valid(os.path.join(cache_dir(), f"{key}.so"), key):
+            return None
+        return key, None, patterns
+
+    def _generate(self):
+        sp = _sp()
+        from sympy.printing.fortran import fcode
+        n, mh, mn = self.n, self.n_hol, self.n_nonhol
+        # Fortran names: q(i), v(i), w(i), rpar(k), t
+        ren = {s_: sp.Symbol(f"q({i + 1})") for i, s_ in enumerate(self._q)}
+        ren.update({s_: sp.Symbol(f"v({i + 1})") for i, s_ in enumerate(self._v)})
+        ren.update({s_: sp.Symbol(f"w({i + 1})") for i, s_ in enumerate(self._w)})
+        ren.update({s_: sp.Symbol(f"rpar({k + 1})") for k, s_ in enumerate(self._p)})
+        ren[self._t] = sp.Symbol("t")
+        from .base import CALLBACK_REQUESTS
+        codes = {v_: k for k, v_ in CALLBACK_REQUESTS.items()}
+        patterns = {}
+        cases = []
+        for name in MATRIX_ITEMS + VECTOR_ITEMS:
+            e = self._items[name]
+            if name == "energy":
+                entries = [((0, 0), e)]
+            elif name in MATRIX_ITEMS:
+                mat = sp.Matrix(e)
+                entries = [((i, j), mat[i, j]) for j in range(mat.shape[1]) for i in range(mat.shape[0])
+                           if mat[i, j] != 0]
+                patterns[name] = ([ij[0] for ij, _ in entries], [ij[1] for ij, _ in entries])
+            else:
+                mat = sp.Matrix(e)
+                entries = [((i, 0), mat[i, 0]) for i in range(mat.shape[0])]
+            if not entries:
+                continue
+            exprs = [sp.sympify(x).xreplace(ren) for _, x in entries]
+            tmps, red = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
+            body = []
+            for s_, x in tmps:
+                body.append(fcode(x, assign_to=s_, source_format="free", standard=2008))
+            for k, x in enumerate(red):
+                body.append(fcode(x, assign_to=sp.Symbol(f"out({k + 1})"), source_format="free", standard=2008))
+            decl = f"      real(c_double) :: {', '.join(str(s_) for s_, _ in tmps)}\n" if tmps else ""
+            lines = "\n".join("      " + ln for b_ in body for ln in b_.splitlines())
+            cases.append(f"  case ({codes[name]})  ! {name}\n    block\n{decl}{lines}\n    end block")
+        head = (f"! pyint SymbolicModel {self.name!r}: n={n}, mh={mh}, mn={mn}, {len(self._p)} parameters.\n"
+                "! Generated by pyint/models/symbolic.py; every item exact (SymPy), see\n"
+                "! fortran/core/compiled_model.f90 for the calling convention.\n")
+        body = (
+            "subroutine pyint_model_eval(req, t, q, v, w, rpar, out) bind(C, name='pyint_model_eval')\n"
+            "  use iso_c_binding, only: c_int, c_double\n  implicit none\n"
+            "  integer(c_int), value :: req\n  real(c_double), value :: t\n"
+            "  real(c_double), intent(in) :: q(*), v(*), w(*), rpar(*)\n"
+            "  real(c_double), intent(inout) :: out(*)\n"
+            "  select case (req)\n" + "\n".join(cases) + "\n  end select\nend subroutine\n")
+        fc = compiler()
+        key = hashlib.sha256("\0".join([head + body, _compiler_version(fc), " ".join(FFLAGS)]).encode()).hexdigest()
+        key = key[:_KEY_LEN]
+        keyfun = (
+            "subroutine pyint_model_key(buf) bind(C, name='pyint_model_key')\n"
+            "  use iso_c_binding, only: c_char\n  implicit none\n"
+            f"  character(kind=c_char), intent(out) :: buf({_KEY_LEN})\n"
+            f"  character(len={_KEY_LEN + 16}), parameter :: key = 'pyint-model-key:{key}'\n"
+            "  integer :: i\n"
+            f"  do i = 1, {_KEY_LEN}\n    buf(i) = key(16 + i:16 + i)\n  end do\nend subroutine\n")
+        return key, head + body + "\n" + keyfun, patterns
+
+    def compiled_ipar(self):
+        """ipar of the compiled model (fortran/core/compiled_model.f90): compiles or loads on first use."""
+        if self._lib_state is None:
+            self._lib_state = self._cached_state()  # no derivation when the cache has the model
+        if self._lib_state is None:
+            self.fortran_source()
+        key, _, patterns = self._lib_state
+        lib = load_library(lambda: self.fortran_source()[1], key, compiler())
+        addr = ctypes.cast(lib.pyint_model_eval, ctypes.c_void_p).value
+        lo, hi = addr & 0xFFFFFFFF, addr >> 32
+        as_i32 = lambda x: x - (1 << 32) if x >= (1 << 31) else x  # noqa: E731
+        nnz = [len(patterns.get(k, ((), ()))[0]) for k in MATRIX_ITEMS]
+        rows = [r + 1 for k in MATRIX_ITEMS for r in patterns.get(k, ((), ()))[0]]
+        cols = [c + 1 for k in MATRIX_ITEMS for c in patterns.get(k, ((), ()))[1]]
+        self._lib = lib  # keep it referenced with the model
+        return np.array([as_i32(lo), as_i32(hi), self.n, self.n_hol, self.n_nonhol, *nnz, *rows, *cols],
+                        dtype=np.int32)
+
+    def fortran_params(self):
+        rp = self._pvals if self._pvals.size else np.zeros(1)
+        return np.zeros(0, dtype=np.int32), rp.copy()
+
+
+# -- SymbolicModel's items as Model methods ---------------------------------------------------
+#: The Model items a SymbolicModel evaluates as they are (force_jac pairs force_q and force_v).
+_ITEMS = ("mass", "mass_dq", "force", "hol", "hol_jac", "hol_t", "hol_jac_t", "hol_tt", "hol_vel_q", "hol_gamma",
           "hol_gtl_q", "nh_A", "nh_b", "nh_vel_q", "nh_dt", "nh_gamma", "nh_atl_q", "energy")
 #: Model's argument names -> SymbolicModel._eval's (a, lam: the vector w of the contractions).
 _EVAL_ARGUMENT = {"t": "t", "q": "q", "v": "v", "a": "w", "lam": "w"}
