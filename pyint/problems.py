@@ -43,10 +43,11 @@ class Problem:
     n_samples: int = 8            # reference times t_end * k / n_samples, k = 1..n_samples
 
     def __post_init__(self):
-        if not self.source and self.exact is None and self.reference_at is None:
+        falls_back = self.exact is None and self.reference_at is None and type(self).reference is Problem.reference
+        if not self.source and falls_back:
             self.source = ODE_SOURCE     # what :attr:`reference` falls back to
         if not self.source:
-            raise ValueError(f"problem {self.name!r}: say where its reference (exact or reference_at) comes from")
+            raise ValueError(f"problem {self.name!r}: say where its reference values come from (source)")
 
     @functools.cached_property
     def model(self):
