@@ -25,18 +25,29 @@ from .models import (AnharmonicChain, ChaplyginSleigh, DrivenPendulum, PendulumC
 from .reference.ode import ode_reference
 
 
+def _model_initial_state(model):
+    return model.initial_state()
+
+
 @dataclass
 class Problem:
     name: str
     make_model: Callable
-    make_state: Callable          # model -> (q0, v0)
     t_end: float
     h0: float                     # coarsest step of the order study (2nd-order methods)
-    source: str                   # where the reference values come from
+    make_state: Callable = _model_initial_state   # model -> (q0, v0)
+    source: str = ""              # where the reference values come from (default: ODE_SOURCE)
     exact: Callable | None = None  # t -> (q, v, lam) closed form
     reference_at: Callable | None = None  # times -> (q, v, lam): a reference other than ode_reference on the model
     tags: frozenset = field(default_factory=frozenset)
     n_samples: int = 8            # reference times t_end * k / n_samples, k = 1..n_samples
+
+    def __post_init__(self):
+        falls_back = self.exact is None and self.reference_at is None and type(self).reference is Problem.reference
+        if not self.source and falls_back:
+            self.source = ODE_SOURCE     # what :attr:`reference` falls back to
+        if not self.source:
+            raise ValueError(f"problem {self.name!r}: say where its reference values come from (source)")
 
     @functools.cached_property
     def model(self):
@@ -92,15 +103,8 @@ def add_problem(problem):
     return problem
 
 
-add_problem(Problem(
-    name="chain2",
-    make_model=lambda: PendulumChain(2, mass=[1.0, 1.5], length=[1.0, 0.8]),
-    make_state=lambda m: m.initial_state([np.pi / 3, np.pi / 2]),
-    t_end=1.0,
-    h0=1 / 32,
-    source=ODE_SOURCE,
-    tags=frozenset({"conservative"}),
-))
+add_problem(Problem("chain2", lambda: PendulumChain(2, mass=[1.0, 1.5], length=[1.0, 0.8]), t_end=1.0, h0=1 / 32,
+                    make_state=lambda m: m.initial_state([np.pi / 3, np.pi / 2]), tags=frozenset({"conservative"})))
 
 
 def _skate_exact(t):
@@ -108,45 +112,13 @@ def _skate_exact(t):
     return q, v, np.atleast_1d(lam)
 
 
-add_problem(Problem(
-    name="skate",
-    make_model=Skate,
-    make_state=lambda m: m.initial_state(),
-    t_end=2.0,
-    h0=1 / 16,
-    source="closed form (seed 004, example 1): theta = w t, x = g sin(a)/(2 w^2) sin^2(w t), ...",
-    exact=_skate_exact,
-    tags=frozenset({"conservative", "closed_form"}),
-))
-
-add_problem(Problem(
-    name="snakeboard",
-    make_model=Snakeboard,
-    make_state=lambda m: m.initial_state(),
-    t_end=0.5,
-    h0=1 / 64,
-    source=ODE_SOURCE,
-))
-
-add_problem(Problem(
-    name="sleigh_qmass",
-    make_model=ChaplyginSleigh,
-    make_state=lambda m: m.initial_state(),
-    t_end=2.0,
-    h0=1 / 16,
-    source=ODE_SOURCE,
-    tags=frozenset({"configuration_dependent_mass"}),
-))
-
-add_problem(Problem(
-    name="driven_pendulum",
-    make_model=DrivenPendulum,
-    make_state=lambda m: m.initial_state(),
-    t_end=1.0,
-    h0=1 / 32,
-    source=ODE_SOURCE,
-    tags=frozenset({"rheonomic"}),
-))
+add_problem(Problem("skate", Skate, t_end=2.0, h0=1 / 16, exact=_skate_exact,
+                    source="closed form (seed 004, example 1): theta = w t, x = g sin(a)/(2 w^2) sin^2(w t), ...",
+                    tags=frozenset({"conservative", "closed_form"})))
+add_problem(Problem("snakeboard", Snakeboard, t_end=0.5, h0=1 / 64))
+add_problem(Problem("sleigh_qmass", ChaplyginSleigh, t_end=2.0, h0=1 / 16,
+                    tags=frozenset({"configuration_dependent_mass"})))
+add_problem(Problem("driven_pendulum", DrivenPendulum, t_end=1.0, h0=1 / 32, tags=frozenset({"rheonomic"})))
 
 
 def manipulator_reference(times):
@@ -163,16 +135,10 @@ def manipulator_reference(times):
 
 
 add_problem(Problem(
-    name="manipulator",
-    make_model=two_link_manipulator,
-    make_state=lambda m: m.initial_state(),
-    t_end=1.0,
-    h0=1 / 64,
+    "manipulator", two_link_manipulator, t_end=1.0, h0=1 / 64, reference_at=manipulator_reference,
     source="seed 003 two-link manipulator in natural coordinates (seed 003 section 3); reference: the independent-"
            "coordinate ODE (14) with the bars' width, DOP853 rtol = 2.5e-14, mapped to natural coordinates",
-    reference_at=manipulator_reference,
-    tags=frozenset({"conservative", "natural_coordinates"}),
-))
+    tags=frozenset({"conservative", "natural_coordinates"})))
 
 
 def triple_pendulum_model():
@@ -188,25 +154,11 @@ def triple_pendulum_state(model):
 
 # tag "long_run": the motion keeps visiting the same region of phase space, so a long
 # run at h0 tests energy boundedness (tests/test_methods.py).
-add_problem(Problem(
-    name="triple_pendulum",
-    make_model=triple_pendulum_model,
-    make_state=triple_pendulum_state,
-    t_end=2.0,
-    h0=1 / 32,
-    source=ODE_SOURCE,
-    tags=frozenset({"conservative", "seed002", "long_run"}),
-))
-
-add_problem(Problem(
-    name="anharmonic_chain2",
-    make_model=lambda: AnharmonicChain.example(),
-    make_state=lambda m: m.initial_state([np.pi / 2, np.pi / 2]),
-    t_end=2.0,
-    h0=1 / 32,
-    source=ODE_SOURCE,
-    tags=frozenset({"conservative", "nonlinear_potential"}),
-))
+add_problem(Problem("triple_pendulum", triple_pendulum_model, t_end=2.0, h0=1 / 32, make_state=triple_pendulum_state,
+                    tags=frozenset({"conservative", "seed002", "long_run"})))
+add_problem(Problem("anharmonic_chain2", AnharmonicChain.example, t_end=2.0, h0=1 / 32,
+                    make_state=lambda m: m.initial_state([np.pi / 2, np.pi / 2]),
+                    tags=frozenset({"conservative", "nonlinear_potential"})))
 
 
 def stiff_fast_model():
@@ -223,15 +175,9 @@ def stiff_fast_model():
 # where the index-3 multipliers' round-off, eps |q| / (beta h^2), stays far below their
 # truncation error (at h0 / 32 it bends generalized-alpha's lam slope to 1.87);
 # tests/test_genalpha.py follows q and v down to ~2e-10.
-add_problem(Problem(
-    name="stiff_fast",
-    make_model=stiff_fast_model,
-    make_state=lambda m: m.initial_state([np.pi / 3, np.pi / 2]),
-    t_end=0.02,
-    h0=0.02 / 256,
-    source=ODE_SOURCE,
-    tags=frozenset({"conservative", "stiff"}),
-))
+add_problem(Problem("stiff_fast", stiff_fast_model, t_end=0.02, h0=0.02 / 256,
+                    make_state=lambda m: m.initial_state([np.pi / 3, np.pi / 2]),
+                    tags=frozenset({"conservative", "stiff"})))
 
 
 def _skate_torsion_model():
@@ -239,11 +185,8 @@ def _skate_torsion_model():
 
 
 add_problem(Problem(
-    name="skate_torsion",
-    make_model=_skate_torsion_model,
+    "skate_torsion", _skate_torsion_model, t_end=3.0, h0=3 / 32,   # h0 divides the sample spacing t_end / 8
     make_state=lambda m: m.initial_state(omega=1.0),
-    t_end=3.0,
-    h0=3 / 32,                   # divides the sample spacing t_end / 8
     source=ODE_SOURCE + " (seed-004 skate plus a torsion spring k = 0.5 on the heading, so that theta is not "
            "linear in t and the multiplier is not degenerate; the plain skate has a closed form, "
            "tests/test_galerkin.py uses it)",

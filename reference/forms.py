@@ -407,13 +407,19 @@ class DummyDerivative(_Form):
         _, vd = self._derivatives(y, yp)
         return y[:n], y[n:2 * n], vd, None, {}
 
-    def residual(self, t, y, yp, r):
-        n, m, mh = self.n, self.m, self.mh
+    def _point(self, t, y, yp):
+        """What the residual and its Jacobian share at (t, y, y'): q, v, q', v' (with the dummies),
+        the constraint matrices G, A, C = [G; A] and the eliminated multipliers z."""
+        n = self.n
         q, v = y[:n], y[n:2 * n]
         qd, vd = self._derivatives(y, yp)
         gq, an = self._constraint_matrices(t, q)
         c = np.vstack([gq, an])
-        z = self._multipliers(t, q, v, vd, c)
+        return q, v, qd, vd, gq, an, c, self._multipliers(t, q, v, vd, c)
+
+    def residual(self, t, y, yp, r):
+        n, m, mh = self.n, self.m, self.mh
+        q, v, qd, vd, gq, an, _, z = self._point(t, y, yp)
         r[:n] = qd - v
         k = 2 * n - m
         r[n:k] = self._dynamics(t, q, v, vd, z, gq, an)[self.fv]
@@ -426,11 +432,7 @@ class DummyDerivative(_Form):
 
     def jacobian(self, t, y, yp, cj, jac):
         n, m, mh = self.n, self.m, self.mh
-        q, v = y[:n], y[n:2 * n]
-        _, vd = self._derivatives(y, yp)
-        gq, an = self._constraint_matrices(t, q)
-        c = np.vstack([gq, an])
-        z = self._multipliers(t, q, v, vd, c)
+        q, v, _, vd, gq, _, c, z = self._point(t, y, yp)
         dq, dv, mass = self._dynamics_jac(t, q, v, vd, z)
         cq, cv = self._acceleration_constraints_jac(t, q, v, vd)
         jac[:] = 0.0

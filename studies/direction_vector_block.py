@@ -28,7 +28,6 @@ import itertools
 import json
 
 import numpy as np
-import xarray as xr
 
 from pyint.convergence import fit_order
 
@@ -155,61 +154,40 @@ def run_case(p):
             cpu = res.cpu_time
             break
         cpu = min(cpu, res.cpu_time)
-    status, message = res.status, res.message
-    t, q, v = res.t, res.q, res.v
-    energy = res.energy
-    kinetic = _kinetic(model, q, v)
-    ds = xr.Dataset()
-    viol = res.level_residuals if formulation == "dae" else np.full((len(t), 3), np.nan)
-    scal = {
-        "cpu_time": cpu,
-        "energy_error_max": float(np.max(np.abs(energy - energy[0]))),
-        "eps_pos": float(np.max(viol[:, 0])),          # NaN for the ODE (no constraints)
-        "eps_vel": float(np.max(viol[:, 1])),
-        "eps_acc": float(np.max(viol[:, 2])),
-        "direction_error": float(np.max(model.direction_error(q))) if formulation == "dae" else np.nan,
-        "newton_iterations": float(res.stats.get("newton_iterations", 0)),
-        "t_reached": float(t[-1]),
-        "error": np.nan,
-    }
-    if T == 1.0 and status == "ok":
+    # the one trajectory schema (Result.to_xarray: q, v, a, lam, violation, energy, eps_*, energy_drift;
+    # natural coordinates add Delta per sample and its maximum, direction_error), then the paper's own
+    # variables; the run maxima are over every step (every step is a sample), the time series thinned
+    ds = res.to_xarray()
+    if not model.n_constraints:     # the angle ODE: no constraint, no violation (not a violation of 0)
+        ds = ds.drop_vars(["violation", "eps_pos", "eps_vel", "eps_acc", "lam", "multiplier", "constraint_level"])
+    for key, units in (("eps_pos", "m"), ("eps_vel", "m/s"), ("eps_acc", "m/s^2"), ("violation", "m/s^k")):
+        if key in ds:
+            ds[key].attrs["units"] = units
+    ds["cpu_time"] = ((), cpu, {"units": "s", "long_name": "CPU time of the integration (min over repeats)"})
+    ds["t_reached"] = ((), float(res.t[-1]), {"units": "s", "long_name": "last time computed (T unless the "
+                                                                          "integration failed)"})
+    error = np.nan
+    if T == 1.0 and res.status == "ok":
         every = int(round(ORDER_SAMPLE / h))
-        times = t[every::every]
-        scal["error"] = float(np.max(np.abs(q[every::every] - _reference(formulation, times))))
-    meta = {"cpu_time": ("s", "CPU time of the integration (min over repeats)"),
-            "energy_error_max": ("J", "max |H(t) - H(0)| (H(0) = 0 here)"),
-            "eps_pos": ("m", "eps(Phi) = max |Phi(q)|"), "eps_vel": ("m/s", "eps(Phi') = max |Phi_q v|"),
-            "eps_acc": ("m/s^2", "eps(Phi'') = max |Phi_q a + (Phi_q v)_q v|"),
-            "direction_error": ("1", "Delta = max |e^T e - I| over the direction vectors"),
-            "newton_iterations": ("1", "total number of Newton iterations"),
-            "t_reached": ("s", "last time computed (T unless the integration failed)"),
-            "error": ("[q]", "max error every 0.2 s against the reference (T = 1 only)")}
-    for k, val in scal.items():
-        ds[k] = ((), val, {"units": meta[k][0], "long_name": meta[k][1]})
-    ds["status"] = ((), status, {"units": "", "long_name": "case status"})
-    ds["message"] = ((), message, {"units": "", "long_name": "why the case did not end ok"})
+        error = float(np.max(np.abs(res.q[every::every] - _reference(formulation, res.t[every::every]))))
+    ds["error"] = ((), error, {"units": "[q]", "long_name": "max error every 0.2 s against the reference (T = 1 only)"})
+    ds["status"] = ((), res.status, {"units": "", "long_name": "case status"})
+    ds["message"] = ((), res.message, {"units": "", "long_name": "why the case did not end ok"})
     # time series, thinned to at most MAX_SAMPLES (always with the last sample)
-    idx = np.unique(np.linspace(0, len(t) - 1, min(len(t), MAX_SAMPLES)).round().astype(int))
-    delta = model.direction_error(q[idx]) if formulation == "dae" else np.full(len(idx), np.nan)
-    sample = np.arange(len(idx))
-    ds = ds.assign_coords(sample=("sample", sample, {"units": "1", "long_name": "output sample index"}),
-                          constraint_level=("constraint_level", ["position", "velocity", "acceleration"],
-                                            {"units": "", "long_name": "constraint level"}),
-                          point=("point", ["end1", "end2"], {"units": "", "long_name": "end of link 1, 2"}),
+    nt = len(res.t)
+    ds = ds.isel(time=np.unique(np.linspace(0, nt - 1, min(nt, MAX_SAMPLES)).round().astype(int)))
+    q = ds["q"].values
+    kinetic = _kinetic(model, q, ds["v"].values)
+    ds = ds.assign_coords(point=("point", ["end1", "end2"], {"units": "", "long_name": "end of link 1, 2"}),
                           link=("link", ["link1", "link2"], {"units": "", "long_name": "link"}),
                           xy=("xy", ["x", "y"], {"units": "", "long_name": "component"}))
-    ds["time"] = ("sample", t[idx], {"units": "s", "long_name": "time"})
-    ds["energy"] = ("sample", energy[idx], {"units": "J", "long_name": "total energy H"})
-    ds["kinetic"] = ("sample", kinetic[idx], {"units": "J", "long_name": "kinetic energy"})
-    ds["potential"] = ("sample", (energy - kinetic)[idx], {"units": "J", "long_name": "potential energy"})
-    ds["violation"] = (("sample", "constraint_level"), viol[idx],
-                       {"units": "m/s^k", "long_name": "constraint violation |Phi|, |Phi'|, |Phi''| (max norm)"})
-    ds["delta"] = ("sample", delta, {"units": "1", "long_name": "direction-vector error max |e^T e - I|"})
-    ds["tip"] = (("sample", "point", "xy"), _tips(formulation, q[idx]), {"units": "m", "long_name": "link ends"})
-    ds["centre"] = (("sample", "link", "xy"), _centres(formulation, q[idx]),
+    ds["kinetic"] = ("time", kinetic, {"units": "J", "long_name": "kinetic energy"})
+    ds["potential"] = ("time", ds["energy"].values - kinetic, {"units": "J", "long_name": "potential energy"})
+    ds["tip"] = (("time", "point", "xy"), _tips(formulation, q), {"units": "m", "long_name": "link ends"})
+    ds["centre"] = (("time", "link", "xy"), _centres(formulation, q),
                     {"units": "m", "long_name": "reference points r of the links (centres of mass)"})
-    ds.attrs["method_params"] = json.dumps({k: v for k, v in res.params.items() if k not in ("A", "U")},
-                                           default=str)
+    ds.attrs = {"method_params": json.dumps({k: v for k, v in res.params.items() if k not in ("A", "U")},
+                                            default=str)}
     return ds
 
 
@@ -246,7 +224,7 @@ def _val(ds, var, **sel):
 
 
 def _row(ds, label, sel, paper=None):
-    ours = [_val(ds, k, **sel) for k in ("cpu_time", "energy_error_max", "eps_pos", "eps_vel", "eps_acc",
+    ours = [_val(ds, k, **sel) for k in ("cpu_time", "energy_drift", "eps_pos", "eps_vel", "eps_acc",
                                           "direction_error")]
     line = f"{label:<22s}" + "".join(f"{x:11.4g}" for x in ours)
     try:
@@ -268,39 +246,38 @@ _HEAD = (f"{'':<22s}{'runtime s':>11s}{'|H|max J':>11s}{'eps(Phi)':>11s}{'eps(Ph
 def summary(ds):
     """Tables 1-6 beside the paper's numbers, the measured orders and the stability probe."""
     out = []
-    dae = dict(formulation="dae")
-    out.append("Table 1  uniform nodes (block_uniform_rk = the printed scheme), T = 10 s\n" + _HEAD)
-    for h, pap in PAPER["table1"].items():
-        out.append(_row(ds, f"h = {h:g}", dict(method="block_uniform_rk", h=h, T=10.0, **dae), pap))
-    out.append("  and uniform nodes by eq. (8):")
-    for h in PAPER["table1"]:
-        out.append(_row(ds, f"  eq8 h = {h:g}", dict(method="block_uniform_eq8", h=h, T=10.0, **dae)))
-    out.append("\nTable 2  node sets, h = 0.01, T = 10 s\n" + _HEAD)
-    for m in ("block_uniform_rk", "block_uniform_eq8", "block_chebyshev", "block_legendre"):
-        out.append(_row(ds, m, dict(method=m, h=0.01, T=10.0, **dae), PAPER["table2"].get(m)))
-    out.append("\nTable 3  block method vs RK4 on (7), h = 0.01, T = 10 s\n" + _HEAD)
-    for m in ("block_uniform_rk", "rk4_index1"):
-        out.append(_row(ds, m, dict(method=m, h=0.01, T=10.0, **dae), PAPER["table3"][m]))
-    out.append("\nTable 4  simulation time, uniform (printed) scheme, h = 0.01\n" + _HEAD)
-    for T, pap in PAPER["table4"].items():
-        out.append(_row(ds, f"T = {T:g}", dict(method="block_uniform_rk", h=0.01, T=T, **dae), pap))
-    out.append("  RK4 on (7):")
-    for T in PAPER["table4"]:
-        out.append(_row(ds, f"  rk4 T = {T:g}", dict(method="rk4_index1", h=0.01, T=T, **dae)))
-    out.append("\nTable 5  T = 100 s, uniform (printed) scheme\n" + _HEAD)
-    for h, pap in PAPER["table5"].items():
-        out.append(_row(ds, f"h = {h:g}", dict(method="block_uniform_rk", h=h, T=100.0, **dae), pap))
-    out.append("  Legendre (eq. (8)):")
-    for h in PAPER["table5"]:
-        out.append(_row(ds, f"  legendre h = {h:g}", dict(method="block_legendre", h=h, T=100.0, **dae)))
+
+    def table(title, keys, point, label, paper=None):
+        """A title and a row per key (h, T or method) at the DAE grid point point(key), beside PAPER[paper]."""
+        out.append(title)
+        out.extend(_row(ds, label.format(k), dict(point(k), formulation="dae"),
+                        None if paper is None else PAPER[paper].get(k)) for k in keys)
+
+    uniform, block_methods = "block_uniform_rk", ("block_uniform_rk", "block_uniform_eq8", "block_chebyshev",
+                                                  "block_legendre")
+    table("Table 1  uniform nodes (block_uniform_rk = the printed scheme), T = 10 s\n" + _HEAD, PAPER["table1"],
+          lambda h: dict(method=uniform, h=h, T=10.0), "h = {:g}", "table1")
+    table("  and uniform nodes by eq. (8):", PAPER["table1"],
+          lambda h: dict(method="block_uniform_eq8", h=h, T=10.0), "  eq8 h = {:g}")
+    table("\nTable 2  node sets, h = 0.01, T = 10 s\n" + _HEAD, block_methods,
+          lambda m: dict(method=m, h=0.01, T=10.0), "{}", "table2")
+    table("\nTable 3  block method vs RK4 on (7), h = 0.01, T = 10 s\n" + _HEAD, (uniform, "rk4_index1"),
+          lambda m: dict(method=m, h=0.01, T=10.0), "{}", "table3")
+    table("\nTable 4  simulation time, uniform (printed) scheme, h = 0.01\n" + _HEAD, PAPER["table4"],
+          lambda T: dict(method=uniform, h=0.01, T=T), "T = {:g}", "table4")
+    table("  RK4 on (7):", PAPER["table4"], lambda T: dict(method="rk4_index1", h=0.01, T=T), "  rk4 T = {:g}")
+    table("\nTable 5  T = 100 s, uniform (printed) scheme\n" + _HEAD, PAPER["table5"],
+          lambda h: dict(method=uniform, h=h, T=100.0), "h = {:g}", "table5")
+    table("  Legendre (eq. (8)):", PAPER["table5"],
+          lambda h: dict(method="block_legendre", h=h, T=100.0), "  legendre h = {:g}")
     out.append("\nTable 6  ODE (14) in angles (thin bars, as printed) vs DAE (7), uniform (printed) scheme, T = 10 s")
     out.append(f"{'':<12s}{'ODE runtime':>12s}{'|H1|max':>11s}{'|H2|max':>11s}{'DAE runtime':>12s}"
                f"{'ODE RK4 |H1|':>14s}   | paper: ODE runtime, |H1|, |H2|, DAE runtime")
     for h, pap in PAPER["table6"].items():
         sel = dict(method="block_uniform_rk", h=h, T=10.0)
-        ours = (_val(ds, "cpu_time", formulation="ode", **sel), _val(ds, "energy_error_max", formulation="ode", **sel),
-                _val(ds, "energy_error_max", formulation="dae", **sel), _val(ds, "cpu_time", formulation="dae", **sel),
-                _val(ds, "energy_error_max", formulation="ode", method="rk4_index1", h=h, T=10.0))
+        ours = (_val(ds, "cpu_time", formulation="ode", **sel), _val(ds, "energy_drift", formulation="ode", **sel),
+                _val(ds, "energy_drift", formulation="dae", **sel), _val(ds, "cpu_time", formulation="dae", **sel),
+                _val(ds, "energy_drift", formulation="ode", method="rk4_index1", h=h, T=10.0))
         out.append(f"h = {h:<8g}" + f"{ours[0]:12.4g}{ours[1]:11.4g}{ours[2]:11.4g}{ours[3]:12.4g}{ours[4]:14.4g}"
                    + "   | " + "".join(f"{x:11.4g}" for x in pap))
     if "order" in ds:
@@ -316,7 +293,7 @@ def summary(ds):
                 st = str(ds["status"].sel({"method": m, "formulation": "dae", "h": h, "T": 10.0}).values)
             except (KeyError, ValueError):
                 st = "?"
-            cells.append(f"h={h:g}: {st} {_val(ds, 'energy_error_max', method=m, formulation='dae', h=h, T=10.0):.3g}")
+            cells.append(f"h={h:g}: {st} {_val(ds, 'energy_drift', method=m, formulation='dae', h=h, T=10.0):.3g}")
         out.append(f"{m:<22s} " + ";  ".join(cells))
     if "stability_radius" in ds:
         out.append("Imaginary-axis stability |M(iy)| <= 1 for y up to:")

@@ -86,10 +86,10 @@ def _run(method, h_or_rtol, t_end):
     cpu = time.process_time()
     r = cls(rho_inf=RHO_INF).integrate(m, q0, v0, t_end, h, every=every)
     cpu = time.process_time() - cpu
-    # every step: the kernel keeps A v + b at its Newton tolerance at every step; a
-    # rerun without sub-sampling gives the maximum over all steps
-    full = cls(rho_inf=RHO_INF).integrate(m, q0, v0, t_end, h)
-    return r, cpu, float(np.max(full.residual[:, 3]))
+    # every step, not only the outputs: the kernel keeps A v + b at its Newton tolerance at every
+    # step, and the driver's per-step maximum of the velocity level (the snakeboard has only
+    # nonholonomic constraints: |A v + b|) comes with the run
+    return r, cpu, r.step_max("eps_vel")
 
 
 def run_case(params):

@@ -5,6 +5,7 @@ orphaned workers, Ctrl-C that waits for the cases, a raw traceback when every ca
 empty `pyint plot`, stale temporaries, a repeated --grid, study scripts that do nothing, C-int
 overflows and unannounced huge allocations.
 """
+import contextlib
 import inspect
 import math
 import os
@@ -172,33 +173,38 @@ def _workers_of(proc, n):
     return [p.pid for p in parent.children()]
 
 
-def test_workers_die_when_the_study_process_is_killed(tmp_path):
+@contextlib.contextmanager
+def _sleepy_sweep(tmp_path, options, catch_interrupt=False):
+    """(the study process running _studies.SLEEPY with two workers and ``options``, its output folder,
+    the workers' pids); on leaving, the workers and the process are killed and reaped -- the workers
+    first: an orphaned worker holds the pipes open.  ``catch_interrupt``: Ctrl-C exits with status 130."""
     out = tmp_path / "out"
-    proc = _start_sweep(tmp_path, f"run_study(_studies.SLEEPY, out={str(out)!r}, workers=2, figures=False, "
-                                  "grid={'n_quick': [0]})")
+    call = f"run_study(_studies.SLEEPY, out={str(out)!r}, workers=2, figures=False, {options})"
+    proc = _start_sweep(tmp_path, f"\ntry: {call}\nexcept KeyboardInterrupt: sys.exit(130)" if catch_interrupt
+                        else call)
     workers = []
     try:
-        workers = _workers_of(proc, 2)
+        workers.extend(_workers_of(proc, 2))
+        yield proc, out, workers
+    finally:
+        _kill_all(workers)
+        proc.kill()
+        proc.communicate()
+
+
+def test_workers_die_when_the_study_process_is_killed(tmp_path):
+    with _sleepy_sweep(tmp_path, "grid={'n_quick': [0]}") as (proc, out, workers):
         assert len(workers) == 2
         time.sleep(1.0)  # both workers inside their blocking case
         os.kill(proc.pid, signal.SIGKILL)  # the parent only, as the OOM killer or `kill -9` would
         proc.wait()
         _wait_until(lambda: all(_gone(pid) for pid in workers), 10,
                     f"workers {[p for p in workers if not _gone(p)]} outlived their killed parent")
-    finally:  # the workers first: an orphaned worker holds the pipes open
-        _kill_all(workers)
-        proc.kill()
-        proc.communicate()
     assert not list(out.glob("*.nc*")) and not list((out / ".cache" / "sleepy").glob("*.tmp-*"))
 
 
 def test_ctrl_c_stops_a_study_run_at_once_keeps_finished_cases_and_leaves_no_orphan(tmp_path):
-    out = tmp_path / "out"
-    proc = _start_sweep(tmp_path, f"\ntry: run_study(_studies.SLEEPY, out={str(out)!r}, workers=2, figures=False, "
-                                  "progress=False)\nexcept KeyboardInterrupt: sys.exit(130)")
-    workers = []
-    try:
-        workers = _workers_of(proc, 2)
+    with _sleepy_sweep(tmp_path, "progress=False", catch_interrupt=True) as (proc, out, workers):
         # the three quick cases finish, then both workers block in a case that ignores SIGINT
         _wait_until(lambda: len(_cache_files(out, "sleepy")) >= 3 or proc.poll() is not None, 60,
                     "the quick cases did not finish")
@@ -210,10 +216,6 @@ def test_ctrl_c_stops_a_study_run_at_once_keeps_finished_cases_and_leaves_no_orp
         except subprocess.TimeoutExpired:
             pytest.fail("Ctrl-C did not stop the run within 60 s (the blocking cases take 120 s)")
         seconds = time.monotonic() - t0
-    finally:
-        _kill_all(workers)
-        proc.kill()
-        proc.communicate()
     # measured 0.3 s here; 60 s would already be a hang (a blocking case runs 120 s)
     print(f"Ctrl-C -> exit in {seconds:.2f} s")
     assert proc.returncode == 130, stderr

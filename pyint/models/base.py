@@ -330,13 +330,18 @@ class Model:
     def units(self):
         return tuple(self.coord_units) if self.coord_units else ("1",) * self.n
 
+    #: The model's scalar parameters as (name, attribute): named so in :meth:`describe`, and in this
+    #: order the real parameters (rpar) of the built-in Fortran twin (:meth:`fortran_params`).
+    PARAMETERS: tuple[tuple[str, str], ...] = ()
+
     def fortran_params(self):
-        """(ipar, rpar) of the built-in Fortran twin: int32 and float64 arrays."""
-        return np.zeros(0, dtype=np.int32), np.zeros(0)
+        """(ipar, rpar) of the built-in Fortran twin: int32 and float64 arrays (rpar: :attr:`PARAMETERS`)."""
+        return np.zeros(0, dtype=np.int32), np.array([getattr(self, attr) for _, attr in self.PARAMETERS], dtype=float)
 
     def describe(self):
-        """Scalar parameters for provenance attributes (override to add more)."""
-        return {"model": self.name, "n": self.n, "n_hol": self.n_hol, "n_nonhol": self.n_nonhol}
+        """Scalar parameters for provenance attributes (:attr:`PARAMETERS`; override to add more)."""
+        return {"model": self.name, "n": self.n, "n_hol": self.n_hol, "n_nonhol": self.n_nonhol,
+                **{name: getattr(self, attr) for name, attr in self.PARAMETERS}}
 
     def checked(self, item, value, t=None):
         """``value`` of model item ``item`` as a float array of its declared shape:

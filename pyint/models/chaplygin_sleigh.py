@@ -69,6 +69,7 @@ class ChaplyginSleigh(Model):
     constant_mass = False
     coord_names = ("x", "y", "theta")
     coord_units = ("m", "m", "rad")
+    PARAMETERS = (("mass", "m"), ("inertia", "J"), ("offset", "a"), ("stiffness", "k"), ("damping", "c"))
 
     def __init__(self, mass=1.0, inertia=0.05, offset=0.3, stiffness=2.0, damping=0.05):
         self.m = positive("mass", mass)
@@ -152,11 +153,3 @@ class ChaplyginSleigh(Model):
         v = np.asarray(v, dtype=float)
         rc = self.center(q)
         return float(0.5 * v @ self.mass(q) @ v + 0.5 * self.k * rc @ rc)
-
-    def fortran_params(self):
-        return np.zeros(0, dtype=np.int32), np.array([self.m, self.J, self.a, self.k, self.c])
-
-    def describe(self):
-        d = super().describe()
-        d.update(mass=self.m, inertia=self.J, offset=self.a, stiffness=self.k, damping=self.c)
-        return d

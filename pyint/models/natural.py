@@ -223,23 +223,22 @@ class NaturalSystem:
 
     # -- linear vectors of a body --------------------------------------------
     def point(self, body, x):
-        """Global position of the point with body coordinates x (linear in q)."""
+        """Global position of the point with body coordinates x: r + E x (linear in q)."""
+        return self._body_fixed(body, x, "point")
+
+    def vector(self, body, a):
+        """Global components of the body-fixed vector with body components a: E a."""
+        return self._body_fixed(body, a, "vector")
+
+    def _body_fixed(self, body, x, kind):
+        """r + E x (kind "point") or E x (kind "vector") of ``body``, E = [e_1 .. e_d]; the ground: x."""
         self._check_body(body)
-        x = self._vec(x, "point")
+        x = self._vec(x, kind)
         if body.is_ground:
             return LinVec(self.dim, [], x)
         d = self.dim
-        terms = [(body.offset, 1.0)] + [(body.offset + d * (j + 1), x[j]) for j in range(d)]
-        return LinVec(d, _merge(terms))
-
-    def vector(self, body, a):
-        """Global components of the body-fixed vector with body components a."""
-        self._check_body(body)
-        a = self._vec(a, "vector")
-        if body.is_ground:
-            return LinVec(self.dim, [], a)
-        d = self.dim
-        return LinVec(d, _merge([(body.offset + d * (j + 1), a[j]) for j in range(d)]))
+        origin = [(body.offset, 1.0)] if kind == "point" else []
+        return LinVec(d, _merge(origin + [(body.offset + d * (j + 1), x[j]) for j in range(d)]))
 
     def _perpendiculars(self, h):
         """Body components of vectors perpendicular to h: one in the plane, two in space."""
@@ -512,6 +511,16 @@ class NaturalModel(Model):
         e = qb[..., d:].reshape(qb.shape[:-1] + (d, d))      # rows: e_1, ..., e_d
         gram = np.einsum("...ia,...ja->...ij", e, e) - np.eye(d)
         return np.max(np.abs(gram), axis=(-1, -2, -3))
+
+    def dataset_variables(self, result):
+        """(coords, variables) natural coordinates add to :meth:`pyint.results.Result.to_xarray`: the
+        direction-vector error Delta (seed 003) at each sample and its maximum over the samples."""
+        delta = self.direction_error(result.q) if len(result.q) else np.zeros(0)
+        return {}, {
+            "delta": ("time", delta, {"units": "1", "long_name": "direction-vector error Delta = max |E^T E - I|"}),
+            "direction_error": ((), float(np.max(delta, initial=0.0)),
+                                {"units": "1", "long_name": "max of Delta = max |E^T E - I| over the samples"}),
+        }
 
     def initial_state(self):
         """(q0, v0 = 0) from the poses given with :meth:`NaturalSystem.set_pose`."""

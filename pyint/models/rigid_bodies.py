@@ -59,24 +59,28 @@ class Body:
 
 
 @dataclass(frozen=True)
-class PointJoint:
-    """x_a + R_a s_a = x_b + R_b s_b (spherical joint); b=None: s_b is a world point."""
+class _Joint:
+    """A joint primitive between body a (vector s_a in its frame) and body b (s_b in its
+    frame); b=None: the ground, s_b in world coordinates.  ``rows`` constraint equations."""
 
     a: int
     s_a: tuple
     b: int | None = GROUND
     s_b: tuple = (0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class PointJoint(_Joint):
+    """x_a + R_a s_a = x_b + R_b s_b (spherical joint); b=None: s_b is a world point."""
+
     kind = "point"
     rows = 3
 
 
 @dataclass(frozen=True)
-class PerpJoint:
+class PerpJoint(_Joint):
     """(R_a s_a) . (R_b s_b) = 0; b=None: s_b is a fixed world direction."""
 
-    a: int
-    s_a: tuple
-    b: int | None = GROUND
     s_b: tuple = (1.0, 0.0, 0.0)
     kind = "perp"
     rows = 1
@@ -309,6 +313,14 @@ class RigidBodySystem:
     def _om(self, v, i):
         return np.asarray(v[6 * i + 3:6 * i + 6], dtype=float)
 
+    def _joint_rows(self):
+        """(first row j, joint, bodies a and b -- b None: the ground --, s_a, s_b as arrays, and the
+        angular-velocity columns of a and of b (None for the ground)) of each joint primitive."""
+        for j, jt in zip(self.rows, self.joints):
+            a, b = jt.a, jt.b
+            yield (j, jt, a, b, np.asarray(jt.s_a, dtype=float), np.asarray(jt.s_b, dtype=float),
+                   slice(6 * a + 3, 6 * a + 6), None if b is None else slice(6 * b + 3, 6 * b + 6))
+
     def _wb(self, jt, rot):
         s_b = np.asarray(jt.s_b, dtype=float)
         return s_b if jt.b is None else rot[jt.b] @ s_b
@@ -316,32 +328,29 @@ class RigidBodySystem:
     # -- constraint items ------------------------------------------------------------
     def phi(self, x, rot):
         out = np.zeros(self.m)
-        for k, jt in enumerate(self.joints):
-            j, a, b = self.rows[k], jt.a, jt.b
+        for j, jt, a, b, sa, sb, ia, ib in self._joint_rows():
             if jt.kind == "point":
-                out[j:j + 3] = x[a] + rot[a] @ np.asarray(jt.s_a) - self._wb(jt, rot)
+                out[j:j + 3] = x[a] + rot[a] @ sa - self._wb(jt, rot)
                 if b is not None:
                     out[j:j + 3] -= x[b]
             else:
-                out[j] = (rot[a] @ np.asarray(jt.s_a)) @ self._wb(jt, rot)
+                out[j] = (rot[a] @ sa) @ self._wb(jt, rot)
         return out
 
     def bmat(self, rot):
         bm = np.zeros((self.m, self.nv))
-        for k, jt in enumerate(self.joints):
-            j, a, b = self.rows[k], jt.a, jt.b
-            sa, sb = np.asarray(jt.s_a, dtype=float), np.asarray(jt.s_b, dtype=float)
+        for j, jt, a, b, sa, sb, ia, ib in self._joint_rows():
             if jt.kind == "point":
                 bm[j:j + 3, 6 * a:6 * a + 3] = np.eye(3)
-                bm[j:j + 3, 6 * a + 3:6 * a + 6] = -rot[a] @ hat(sa)
+                bm[j:j + 3, ia] = -rot[a] @ hat(sa)
                 if b is not None:
                     bm[j:j + 3, 6 * b:6 * b + 3] = -np.eye(3)
-                    bm[j:j + 3, 6 * b + 3:6 * b + 6] = rot[b] @ hat(sb)
+                    bm[j:j + 3, ib] = rot[b] @ hat(sb)
             else:
                 wa, wb = rot[a] @ sa, self._wb(jt, rot)
-                bm[j, 6 * a + 3:6 * a + 6] = cross(sa, rot[a].T @ wb)
+                bm[j, ia] = cross(sa, rot[a].T @ wb)
                 if b is not None:
-                    bm[j, 6 * b + 3:6 * b + 6] = cross(sb, rot[b].T @ wa)
+                    bm[j, ib] = cross(sb, rot[b].T @ wa)
         return bm
 
     def _perp_vectors(self, jt, rot, v):
@@ -359,13 +368,12 @@ class RigidBodySystem:
     def bdotv(self, rot, v):
         """Bdot V = d/dt (B V) at frozen V."""
         out = np.zeros(self.m)
-        for k, jt in enumerate(self.joints):
-            j, a, b = self.rows[k], jt.a, jt.b
+        for j, jt, a, b, sa, sb, ia, ib in self._joint_rows():
             if jt.kind == "point":
-                oa, sa = self._om(v, a), np.asarray(jt.s_a, dtype=float)
+                oa = self._om(v, a)
                 out[j:j + 3] = rot[a] @ cross(oa, cross(oa, sa))
                 if b is not None:
-                    ob, sb = self._om(v, b), np.asarray(jt.s_b, dtype=float)
+                    ob = self._om(v, b)
                     out[j:j + 3] -= rot[b] @ cross(ob, cross(ob, sb))
             else:
                 wa, wb, da, db, dda, ddb = self._perp_vectors(jt, rot, v)
@@ -375,10 +383,7 @@ class RigidBodySystem:
     def btl_q(self, rot, lam):
         """d(B^T lam)/dq (nv, nv)."""
         kq = np.zeros((self.nv, self.nv))
-        for k, jt in enumerate(self.joints):
-            j, a, b = self.rows[k], jt.a, jt.b
-            sa, sb = np.asarray(jt.s_a, dtype=float), np.asarray(jt.s_b, dtype=float)
-            ia, ib = slice(6 * a + 3, 6 * a + 6), (None if b is None else slice(6 * b + 3, 6 * b + 6))
+        for j, jt, a, b, sa, sb, ia, ib in self._joint_rows():
             if jt.kind == "point":
                 l3 = lam[j:j + 3]
                 kq[ia, ia] += hat(sa) @ hat(rot[a].T @ l3)
@@ -396,40 +401,34 @@ class RigidBodySystem:
     def bw_q(self, rot, w):
         """d(B w)/dq (m, nv) for a fixed w (nv)."""
         kq = np.zeros((self.m, self.nv))
-        for k, jt in enumerate(self.joints):
-            j, a, b = self.rows[k], jt.a, jt.b
-            sa, sb = np.asarray(jt.s_a, dtype=float), np.asarray(jt.s_b, dtype=float)
+        for j, jt, a, b, sa, sb, ia, ib in self._joint_rows():
             oa = self._om(w, a)
             if jt.kind == "point":
-                kq[j:j + 3, 6 * a + 3:6 * a + 6] = rot[a] @ hat(cross(sa, oa))
+                kq[j:j + 3, ia] = rot[a] @ hat(cross(sa, oa))
                 if b is not None:
                     ob = self._om(w, b)
-                    kq[j:j + 3, 6 * b + 3:6 * b + 6] = -rot[b] @ hat(cross(sb, ob))
+                    kq[j:j + 3, ib] = -rot[b] @ hat(cross(sb, ob))
             else:
                 wa, wb = rot[a] @ sa, self._wb(jt, rot)
-                kq[j, 6 * a + 3:6 * a + 6] = oa @ hat(sa) @ hat(rot[a].T @ wb)
+                kq[j, ia] = oa @ hat(sa) @ hat(rot[a].T @ wb)
                 if b is not None:
                     ob = self._om(w, b)
                     rab = rot[a].T @ rot[b]
-                    kq[j, 6 * b + 3:6 * b + 6] = (ob @ hat(sb) @ hat(rot[b].T @ wa)
-                                                  - oa @ hat(sa) @ rab @ hat(sb))
-                    kq[j, 6 * a + 3:6 * a + 6] -= ob @ hat(sb) @ rab.T @ hat(sa)
+                    kq[j, ib] = ob @ hat(sb) @ hat(rot[b].T @ wa) - oa @ hat(sa) @ rab @ hat(sb)
+                    kq[j, ia] -= ob @ hat(sb) @ rab.T @ hat(sa)
         return kq
 
     def bdotv_jac(self, rot, v):
         """(d(Bdot V)/dq, d(Bdot V)/dV), each (m, nv)."""
         kq = np.zeros((self.m, self.nv))
         kv = np.zeros((self.m, self.nv))
-        for k, jt in enumerate(self.joints):
-            j, a, b = self.rows[k], jt.a, jt.b
-            sa, sb = np.asarray(jt.s_a, dtype=float), np.asarray(jt.s_b, dtype=float)
+        for j, jt, a, b, sa, sb, ia, ib in self._joint_rows():
             oa = self._om(v, a)
-            ia = slice(6 * a + 3, 6 * a + 6)
             if jt.kind == "point":
                 kq[j:j + 3, ia] = -rot[a] @ hat(cross(oa, cross(oa, sa)))
                 kv[j:j + 3, ia] = rot[a] @ _ddcross(oa, sa)
                 if b is not None:
-                    ob, ib = self._om(v, b), slice(6 * b + 3, 6 * b + 6)
+                    ob = self._om(v, b)
                     kq[j:j + 3, ib] = rot[b] @ hat(cross(ob, cross(ob, sb)))
                     kv[j:j + 3, ib] = -rot[b] @ _ddcross(ob, sb)
             else:
@@ -439,7 +438,7 @@ class RigidBodySystem:
                              + 2 * cross(cross(oa, sa), dta) + cross(sa, ddta))
                 kv[j, ia] = ta @ _ddcross(oa, sa) - 2 * dta @ hat(sa)
                 if b is not None:
-                    ob, ib = self._om(v, b), slice(6 * b + 3, 6 * b + 6)
+                    ob = self._om(v, b)
                     tb, dtb, ddtb = rot[b].T @ wa, rot[b].T @ da, rot[b].T @ dda
                     kq[j, ib] = (cross(cross(ob, cross(ob, sb)), tb)
                                  + 2 * cross(cross(ob, sb), dtb) + cross(sb, ddtb))

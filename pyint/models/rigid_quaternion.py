@@ -107,6 +107,13 @@ class QuaternionRigidBodies(Model):
     def _p(self, q, i):
         return q[7 * i + 3:7 * i + 7]
 
+    def _joints(self):
+        """(first row j, joint, body a, body b, quaternion slices of a and of b) of each joint
+        primitive of the system; b and its slice None for the ground."""
+        for j, jt in zip(self.system.rows, self.system.joints):
+            a, b = jt.a, jt.b
+            yield j, jt, a, b, slice(7 * a + 3, 7 * a + 7), None if b is None else slice(7 * b + 3, 7 * b + 7)
+
     def _omega(self, q, v, i):
         return 2 * quat_L(self._p(q, i)).T @ self._p(v, i)
 
@@ -169,9 +176,7 @@ class QuaternionRigidBodies(Model):
 
     def hol(self, t, q):
         out = np.zeros(self.n_hol)
-        rows = self.system.rows
-        for k, jt in enumerate(self.system.joints):
-            j = rows[k]
+        for j, jt, *_ in self._joints():
             wa, wb = self._joint_vectors(jt, q)
             if jt.kind == "point":
                 out[j:j + 3] = self._x(q, jt.a) + wa - wb
@@ -186,22 +191,20 @@ class QuaternionRigidBodies(Model):
 
     def hol_jac(self, t, q):
         g = np.zeros((self.n_hol, self.n))
-        rows = self.system.rows
-        for k, jt in enumerate(self.system.joints):
-            j, a, b = rows[k], jt.a, jt.b
+        for j, jt, a, b, ia, ib in self._joints():
             da = quat_Rs_jac(self._p(q, a), jt.s_a)
             db = None if b is None else quat_Rs_jac(self._p(q, b), jt.s_b)
             if jt.kind == "point":
                 g[j:j + 3, 7 * a:7 * a + 3] = np.eye(3)
-                g[j:j + 3, 7 * a + 3:7 * a + 7] = da
+                g[j:j + 3, ia] = da
                 if b is not None:
                     g[j:j + 3, 7 * b:7 * b + 3] = -np.eye(3)
-                    g[j:j + 3, 7 * b + 3:7 * b + 7] = -db
+                    g[j:j + 3, ib] = -db
             else:
                 wa, wb = self._joint_vectors(jt, q)
-                g[j, 7 * a + 3:7 * a + 7] = wb @ da
+                g[j, ia] = wb @ da
                 if b is not None:
-                    g[j, 7 * b + 3:7 * b + 7] += wa @ db
+                    g[j, ib] += wa @ db
         for i in range(self.nb):
             g[self.n_joint + i, 7 * i + 3:7 * i + 7] = self._p(q, i)
         return g
@@ -210,9 +213,7 @@ class QuaternionRigidBodies(Model):
         """(G v)_q v: the constraints are quadratic in each p, so d^2/dt^2 at p'' = 0
         is 2 R(p') s for a point, and the product rule for a perpendicularity."""
         out = np.zeros(self.n_hol)
-        rows = self.system.rows
-        for k, jt in enumerate(self.system.joints):
-            j, a, b = rows[k], jt.a, jt.b
+        for j, jt, a, b, _, _ in self._joints():
             sa, sb = np.asarray(jt.s_a, dtype=float), np.asarray(jt.s_b, dtype=float)
             dda = 2 * quat_R(self._p(v, a)) @ sa
             ddb = np.zeros(3) if b is None else 2 * quat_R(self._p(v, b)) @ sb
@@ -231,11 +232,7 @@ class QuaternionRigidBodies(Model):
     def hol_vel_q(self, t, q, v):
         """(G v)_q (n_hol, n): G is linear in each p, so d/dp_a (D(p_a, s) p_a') = D(p_a', s)."""
         k = np.zeros((self.n_hol, self.n))
-        rows = self.system.rows
-        for r, jt in enumerate(self.system.joints):
-            j, a, b = rows[r], jt.a, jt.b
-            ia = slice(7 * a + 3, 7 * a + 7)
-            ib = None if b is None else slice(7 * b + 3, 7 * b + 7)
+        for j, jt, a, b, ia, ib in self._joints():
             dva = quat_Rs_jac(self._p(v, a), jt.s_a)
             if jt.kind == "point":
                 k[j:j + 3, ia] = dva
@@ -257,11 +254,7 @@ class QuaternionRigidBodies(Model):
     def hol_gtl_q(self, t, q, lam):
         """(G^T lam)_q (n, n): the Hessians of the quadratic constraints."""
         k = np.zeros((self.n, self.n))
-        rows = self.system.rows
-        for r, jt in enumerate(self.system.joints):
-            j, a, b = rows[r], jt.a, jt.b
-            ia = slice(7 * a + 3, 7 * a + 7)
-            ib = None if b is None else slice(7 * b + 3, 7 * b + 7)
+        for j, jt, a, b, ia, ib in self._joints():
             if jt.kind == "point":
                 l3 = lam[j:j + 3]
                 k[ia, ia] += quat_Rs_hess(l3, jt.s_a)

@@ -60,6 +60,7 @@ class Skate(Model):
     conservative = True
     coord_names = ("x", "y", "theta")
     coord_units = ("m", "m", "rad")
+    PARAMETERS = (("mass", "m"), ("inertia", "J"), ("grav", "grav"), ("slope", "alpha"), ("torsion", "k"))
 
     def __init__(self, mass=1.0, inertia=1.0, grav=10.0, slope=np.pi / 12, torsion=0.0):
         self.m = positive("mass", mass)
@@ -129,11 +130,3 @@ class Skate(Model):
     def energy(self, t, q, v):
         return float(0.5 * self.m * (v[0] ** 2 + v[1] ** 2) + 0.5 * self.J * v[2] ** 2
                      - self.m * self.grav * np.sin(self.alpha) * q[0] + 0.5 * self.k * q[2] ** 2)
-
-    def fortran_params(self):
-        return np.zeros(0, dtype=np.int32), np.array([self.m, self.J, self.grav, self.alpha, self.k])
-
-    def describe(self):
-        d = super().describe()
-        d.update(mass=self.m, inertia=self.J, grav=self.grav, slope=self.alpha, torsion=self.k)
-        return d

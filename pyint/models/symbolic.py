@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import inspect
 import json
 import os
 import subprocess
@@ -515,62 +516,9 @@ class SymbolicModel(Model):
         out = np.array(out, dtype=float)
         return out.reshape(shape) if out.size == int(np.prod(shape)) else np.broadcast_to(out, shape).copy()
 
-    def mass(self, q):
-        return self._eval("mass", q=q)
-
-    def mass_dq(self, q, a):
-        return self._eval("mass_dq", q=q, w=a)
-
-    def force(self, t, q, v):
-        return self._eval("force", t, q, v)
-
+    # mass, force, hol, ..., energy: each evaluates its item (_eval); generated below the class
     def force_jac(self, t, q, v):
         return self._eval("force_q", t, q, v), self._eval("force_v", t, q, v)
-
-    def hol(self, t, q):
-        return self._eval("hol", t, q)
-
-    def hol_jac(self, t, q):
-        return self._eval("hol_jac", t, q)
-
-    def hol_t(self, t, q):
-        return self._eval("hol_t", t, q)
-
-    def hol_jac_t(self, t, q):
-        return self._eval("hol_jac_t", t, q)
-
-    def hol_tt(self, t, q):
-        return self._eval("hol_tt", t, q)
-
-    def hol_vel_q(self, t, q, v):
-        return self._eval("hol_vel_q", t, q, v)
-
-    def hol_gamma(self, t, q, v):
-        return self._eval("hol_gamma", t, q, v)
-
-    def hol_gtl_q(self, t, q, lam):
-        return self._eval("hol_gtl_q", t, q, w=lam)
-
-    def nh_A(self, t, q):
-        return self._eval("nh_A", t, q)
-
-    def nh_b(self, t, q):
-        return self._eval("nh_b", t, q)
-
-    def nh_vel_q(self, t, q, v):
-        return self._eval("nh_vel_q", t, q, v)
-
-    def nh_dt(self, t, q, v):
-        return self._eval("nh_dt", t, q, v)
-
-    def nh_gamma(self, t, q, v):
-        return self._eval("nh_gamma", t, q, v)
-
-    def nh_atl_q(self, t, q, lam):
-        return self._eval("nh_atl_q", t, q, w=lam)
-
-    def energy(self, t, q, v):
-        return self._eval("energy", t, q, v)
 
     def describe(self):
         d = super().describe()
@@ -696,3 +644,27 @@ class SymbolicModel(Model):
     def fortran_params(self):
         rp = self._pvals if self._pvals.size else np.zeros(1)
         return np.zeros(0, dtype=np.int32), rp.copy()
+
+
+# -- SymbolicModel's items as Model methods ---------------------------------------------------
+#: The Model items a SymbolicModel evaluates as they are (force_jac pairs force_q and force_v).
+_ITEMS = ("mass", "mass_dq", "force", "hol", "hol_jac", "hol_t", "hol_jac_t", "hol_tt", "hol_vel_q", "hol_gamma",
+          "hol_gtl_q", "nh_A", "nh_b", "nh_vel_q", "nh_dt", "nh_gamma", "nh_atl_q", "energy")
+#: Model's argument names -> SymbolicModel._eval's (a, lam: the vector w of the contractions).
+_EVAL_ARGUMENT = {"t": "t", "q": "q", "v": "v", "a": "w", "lam": "w"}
+
+
+def _item_method(name):
+    """``SymbolicModel.<name>``: its item evaluated, with the arguments of ``Model.<name>``."""
+    signature = inspect.signature(getattr(Model, name))
+    keys = [_EVAL_ARGUMENT[k] for k in list(signature.parameters)[1:]]
+
+    def item(self, *args, **kwargs):
+        return self._eval(name, **dict(zip(keys, args)), **{_EVAL_ARGUMENT[k]: x for k, x in kwargs.items()})
+    item.__name__, item.__qualname__, item.__signature__ = name, f"SymbolicModel.{name}", signature
+    item.__doc__ = f"The item {name} of the model's expressions (compiled once the library is loaded)."
+    return item
+
+
+for _name in _ITEMS:
+    setattr(SymbolicModel, _name, _item_method(_name))

@@ -135,13 +135,24 @@ def _finish_single(fig, ax, ds, xname, yname, what, outdir):
     return _save(fig, outdir, what.replace(" ", "_").replace("-", "_") + ".png")
 
 
+def _coord_units(ds):
+    """The units of each coordinate.  Cases of different models (their coordinates outer-joined by
+    the runner) leave coord_units on the grid dimensions, "" where a case lacks the coordinate: then
+    the units the coordinate has where it is present."""
+    cu = ds["coord_units"]
+    if cu.ndim == 1:
+        return [str(u) for u in cu.values]
+    flat = cu.transpose(..., "coord").values.reshape(-1, cu.sizes["coord"])
+    return [next((str(u) for u in column if str(u)), "") for column in flat.T]
+
+
 def plot_trajectories(ds, gdims, outdir):
     coords = [str(c) for c in ds["coord"].values][:9]
     ncol = min(3, len(coords))
     nrow = -(-len(coords) // ncol)
     fig = Figure(figsize=(4.2 * ncol, 2.8 * nrow + 0.6), layout="constrained")
     axes = fig.subplots(nrow, ncol, squeeze=False).ravel()
-    cunits = [str(u) for u in ds["coord_units"].values] if "coord_units" in ds else [ds["q"].attrs["units"]] * len(coords)
+    cunits = _coord_units(ds) if "coord_units" in ds else [ds["q"].attrs["units"]] * len(coords)
     for label, sel in _series(ds, gdims):
         sel = _finest(ds, gdims, sel)
         if sel is None:
