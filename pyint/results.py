@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _control, _fortran
-from .models._fortran_model import model_args
+from . import _control
+from .models._fortran_model import model_query
 from .schema import CONSTRAINT_LEVELS, STANDARD
 
 
@@ -21,19 +21,13 @@ def trajectory_residuals(model, t, q, v, a, backend="auto", keep_going=False):
     call returned, or (keep_going) the residuals from there on are NaN.
     """
     nt = len(t)
-    args = model_args(model, backend)
-    res = np.zeros((5, nt), order="F")
-    energy = np.zeros(nt)
-    if nt:
-        with _control.kernel_run() as run:
-            ierr = _fortran.model_residuals(
-                args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"],
-                args["mflags"], np.asarray(t, dtype=float), np.asfortranarray(np.asarray(q).T),
-                np.asfortranarray(np.asarray(v).T), np.asfortranarray(np.asarray(a).T), res, energy)
-        if run.error is not None and not keep_going:
-            raise run.error
-        if ierr != 0:
-            raise RuntimeError(f"model_residuals failed (ierr={ierr})")
+    if not nt:
+        return np.zeros((0, 5)), np.zeros(0)
+    with _control.kernel_run() as run:
+        res, energy = model_query(model, "residuals", [t, np.asarray(q).T, np.asarray(v).T, np.asarray(a).T],
+                                  [(5, nt), (nt,)], [nt], backend)
+    if run.error is not None and not keep_going:
+        raise run.error
     return res.T.copy(), energy
 
 

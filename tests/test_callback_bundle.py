@@ -82,7 +82,7 @@ def test_bundled_callback_calls_python_less_and_matches_builtin():
 
 def test_items_in_an_unusual_order():
     """Points that share q but not t, or share (t, q) but not v, one after the other in
-    one kernel call (model_residuals): the t- and v-dependent items of the cache are
+    one kernel call (model_query "residuals"): the t- and v-dependent items of the cache are
     recomputed, the q-only ones kept; equal to the per-item path and the built-in model."""
     model = DrivenPendulum()             # rheonomic: g, G, g_t and hol_gamma depend on t
     q0, v0 = model.initial_state()

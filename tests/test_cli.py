@@ -20,7 +20,7 @@ FIGURES = {"trajectories.png", "constraint_violation.png", "energy_error.png", "
 def test_info_lists_kernels_models_and_studies(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
-    assert "compiled kernels (pyint._fortran): " in out and "model_eval" in out and "model_lookup" in out
+    assert "compiled kernels (pyint._fortran): " in out and "model_query" in out and "model_lookup" in out
     assert "pendulum_chain (PendulumChain)" in out
     assert main(["study", "list"]) == 0
     assert "selftest" in capsys.readouterr().out

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pyint import _fortran
-from pyint.models._fortran_model import model_args
+from pyint.models._fortran_model import model_args, model_query
 from pyint.convergence import fit_order
 from pyint.errors import IntegrationError
 from pyint.methods.galerkin import VARIANTS, GalerkinLobatto, galerkin_order, lobatto_rule
@@ -150,13 +150,8 @@ def test_lobatto_rule_rejects_bad_degree():
 # -- the dual-variable form ------------------------------------------------------
 
 def dual(model, t, q, p):
-    args = model_args(model)
     n = model.n
-    v, hq = np.zeros(n), np.zeros(n)
-    blocks = [np.zeros((n, n), order="F") for _ in range(4)]
-    ierr = _fortran.galerkin_dual(args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"],
-                                  args["mn"], args["mflags"], t, q, p, v, hq, *blocks)
-    assert ierr == 0
+    v, hq, *blocks = model_query(model, "dual", [t, q, p], [(n,), (n,)] + 4 * [(n, n)])
     return v, hq, blocks
 
 
@@ -205,16 +200,10 @@ def test_newton_jacobian_matches_finite_differences(model, s, variant, rng):
     # an iterate near the solution, perturbed so that every block is exercised
     x = np.concatenate([np.concatenate([q0 + (j / s) * h * v0 for j in range(1, s + 1)]),
                         np.tile(p0, s + 2), np.tile(l0, nl0)]) + 0.05 * rng.normal(size=nx)
-    args = model_args(model)
-    nl = max(c, 1)
 
     def system(xx):
-        e, jac = np.zeros(nx), np.zeros((nx, nx), order="F")
-        ierr = _fortran.galerkin_system(args["model_id"], args["ipar"], args["rpar"], args["usercb"],
-                                        args["mh"], args["mn"], args["mflags"], s, VARIANTS[variant], 0.1, h, q0, p0,
-                                        l0 if c else np.zeros(nl), xx, e, jac)
-        assert ierr == 0
-        return e, jac
+        return model_query(model, "galerkin_system", [0.1, h, q0, p0, l0[:c], xx], [(nx,), (nx, nx)],
+                           [s, VARIANTS[variant]])
 
     e, jac = system(x)
     assert e.shape == (nx,)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from pyint.models._fortran_model import fortran_eval
+from pyint.models._fortran_model import QUERIES, QueryFailed, fortran_eval, model_query
 from pyint.models import Model, Skate
 from pyint.models.base import CALLBACK_REQUESTS, fd_jacobian, fd_derivative
 
@@ -101,3 +101,24 @@ def test_callback_path_equals_fortran_path(rng):
             a = np.asarray(fortran_eval(model, req, t, q, v, w, backend="fortran"))
             b = np.asarray(fortran_eval(model, req, t, q, v, w, backend="callback"))
             assert np.allclose(a, b, rtol=1e-12, atol=1e-12), (model.name, req)
+
+
+@pytest.mark.parametrize("backend", ["fortran", "callback"])
+def test_model_query_rejects_packed_inputs_of_the_wrong_size(backend):
+    """The one f2py entry of model queries (fortran/queries.f90) checks the packed sizes of
+    every query: a missing or extra element is bad input (status 3), never a shifted read."""
+    m = Skate(torsion=0.5)
+    n, t, q = m.n, 0.0, np.ones(m.n)
+    field = [(n,), (n,)] + 4 * [(n, n)]
+    assert model_query(m, "canonical_field", [t, q, q], field, backend=backend)[0].shape == (n,)
+    bad = {"item": ([t, q, q, np.zeros(n - 1)], [(n * n,)], [1]),
+           "residuals": ([[t], q, q], [(5, 1), (1,)], [1]),
+           "structured": ([t, q, q, q, np.zeros(m.n_nonhol), np.zeros(5), 1.0], [(n, n, 7), (n, 5)], [0]),
+           "consistent_acceleration": ([t, q, q[1:]], [(n,), (m.n_nonhol,)], [1]),
+           "galerkin_system": ([t, 0.1, q, q], [(1,), (1, 1)], [1, 0]),
+           "dual": ([t, q, q, [0.0]], field, []),
+           "canonical_field": ([t, q, q], field[:-1], [])}
+    assert sorted(bad) == sorted(QUERIES)
+    for what, (x, shapes, iarg) in bad.items():
+        with pytest.raises(QueryFailed, match=f"model_query '{what}' failed \\(ierr=3\\)"):
+            model_query(m, what, x, shapes, iarg, backend)

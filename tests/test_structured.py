@@ -9,8 +9,7 @@
 import numpy as np
 import pytest
 
-from pyint import _fortran
-from pyint.models._fortran_model import model_args
+from pyint.models._fortran_model import model_query
 from pyint.methods.genalpha import AlphaRattle, GeneralizedAlpha
 from pyint.models import Model, PendulumChain
 from pyint.models.structured import consistent_acceleration, solve_coo, sparse_solver_available
@@ -19,12 +18,8 @@ SOLVERS = ["dense", "banded"] + (["sparse"] if sparse_solver_available() else []
 
 
 def _hooks(model, dflt, t, q, v, a, lam, coef, s):
-    args = model_args(model, "fortran")
-    blocks, ops, ierr = _fortran.model_structured(
-        args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"], args["mflags"],
-        dflt, t, q, v, a, np.asarray(lam, dtype=float), np.asarray(coef, dtype=float), s)
-    assert ierr == 0
-    return blocks, ops
+    n = model.n
+    return model_query(model, "structured", [t, q, v, a, lam, coef, s], [(n, n, 7), (n, 5)], [dflt], "fortran")
 
 
 @pytest.mark.parametrize("nlinks", [1, 3, 6])

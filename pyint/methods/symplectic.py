@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from .. import _fortran
 from .. import _validate as V
-from ..models._fortran_model import model_args
+from ..models._fortran_model import model_query
 from ..integrator import Integrator, register
 
 #: Largest number of stages of the tableaux (fortran/core/tableaux.f90: TAB_MAX_STAGES).
@@ -66,14 +66,10 @@ def canonical_field(model, t, q, p, backend="auto"):
 
     v = M^{-1} p and psi = f + (M v)_q v; for a conservative model v = H_p, psi = -H_q.
     """
-    args = model_args(model, backend)
-    q = V.as_vector(q, model.n, "q")
-    p = V.as_vector(p, model.n, "p")
-    *out, ierr = _fortran.canonical_field(args["model_id"], args["ipar"], args["rpar"], args["usercb"],
-                                          args["mh"], args["mn"], args["mflags"], float(t), q, p)
-    if ierr != 0:
-        raise RuntimeError(f"canonical_field failed (ierr={ierr})")
-    return tuple(out)
+    n = model.n
+    q = V.as_vector(q, n, "q")
+    p = V.as_vector(p, n, "p")
+    return tuple(model_query(model, "canonical_field", [t, q, p], [(n,), (n,)] + 4 * [(n, n)], backend=backend))
 
 
 class _SymplecticFamily(Integrator):

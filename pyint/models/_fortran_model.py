@@ -1,6 +1,6 @@
-"""The model argument block of every Fortran API call.
+"""The model argument block of the Fortran API calls (``run``, ``run_batch``, ``model_query``).
 
-Each kernel entry point takes ``model_id, ipar, rpar, usercb, n, mh, mn, mflags``:
+Each takes ``model_id, ipar, rpar, usercb, n, mh, mn, mflags``:
 ``model_id > 0`` selects a built-in Fortran model (the whole time loop stays in
 Fortran); ``model_id = 0`` makes the kernel call ``usercb`` (a Python callable
 built by :meth:`Model.fortran_callback`) for every model item.
@@ -61,23 +61,50 @@ def model_args(model, backend="auto"):
                 mh=int(model.n_hol), mn=int(model.n_nonhol), mflags=mflags)
 
 
+#: The query codes of ``_fortran.model_query`` (fortran/queries.f90: QUERY_*).
+QUERIES = {"item": 1, "residuals": 2, "structured": 3, "consistent_acceleration": 4,
+           "galerkin_system": 5, "dual": 6, "canonical_field": 7}
+
+
+class QueryFailed(RuntimeError):
+    """A ``model_query`` call returned a nonzero status (``ierr``: 3 bad model or sizes,
+    else the status of the Fortran routine behind the query)."""
+
+    def __init__(self, what, ierr):
+        super().__init__(f"model_query {what!r} failed (ierr={ierr})")
+        self.ierr = ierr
+
+
+def model_query(model, what, x, shapes, iarg=(), backend="auto"):
+    """``what`` (a key of :data:`QUERIES`) of ``model`` at given states, in one Fortran call.
+
+    x: the query's real inputs in the order of fortran/queries.f90 (scalars and arrays, each
+    flattened in Fortran order); iarg: its integer inputs; shapes: the shapes of its outputs
+    in their order.  Returns the list of outputs (Fortran-ordered views of one buffer);
+    raises :class:`QueryFailed` on a nonzero status.
+    """
+    args = model_args(model, backend)
+    xs = np.concatenate([np.ravel(np.asarray(p, dtype=float), order="F") for p in x])
+    sizes = [int(np.prod(shape)) for shape in shapes]
+    out, ierr = _fortran.model_query(QUERIES[what], args["model_id"], args["ipar"], args["rpar"], args["usercb"],
+                                     model.n, args["mh"], args["mn"], args["mflags"],
+                                     np.array([*iarg, 0], dtype=np.int32), xs, sum(sizes))
+    if ierr != 0:
+        raise QueryFailed(what, int(ierr))
+    ends = np.cumsum(sizes)
+    return [out[e - k:e].reshape(shape, order="F") for e, k, shape in zip(ends, sizes, shapes)]
+
+
 def fortran_eval(model, req, t, q, v, w=None, backend="fortran"):
     """Evaluate one model item through the Fortran model (for tests and checks)."""
     from .base import CALLBACK_REQUESTS, callback_shapes
     codes = {v_: k for k, v_ in CALLBACK_REQUESTS.items()}
     code = codes[req] if isinstance(req, str) else int(req)
     n, mh, mn = model.n, model.n_hol, model.n_nonhol
-    nw = max(n, mh, mn, 1)
-    wbuf = np.zeros(nw)
+    wbuf = np.zeros(max(n, mh, mn, 1))
     if w is not None:
         wbuf[:len(w)] = w
-    out = np.zeros(max(n * n, 1))
-    args = model_args(model, backend)
-    ierr = _fortran.model_eval(args["model_id"], args["ipar"], args["rpar"], args["usercb"],
-                               mh, mn, args["mflags"], code, float(t),
-                               np.asarray(q, dtype=float), np.asarray(v, dtype=float), wbuf, out)
-    if ierr != 0:
-        raise RuntimeError(f"model_eval failed with ierr={ierr}")
+    out, = model_query(model, "item", [t, q, v, wbuf], [(max(n, mh, mn, 1) * n,)], [code], backend)
     name = CALLBACK_REQUESTS[code]
     shape = callback_shapes(n, mh, mn)[name]
     size = int(np.prod(shape)) if shape else 1

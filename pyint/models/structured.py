@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _fortran
-from ._fortran_model import model_args
+from ._fortran_model import QueryFailed, model_query
 
 #: Solver names and their codes in the kernels.
 LINEAR_SOLVERS = {"auto": 0, "dense": 1, "banded": 2, "sparse": 3}
@@ -51,18 +51,16 @@ def consistent_acceleration(model, t, q, v, backend="auto", linear_solver="auto"
     """
     if model.fortran_name is None or backend == "callback":
         return model.consistent_acceleration(t, q, v)
-    args = model_args(model, backend)
-    nl = max(model.n_hol + model.n_nonhol, 1)
-    a, lam, info = _fortran.model_consistent_acceleration(
-        args["model_id"], args["ipar"], args["rpar"], args["usercb"], args["mh"], args["mn"], args["mflags"],
-        float(t), np.asarray(q, dtype=float), np.asarray(v, dtype=float), check_linear_solver(linear_solver), nl)
-    if info == 1:
+    mh, mn = model.n_hol, model.n_nonhol
+    try:
+        a, lh, ln = model_query(model, "consistent_acceleration", [t, q, v], [(model.n,), (mh,), (mn,)],
+                                [check_linear_solver(linear_solver)], backend)
+    except QueryFailed as e:
+        if e.ierr != 1:
+            raise
         raise ValueError(f"the index-1 system of {model.name!r} is singular at t={t}: "
-                         "redundant or degenerate constraints")
-    if info != 0:
-        raise RuntimeError(f"model_consistent_acceleration failed (info={info})")
-    mh = model.n_hol
-    return a, lam[:mh], lam[mh:model.n_hol + model.n_nonhol]
+                         "redundant or degenerate constraints") from None
+    return a, lh, ln
 
 
 def solve_coo(nx, rows, cols, vals, b, linear_solver="auto"):
