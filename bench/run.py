@@ -28,6 +28,15 @@ adaptive  issue 18's work-precision: adaptive generalized-alpha (rtol sweep)
           errors 1e-4 and 1e-6 and their ratios; bench/results/adaptive_*.png.
 batch     batched trajectories (integrate_batch) with 1 and 2 OpenMP threads
           against one-by-one integrate calls: trajectories per second.
+versus    side by side, interleaved in one run: this build's generalized-alpha
+          on the chain (N = 2, 32, 128, 512, 1024; whole call) against
+          another build of pyint (--baseline PYTHON: the python of a venv that
+          holds it, e.g. a checkout of ca04593) and Exudyn (dense at N = 2,
+          sparse at N >= 128).  Each contender runs once per round, rounds
+          rotate the order; reported: best of the rounds, the ratios of issue
+          16 (pyint / Exudyn) for both builds with their spread over rounds,
+          and the whole call's log-log slope N = 32..1024.  Not part of the
+          default sections (it needs --baseline).
 symbolic  user models as SymbolicModels (tests/symbolic_models.py): generalized-
           alpha steps/s of the compiled chain (N = 2, 8, 32) and snakeboard
           beside their built-in twins and the same model through the Python
@@ -42,6 +51,7 @@ import argparse
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
@@ -62,6 +72,7 @@ H = 1e-3
 RHO = 0.9
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = ("chain", "paths", "solvers", "wp", "adaptive", "batch", "symbolic")
+EXTRA_SECTIONS = ("versus",)   # run only when named with --only
 
 
 def exudyn_version():
@@ -170,6 +181,126 @@ def section_chain(args):
          "cost_exponent_whole_call": ((), expo_wall, {"units": "1", "long_name": "same, whole call"})},
         coords={"N": ("N", [r["N"] for r in rows], {"units": "1", "long_name": "number of links"})})
     write(ds, "chain")
+
+
+# --- side by side: this build, another build of pyint, Exudyn -----------------------
+class Worker:
+    """A chain_worker.py process: times pyint's whole integrate call in its own Python."""
+
+    def __init__(self, python):
+        import json
+        import subprocess
+        self.json = json
+        here = os.path.dirname(os.path.abspath(__file__))
+        # cwd = bench/: the source tree's pyint/ never shadows the worker's installed pyint
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        self.proc = subprocess.Popen([python, os.path.join(here, "chain_worker.py")], cwd=here, env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.pyint = json.loads(self.proc.stdout.readline())["pyint"]
+
+    def time(self, n_links, steps, reps=1):
+        self.proc.stdin.write(self.json.dumps({"n_links": n_links, "steps": steps, "reps": reps}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"benchmark worker ({self.pyint}) died")
+        return self.json.loads(line)
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def loglog_slope(ns, times):
+    return float(np.polyfit(np.log(ns), np.log(times), 1)[0])
+
+
+def section_versus(args):
+    import xarray as xr
+    if not args.baseline:
+        raise SystemExit("versus needs --baseline PYTHON (the python of a venv holding the other pyint build)")
+    exu = exudyn_version()
+    if exu:
+        from exudyn_chain import exudyn_chain
+    sizes = [2, 32, 128, 512, 1024]
+    steps = {n: c for n, c in chain_cases(args.quick).items() if n in sizes}
+    inner = {n: (2 * args.repeats if n <= 8 else 1) for n in sizes}   # short calls: best of several per round
+    exu_runs = {(2, "dense"), (2, "sparse"), (128, "sparse"), (512, "sparse"), (1024, "sparse")} if exu else set()
+    workers = {"pyint": Worker(sys.executable), "baseline": Worker(args.baseline)}
+    for w in workers.values():   # first calls (imports, model set-up) outside the timing
+        for n in sizes:
+            w.time(n, 10)
+    contenders = list(workers) + sorted(f"exudyn_{s}" for s in {s for _, s in exu_runs})
+    rounds = args.repeats
+    rate = np.full((len(contenders), len(sizes), rounds), np.nan)   # steps/s of each call
+    kernel = np.full((len(workers), len(sizes), rounds), np.nan)    # pyint's Fortran call, CPU time
+    print(f"side by side, {rounds} interleaved rounds: this build ({workers['pyint'].pyint}) vs baseline "
+          f"({workers['baseline'].pyint}) vs Exudyn {exu or 'not installed'}; generalized-alpha on the "
+          f"N-link chain, h = {H:g}, rho_inf = {RHO}; pyint: whole integrate call", flush=True)
+    try:
+        for r in range(rounds):
+            order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
+            for j, n in enumerate(sizes):
+                ns, nd, nsp = steps[n]
+                for name in order:
+                    c = contenders.index(name)
+                    if name in workers:
+                        out = workers[name].time(n, ns, inner[n])
+                        rate[c, j, r] = ns / out["wall"]
+                        kernel[list(workers).index(name), j, r] = ns / out["cpu"]
+                    elif (n, name[7:]) in exu_runs:
+                        nx = nd if name == "exudyn_dense" else nsp
+                        rate[c, j, r] = max(exudyn_chain(n, H, nx * H, rho_inf=RHO, sparse=name == "exudyn_sparse")[0]
+                                            for _ in range(inner[n]))
+            print(f"round {r + 1}/{rounds} done", flush=True)
+    finally:
+        for w in workers.values():
+            w.close()
+    warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)   # sizes a contender does not run
+    best_rate = np.nanmax(rate, axis=2)
+    print(f"{'N':>5}" + "".join(f"{c:>16}" for c in contenders) + "   (best steps/s; min..max over rounds)")
+    for j, n in enumerate(sizes):
+        print(f"{n:>5}" + "".join(f"{fmt(best_rate[c, j]):>16}" for c in range(len(contenders))))
+        print(f"{'':>5}" + "".join(f"{fmt(np.nanmin(rate[c, j])) + '..' + fmt(np.nanmax(rate[c, j])):>16}"
+                                   for c in range(len(contenders))))
+    ratios = {}
+    for n, peer in ((2, "exudyn_dense"), (2, "exudyn_sparse"), (128, "exudyn_sparse"), (512, "exudyn_sparse"),
+                    (1024, "exudyn_sparse")):
+        if peer not in contenders:
+            continue
+        j, p = sizes.index(n), contenders.index(peer)
+        for build in workers:
+            b = contenders.index(build)
+            per_round = rate[b, j] / rate[p, j]
+            ratios[(n, peer, build)] = (best_rate[b, j] / best_rate[p, j], np.nanmin(per_round), np.nanmax(per_round))
+        new, old = ratios[(n, peer, "pyint")], ratios[(n, peer, "baseline")]
+        print(f"N = {n:>4}: pyint / {peer}: this build {new[0]:.1f} (rounds {new[1]:.1f}..{new[2]:.1f}), "
+              f"baseline {old[0]:.1f} (rounds {old[1]:.1f}..{old[2]:.1f}); this / baseline {new[0] / old[0]:.2f}")
+    best_kernel = np.nanmax(kernel, axis=2)
+    print("this build / baseline, steps/s of the Fortran call (CPU time, less sensitive to a loaded machine "
+          "than the wall time): " + ", ".join(f"N = {n}: {best_kernel[0, j] / best_kernel[1, j]:.2f}"
+                                               for j, n in enumerate(sizes)))
+    sel = [j for j, n in enumerate(sizes) if n >= 32]
+    nsel = np.array([sizes[j] for j in sel], dtype=float)
+    for build in workers:
+        b = contenders.index(build)
+        per_round = [loglog_slope(nsel, 1 / rate[b, sel, r]) for r in range(rounds)]
+        print(f"whole call per step ~ N^{loglog_slope(nsel, 1 / best_rate[b, sel]):.2f} ({build}, N = 32..1024, "
+              f"best of rounds; rounds {min(per_round):.2f}..{max(per_round):.2f})")
+    ds = xr.Dataset(
+        {"steps_per_second": (("contender", "N", "round"), rate,
+                              {"units": "1/s", "long_name": "steps/s (pyint: whole integrate call; Exudyn: "
+                                                            "SolveDynamic)"}),
+         "kernel_steps_per_second": (("build", "N", "round"), kernel,
+                                     {"units": "1/s", "long_name": "pyint steps/s of the Fortran call (CPU time)"}),
+         "steps": (("N", "kind"), [list(steps[n]) for n in sizes], {"units": "1", "long_name": "steps per call"})},
+        coords={"contender": ("contender", contenders, {"long_name": "integrator build"}),
+                "N": ("N", sizes, {"units": "1", "long_name": "number of links"}),
+                "round": ("round", np.arange(rounds), {"long_name": "interleaved round"}),
+                "build": ("build", list(workers), {"long_name": "pyint build"}),
+                "kind": ("kind", ["pyint", "exudyn_dense", "exudyn_sparse"], {"long_name": "whose step count"})},
+        attrs={"pyint": workers["pyint"].pyint, "baseline": workers["baseline"].pyint})
+    write(ds, "versus")
 
 
 # --- the other pyint paths ----------------------------------------------------------
@@ -538,7 +669,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer steps (smoke run)")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
+    ap.add_argument("--only", nargs="+", choices=SECTIONS + EXTRA_SECTIONS, help="run only these sections")
+    ap.add_argument("--baseline", metavar="PYTHON",
+                    help="versus: the python of another venv with pyint installed (e.g. ca04593's)")
     args = ap.parse_args(argv)
     for name in args.only or SECTIONS:
         globals()[f"section_{name}"](args)

@@ -221,7 +221,8 @@ def check_model_items(model, t, q, v):
         model.checked(name, item(), t)
 
 
-def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL, kernel_checks=False):
+def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL, kernel_checks=False,
+                             levels=None):
     """Check (or, with project=True, enforce) g = 0, G v + g_t = 0, A v + b = 0 at t0.
 
     Returns (q0, v0).  Raises ValueError naming the violated level and the
@@ -229,29 +230,37 @@ def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_T
     evaluates the model's Fortran twin and checks the rank of [G; A] at its
     start (fortran/core/driver.f90: consistent_start): the Python items are
     then not checked here, nor the rank (unless projecting, which needs it).
+    levels: None (the model's Python items) or a function (t, q, v) -> (max|g|,
+    max|G v + g_t|, max|A v + b|) that evaluates the three levels another way
+    (the Fortran twin's structured items: O(nnz), where the Python default
+    G v forms the dense G); a level that is not finite counts as violated.
     """
     if not kernel_checks or project:
         check_model_items(model, t0, q0, v0)
         check_rank(model, t0, q0)
     scale_q = max(1.0, float(np.max(np.abs(q0), initial=0.0)))
+    at = levels(t0, q0, v0) if levels is not None else None
     if model.n_hol:
-        g = model.checked("hol", model.hol(t0, q0), t0)
-        err = float(np.max(np.abs(g)))
-        if err > tol * scale_q:
+        if at is not None:
+            err = float(at[0])
+        else:
+            err = float(np.max(np.abs(model.checked("hol", model.hol(t0, q0), t0))))
+        if not err <= tol * scale_q:
             if not project:
                 raise ValueError(
                     f"the initial position violates the holonomic constraints: max|g(q0)| = {err:.3e} "
                     f"> {tol * scale_q:.1e}; pass project=True to project it onto g = 0")
             q0 = project_position(model, t0, q0)
+            at = levels(t0, q0, v0) if levels is not None else None
     scale_v = max(1.0, float(np.max(np.abs(v0), initial=0.0)))
     parts = []
     if model.n_hol:
-        parts.append(("G v + g_t", np.asarray(model.hol_vel(t0, q0, v0), dtype=float)))
+        parts.append(("G v + g_t", at[1] if at is not None else np.asarray(model.hol_vel(t0, q0, v0), dtype=float)))
     if model.n_nonhol:
-        parts.append(("A v + b", np.asarray(model.nh_vel(t0, q0, v0), dtype=float)))
+        parts.append(("A v + b", at[2] if at is not None else np.asarray(model.nh_vel(t0, q0, v0), dtype=float)))
     for label, r in parts:
         err = float(np.max(np.abs(r), initial=0.0))
-        if err > tol * scale_v:
+        if not err <= tol * scale_v:
             if not project:
                 raise ValueError(
                     f"the initial velocity violates the constraints: max|{label}| = {err:.3e} "

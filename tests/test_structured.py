@@ -138,6 +138,30 @@ def test_auto_choice_and_large_chain_without_dense_storage():
     assert np.max(np.abs(rb.q - r.q)) <= 1e-9
 
 
+class _NoDenseG(PendulumChain):
+    """The chain (its Fortran twin) whose Python G refuses to be formed: the start of a run
+    on the twin must check the constraint levels through the twin's O(N) items."""
+
+    def hol_jac(self, t, q):
+        raise AssertionError("the dense G was formed in Python")
+
+
+def test_start_checks_constraint_levels_on_the_fortran_twin():
+    m = _NoDenseG(300)
+    q0, v0 = m.initial_state(np.linspace(0.5, 1.5, 300))
+    r = GeneralizedAlpha().integrate(m, q0, v0, 0.005, 1e-3)   # ca04593: G v + g_t from the dense G
+    ref = GeneralizedAlpha().integrate(PendulumChain(300), q0, v0, 0.005, 1e-3)
+    assert np.array_equal(r.q, ref.q) and np.array_equal(r.lam, ref.lam)
+    bad_v = v0.copy()
+    bad_v[0] += 1e-6          # |G v + g_t| ~ 1e-6 |d_1| > 1e-10: refused, the level named
+    with pytest.raises(ValueError, match=r"max\|G v \+ g_t\|"):
+        GeneralizedAlpha().integrate(m, q0, bad_v, 0.005, 1e-3)
+    bad_q = q0.copy()
+    bad_q[0] += 1e-6
+    with pytest.raises(ValueError, match=r"max\|g\(q0\)\|"):
+        GeneralizedAlpha().integrate(m, bad_q, v0, 0.005, 1e-3)
+
+
 def test_batch_identical_to_one_by_one(rng):
     m = PendulumChain(4)
     states = [m.initial_state(rng.uniform(0.2, 2.0, 4)) for _ in range(5)]
