@@ -21,16 +21,17 @@
 !> update's items, asked at one point only, are not computed ahead), the
 !> residual items announced by expect_residual_items, and the partner of an
 !> item that the Python model computes with it (f_q with f_v, A with b).  The
-!> callback writes every item into its slot of the cache (the fixed offsets of
-!> bundle_layout) and out(k) = 1 for each item it computed.  Python checks
-!> the items' shapes, finiteness is checked here; an item it could not
-!> compute (it raised) or that is not finite is asked again on its own when
-!> the kernel needs it, where the per-item path reports the error (the same
-!> message either way).  Items with a w argument (mass_dq, the *_TL_Q items)
+!> items' slots of the cache (the fixed offsets of bundle_layout) are NaN
+!> before the call and the callback writes every item it computes into its
+!> slot (Python checks shapes, finiteness is checked here): an item it could
+!> not compute (it raised) or that is not finite is asked again on its own
+!> when the kernel needs it, where the per-item path reports the error (the
+!> same message either way; a non-finite energy is returned as it is).  Items with a w argument (mass_dq, the *_TL_Q items)
 !> are never cached.  A model declaring a constant mass matrix (const_mass,
 !> which the kernels already trust: mass_dq = 0, a factorization kept) has it
 !> asked once per kernel call.
 module pyint_callback_model
+  use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
   use pyint_kinds
   use pyint_model, only: model_t
   implicit none
@@ -59,7 +60,7 @@ module pyint_callback_model
   integer, parameter :: NH_RESIDUAL_ITEMS = ibset(ibset(ibset(0, REQ_NH_A - 1), REQ_NH_B - 1), REQ_NH_GAMMA - 1)
 
   !> The per-kernel-call state of a callback model: the items of the current
-  !> point (buf: NREQ status slots, then item k at off(k)+1 .. off(k)+siz(k)).
+  !> point (item k at buf(off(k)+1 .. off(k)+siz(k))).
   type :: cb_cache_t
     logical :: bundled = .true.
     real(wp), allocatable :: q(:), v(:), w(:), buf(:)
@@ -121,7 +122,7 @@ contains
       c%bundled = bundled
       c%siz = [n * n, n * n, n, n * n, n * n, mh, mh * n, mh, mh * n, mh, n * n, mn * n, mn, &
                mn * n, mn, n * n, 1]
-      pos = NREQ
+      pos = 0
       do k = 1, NREQ
         c%off(k) = pos
         pos = pos + c%siz(k)
@@ -191,12 +192,14 @@ contains
         mask = ibset(mask, k - 1)
       end do
       c%hint = 0
-      c%buf(1:NREQ) = 0
+      do k = 1, NREQ
+        if (btest(mask, k - 1)) c%buf(c%off(k) + 1:c%off(k) + c%siz(k)) = ieee_value(1.0_wp, ieee_quiet_nan)
+      end do
       ! t and v of an item that does not depend on them are never looked at
       call self%cb(int(-(req + BUNDLE_SHIFT * mask), c_int), c%t, int(self%n, c_int), c%q, c%v, &
                    int(size(c%w), c_int), c%w, int(size(c%buf), c_int), c%buf)
       do k = 1, NREQ
-        if (btest(mask, k - 1) .and. c%buf(k) == 1) c%valid(k) = finite_item(k)
+        if (btest(mask, k - 1)) c%valid(k) = finite_item(k)
       end do
       if (.not. c%valid(req)) then
         ! not computed or not finite: the item alone, whose error is reported as on the per-item path
@@ -234,11 +237,11 @@ contains
       end do
     end subroutine
 
-    !> Item j's slot holds finite numbers (energy: any value, as on the per-item path).
+    !> Item j's slot holds finite numbers (NaN: not computed).
     logical function finite_item(j)
       integer, intent(in) :: j
       associate (x => self%cache%buf(self%cache%off(j) + 1:self%cache%off(j) + self%cache%siz(j)))
-        finite_item = j == REQ_ENERGY .or. all(abs(x) <= huge(1.0_wp))
+        finite_item = all(abs(x) <= huge(1.0_wp))
       end associate
     end function
 

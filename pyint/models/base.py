@@ -46,10 +46,10 @@ _F64 = np.dtype(np.float64)
 
 
 def bundle_layout(n, mh, mn):
-    """{request code: (start, stop)} of each item in a bundle's output buffer (after
-    the N_REQUESTS status slots), the layout of callback_model.f90's cache."""
+    """{request code: (start, stop)} of each item in a bundle's output buffer, the layout
+    of callback_model.f90's cache (the items one after the other, matrices row by row)."""
     shapes = callback_shapes(n, mh, mn)
-    pos, layout = N_REQUESTS, {}
+    pos, layout = 0, {}
     for k in range(1, N_REQUESTS + 1):
         size = int(np.prod(shapes[CALLBACK_REQUESTS[k]]))
         layout[k] = (pos, pos + size)
@@ -385,13 +385,12 @@ class Model:
         finiteness; the error names the item).  ``req < 0``: a bundle
         (fortran/core/callback_model.f90): ``-req = k + 32 * mask``, item k needed now
         and the items of ``mask`` (bit j-1 for item j) expected at the same point, all
-        in one call; ``out[:17]`` gets 1 for each item computed, the items go to the
-        fixed offsets of :func:`bundle_layout`.  The bundle is the hot path: an item
-        that is a float64 array of its declared shape (a float for the energy) is
-        copied as it is, anything else goes through :meth:`checked`, and the Fortran
-        side checks finiteness; an item that raises or is not finite is left out
-        (status 0) and asked again on its own when the kernel needs it, so its error
-        is the per-item path's.  Matrices are written row by row (C order)."""
+        in one call, each to its offset of :func:`bundle_layout`.  The bundle is the hot
+        path: an item that is a float64 array of its declared shape (a float for the
+        energy) is copied as it is, anything else goes through :meth:`checked`; an item
+        that raises is left as the Fortran side filled it (NaN), and an item that is not
+        finite is asked again on its own when the kernel needs it, so its error is the
+        per-item path's.  Matrices are written row by row (C order)."""
         n, mh, mn = self.n, self.n_hol, self.n_nonhol
         layout = bundle_layout(n, mh, mn)
         shapes = callback_shapes(n, mh, mn)
@@ -420,22 +419,19 @@ class Model:
         # the items one method computes together: one call for both when a bundle holds both
         pairs = {(4, 5): lambda t, q, v, w: self.force_jac(t, q, v),
                  (12, 13): lambda t, q, v, w: (self.nh_A(t, q), self.nh_b(t, q))}
-        timeless = {1, 2}
-        plans = {}   # bundle request -> its steps: (f, ((code, name, lo, hi, shape), ...))
+        timeless = {1, 2}   # mass and mass_dq: no t in an error message
+        plans = {}   # bundle request -> its steps: (f, one item?, ((name, lo, hi, shape, timed), ...))
 
         def one(req, t, q, v, w):
-            name = CALLBACK_REQUESTS[req]
-            return self.checked(name, fns[req](t, q, v, w), None if req in timeless else t)
+            return self.checked(CALLBACK_REQUESTS[req], fns[req](t, q, v, w), None if req in timeless else t)
 
         def plan(req):
             k, mask = (-req) % BUNDLE_SHIFT, (-req) // BUNDLE_SHIFT
-            codes = [j for j in range(1, N_REQUESTS + 1) if (mask >> (j - 1)) & 1 or j == k]
-            target = {j: (j, CALLBACK_REQUESTS[j], *layout[j], shapes[CALLBACK_REQUESTS[j]]) for j in codes}
-            steps = []
-            for pair, f in pairs.items():
-                if all(j in target for j in pair):
-                    steps.append((f, tuple(target.pop(j) for j in pair)))
-            steps += [(lambda t, q, v, w, f=fns[j]: (f(t, q, v, w),), (tj,)) for j, tj in target.items()]
+            target = {j: (CALLBACK_REQUESTS[j], *layout[j], shapes[CALLBACK_REQUESTS[j]], j not in timeless)
+                      for j in range(1, N_REQUESTS + 1) if (mask >> (j - 1)) & 1 or j == k}
+            steps = [(f, False, tuple(target.pop(j) for j in pair))
+                     for pair, f in pairs.items() if all(j in target for j in pair)]
+            steps += [(fns[j], True, (tj,)) for j, tj in target.items()]
             return plans.setdefault(req, tuple(steps))
 
         def cb(req, t, q, v, w, out):
@@ -447,7 +443,7 @@ class Model:
             if run is not None and run.aborted:
                 if req > 0:
                     out[:] = np.nan
-                return                       # a bundle: nothing computed, each item asked alone
+                return                 # a bundle: its items stay NaN (each is asked alone)
             if req > 0:
                 try:
                     out[:] = one(req, t, q, v, w).ravel()
@@ -457,19 +453,17 @@ class Model:
                     out[:] = np.nan
                     run.keep(exc)
                 return
-            steps = plans.get(req) or plan(req)
-            for f, targets in steps:
+            for f, single, targets in plans.get(req) or plan(req):
                 try:
-                    values = f(t, q, v, w)
-                    for (j, name, lo, hi, shape), x in zip(targets, values):
+                    xs = f(t, q, v, w)
+                    for (name, lo, hi, shape, timed), x in zip(targets, (xs,) if single else xs):
                         if type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape:
                             out[lo:hi] = x.ravel()
                         elif isinstance(x, float) and not shape:
                             out[lo] = x
                         else:
-                            out[lo:hi] = self.checked(name, x, None if j in timeless else t).ravel()
-                        out[j - 1] = 1.0
-                except Exception:   # left out: asked again on its own, where the error is reported
+                            out[lo:hi] = self.checked(name, x, t if timed else None).ravel()
+                except Exception:   # left NaN: asked again on its own, where the error is reported
                     pass
                 except BaseException as exc:   # KeyboardInterrupt, SystemExit: kept as always
                     if run is None:
