@@ -420,7 +420,7 @@ class Model:
         pairs = {(4, 5): lambda t, q, v, w: self.force_jac(t, q, v),
                  (12, 13): lambda t, q, v, w: (self.nh_A(t, q), self.nh_b(t, q))}
         timeless = {1, 2}   # mass and mass_dq: no t in an error message
-        plans = {}   # bundle request -> its steps: (f, one item?, ((name, lo, hi, shape, timed), ...))
+        plans = {}   # bundle request -> (items alone, pairs): (f, name, lo, hi, shape, timed), (f, (...), (...))
 
         def one(req, t, q, v, w):
             return self.checked(CALLBACK_REQUESTS[req], fns[req](t, q, v, w), None if req in timeless else t)
@@ -429,10 +429,19 @@ class Model:
             k, mask = (-req) % BUNDLE_SHIFT, (-req) // BUNDLE_SHIFT
             target = {j: (CALLBACK_REQUESTS[j], *layout[j], shapes[CALLBACK_REQUESTS[j]], j not in timeless)
                       for j in range(1, N_REQUESTS + 1) if (mask >> (j - 1)) & 1 or j == k}
-            steps = [(f, False, tuple(target.pop(j) for j in pair))
-                     for pair, f in pairs.items() if all(j in target for j in pair)]
-            steps += [(fns[j], True, (tj,)) for j, tj in target.items()]
-            return plans.setdefault(req, tuple(steps))
+            both = tuple((f, tuple(target.pop(j) for j in pair))
+                         for pair, f in pairs.items() if all(j in target for j in pair))
+            return plans.setdefault(req, (tuple((fns[j], *tj) for j, tj in target.items()), both))
+
+        def put(out, x, name, lo, hi, shape, timed, t):
+            """Item x into out[lo:hi]: as it is when it is a float64 array of its shape (or a
+            float for a scalar), else through checked (which raises on a bad shape)."""
+            if type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape:
+                out[lo:hi] = x.ravel()
+            elif isinstance(x, float) and not shape:
+                out[lo] = x
+            else:
+                out[lo:hi] = self.checked(name, x, t if timed else None).ravel()
 
         def cb(req, t, q, v, w, out):
             # Inside an integrator's kernel call no exception may unwind through the
@@ -453,22 +462,27 @@ class Model:
                     out[:] = np.nan
                     run.keep(exc)
                 return
-            for f, single, targets in plans.get(req) or plan(req):
-                try:
-                    xs = f(t, q, v, w)
-                    for (name, lo, hi, shape, timed), x in zip(targets, (xs,) if single else xs):
-                        if type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape:
+            alone, both = plans.get(req) or plan(req)
+            try:
+                # an item that raises is left NaN: asked again on its own, where the error is reported
+                for f, name, lo, hi, shape, timed in alone:
+                    try:
+                        x = f(t, q, v, w)
+                        if type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape:   # (put's first case)
                             out[lo:hi] = x.ravel()
-                        elif isinstance(x, float) and not shape:
-                            out[lo] = x
                         else:
-                            out[lo:hi] = self.checked(name, x, t if timed else None).ravel()
-                except Exception:   # left NaN: asked again on its own, where the error is reported
-                    pass
-                except BaseException as exc:   # KeyboardInterrupt, SystemExit: kept as always
-                    if run is None:
-                        raise
-                    run.keep(exc)
-                    return
+                            put(out, x, name, lo, hi, shape, timed, t)
+                    except Exception:
+                        pass
+                for f, targets in both:
+                    try:
+                        for x, target in zip(f(t, q, v, w), targets):
+                            put(out, x, *target, t)
+                    except Exception:
+                        pass
+            except BaseException as exc:   # KeyboardInterrupt, SystemExit: kept as always
+                if run is None:
+                    raise
+                run.keep(exc)
 
         return cb
