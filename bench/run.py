@@ -12,8 +12,10 @@ chain     steps/s and wall time of pyint's generalized-alpha on the planar
           call only (Result.cpu_time).  Exudyn's counts SolveDynamic only.
 paths     the same chain through the other pyint paths: the Fortran kernel
           with the model in Python (callback: the items of one evaluation
-          point in one Python call; per item: Model.callback_bundle = False,
-          one Python call per item) and the NumPy step.
+          point in one Python call; lean: the same with items written for
+          the callback, bench/lean_chain.py, what the path itself costs;
+          per item: Model.callback_bundle = False, one Python call per item)
+          and the NumPy step; Python callbacks per step.
 solvers   the Newton-matrix solvers (dense / banded / sparse KLU) with and
           without Jacobian reuse, kernel steps/s.
 wp        work-precision on the 2-link chain (problem chain2, T = 1): final
@@ -304,38 +306,65 @@ def section_versus(args):
 
 
 # --- the other pyint paths ----------------------------------------------------------
+def callbacks_per_step(model, q0, v0, nsteps, ga):
+    """Python callbacks per step of a callback run (counted in an untimed run)."""
+    import copy
+    counted, calls = copy.copy(model), [0]
+    inner = model.fortran_callback()
+
+    def counting(req, t, q, v, w, out):   # f2py reads the callback's signature: explicit arguments
+        calls[0] += 1
+        inner(req, t, q, v, w, out)
+    counted.fortran_callback = lambda: counting
+    ga.integrate(counted, q0, v0, nsteps * H, H, every=nsteps, backend="callback")
+    return calls[0] / nsteps
+
+
 def section_paths(args):
     import copy
     import xarray as xr
+    from lean_chain import LeanChain, lean_items_agree
     ga = GeneralizedAlpha(rho_inf=RHO)
     rows = []
     print("pyint paths on the chain, steps/s: Fortran kernel with the built-in model / with the model "
-          "in Python (callback: the items of a point in one Python call; per item: one call per item) / "
-          "the NumPy step")
-    print(f"{'N':>5}{'fortran':>11}{'callback':>10}{'per item':>10}{'numpy':>9}{'F/cb':>7}{'F/item':>8}"
-          f"{'F/numpy':>9}")
+          "in Python (callback: the items of a point in one Python call; lean: the same through items "
+          "written for the callback, bench/lean_chain.py; per item: one call per item) / the NumPy step")
+    print(f"{'N':>5}{'fortran':>11}{'callback':>10}{'lean':>9}{'per item':>10}{'numpy':>9}{'cb/step':>9}"
+          f"{'F/cb':>7}{'F/lean':>8}{'F/item':>8}{'F/numpy':>9}")
     for nl in (2, 8, 32):
         m = PendulumChain(nl)
+        lean = LeanChain(nl)
+        agree = lean_items_agree(nl)
+        if agree > 1e-13:
+            raise RuntimeError(f"bench/lean_chain.py: LeanChain({nl})'s items differ from PendulumChain's by {agree:.1e}")
         per_item = copy.copy(m)
         per_item.callback_bundle = False
         q0, v0 = m.initial_state()
         ns = 1000 if args.quick else 10000
         wall, _ = best(lambda: ga.integrate(m, q0, v0, ns * H, H, every=ns), args.repeats)
+        ncb = max(ns // 10, 20)      # the callback paths: enough steps that the call's start is small
         nsmall = max(ns // 50, 20)
-        wcb, _ = best(lambda: ga.integrate(m, q0, v0, nsmall * H, H, every=nsmall, backend="callback"),
-                      args.repeats)
+        wcb, _ = best(lambda: ga.integrate(m, q0, v0, ncb * H, H, every=ncb, backend="callback"), args.repeats)
+        wln, _ = best(lambda: ga.integrate(lean, q0, v0, ncb * H, H, every=ncb, backend="callback"), args.repeats)
         wpi, _ = best(lambda: ga.integrate(per_item, q0, v0, nsmall * H, H, every=nsmall, backend="callback"),
                       args.repeats)
         wnp, _ = best(lambda: genalpha_numpy(m, q0, v0, H, nsmall, rho_inf=RHO), 1)
-        row = dict(N=nl, fortran=ns / wall, callback=nsmall / wcb, callback_per_item=nsmall / wpi,
-                   numpy=nsmall / wnp)
+        row = dict(N=nl, fortran=ns / wall, callback=ncb / wcb, callback_lean=ncb / wln,
+                   callback_per_item=nsmall / wpi, numpy=nsmall / wnp,
+                   callbacks_per_step=callbacks_per_step(m, q0, v0, nsmall, ga))
         rows.append(row)
-        print(f"{nl:>5}{row['fortran']:>11.0f}{row['callback']:>10.0f}{row['callback_per_item']:>10.0f}"
-              f"{row['numpy']:>9.0f}{row['fortran'] / row['callback']:>7.0f}"
+        print(f"{nl:>5}{row['fortran']:>11.0f}{row['callback']:>10.0f}{row['callback_lean']:>9.0f}"
+              f"{row['callback_per_item']:>10.0f}{row['numpy']:>9.0f}{row['callbacks_per_step']:>9.2f}"
+              f"{row['fortran'] / row['callback']:>7.0f}{row['fortran'] / row['callback_lean']:>8.0f}"
               f"{row['fortran'] / row['callback_per_item']:>8.0f}{row['fortran'] / row['numpy']:>9.0f}", flush=True)
-    impl = ["fortran", "callback", "callback_per_item", "numpy"]
+    r2 = rows[0]
+    print(f"acceptance: N = 2: built-in / callback = {r2['fortran'] / r2['callback']:.1f} "
+          f"(lean items: {r2['fortran'] / r2['callback_lean']:.1f}; target <= 20)")
+    impl = ["fortran", "callback", "callback_lean", "callback_per_item", "numpy"]
     ds = xr.Dataset({"steps_per_second": (("N", "path"), [[r[k] for k in impl] for r in rows],
-                                          {"units": "1/s", "long_name": "generalized-alpha steps/s"})},
+                                          {"units": "1/s", "long_name": "generalized-alpha steps/s"}),
+                     "callbacks_per_step": ("N", [r["callbacks_per_step"] for r in rows],
+                                            {"units": "1", "long_name": "Python callbacks per step (callback path)"})},
                     coords={"N": ("N", [r["N"] for r in rows], {"units": "1", "long_name": "number of links"}),
                             "path": ("path", impl, {"long_name": "model evaluation path"})})
     write(ds, "paths")

@@ -121,3 +121,35 @@ def test_an_item_raising_is_reported_as_on_the_per_item_path():
     with pytest.raises(RuntimeError, match="boom") as per_item:
         meth.integrate(_per_item(m), q0, v0, 0.3, 0.01, backend="callback")
     assert str(bundled.value) == str(per_item.value)
+
+
+class _NonFinite(PendulumChain):
+    """hol returns NaN from t = 0.105 on (computed ahead in a bundle, with force and hol_jac)."""
+
+    def hol(self, t, q):
+        return super().hol(t, q) * (np.nan if t > 0.105 else 1.0)
+
+
+class _Transposed(PendulumChain):
+    """hol_jac returns G^T (n x mh, the size of G) from t = 0.105 on."""
+
+    def hol_jac(self, t, q):
+        g = super().hol_jac(t, q)
+        return g.T.copy() if t > 0.105 else g
+
+
+@pytest.mark.parametrize("cls,error,match", [(_NonFinite, "NonFiniteError", r"hol\(\) returned a non-finite value"),
+                                             (_Transposed, "ValueError", r"hol_jac\(\) returned shape \(4, 2\)")])
+def test_a_bad_item_in_a_bundle_is_reported_as_on_the_per_item_path(cls, error, match):
+    """The bundle copies float64 arrays of the declared shape without pyint's checks: an item
+    of another shape goes through them, a non-finite one is caught by the Fortran side; both
+    raise the per-item path's error (same message), none reaches the kernel as a value."""
+    m = cls(2)
+    q0, v0 = m.initial_state()
+    meth = METHODS["genalpha"]()
+    with pytest.raises(Exception, match=match) as bundled:
+        meth.integrate(m, q0, v0, 0.3, 0.01, backend="callback")
+    with pytest.raises(Exception, match=match) as per_item:
+        meth.integrate(_per_item(m), q0, v0, 0.3, 0.01, backend="callback")
+    assert type(bundled.value).__name__ == type(per_item.value).__name__ == error
+    assert str(bundled.value) == str(per_item.value)

@@ -44,7 +44,7 @@ def test_fortran_twin_matches_numpy(model, rng):
     for _ in range(5):
         t, q, v, w = _state(model, rng)
         for req in _items(model):
-            f = np.ravel(fortran_eval(model, req, t, q, v, w), order="F")
+            f = np.ravel(fortran_eval(model, req, t, q, v, w))  # the callback writes rows (C order)
             p = _numpy_item(model, req, t, q, v, w)
             scale = max(1.0, np.max(np.abs(p)) if p.size else 1.0)
             assert np.max(np.abs(f - p), initial=0.0) <= 1e-12 * scale, (model.name, req)

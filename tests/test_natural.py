@@ -60,7 +60,7 @@ def test_fortran_twin_of_the_manipulator():
         t, q, v, w = 0.3, rng.normal(size=12), rng.normal(size=12), rng.normal(size=12)
         for req in ("mass", "force", "force_q", "force_v", "hol", "hol_jac", "hol_t", "hol_vel_q",
                     "hol_gamma", "hol_gtl_q", "energy"):
-            f = np.ravel(fortran_eval(m, req, t, q, v, w), order="F")
+            f = np.ravel(fortran_eval(m, req, t, q, v, w))  # the callback writes rows (C order)
             p = np.zeros(max(f.size, 1))
             cb(codes[req], t, q, v, w, p)
             assert np.max(np.abs(f - p[:f.size])) <= 1e-12 * max(1, np.max(np.abs(p))), req

@@ -4,35 +4,42 @@
 !>     usercb(req, t, q, v, w, out)
 !> with req one of the REQ_* codes below, w the extra vector the item needs
 !> (a for REQ_MASS_DQ, lam for the *_TL_Q items; length max(n, mh, mn)) and
-!> out the column-major buffer the callable fills in place.  The Python side
+!> out the buffer the callable fills in place, matrices row by row (NumPy's
+!> C order: what ndarray.ravel() gives without a copy).  The Python side
 !> (pyint.models.base.Model.fortran_callback) maps req to the model's method,
 !> so finite-difference fallbacks of the Python model apply here too.
 !>
 !> Bundled requests (the default; mflags(3) /= 0 turns them off): the items of
-!> one evaluation point are served from a cache.  The first item requested at a
-!> new point (q, and t, v where the item depends on them) calls Python once with
+!> one evaluation point are served from a cache, so a Newton iteration costs
+!> one Python call and the driver's per-step residuals one more.  The first
+!> item requested at a new point (q, and t, v where the item depends on them)
+!> calls Python once with
 !>     req = -(k + BUNDLE_SHIFT * mask)
 !> k the item needed now, mask the bitmask (bit k-1 for item k) of the items
 !> expected at this point: those requested at both of the two previous points
 !> (a Newton iteration asks for the same items at every iterate; a Jacobian
-!> update's items, asked at one point only, are not computed ahead).  Python
-!> fills out(1:NREQ) with 1 for each item it computed and the items at the
-!> fixed offsets of bundle_layout; an item it could not compute ahead (it
-!> raised) is asked again on its own when the kernel needs it, so an error is
-!> reported exactly as on the per-item path.  A miss is one more call for that
-!> item.  Items with a w argument (mass_dq, the *_TL_Q items) are never
-!> cached.  A model declaring a constant mass matrix (const_mass, which the
-!> kernels already trust: mass_dq = 0, a factorization kept) has it asked once.
+!> update's items, asked at one point only, are not computed ahead), the
+!> residual items announced by expect_residual_items, and the partner of an
+!> item that the Python model computes with it (f_q with f_v, A with b).  The
+!> items' slots of the cache (the fixed offsets of bundle_layout) are NaN
+!> before the call and the callback writes every item it computes into its
+!> slot (Python checks shapes, finiteness is checked here): an item it could
+!> not compute (it raised) or that is not finite is asked again on its own
+!> when the kernel needs it, where the per-item path reports the error (the
+!> same message either way; a non-finite energy is returned as it is).  Items with a w argument (mass_dq, the *_TL_Q items)
+!> are never cached.  A model declaring a constant mass matrix (const_mass,
+!> which the kernels already trust: mass_dq = 0, a factorization kept) has it
+!> asked once per kernel call.
 module pyint_callback_model
+  use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
   use pyint_kinds
   use pyint_model, only: model_t
   implicit none
   private
-  public :: callback_model_t, usercb_i
+  public :: callback_model_t, usercb_i, callback_model_start
   public :: REQ_MASS, REQ_MASS_DQ, REQ_FORCE, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL, REQ_HOL_JAC, &
             REQ_HOL_T, REQ_HOL_VEL_Q, REQ_HOL_GAMMA, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, &
-            REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, NREQ, BUNDLE_SHIFT, &
-            callback_cache_start
+            REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, NREQ, BUNDLE_SHIFT
 
   ! Request codes (mirrored in pyint/models/base.py: CALLBACK_REQUESTS).
   integer, parameter :: REQ_MASS = 1, REQ_MASS_DQ = 2, REQ_FORCE = 3, REQ_FORCE_Q = 4, &
@@ -44,12 +51,22 @@ module pyint_callback_model
   integer, parameter :: DEP_T = 1, DEP_V = 2, DEP_W = 4
   integer, parameter :: ITEM_DEPS(NREQ) = [0, DEP_W, 3, 3, 3, DEP_T, DEP_T, DEP_T, 3, 3, &
                                           DEP_T + DEP_W, DEP_T, DEP_T, 3, 3, DEP_T + DEP_W, 3]
+  ! The item one Python method computes with it (Model.force_jac: f_q and f_v; nh_A, nh_b).
+  integer, parameter :: PARTNER(NREQ) = [0, 0, 0, REQ_FORCE_V, REQ_FORCE_Q, 0, 0, 0, 0, 0, 0, &
+                                         REQ_NH_B, REQ_NH_A, 0, 0, 0, 0]
+  ! the residual items of expect_residual_items, by the kind of constraint they belong to
+  integer, parameter :: HOL_RESIDUAL_ITEMS = ibset(ibset(ibset(ibset(0, REQ_HOL - 1), REQ_HOL_JAC - 1), &
+                                                         REQ_HOL_T - 1), REQ_HOL_GAMMA - 1)
+  integer, parameter :: NH_RESIDUAL_ITEMS = ibset(ibset(ibset(0, REQ_NH_A - 1), REQ_NH_B - 1), REQ_NH_GAMMA - 1)
 
-  !> The per-evaluation-point cache of a callback model (one per kernel call).
+  !> The per-kernel-call state of a callback model: the items of the current
+  !> point (item k at buf(off(k)+1 .. off(k)+siz(k))).
   type :: cb_cache_t
-    real(wp), allocatable :: q(:), v(:), buf(:), wpad(:), mass(:)
+    logical :: bundled = .true.
+    real(wp), allocatable :: q(:), v(:), w(:), buf(:)
     real(wp) :: t = 0
-    logical :: have_point = .false., have_t = .false., have_v = .false., have_mass = .false.
+    logical :: have_point = .false., have_t = .false., have_v = .false.
+    logical :: mass_kept = .false.   !< a constant mass matrix in its slot
     logical :: valid(NREQ) = .false.
     integer :: off(NREQ) = 0, siz(NREQ) = 0
     integer :: asked = 0, asked_prev = 0, expect = 0   ! bitmasks of items
@@ -67,7 +84,7 @@ module pyint_callback_model
 
   type, extends(model_t) :: callback_model_t
     procedure(usercb_i), pointer, nopass :: cb => null()
-    type(cb_cache_t), pointer :: cache => null()   ! null: one Python call per item
+    type(cb_cache_t), pointer :: cache => null()
   contains
     procedure :: mass => cb_mass
     procedure :: force => cb_force
@@ -88,27 +105,33 @@ module pyint_callback_model
     final :: cb_free
   end type
 
+  real(wp), parameter :: NO_W(0) = [real(wp) ::]
+
 contains
 
-  !> Turn on bundled requests for m (after it has its sizes and callback).
-  subroutine callback_cache_start(m)
+  !> Make m's buffers (after it has its sizes and callback); bundled: items served per point.
+  subroutine callback_model_start(m, bundled)
     type(callback_model_t), intent(inout) :: m
+    logical, intent(in) :: bundled
     integer :: k, pos, n, mh, mn
     n = m%n
     mh = m%mh
     mn = m%mn
     allocate(m%cache)
     associate (c => m%cache)
+      c%bundled = bundled
       c%siz = [n * n, n * n, n, n * n, n * n, mh, mh * n, mh, mh * n, mh, n * n, mn * n, mn, &
                mn * n, mn, n * n, 1]
-      pos = NREQ
+      pos = 0
       do k = 1, NREQ
         c%off(k) = pos
         pos = pos + c%siz(k)
       end do
-      allocate(c%q(n), c%v(n), c%buf(pos), c%wpad(max(n, mh, mn, 1)), c%mass(n * n))
+      allocate(c%q(n), c%v(n), c%w(max(n, mh, mn, 1)), c%buf(pos))
       c%buf = 0
-      c%wpad = 0
+      c%w = 0
+      c%q = 0
+      c%v = 0
     end associate
   end subroutine
 
@@ -117,19 +140,23 @@ contains
     if (associated(self%cache)) deallocate(self%cache)
   end subroutine
 
-  !> Item req at (t, q, v) into out: from the cache, or one bundled Python call.
-  subroutine cached_item(self, req, t, q, v, out)
+  !> Make the cache's slot of item req hold its value at (t, q, v, w): from the
+  !> cache, or one Python call (a bundle, or this item alone).
+  subroutine fetch(self, req, t, q, v, w)
     class(callback_model_t), intent(in) :: self
     integer, intent(in) :: req
-    real(wp), intent(in) :: t, q(:), v(:)
-    real(wp), intent(inout) :: out(:)
-    integer :: dep, k, mask, tag
+    real(wp), intent(in) :: t, q(:), v(:), w(:)
+    integer :: dep, k, mask
     dep = ITEM_DEPS(req)
     associate (c => self%cache)
-      if (req == REQ_MASS .and. self%const_mass .and. c%have_mass) then
-        out = c%mass   ! a model declaring a constant mass matrix: once per kernel call
+      if (c%siz(req) == 0) return
+      if (iand(dep, DEP_W) /= 0 .or. .not. c%bundled) then
+        c%w(1:size(w)) = w
+        c%w(size(w) + 1:) = 0
+        call call_python(self, req, t, q, v, c%buf(c%off(req) + 1:c%off(req) + c%siz(req)))
         return
       end if
+      if (req == REQ_MASS .and. c%mass_kept) return
       if (.not. c%have_point) then
         call new_point()
       else if (any(q /= c%q)) then
@@ -153,32 +180,33 @@ contains
           c%v = v
         end if
       end if
-      c%asked = ior(c%asked, ishft(1, req - 1))
+      c%asked = ibset(c%asked, req - 1)
+      if (c%valid(req)) return
+      ! the item, its partner, and the expected items computable now (their t and v known)
+      mask = ibset(0, req - 1)
+      if (PARTNER(req) > 0) mask = ibset(mask, PARTNER(req) - 1)
+      do k = 1, NREQ
+        if (c%valid(k) .or. c%siz(k) == 0 .or. .not. btest(ior(c%expect, c%hint), k - 1)) cycle
+        if (iand(ITEM_DEPS(k), DEP_T) /= 0 .and. .not. c%have_t) cycle
+        if (iand(ITEM_DEPS(k), DEP_V) /= 0 .and. .not. c%have_v) cycle
+        mask = ibset(mask, k - 1)
+      end do
+      c%hint = 0
+      do k = 1, NREQ
+        if (btest(mask, k - 1)) c%buf(c%off(k) + 1:c%off(k) + c%siz(k)) = ieee_value(1.0_wp, ieee_quiet_nan)
+      end do
+      ! t and v of an item that does not depend on them are never looked at
+      call self%cb(int(-(req + BUNDLE_SHIFT * mask), c_int), c%t, int(self%n, c_int), c%q, c%v, &
+                   int(size(c%w), c_int), c%w, int(size(c%buf), c_int), c%buf)
+      do k = 1, NREQ
+        if (btest(mask, k - 1)) c%valid(k) = finite_item(k)
+      end do
       if (.not. c%valid(req)) then
-        ! the expected items computable now (their t and v known) and not yet here
-        mask = ishft(1, req - 1)
-        do k = 1, NREQ
-          if (c%valid(k) .or. .not. btest(ior(c%expect, c%hint), k - 1)) cycle
-          if (iand(ITEM_DEPS(k), DEP_T) /= 0 .and. .not. c%have_t) cycle
-          if (iand(ITEM_DEPS(k), DEP_V) /= 0 .and. .not. c%have_v) cycle
-          mask = ibset(mask, k - 1)
-        end do
-        tag = -(req + BUNDLE_SHIFT * mask)
-        c%hint = 0
-        c%buf(1:NREQ) = 0
-        ! t and v of an item that does not depend on them are never looked at
-        call self%cb(int(tag, c_int), c%t, int(self%n, c_int), c%q, c%v, int(size(c%wpad), c_int), &
-                     c%wpad, int(size(c%buf), c_int), c%buf)
-        do k = 1, NREQ
-          if (btest(mask, k - 1) .and. c%buf(k) == 1) c%valid(k) = .true.
-        end do
-        c%valid(req) = .true.   ! the requested item itself: as Python left it (NaN on an error)
-        if (req == REQ_MASS .and. self%const_mass .and. c%buf(req) == 1) then   ! computed (NaN: failed)
-          c%mass = c%buf(c%off(req) + 1:c%off(req) + c%siz(req))
-          c%have_mass = .true.
-        end if
+        ! not computed or not finite: the item alone, whose error is reported as on the per-item path
+        call call_python(self, req, c%t, c%q, c%v, c%buf(c%off(req) + 1:c%off(req) + c%siz(req)))
+        c%valid(req) = .true.   ! as Python left it (NaN on an error: the kernel stops)
       end if
-      out = c%buf(c%off(req) + 1:c%off(req) + c%siz(req))
+      if (self%const_mass .and. c%valid(REQ_MASS) .and. .not. c%mass_kept) c%mass_kept = finite_item(REQ_MASS)
     end associate
 
   contains
@@ -209,6 +237,24 @@ contains
       end do
     end subroutine
 
+    !> Item j's slot holds finite numbers (NaN: not computed).
+    logical function finite_item(j)
+      integer, intent(in) :: j
+      associate (x => self%cache%buf(self%cache%off(j) + 1:self%cache%off(j) + self%cache%siz(j)))
+        finite_item = all(abs(x) <= huge(1.0_wp))
+      end associate
+    end function
+
+  end subroutine
+
+  !> One Python call for item req alone into out (req > 0: Python checks it).
+  subroutine call_python(self, req, t, q, v, out)
+    class(callback_model_t), intent(in) :: self
+    integer, intent(in) :: req
+    real(wp), intent(in) :: t, q(:), v(:)
+    real(wp), intent(inout) :: out(:)
+    call self%cb(int(req, c_int), t, int(self%n, c_int), q, v, int(size(self%cache%w), c_int), &
+                 self%cache%w, int(size(out), c_int), out)
   end subroutine
 
   !> The driver's residuals at a point follow (fortran/core/metrics.f90: point_residuals):
@@ -216,183 +262,153 @@ contains
   subroutine cb_expect_residual_items(self)
     class(callback_model_t), intent(in) :: self
     integer :: mask
-    if (.not. associated(self%cache)) return
     mask = 0
-    if (self%mh > 0) mask = ior(mask, ior(ishft(1, REQ_HOL - 1), ior(ishft(1, REQ_HOL_JAC - 1), &
-                                 ior(ishft(1, REQ_HOL_T - 1), ishft(1, REQ_HOL_GAMMA - 1)))))
-    if (self%mn > 0) mask = ior(mask, ior(ishft(1, REQ_NH_A - 1), ior(ishft(1, REQ_NH_B - 1), &
-                                 ishft(1, REQ_NH_GAMMA - 1))))
-    if (self%has_energy) mask = ior(mask, ishft(1, REQ_ENERGY - 1))
+    if (self%mh > 0) mask = HOL_RESIDUAL_ITEMS
+    if (self%mn > 0) mask = ior(mask, NH_RESIDUAL_ITEMS)
+    if (self%has_energy) mask = ibset(mask, REQ_ENERGY - 1)
     self%cache%hint = mask
   end subroutine
 
-  !> Call the Python callable for item req; w is padded to max(n, mh, mn).
-  subroutine call_cb(self, req, t, q, v, w, out)
+  !> Vector item req at (t, q, v, w) into x (zero when the item is empty).
+  subroutine get_vec(self, req, t, q, v, w, x)
     class(callback_model_t), intent(in) :: self
     integer, intent(in) :: req
     real(wp), intent(in) :: t, q(:), v(:), w(:)
-    real(wp), intent(inout) :: out(:)
-    real(wp) :: wpad(max(self%n, self%mh, self%mn, 1))
-    if (associated(self%cache)) then
-      if (iand(ITEM_DEPS(req), DEP_W) == 0) then
-        call cached_item(self, req, t, q, v, out)
-        return
-      end if
-    end if
-    wpad = 0
-    wpad(1:size(w)) = w
-    call self%cb(int(req, c_int), t, int(self%n, c_int), q, v, int(size(wpad), c_int), wpad, &
-                 int(size(out), c_int), out)
+    real(wp), intent(out) :: x(:)
+    integer :: lo
+    x = 0
+    if (size(x) == 0) return
+    call fetch(self, req, t, q, v, w)
+    lo = self%cache%off(req)
+    x = self%cache%buf(lo + 1:lo + size(x))
   end subroutine
+
+  !> Matrix item req at (t, q, v, w) into a (stored row by row in the cache).
+  subroutine get_mat(self, req, t, q, v, w, a)
+    class(callback_model_t), intent(in) :: self
+    integer, intent(in) :: req
+    real(wp), intent(in) :: t, q(:), v(:), w(:)
+    real(wp), intent(out) :: a(:, :)
+    integer :: lo
+    a = 0
+    if (size(a) == 0) return
+    call fetch(self, req, t, q, v, w)
+    lo = self%cache%off(req)
+    a = transpose(reshape(self%cache%buf(lo + 1:lo + size(a)), [size(a, 2), size(a, 1)]))
+  end subroutine
+
+  ! The items (mass and the *_TL_Q items at t = 0 or v = q where they do not depend on them).
 
   subroutine cb_mass(self, q, mq)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: q(self%n)
     real(wp), intent(out) :: mq(self%n, self%n)
-    real(wp) :: buf(self%n * self%n)
-    buf = 0
-    call call_cb(self, REQ_MASS, 0.0_wp, q, q, [real(wp) ::], buf)
-    mq = reshape(buf, [self%n, self%n])
+    call get_mat(self, REQ_MASS, 0.0_wp, q, q, NO_W, mq)
   end subroutine
 
   subroutine cb_mass_dq(self, q, a, d)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: q(self%n), a(self%n)
     real(wp), intent(out) :: d(self%n, self%n)
-    real(wp) :: buf(self%n * self%n)
-    if (self%const_mass) then
-      d = 0
-      return
-    end if
-    buf = 0
-    call call_cb(self, REQ_MASS_DQ, 0.0_wp, q, q, a, buf)
-    d = reshape(buf, [self%n, self%n])
+    d = 0
+    if (.not. self%const_mass) call get_mat(self, REQ_MASS_DQ, 0.0_wp, q, q, a, d)
   end subroutine
 
   subroutine cb_force(self, t, q, v, f)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: f(self%n)
-    f = 0
-    call call_cb(self, REQ_FORCE, t, q, v, [real(wp) ::], f)
+    call get_vec(self, REQ_FORCE, t, q, v, NO_W, f)
   end subroutine
 
   subroutine cb_force_jac(self, t, q, v, fq, fv)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
-    real(wp) :: buf(self%n * self%n)
-    buf = 0
-    call call_cb(self, REQ_FORCE_Q, t, q, v, [real(wp) ::], buf)
-    fq = reshape(buf, [self%n, self%n])
-    buf = 0
-    call call_cb(self, REQ_FORCE_V, t, q, v, [real(wp) ::], buf)
-    fv = reshape(buf, [self%n, self%n])
+    call get_mat(self, REQ_FORCE_Q, t, q, v, NO_W, fq)
+    call get_mat(self, REQ_FORCE_V, t, q, v, NO_W, fv)
   end subroutine
 
   subroutine cb_hol(self, t, q, g)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
     real(wp), intent(out) :: g(self%mh)
-    g = 0
-    if (self%mh > 0) call call_cb(self, REQ_HOL, t, q, q, [real(wp) ::], g)
+    call get_vec(self, REQ_HOL, t, q, q, NO_W, g)
   end subroutine
 
   subroutine cb_hol_jac(self, t, q, gq)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
     real(wp), intent(out) :: gq(self%mh, self%n)
-    real(wp) :: buf(self%mh * self%n)
-    buf = 0
-    if (self%mh > 0) call call_cb(self, REQ_HOL_JAC, t, q, q, [real(wp) ::], buf)
-    gq = reshape(buf, [self%mh, self%n])
+    call get_mat(self, REQ_HOL_JAC, t, q, q, NO_W, gq)
   end subroutine
 
   subroutine cb_hol_t(self, t, q, gt)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
     real(wp), intent(out) :: gt(self%mh)
-    gt = 0
-    if (self%mh > 0) call call_cb(self, REQ_HOL_T, t, q, q, [real(wp) ::], gt)
+    call get_vec(self, REQ_HOL_T, t, q, q, NO_W, gt)
   end subroutine
 
   subroutine cb_hol_vel_q(self, t, q, v, d)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: d(self%mh, self%n)
-    real(wp) :: buf(self%mh * self%n)
-    buf = 0
-    if (self%mh > 0) call call_cb(self, REQ_HOL_VEL_Q, t, q, v, [real(wp) ::], buf)
-    d = reshape(buf, [self%mh, self%n])
+    call get_mat(self, REQ_HOL_VEL_Q, t, q, v, NO_W, d)
   end subroutine
 
   subroutine cb_hol_gamma(self, t, q, v, gam)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: gam(self%mh)
-    gam = 0
-    if (self%mh > 0) call call_cb(self, REQ_HOL_GAMMA, t, q, v, [real(wp) ::], gam)
+    call get_vec(self, REQ_HOL_GAMMA, t, q, v, NO_W, gam)
   end subroutine
 
   subroutine cb_hol_gtl_q(self, t, q, lam, d)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), lam(self%mh)
     real(wp), intent(out) :: d(self%n, self%n)
-    real(wp) :: buf(self%n * self%n)
-    buf = 0
-    if (self%mh > 0) call call_cb(self, REQ_HOL_GTL_Q, t, q, q, lam, buf)
-    d = reshape(buf, [self%n, self%n])
+    d = 0
+    if (self%mh > 0) call get_mat(self, REQ_HOL_GTL_Q, t, q, q, lam, d)
   end subroutine
 
   subroutine cb_nh(self, t, q, a, b)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
     real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
-    real(wp) :: buf(self%mn * self%n)
-    buf = 0
-    b = 0
-    if (self%mn > 0) then
-      call call_cb(self, REQ_NH_A, t, q, q, [real(wp) ::], buf)
-      call call_cb(self, REQ_NH_B, t, q, q, [real(wp) ::], b)
-    end if
-    a = reshape(buf, [self%mn, self%n])
+    call get_mat(self, REQ_NH_A, t, q, q, NO_W, a)
+    call get_vec(self, REQ_NH_B, t, q, q, NO_W, b)
   end subroutine
 
   subroutine cb_nh_vel_q(self, t, q, v, d)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: d(self%mn, self%n)
-    real(wp) :: buf(self%mn * self%n)
-    buf = 0
-    if (self%mn > 0) call call_cb(self, REQ_NH_VEL_Q, t, q, v, [real(wp) ::], buf)
-    d = reshape(buf, [self%mn, self%n])
+    call get_mat(self, REQ_NH_VEL_Q, t, q, v, NO_W, d)
   end subroutine
 
   subroutine cb_nh_gamma(self, t, q, v, gam)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: gam(self%mn)
-    gam = 0
-    if (self%mn > 0) call call_cb(self, REQ_NH_GAMMA, t, q, v, [real(wp) ::], gam)
+    call get_vec(self, REQ_NH_GAMMA, t, q, v, NO_W, gam)
   end subroutine
 
   subroutine cb_nh_atl_q(self, t, q, lam, d)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), lam(self%mn)
     real(wp), intent(out) :: d(self%n, self%n)
-    real(wp) :: buf(self%n * self%n)
-    buf = 0
-    if (self%mn > 0) call call_cb(self, REQ_NH_ATL_Q, t, q, q, lam, buf)
-    d = reshape(buf, [self%n, self%n])
+    d = 0
+    if (self%mn > 0) call get_mat(self, REQ_NH_ATL_Q, t, q, q, lam, d)
   end subroutine
 
   real(wp) function cb_energy(self, t, q, v)
     class(callback_model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp) :: buf(1)
-    buf = 0
-    if (self%has_energy) call call_cb(self, REQ_ENERGY, t, q, v, [real(wp) ::], buf)
-    cb_energy = buf(1)
+    real(wp) :: e(1)
+    e = 0
+    if (self%has_energy) call get_vec(self, REQ_ENERGY, t, q, v, NO_W, e)
+    cb_energy = e(1)
   end function
 
 end module pyint_callback_model

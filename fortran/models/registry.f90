@@ -8,7 +8,7 @@
 module pyint_registry
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_callback_model, only: callback_model_t, usercb_i, callback_cache_start
+  use pyint_callback_model, only: callback_model_t, usercb_i, callback_model_start
   use pyint_compiled_model, only: compiled_model_t, compiled_model_new, COMPILED_MODEL_ID
   use model_anharmonic_chain, only: anharmonic_chain_t, anharmonic_chain_new
   use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
@@ -151,18 +151,16 @@ contains
         c%cb => usercb
         allocate(m, source=c)
       end block
-      ! bundled requests unless mflags(3) /= 0 (the cache is made on m, not on the block's c,
-      ! whose finalization at the end of the block would free it)
+      ! its buffers are made on m, not on the block's c, whose finalization at the end of
+      ! the block would free them; bundled requests unless mflags(3) /= 0
       if (size(mflags) < 3) then
         ierr = 1
         return
       end if
-      if (mflags(3) == 0) then
-        select type (m)
-        type is (callback_model_t)
-          call callback_cache_start(m)
-        end select
-      end if
+      select type (m)
+      type is (callback_model_t)
+        call callback_model_start(m, mflags(3) == 0)
+      end select
       ierr = 0
       return
     end if

@@ -42,13 +42,14 @@ N_REQUESTS = len(CALLBACK_REQUESTS)
 _SHAPES: dict = {}   # callback_shapes by model sizes (Model.checked, at every callback)
 #: A bundled request is ``-(k + BUNDLE_SHIFT * mask)`` (fortran/core/callback_model.f90).
 BUNDLE_SHIFT = 32
+_F64 = np.dtype(np.float64)
 
 
 def bundle_layout(n, mh, mn):
-    """{request code: (start, stop)} of each item in a bundle's output buffer (after
-    the N_REQUESTS status slots), the layout of callback_model.f90's cache."""
+    """{request code: (start, stop)} of each item in a bundle's output buffer, the layout
+    of callback_model.f90's cache (the items one after the other, matrices row by row)."""
     shapes = callback_shapes(n, mh, mn)
-    pos, layout = N_REQUESTS, {}
+    pos, layout = 0, {}
     for k in range(1, N_REQUESTS + 1):
         size = int(np.prod(shapes[CALLBACK_REQUESTS[k]]))
         layout[k] = (pos, pos + size)
@@ -385,17 +386,22 @@ class Model:
     def fortran_callback(self):
         """The callable the Fortran callback model calls: ``cb(req, t, q, v, w, out)``.
 
-        ``req > 0``: item ``CALLBACK_REQUESTS[req]`` into ``out``.  ``req < 0``: a
-        bundle (fortran/core/callback_model.f90): ``-req = k + 32 * mask``, item k
-        needed now and the items of ``mask`` (bit j-1 for item j) expected at the
-        same point; ``out[:17]`` gets 1 for each item computed, the items go to the
-        fixed offsets of :func:`bundle_layout`.  Every item is checked (shape,
-        finiteness) as on the per-item path; an expected item that raises is left
-        out (status 0) and is asked again on its own when the kernel needs it."""
+        ``req > 0``: item ``CALLBACK_REQUESTS[req]`` into ``out``, checked (shape,
+        finiteness; the error names the item).  ``req < 0``: a bundle
+        (fortran/core/callback_model.f90): ``-req = k + 32 * mask``, item k needed now
+        and the items of ``mask`` (bit j-1 for item j) expected at the same point, all
+        in one call, each to its offset of :func:`bundle_layout`.  The bundle is the hot
+        path: an item that is a float64 array of its declared shape (a float for the
+        energy) is copied as it is, anything else goes through :meth:`checked`; an item
+        that raises is left as the Fortran side filled it (NaN), and an item that is not
+        finite is asked again on its own when the kernel needs it, so its error is the
+        per-item path's.  Matrices are written row by row (C order)."""
         n, mh, mn = self.n, self.n_hol, self.n_nonhol
         layout = bundle_layout(n, mh, mn)
+        shapes = callback_shapes(n, mh, mn)
 
-        # request code -> (item name, f(t, q, v, w)), the model method of each item
+        # request code -> f(t, q, v, w), the model method of each item (looked up at every
+        # call: a model may replace a method between runs)
         fns = {
             1: lambda t, q, v, w: self.mass(q),
             2: lambda t, q, v, w: self.mass_dq(q, w[:n]),
@@ -415,14 +421,32 @@ class Model:
             16: lambda t, q, v, w: self.nh_atl_q(t, q, w[:mn]),
             17: lambda t, q, v, w: self.energy(t, q, v),
         }
-        table = {k: (CALLBACK_REQUESTS[k], fns[k], CALLBACK_REQUESTS[k] in ("mass", "mass_dq"))
-                 for k in fns}
-        ahead = {}   # bundle mask -> the request codes it holds
+        # the items one method computes together: one call for both when a bundle holds both
+        pairs = {(4, 5): lambda t, q, v, w: self.force_jac(t, q, v),
+                 (12, 13): lambda t, q, v, w: (self.nh_A(t, q), self.nh_b(t, q))}
+        timeless = {1, 2}   # mass and mass_dq: no t in an error message
+        plans = {}   # bundle request -> (items alone, pairs): (f, name, lo, hi, shape, timed), (f, (...), (...))
 
         def one(req, t, q, v, w):
-            name, fn, timeless = table[req]
-            # shape (a tuple compare) and finiteness at every call: an item may change later
-            return self.checked(name, fn(t, q, v, w), None if timeless else t)
+            return self.checked(CALLBACK_REQUESTS[req], fns[req](t, q, v, w), None if req in timeless else t)
+
+        def plan(req):
+            k, mask = (-req) % BUNDLE_SHIFT, (-req) // BUNDLE_SHIFT
+            target = {j: (CALLBACK_REQUESTS[j], *layout[j], shapes[CALLBACK_REQUESTS[j]], j not in timeless)
+                      for j in range(1, N_REQUESTS + 1) if (mask >> (j - 1)) & 1 or j == k}
+            both = tuple((f, tuple(target.pop(j) for j in pair))
+                         for pair, f in pairs.items() if all(j in target for j in pair))
+            return plans.setdefault(req, (tuple((fns[j], *tj) for j, tj in target.items()), both))
+
+        def put(out, x, name, lo, hi, shape, timed, t):
+            """Item x into out[lo:hi]: as it is when it is a float64 array of its shape (or a
+            float for a scalar), else through checked (which raises on a bad shape)."""
+            if type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape:
+                out[lo:hi] = x.ravel()
+            elif isinstance(x, float) and not shape:
+                out[lo] = x
+            else:
+                out[lo:hi] = self.checked(name, x, t if timed else None).ravel()
 
         def cb(req, t, q, v, w, out):
             # Inside an integrator's kernel call no exception may unwind through the
@@ -431,46 +455,39 @@ class Model:
             # next poll (pyint/_control.py); the integrator raises it again.
             run = _control.current()
             if run is not None and run.aborted:
-                out[:] = np.nan
-                return
-            req = int(req)
-            t = float(t)
+                if req > 0:
+                    out[:] = np.nan
+                return                 # a bundle: its items stay NaN (each is asked alone)
             if req > 0:
                 try:
-                    out[:] = one(req, t, q, v, w).ravel(order="F")
+                    out[:] = one(req, t, q, v, w).ravel()
                 except BaseException as exc:
                     if run is None:
                         raise
                     out[:] = np.nan
                     run.keep(exc)
                 return
-            k, mask = (-req) % BUNDLE_SHIFT, (-req) // BUNDLE_SHIFT
-            codes = ahead.get(mask)
-            if codes is None:
-                codes = ahead.setdefault(mask, [j for j in range(1, N_REQUESTS + 1) if (mask >> (j - 1)) & 1])
-            for j in codes:
-                if j == k:
-                    continue
-                lo, hi = layout[j]
-                try:
-                    out[lo:hi] = one(j, t, q, v, w).ravel(order="F")
-                    out[j - 1] = 1.0
-                except Exception:   # computed ahead only: asked again on its own if needed
-                    pass
-                except BaseException as exc:   # KeyboardInterrupt, SystemExit: kept as always
-                    if run is None:
-                        raise
-                    out[:] = np.nan
-                    run.keep(exc)
-                    return
-            lo, hi = layout[k]
+            alone, both = plans.get(req) or plan(req)
             try:
-                out[lo:hi] = one(k, t, q, v, w).ravel(order="F")
-                out[k - 1] = 1.0
-            except BaseException as exc:
+                # an item that raises is left NaN: asked again on its own, where the error is reported
+                for f, name, lo, hi, shape, timed in alone:
+                    try:
+                        x = f(t, q, v, w)
+                        if type(x) is np.ndarray and x.dtype is _F64 and x.shape == shape:   # (put's first case)
+                            out[lo:hi] = x.ravel()
+                        else:
+                            put(out, x, name, lo, hi, shape, timed, t)
+                    except Exception:
+                        pass
+                for f, targets in both:
+                    try:
+                        for x, target in zip(f(t, q, v, w), targets):
+                            put(out, x, *target, t)
+                    except Exception:
+                        pass
+            except BaseException as exc:   # KeyboardInterrupt, SystemExit: kept as always
                 if run is None:
                     raise
-                out[lo:hi] = np.nan
                 run.keep(exc)
 
         return cb
