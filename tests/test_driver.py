@@ -109,6 +109,7 @@ def test_builtin_model_time_loop_never_calls_python(method, problem):
     from pyint import _fortran
     from pyint.models._fortran_model import model_args
     from pyint.integrator import _OUT, _option_arrays, driver_buffers
+    from pyint._control import kernel_run
     prob = PROBLEMS[problem]
     m, meth = prob.model, METHODS[method]()
     q0, v0 = prob.initial_state
@@ -119,8 +120,10 @@ def test_builtin_model_time_loop_never_calls_python(method, problem):
         a = model_args(m, backend)
         buf = driver_buffers(m.n, m.n, nl, steps, 1, nstats=len(meth.STATS), naux=sum(meth.kernel_aux(m).values()),
                              nres=meth.NRES)
-        return _fortran.run(meth.KERNEL, a["model_id"], a["ipar"], a["rpar"], cb or a["usercb"], m.n, a["mh"],
-                            a["mn"], a["mflags"], iopt, ropt, 0.0, prob.h0, steps, 1, q0, v0, *(buf[k] for k in _OUT))
+        with kernel_run():   # resets the run control (an earlier test's callback error leaves its abort flag)
+            return _fortran.run(meth.KERNEL, a["model_id"], a["ipar"], a["rpar"], cb or a["usercb"], m.n, a["mh"],
+                                a["mn"], a["mflags"], iopt, ropt, 0.0, prob.h0, steps, 1, q0, v0,
+                                *(buf[k] for k in _OUT))
 
     calls = []
 
