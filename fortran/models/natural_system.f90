@@ -22,7 +22,7 @@ module model_natural_system
   use pyint_model, only: model_t
   implicit none
   private
-  public :: natural_system_t, natural_system_new
+  public :: natural_system_t
 
   type, extends(model_t) :: natural_system_t
     integer :: dim = 0, nbody = 0, nspring = 0, nvec = 0
@@ -35,12 +35,12 @@ module model_natural_system
     integer, allocatable :: erow(:), ecol(:), efirst(:), elast(:), gidx(:)
     real(wp), allocatable :: econst(:), gcoef(:)
   contains
+    procedure :: init => nat_init
     procedure :: mass => nat_mass
     procedure :: force => nat_force
     procedure :: force_jac => nat_force_jac
     procedure :: hol => nat_hol
     procedure :: hol_jac => nat_hol_jac
-    procedure :: hol_t => nat_hol_t
     procedure :: hol_vel_q => nat_hol_vel_q
     procedure :: hol_gamma => nat_hol_gamma
     procedure :: hol_gtl_q => nat_hol_gtl_q
@@ -49,10 +49,10 @@ module model_natural_system
 
 contains
 
-  subroutine natural_system_new(ipar, rpar, m, ierr)
+  subroutine nat_init(self, ipar, rpar, ierr)
+    class(natural_system_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(natural_system_t), intent(out) :: m
     integer, intent(out) :: ierr
     integer :: d, nb, mh, ns, nv, nterm, i, k, p, b, blk, o
     real(wp) :: smat(4, 4)
@@ -66,25 +66,25 @@ contains
     if (size(ipar) /= 5 + nv + nterm) return
     blk = d * (d + 1)
     if (size(rpar) /= d + nb * (d + 1)**2 + 2 * mh + 3 * ns + nterm + d * nv) return
-    m%dim = d; m%nbody = nb; m%nspring = ns; m%nvec = nv
-    m%n = nb * blk
-    m%mh = mh
-    m%mn = 0
-    m%const_mass = .true.
-    allocate(m%vfirst(nv), m%vlast(nv), m%toff(nterm), m%tcoef(nterm), m%vconst(d, nv))
-    allocate(m%s(mh), m%c(mh), m%mfull(m%n, m%n), m%fg(m%n), m%spk(ns), m%spl0(ns), m%spc(ns))
-    m%toff = ipar(6 + nv:)
-    if (any(m%toff < 0) .or. any(m%toff > m%n - d)) return
+    self%dim = d; self%nbody = nb; self%nspring = ns; self%nvec = nv
+    self%n = nb * blk
+    self%mh = mh
+    self%mn = 0
+    self%scleronomic = .true.
+    allocate(self%vfirst(nv), self%vlast(nv), self%toff(nterm), self%tcoef(nterm), self%vconst(d, nv))
+    allocate(self%s(mh), self%c(mh), self%mfull(self%n, self%n), self%fg(self%n), self%spk(ns), self%spl0(ns), self%spc(ns))
+    self%toff = ipar(6 + nv:)
+    if (any(self%toff < 0) .or. any(self%toff > self%n - d)) return
     k = 0
     do i = 1, nv
-      m%vfirst(i) = k + 1
+      self%vfirst(i) = k + 1
       k = k + ipar(5 + i)
-      m%vlast(i) = k
+      self%vlast(i) = k
     end do
     ! rpar
     p = d
-    m%mfull = 0
-    m%fg = 0
+    self%mfull = 0
+    self%fg = 0
     do b = 1, nb
       smat = 0
       smat(1:d + 1, 1:d + 1) = reshape(rpar(p + 1:p + (d + 1)**2), [d + 1, d + 1])
@@ -92,29 +92,29 @@ contains
       o = (b - 1) * blk
       do i = 1, d + 1
         do k = 1, d + 1
-          call add_diag(m%mfull, o + (i - 1) * d, o + (k - 1) * d, d, smat(i, k))
+          call add_diag(self%mfull, o + (i - 1) * d, o + (k - 1) * d, d, smat(i, k))
         end do
-        m%fg(o + (i - 1) * d + 1:o + i * d) = smat(1, i) * rpar(1:d)
+        self%fg(o + (i - 1) * d + 1:o + i * d) = smat(1, i) * rpar(1:d)
       end do
     end do
     do k = 1, mh
-      m%s(k) = rpar(p + 1); m%c(k) = rpar(p + 2)
+      self%s(k) = rpar(p + 1); self%c(k) = rpar(p + 2)
       p = p + 2
     end do
     do k = 1, ns
-      m%spk(k) = rpar(p + 1); m%spl0(k) = rpar(p + 2); m%spc(k) = rpar(p + 3)
+      self%spk(k) = rpar(p + 1); self%spl0(k) = rpar(p + 2); self%spc(k) = rpar(p + 3)
       p = p + 3
     end do
     do i = 1, nv
-      do k = m%vfirst(i), m%vlast(i)
+      do k = self%vfirst(i), self%vlast(i)
         p = p + 1
-        m%tcoef(k) = rpar(p)
+        self%tcoef(k) = rpar(p)
       end do
-      m%vconst(:, i) = rpar(p + 1:p + d)
+      self%vconst(:, i) = rpar(p + 1:p + d)
       p = p + d
     end do
-    m%has_energy = .true.   ! mechanical energy; conserved when no spring has damping
-    call build_jacobian_entries(m)
+    self%has_energy = .true.   ! mechanical energy; conserved when no spring has damping
+    call build_jacobian_entries(self)
     ierr = 0
   end subroutine
 
@@ -323,13 +323,6 @@ contains
     real(wp), intent(in) :: t, q(self%n)
     real(wp), intent(out) :: gq(self%mh, self%n)
     call jac_at(self, q, .true., gq)
-  end subroutine
-
-  subroutine nat_hol_t(self, t, q, gt)
-    class(natural_system_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: gt(self%mh)
-    gt = 0
   end subroutine
 
   subroutine nat_hol_vel_q(self, t, q, v, d)

@@ -11,14 +11,14 @@ module model_skate
   use pyint_model, only: model_t
   implicit none
   private
-  public :: skate_t, skate_new
+  public :: skate_t
 
   type, extends(model_t) :: skate_t
     real(wp) :: m = 0, j = 0, grav = 0, alpha = 0, k = 0
   contains
+    procedure :: init => sk_init
     procedure :: mass => sk_mass
     procedure :: force => sk_force
-    procedure :: mass_dq => sk_mass_dq
     procedure :: force_jac => sk_force_jac
     procedure :: nh => sk_nh
     procedure :: nh_vel_q => sk_nh_vel_q
@@ -29,20 +29,19 @@ module model_skate
 
 contains
 
-  subroutine skate_new(ipar, rpar, m, ierr)
+  subroutine sk_init(self, ipar, rpar, ierr)
+    class(skate_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(skate_t), intent(out) :: m
     integer, intent(out) :: ierr
     ierr = 1
     if (size(rpar) /= 5) return
     if (any(rpar(1:2) <= 0) .or. rpar(5) < 0) return
-    m%n = 3
-    m%mh = 0
-    m%mn = 1
-    m%const_mass = .true.
-    m%has_energy = .true.
-    m%m = rpar(1); m%j = rpar(2); m%grav = rpar(3); m%alpha = rpar(4); m%k = rpar(5)
+    self%n = 3
+    self%mh = 0
+    self%mn = 1
+    self%has_energy = .true.
+    self%m = rpar(1); self%j = rpar(2); self%grav = rpar(3); self%alpha = rpar(4); self%k = rpar(5)
     ierr = 0
   end subroutine
 
@@ -54,13 +53,6 @@ contains
     mq(1, 1) = self%m
     mq(2, 2) = self%m
     mq(3, 3) = self%j
-  end subroutine
-
-  subroutine sk_mass_dq(self, q, a, d)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
   end subroutine
 
   subroutine sk_force(self, t, q, v, f)

@@ -20,7 +20,7 @@ module model_snakeboard
   use pyint_model, only: model_t
   implicit none
   private
-  public :: board_t, board_init, snakeboard_t, snakeboard_new
+  public :: board_t, board_init, snakeboard_t
 
   !> Mass, inertias and wheel layout of a snakeboard; nonholonomic items for any layout.
   type, abstract, extends(model_t) :: board_t
@@ -28,7 +28,6 @@ module model_snakeboard
     real(wp) :: d(2) = 0, s(2) = 1
     integer :: iw(2) = 0
   contains
-    procedure :: mass_dq => board_mass_dq
     procedure :: nh => board_nh
     procedure :: nh_vel_q => board_nh_vel_q
     procedure :: nh_gamma => board_nh_gamma
@@ -38,24 +37,25 @@ module model_snakeboard
   type, extends(board_t) :: snakeboard_t
     real(wp) :: f = 0, kr = 0, kw = 0
   contains
+    procedure :: init => sb_init
     procedure :: mass => sb_mass
     procedure :: force => sb_force
     procedure :: force_jac => sb_force_jac
-    procedure :: energy => sb_energy
+    procedure :: potential => sb_potential
   end type
 
 contains
 
-  subroutine snakeboard_new(ipar, rpar, m, ierr)
+  subroutine sb_init(self, ipar, rpar, ierr)
+    class(snakeboard_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(snakeboard_t), intent(out) :: m
     integer, intent(out) :: ierr
     ierr = 1
     if (size(rpar) /= 8) return
     if (any(rpar(1:5) <= 0) .or. any(rpar(7:8) < 0)) return
-    call board_init(m, 6, rpar(1:5), [1.0_wp, 1.0_wp], [5, 6])
-    m%f = rpar(6); m%kr = rpar(7); m%kw = rpar(8)
+    call board_init(self, 6, rpar(1:5), [1.0_wp, 1.0_wp], [5, 6])
+    self%f = rpar(6); self%kr = rpar(7); self%kw = rpar(8)
     ierr = 0
   end subroutine
 
@@ -68,7 +68,6 @@ contains
     b%n = n
     b%mh = 0
     b%mn = 2
-    b%const_mass = .true.
     b%has_energy = .true.
     b%m = rpar(1); b%j = rpar(2); b%jr = rpar(3); b%jw = rpar(4); b%l = rpar(5)
     b%d = [-b%l, b%l]
@@ -77,13 +76,6 @@ contains
   end subroutine
 
   ! -- the board: no-slip rows of its wheels -----------------------------------
-
-  subroutine board_mass_dq(self, q, a, d)
-    class(board_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
-  end subroutine
 
   !> A: row k = [-sin(th+b), cos(th+b), d cos b] on (x, y, theta).
   subroutine board_nh(self, t, q, a, b)
@@ -188,13 +180,11 @@ contains
     fq(6, 6) = -self%kw
   end subroutine
 
-  real(wp) function sb_energy(self, t, q, v)
+  !> The springs on psi and the axles.
+  real(wp) function sb_potential(self, t, q)
     class(snakeboard_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp) :: mq(self%n, self%n)
-    call sb_mass(self, q, mq)
-    sb_energy = 0.5_wp * dot_product(v, matmul(mq, v)) &
-                + 0.5_wp * self%kr * q(4)**2 + 0.5_wp * self%kw * (q(5)**2 + q(6)**2)
+    real(wp), intent(in) :: t, q(self%n)
+    sb_potential = 0.5_wp * self%kr * q(4)**2 + 0.5_wp * self%kw * (q(5)**2 + q(6)**2)
   end function
 
 end module model_snakeboard
