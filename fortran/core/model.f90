@@ -11,7 +11,8 @@
 !> what it knows analytically; everything not overridden falls back to a
 !> central finite difference of the items it is derived from (correct, slower),
 !> except what the model's flags make zero: mass_dq for const_mass, force_jac
-!> for const_force, hol_t for scleronomic.  energy is 1/2 v^T M v + potential
+!> for const_force, hol_t for scleronomic; a constant mass matrix may be set
+!> once (mconst) instead of overriding mass.  energy is 1/2 v^T M v + potential
 !> (a model with forces from a potential overrides potential only).  Built-in
 !> models override every other item (tests check each one against finite
 !> differences).
@@ -48,7 +49,7 @@ module pyint_model
   use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: model_t, consistent_acceleration, index1_matrix
+  public :: model_t, consistent_acceleration, index1_matrix, diagonal_matrix
   public :: default_mass_mul, default_hol_jac_tmul, default_nh_jac_tmul, default_add_qq, &
             default_add_hol_jac, default_add_hol_vel_q, default_add_nh_jac, default_add_nh_vel_q
 
@@ -66,8 +67,9 @@ module pyint_model
     logical :: has_energy = .false.
     logical :: const_force = .false.   !< f depends on neither q nor v: force_jac = 0
     logical :: scleronomic = .false.   !< g does not depend on t: hol_t = 0
+    real(wp), allocatable :: mconst(:, :)   !< the constant M of a model that sets it instead of overriding mass
   contains
-    procedure(mass_i), deferred :: mass
+    procedure :: mass          !< M(q)                                    (n, n)
     procedure(force_i), deferred :: force
     procedure :: mass_dq       !< D = d(M(q) a)/dq                      (n, n)
     procedure :: force_jac     !< fq = df/dq, fv = df/dv                 (n, n) each
@@ -99,12 +101,6 @@ module pyint_model
   end type model_t
 
   abstract interface
-    subroutine mass_i(self, q, mq)
-      import :: model_t, wp
-      class(model_t), intent(in) :: self
-      real(wp), intent(in) :: q(self%n)
-      real(wp), intent(out) :: mq(self%n, self%n)
-    end subroutine
     subroutine force_i(self, t, q, v, f)
       import :: model_t, wp
       class(model_t), intent(in) :: self
@@ -187,6 +183,26 @@ contains
         call fd_item(self, it, t, q, x, w, y)
       end if
     end subroutine
+  end subroutine
+
+  !> The diagonal matrix diag(d).
+  pure function diagonal_matrix(d) result(a)
+    real(wp), intent(in) :: d(:)
+    real(wp) :: a(size(d), size(d))
+    integer :: i
+    a = 0
+    do i = 1, size(d)
+      a(i, i) = d(i)
+    end do
+  end function
+
+  !> M(q) = mconst (a model whose mass depends on q overrides mass).
+  subroutine mass(self, q, mq)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n)
+    real(wp), intent(out) :: mq(self%n, self%n)
+    if (.not. allocated(self%mconst)) error stop 'pyint_model: model defines neither mass nor mconst'
+    mq = self%mconst
   end subroutine
 
   subroutine mass_dq(self, q, a, d)

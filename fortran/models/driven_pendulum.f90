@@ -10,7 +10,7 @@
 !> NumPy twin: pyint/models/driven_pendulum.py.
 module model_driven_pendulum
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_model, only: model_t, diagonal_matrix
   implicit none
   private
   public :: driven_pendulum_t
@@ -19,7 +19,6 @@ module model_driven_pendulum
     real(wp) :: m = 0, l = 0, grav = 0, amp(2) = 0, freq = 0
   contains
     procedure :: init => dp_init
-    procedure :: mass => dp_mass
     procedure :: force => dp_force
     procedure :: hol => dp_hol
     procedure :: hol_jac => dp_hol_jac
@@ -45,6 +44,7 @@ contains
     self%mn = 0
     self%has_energy = .true.
     self%const_force = .true.
+    self%mconst = diagonal_matrix([rpar(1), rpar(1)])
     self%m = rpar(1); self%l = rpar(2); self%grav = rpar(3); self%amp = rpar(4:5); self%freq = rpar(6)
     ierr = 0
   end subroutine
@@ -65,15 +65,6 @@ contains
       s = -self%amp * w**2 * sin(w * t)
     end select
   end function
-
-  subroutine dp_mass(self, q, mq)
-    class(driven_pendulum_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = 0
-    mq(1, 1) = self%m
-    mq(2, 2) = self%m
-  end subroutine
 
   subroutine dp_force(self, t, q, v, f)
     class(driven_pendulum_t), intent(in) :: self

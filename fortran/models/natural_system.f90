@@ -28,7 +28,7 @@ module model_natural_system
     integer :: dim = 0, nbody = 0, nspring = 0, nvec = 0
     integer, allocatable :: vfirst(:), vlast(:), toff(:)   !< terms of vector i: vfirst(i)..vlast(i)
     real(wp), allocatable :: tcoef(:), vconst(:, :)        !< (nterm), (d, nvec)
-    real(wp), allocatable :: s(:), c(:), mfull(:, :), fg(:)
+    real(wp), allocatable :: s(:), c(:), fg(:)
     real(wp), allocatable :: spk(:), spl0(:), spc(:)
     !> G = Phi_q as a flat list of affine entries: G(erow(e), ecol(e)) +=
     !> econst(e) + sum_t gcoef(t) x(gidx(t)), t = efirst(e)..elast(e) (built once)
@@ -36,7 +36,6 @@ module model_natural_system
     real(wp), allocatable :: econst(:), gcoef(:)
   contains
     procedure :: init => nat_init
-    procedure :: mass => nat_mass
     procedure :: force => nat_force
     procedure :: force_jac => nat_force_jac
     procedure :: hol => nat_hol
@@ -72,7 +71,7 @@ contains
     self%mn = 0
     self%scleronomic = .true.
     allocate(self%vfirst(nv), self%vlast(nv), self%toff(nterm), self%tcoef(nterm), self%vconst(d, nv))
-    allocate(self%s(mh), self%c(mh), self%mfull(self%n, self%n), self%fg(self%n), self%spk(ns), self%spl0(ns), self%spc(ns))
+    allocate(self%s(mh), self%c(mh), self%mconst(self%n, self%n), self%fg(self%n), self%spk(ns), self%spl0(ns), self%spc(ns))
     self%toff = ipar(6 + nv:)
     if (any(self%toff < 0) .or. any(self%toff > self%n - d)) return
     k = 0
@@ -83,7 +82,7 @@ contains
     end do
     ! rpar
     p = d
-    self%mfull = 0
+    self%mconst = 0
     self%fg = 0
     do b = 1, nb
       smat = 0
@@ -92,7 +91,7 @@ contains
       o = (b - 1) * blk
       do i = 1, d + 1
         do k = 1, d + 1
-          call add_diag(self%mfull, o + (i - 1) * d, o + (k - 1) * d, d, smat(i, k))
+          call add_diag(self%mconst, o + (i - 1) * d, o + (k - 1) * d, d, smat(i, k))
         end do
         self%fg(o + (i - 1) * d + 1:o + i * d) = smat(1, i) * rpar(1:d)
       end do
@@ -218,13 +217,6 @@ contains
                                           + (s * self%tcoef(t1) * self%tcoef(t2)) * bmat
       end do
     end do
-  end subroutine
-
-  subroutine nat_mass(self, q, mq)
-    class(natural_system_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = self%mfull
   end subroutine
 
   !> Spring j: force phi on its line vector and the derivatives phi_d, phi_ddot.
@@ -369,7 +361,7 @@ contains
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp) :: dv(3)
     integer :: j
-    nat_energy = 0.5_wp * dot_product(v, matmul(self%mfull, v)) - dot_product(self%fg, q)
+    nat_energy = 0.5_wp * dot_product(v, matmul(self%mconst, v)) - dot_product(self%fg, q)
     do j = 1, self%nspring
       call linvec(self, 2 * self%mh + j, q, .true., dv)
       nat_energy = nat_energy + 0.5_wp * self%spk(j) * (norm2(dv(1:self%dim)) - self%spl0(j))**2

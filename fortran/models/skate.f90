@@ -8,7 +8,7 @@
 !> NumPy twin (with the closed form and the multiplier sign): pyint/models/skate.py.
 module model_skate
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_model, only: model_t, diagonal_matrix
   implicit none
   private
   public :: skate_t
@@ -17,7 +17,6 @@ module model_skate
     real(wp) :: m = 0, j = 0, grav = 0, alpha = 0, k = 0
   contains
     procedure :: init => sk_init
-    procedure :: mass => sk_mass
     procedure :: force => sk_force
     procedure :: force_jac => sk_force_jac
     procedure :: nh => sk_nh
@@ -41,18 +40,9 @@ contains
     self%mh = 0
     self%mn = 1
     self%has_energy = .true.
+    self%mconst = diagonal_matrix([rpar(1), rpar(1), rpar(2)])
     self%m = rpar(1); self%j = rpar(2); self%grav = rpar(3); self%alpha = rpar(4); self%k = rpar(5)
     ierr = 0
-  end subroutine
-
-  subroutine sk_mass(self, q, mq)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = 0
-    mq(1, 1) = self%m
-    mq(2, 2) = self%m
-    mq(3, 3) = self%j
   end subroutine
 
   subroutine sk_force(self, t, q, v, f)

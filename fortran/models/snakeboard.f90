@@ -38,7 +38,6 @@ module model_snakeboard
     real(wp) :: f = 0, kr = 0, kw = 0
   contains
     procedure :: init => sb_init
-    procedure :: mass => sb_mass
     procedure :: force => sb_force
     procedure :: force_jac => sb_force_jac
     procedure :: potential => sb_potential
@@ -59,12 +58,14 @@ contains
     ierr = 0
   end subroutine
 
-  !> Sizes and board data: rpar = [m, J, J_r, J_w, L]; back wheel at -L with
-  !> heading theta + s(1) q(iw(1)), front wheel at +L with theta + s(2) q(iw(2)).
+  !> Sizes, board data and the constant mass matrix: rpar = [m, J, J_r, J_w, L]; the rotor
+  !> angle is q(4); back wheel at -L with heading theta + s(1) q(iw(1)), front wheel at +L
+  !> with theta + s(2) q(iw(2)).
   subroutine board_init(b, n, rpar, s, iw)
     class(board_t), intent(inout) :: b
     integer, intent(in) :: n, iw(2)
     real(wp), intent(in) :: rpar(5), s(2)
+    integer :: k
     b%n = n
     b%mh = 0
     b%mn = 2
@@ -73,6 +74,17 @@ contains
     b%d = [-b%l, b%l]
     b%s = s
     b%iw = iw
+    allocate(b%mconst(n, n))
+    b%mconst = 0
+    b%mconst(1, 1) = b%m
+    b%mconst(2, 2) = b%m
+    b%mconst(3, 3) = b%j + b%jr + 2 * b%jw
+    b%mconst(3, 4) = b%jr; b%mconst(4, 3) = b%jr; b%mconst(4, 4) = b%jr
+    do k = 1, 2      ! wheel k: 1/2 J_w (theta' + s(k) q(iw(k))')^2
+      b%mconst(3, iw(k)) = b%mconst(3, iw(k)) + s(k) * b%jw
+      b%mconst(iw(k), 3) = b%mconst(iw(k), 3) + s(k) * b%jw
+      b%mconst(iw(k), iw(k)) = b%mconst(iw(k), iw(k)) + s(k)**2 * b%jw
+    end do
   end subroutine
 
   ! -- the board: no-slip rows of its wheels -----------------------------------
@@ -146,19 +158,6 @@ contains
   end subroutine
 
   ! -- the model ------------------------------------------------------------------
-
-  subroutine sb_mass(self, q, mq)
-    class(snakeboard_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = 0
-    mq(1, 1) = self%m
-    mq(2, 2) = self%m
-    mq(3, 3) = self%j + self%jr + 2 * self%jw
-    mq(3, 4) = self%jr; mq(4, 3) = self%jr; mq(4, 4) = self%jr
-    mq(3, 5) = self%jw; mq(5, 3) = self%jw; mq(5, 5) = self%jw
-    mq(3, 6) = self%jw; mq(6, 3) = self%jw; mq(6, 6) = self%jw
-  end subroutine
 
   subroutine sb_force(self, t, q, v, f)
     class(snakeboard_t), intent(in) :: self

@@ -21,7 +21,6 @@ module model_snakeboard_coupled
   type, extends(board_t) :: snakeboard_coupled_t
   contains
     procedure :: init => sbc_init
-    procedure :: mass => sbc_mass
     procedure :: force => sbc_force
   end type
 
@@ -38,18 +37,6 @@ contains
     call board_init(self, 5, rpar, [-1.0_wp, 1.0_wp], [5, 5])   ! phi_b = -phi, phi_f = +phi
     self%const_force = .true.
     ierr = 0
-  end subroutine
-
-  subroutine sbc_mass(self, q, mq)
-    class(snakeboard_coupled_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = 0
-    mq(1, 1) = self%m
-    mq(2, 2) = self%m
-    mq(3, 3) = self%j + self%jr + 2 * self%jw
-    mq(3, 4) = self%jr; mq(4, 3) = self%jr; mq(4, 4) = self%jr
-    mq(5, 5) = 2 * self%jw
   end subroutine
 
   subroutine sbc_force(self, t, q, v, f)
