@@ -8,21 +8,19 @@
 !> NumPy twin (with the closed form and the multiplier sign): pyint/models/skate.py.
 module model_skate
   use pyint_kinds
-  use pyint_model, only: model_t, diagonal_matrix
+  use pyint_model, only: diagonal_matrix
+  use model_knife_edge, only: knife_edge_t, knife_edge_layout
   implicit none
   private
   public :: skate_t
 
-  type, extends(model_t) :: skate_t
+  !> The blade: a knife edge at the origin of (x, y), row -[-sin theta, cos theta, 0].
+  type, extends(knife_edge_t) :: skate_t
     real(wp) :: m = 0, j = 0, grav = 0, alpha = 0, k = 0
   contains
     procedure :: init => sk_init
     procedure :: force => sk_force
     procedure :: force_jac => sk_force_jac
-    procedure :: nh => sk_nh
-    procedure :: nh_vel_q => sk_nh_vel_q
-    procedure :: nh_gamma => sk_nh_gamma
-    procedure :: nh_atl_q => sk_nh_atl_q
     procedure :: energy => sk_energy
   end type
 
@@ -37,8 +35,7 @@ contains
     if (size(rpar) /= 5) return
     if (any(rpar(1:2) <= 0) .or. rpar(5) < 0) return
     self%n = 3
-    self%mh = 0
-    self%mn = 1
+    call knife_edge_layout(self, [0.0_wp], [1.0_wp], [0], -1.0_wp)
     self%has_energy = .true.
     self%mconst = diagonal_matrix([rpar(1), rpar(1), rpar(2)])
     self%m = rpar(1); self%j = rpar(2); self%grav = rpar(3); self%alpha = rpar(4); self%k = rpar(5)
@@ -59,37 +56,6 @@ contains
     fq = 0
     fq(3, 3) = -self%k
     fv = 0
-  end subroutine
-
-  subroutine sk_nh(self, t, q, a, b)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
-    a(1, :) = [sin(q(3)), -cos(q(3)), 0.0_wp]
-    b = 0
-  end subroutine
-
-  subroutine sk_nh_vel_q(self, t, q, v, d)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: d(self%mn, self%n)
-    d(1, :) = [0.0_wp, 0.0_wp, cos(q(3)) * v(1) + sin(q(3)) * v(2)]
-  end subroutine
-
-  subroutine sk_nh_gamma(self, t, q, v, gam)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: gam(self%mn)
-    gam(1) = v(3) * (cos(q(3)) * v(1) + sin(q(3)) * v(2))
-  end subroutine
-
-  subroutine sk_nh_atl_q(self, t, q, lam, d)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
-    d(1, 3) = lam(1) * cos(q(3))
-    d(2, 3) = lam(1) * sin(q(3))
   end subroutine
 
   real(wp) function sk_energy(self, t, q, v)
