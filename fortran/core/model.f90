@@ -49,7 +49,7 @@ module pyint_model
   use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: model_t, consistent_acceleration, index1_matrix, diagonal_matrix
+  public :: model_t, consistent_acceleration, index1_matrix, diagonal_matrix, rpar_error
   public :: default_mass_mul, default_hol_jac_tmul, default_nh_jac_tmul, default_add_qq, &
             default_add_hol_jac, default_add_hol_vel_q, default_add_nh_jac, default_add_nh_vel_q
 
@@ -184,6 +184,21 @@ contains
       end if
     end subroutine
   end subroutine
+
+  !> 0 when rpar fits spec, else 1: one character per entry of rpar (as many entries as
+  !> characters), p: the entry must be > 0, n: >= 0, any other character: no condition.
+  pure integer function rpar_error(rpar, spec) result(ierr)
+    real(wp), intent(in) :: rpar(:)
+    character(len=*), intent(in) :: spec
+    integer :: i
+    ierr = 1
+    if (size(rpar) /= len(spec)) return
+    do i = 1, size(rpar)
+      if (spec(i:i) == 'p' .and. rpar(i) <= 0) return
+      if (spec(i:i) == 'n' .and. rpar(i) < 0) return
+    end do
+    ierr = 0
+  end function
 
   !> The diagonal matrix diag(d).
   pure function diagonal_matrix(d) result(a)

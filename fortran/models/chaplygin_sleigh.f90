@@ -13,6 +13,7 @@
 !> NumPy twin (with the derivation): pyint/models/chaplygin_sleigh.py.
 module model_chaplygin_sleigh
   use pyint_kinds
+  use pyint_model, only: rpar_error
   use model_knife_edge, only: knife_edge_t, knife_edge_layout
   implicit none
   private
@@ -37,9 +38,8 @@ contains
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 5) return
-    if (any(rpar(1:2) <= 0) .or. any(rpar(4:5) < 0)) return
+    ierr = rpar_error(rpar, 'pp.nn')   ! m, J > 0; k, c_d >= 0
+    if (ierr /= 0) return
     self%n = 3
     call knife_edge_layout(self, [0.0_wp], [1.0_wp], [0], 1.0_wp)
     self%const_mass = .false.

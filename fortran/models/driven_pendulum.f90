@@ -10,7 +10,7 @@
 !> NumPy twin: pyint/models/driven_pendulum.py.
 module model_driven_pendulum
   use pyint_kinds
-  use pyint_model, only: model_t, diagonal_matrix
+  use pyint_model, only: model_t, diagonal_matrix, rpar_error
   implicit none
   private
   public :: driven_pendulum_t
@@ -36,9 +36,8 @@ contains
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 6) return
-    if (any(rpar(1:2) <= 0) .or. rpar(6) < 0) return
+    ierr = rpar_error(rpar, 'pp...n')   ! m, l > 0; W >= 0
+    if (ierr /= 0) return
     self%n = 2
     self%mh = 1
     self%mn = 0

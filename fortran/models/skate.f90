@@ -8,7 +8,7 @@
 !> NumPy twin (with the closed form and the multiplier sign): pyint/models/skate.py.
 module model_skate
   use pyint_kinds
-  use pyint_model, only: diagonal_matrix
+  use pyint_model, only: diagonal_matrix, rpar_error
   use model_knife_edge, only: knife_edge_t, knife_edge_layout
   implicit none
   private
@@ -31,9 +31,8 @@ contains
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 5) return
-    if (any(rpar(1:2) <= 0) .or. rpar(5) < 0) return
+    ierr = rpar_error(rpar, 'pp..n')   ! m, J > 0; k >= 0
+    if (ierr /= 0) return
     self%n = 3
     call knife_edge_layout(self, [0.0_wp], [1.0_wp], [0], -1.0_wp)
     self%has_energy = .true.

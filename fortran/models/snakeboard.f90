@@ -16,6 +16,7 @@
 !> NumPy twin: pyint/models/snakeboard.py.
 module model_snakeboard
   use pyint_kinds
+  use pyint_model, only: rpar_error
   use model_knife_edge, only: knife_edge_t, knife_edge_layout
   implicit none
   private
@@ -42,9 +43,8 @@ contains
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 8) return
-    if (any(rpar(1:5) <= 0) .or. any(rpar(7:8) < 0)) return
+    ierr = rpar_error(rpar, 'ppppp.nn')   ! m, J, J_r, J_w, L > 0; k_r, k_w >= 0
+    if (ierr /= 0) return
     call board_init(self, 6, rpar(1:5), [1.0_wp, 1.0_wp], [5, 6])
     self%f = rpar(6); self%kr = rpar(7); self%kw = rpar(8)
     ierr = 0

@@ -12,6 +12,7 @@
 !> NumPy twin (with the derivation): pyint/models/snakeboard_coupled.py.
 module model_snakeboard_coupled
   use pyint_kinds
+  use pyint_model, only: rpar_error
   use model_snakeboard, only: board_t, board_init
   implicit none
   private
@@ -31,9 +32,8 @@ contains
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 5) return
-    if (any(rpar <= 0)) return
+    ierr = rpar_error(rpar, 'ppppp')   ! m, J, J_r, J_w, l > 0
+    if (ierr /= 0) return
     call board_init(self, 5, rpar, [-1.0_wp, 1.0_wp], [5, 5])   ! phi_b = -phi, phi_f = +phi
     self%const_force = .true.
     ierr = 0

@@ -5,7 +5,7 @@
 !> NumPy twin (with the equations): pyint/models/two_link_angles.py.
 module model_two_link_angles
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_model, only: model_t, rpar_error
   implicit none
   private
   public :: two_link_angles_t
@@ -28,9 +28,8 @@ contains
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 6) return
-    if (any(rpar(1:4) <= 0) .or. rpar(5) < 0) return
+    ierr = rpar_error(rpar, 'ppppn.')   ! m1, m2, L1, L2 > 0; width >= 0
+    if (ierr /= 0) return
     self%n = 2; self%mh = 0; self%mn = 0
     self%const_mass = .false.
     self%has_energy = .true.
