@@ -277,18 +277,29 @@ contains
     end do
   end subroutine
 
-  subroutine nat_hol(self, t, q, g)
+  !> p(k) = s_k u_k(x) . w_k(x), with the vectors' constants (with_const) or their linear
+  !> parts only: g = p(q) - c and hol_gamma = 2 p(v).
+  subroutine scaled_products(self, x, with_const, p)
     class(natural_system_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: g(self%mh)
+    real(wp), intent(in) :: x(:)
+    logical, intent(in) :: with_const
+    real(wp), intent(out) :: p(self%mh)
     real(wp) :: u(3), w(3)
     integer :: k, d
     d = self%dim
     do k = 1, self%mh
-      call linvec(self, 2 * k - 1, q, .true., u)
-      call linvec(self, 2 * k, q, .true., w)
-      g(k) = self%s(k) * dot_product(u(1:d), w(1:d)) - self%c(k)
+      call linvec(self, 2 * k - 1, x, with_const, u)
+      call linvec(self, 2 * k, x, with_const, w)
+      p(k) = self%s(k) * dot_product(u(1:d), w(1:d))
     end do
+  end subroutine
+
+  subroutine nat_hol(self, t, q, g)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: g(self%mh)
+    call scaled_products(self, q, .true., g)
+    g = g - self%c
   end subroutine
 
   !> G(k, :) = s (w^T U + u^T W) at x; with_const = .false. gives (G v)_q at x = v.
@@ -328,14 +339,8 @@ contains
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: gam(self%mh)
-    real(wp) :: u(3), w(3)
-    integer :: k, d
-    d = self%dim
-    do k = 1, self%mh
-      call linvec(self, 2 * k - 1, v, .false., u)
-      call linvec(self, 2 * k, v, .false., w)
-      gam(k) = 2 * self%s(k) * dot_product(u(1:d), w(1:d))
-    end do
+    call scaled_products(self, v, .false., gam)
+    gam = 2 * gam
   end subroutine
 
   subroutine nat_hol_gtl_q(self, t, q, lam, d)
