@@ -15,7 +15,8 @@
 !> once (mconst) instead of overriding mass.  energy is 1/2 v^T M v + potential
 !> (a model with forces from a potential overrides potential only).  Built-in
 !> models override every other item (tests check each one against finite
-!> differences).
+!> differences) and bind init, their constructor from (ipar, rpar) (parameters
+!> checked with rpar_error; fortran/models/registry.f90).
 !>
 !> Acceleration-level constraints are written  G a + hol_gamma = 0  and
 !> A a + nh_gamma = 0, i.e.
