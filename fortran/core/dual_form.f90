@@ -27,7 +27,7 @@
 module pyint_dual
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_linalg, only: lu_factor, lu_solve, lu_inverse
   implicit none
   private
   public :: dual_work_t, dual_init, dual_grad, dual_hess
@@ -69,18 +69,9 @@ contains
     real(wp), intent(in) :: q(:)
     real(wp), intent(out) :: mlu(:, :), minv(:, :)
     integer, intent(out) :: ipiv(:), info
-    integer :: j
     call model%mass(q, mlu)
-    call lu_factor(mlu, ipiv, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    minv = 0
-    do j = 1, size(minv, 1)
-      minv(j, j) = 1
-      call lu_solve(mlu, ipiv, minv(:, j))
-    end do
+    call lu_inverse(mlu, ipiv, minv, info)
+    if (info /= 0) info = STATUS_SINGULAR
   end subroutine
 
   !> v = H_p(t, q, p) and hq = H_q(t, q, p).

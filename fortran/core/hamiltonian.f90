@@ -26,7 +26,7 @@
 module pyint_hamiltonian
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_linalg, only: lu_inverse
   implicit none
   private
   public :: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
@@ -68,18 +68,9 @@ contains
     type(ham_work_t), intent(inout) :: w
     real(wp), intent(in) :: q(:)
     integer, intent(out) :: info
-    integer :: j
     call model%mass(q, w%mq)
-    call lu_factor(w%mq, w%ipiv, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    w%minv = 0
-    do j = 1, w%n
-      w%minv(j, j) = 1
-      call lu_solve(w%mq, w%ipiv, w%minv(:, j))
-    end do
+    call lu_inverse(w%mq, w%ipiv, w%minv, info)
+    if (info /= 0) info = STATUS_SINGULAR
   end subroutine
 
   !> M(q)^{-1} (the workspace's copy is valid until the next call with another q).

@@ -91,7 +91,7 @@ contains
     real(wp), intent(in) :: mq(:, :), ch(:, :), cn(:, :)
     type(kkt_factor_t), intent(inout) :: f
     integer, intent(out) :: info
-    integer :: n, m, mh, i, j
+    integer :: n, m, mh, i
     n = d%n; m = d%m; mh = size(ch, 1)
     if (d%schur) then
       f%c(1:mh, :) = ch
@@ -101,19 +101,9 @@ contains
           f%w(:, i) = d%minv(:, 1) * f%c(i, :)
         end do
       else
-        do i = 1, m
-          f%w(:, i) = 0
-          do j = 1, n
-            f%w(:, i) = f%w(:, i) + d%minv(:, j) * f%c(i, j)
-          end do
-        end do
+        call columns_times(d%minv, transpose(f%c), f%w)
       end if
-      do i = 1, m
-        f%s(:, i) = 0
-        do j = 1, n
-          f%s(:, i) = f%s(:, i) + f%c(:, j) * f%w(j, i)
-        end do
-      end do
+      call columns_times(f%c, f%w, f%s)
       call slu_factor(f%s, f%piv, info)
     else
       f%lu = 0
@@ -159,6 +149,19 @@ contains
       a0 = a0 - f%w(:, i) * x(n + i)
     end do
     x(1:n) = a0
+  end subroutine
+
+  !> z = x y, column by column: z(:, i) = sum_j x(:, j) y(j, i), accumulated in the order of j.
+  pure subroutine columns_times(x, y, z)
+    real(wp), intent(in) :: x(:, :), y(:, :)
+    real(wp), intent(out) :: z(:, :)
+    integer :: i, j
+    do i = 1, size(z, 2)
+      z(:, i) = 0
+      do j = 1, size(x, 2)
+        z(:, i) = z(:, i) + x(:, j) * y(j, i)
+      end do
+    end do
   end subroutine
 
 end module pyint_kkt

@@ -3,7 +3,7 @@ module pyint_linalg
   use pyint_kinds
   implicit none
   private
-  public :: lu_factor, lu_solve, inf_norm
+  public :: lu_factor, lu_solve, lu_inverse, inf_norm
 
   interface
     subroutine dgetrf(m, n, a, lda, ipiv, info)
@@ -43,6 +43,21 @@ contains
     integer :: info
     if (size(a, 1) == 0) return
     call dgetrs('N', size(a, 1), 1, a, size(a, 1), ipiv, b, size(b), info)
+  end subroutine
+
+  !> a = P L U in place and ainv = a^(-1) from it; info > 0: exactly singular (ainv not formed).
+  subroutine lu_inverse(a, ipiv, ainv, info)
+    real(wp), intent(inout) :: a(:, :)
+    integer, intent(out) :: ipiv(:), info
+    real(wp), intent(out) :: ainv(:, :)
+    integer :: j
+    call lu_factor(a, ipiv, info)
+    if (info /= 0) return
+    ainv = 0
+    do j = 1, size(a, 1)
+      ainv(j, j) = 1
+      call lu_solve(a, ipiv, ainv(:, j))
+    end do
   end subroutine
 
   pure real(wp) function inf_norm(x)

@@ -9,9 +9,14 @@
 !> The Python mirror is pyint.models.base.Model: the same items, the same
 !> names, the same sign conventions.  A model extends model_t and overrides
 !> what it knows analytically; everything not overridden falls back to a
-!> central finite difference of the items it is derived from (correct, slower).
-!> Built-in models override everything (tests check each one against finite
-!> differences).
+!> central finite difference of the items it is derived from (correct, slower),
+!> except what the model's flags make zero: mass_dq for const_mass, force_jac
+!> for const_force, hol_t for scleronomic; a constant mass matrix may be set
+!> once (mconst) instead of overriding mass.  energy is 1/2 v^T M v + potential
+!> (a model with forces from a potential overrides potential only).  Built-in
+!> models override every other item (tests check each one against finite
+!> differences) and bind init, their constructor from (ipar, rpar) (parameters
+!> checked with rpar_error; fortran/models/registry.f90).
 !>
 !> Acceleration-level constraints are written  G a + hol_gamma = 0  and
 !> A a + nh_gamma = 0, i.e.
@@ -45,11 +50,15 @@ module pyint_model
   use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: model_t, consistent_acceleration, index1_matrix
+  public :: model_t, consistent_acceleration, index1_matrix, diagonal_matrix, rpar_error
   public :: default_mass_mul, default_hol_jac_tmul, default_nh_jac_tmul, default_add_qq, &
             default_add_hol_jac, default_add_hol_vel_q, default_add_nh_jac, default_add_nh_vel_q
 
   real(wp), parameter :: FD_EPS = 6.0e-6_wp   !< ~ eps**(1/3), relative step of the fallbacks
+  !> The items the finite-difference fallbacks differentiate (fd_item), and by what.
+  integer, parameter :: IT_MASS_A = 1, IT_FORCE = 2, IT_HOL = 3, IT_HOL_VEL = 4, IT_HOL_TL = 5, &
+                        IT_NH_VEL = 6, IT_NH_TL = 7
+  integer, parameter :: BY_Q = 1, BY_V = 2, BY_T = 3
 
   type, abstract :: model_t
     integer :: n = 0             !< number of coordinates
@@ -57,8 +66,11 @@ module pyint_model
     integer :: mn = 0            !< number of nonholonomic constraints
     logical :: const_mass = .true.
     logical :: has_energy = .false.
+    logical :: const_force = .false.   !< f depends on neither q nor v: force_jac = 0
+    logical :: scleronomic = .false.   !< g does not depend on t: hol_t = 0
+    real(wp), allocatable :: mconst(:, :)   !< the constant M of a model that sets it instead of overriding mass
   contains
-    procedure(mass_i), deferred :: mass
+    procedure :: mass          !< M(q)                                    (n, n)
     procedure(force_i), deferred :: force
     procedure :: mass_dq       !< D = d(M(q) a)/dq                      (n, n)
     procedure :: force_jac     !< fq = df/dq, fv = df/dv                 (n, n) each
@@ -72,7 +84,9 @@ module pyint_model
     procedure :: nh_vel_q      !< d(A v + b)/dq                          (mn, n)
     procedure :: nh_gamma      !< (A v + b)_q v + A_t v + b_t            (mn)
     procedure :: nh_atl_q      !< d(A^T lam)/dq                          (n, n)
-    procedure :: energy        !< total energy (has_energy only)
+    procedure :: energy        !< total energy (has_energy only): 1/2 v^T M v + potential
+    procedure :: potential     !< potential energy of the applied forces (0)
+    procedure :: init          !< constructor of a built-in model from (ipar, rpar)
     ! structured evaluation (see the module header); dense defaults
     procedure :: mass_mul => default_mass_mul           !< M(q) a               (n)
     procedure :: hol_vel                                !< G v + g_t            (mh)
@@ -88,12 +102,6 @@ module pyint_model
   end type model_t
 
   abstract interface
-    subroutine mass_i(self, q, mq)
-      import :: model_t, wp
-      class(model_t), intent(in) :: self
-      real(wp), intent(in) :: q(self%n)
-      real(wp), intent(out) :: mq(self%n, self%n)
-    end subroutine
     subroutine force_i(self, t, q, v, f)
       import :: model_t, wp
       class(model_t), intent(in) :: self
@@ -109,46 +117,127 @@ contains
     fd_step = FD_EPS * max(1.0_wp, abs(x))
   end function
 
+  !> Item `it` (IT_*) at (t, q, v) with its extra vector w (a for IT_MASS_A, lam for *_TL):
+  !> the vector whose central differences are the finite-difference defaults.
+  subroutine fd_item(self, it, t, q, v, w, y)
+    class(model_t), intent(in) :: self
+    integer, intent(in) :: it
+    real(wp), intent(in) :: t, q(:), v(:), w(:)
+    real(wp), intent(out) :: y(:)
+    real(wp), allocatable :: b(:, :), c(:)
+    select case (it)
+    case (IT_MASS_A)
+      allocate(b(self%n, self%n))
+      call self%mass(q, b)
+      y = matmul(b, w)
+    case (IT_FORCE)
+      call self%force(t, q, v, y)
+    case (IT_HOL)
+      call self%hol(t, q, y)
+    case (IT_HOL_VEL)
+      call self%hol_vel(t, q, v, y)
+    case (IT_HOL_TL)
+      allocate(b(self%mh, self%n))
+      call self%hol_jac(t, q, b)
+      y = matmul(w, b)
+    case (IT_NH_VEL)
+      call self%nh_vel(t, q, v, y)
+    case (IT_NH_TL)
+      allocate(b(self%mn, self%n), c(self%mn))
+      call self%nh(t, q, b, c)
+      y = matmul(w, b)
+    end select
+  end subroutine
+
+  !> The central difference of item `it` (fd_item): d(:, j) its derivative by q(j) (wrt BY_Q)
+  !> or v(j) (BY_V), or d(:, 1) its derivative by t (BY_T).
+  subroutine central_difference(self, it, wrt, t, q, v, w, d)
+    class(model_t), intent(in) :: self
+    integer, intent(in) :: it, wrt
+    real(wp), intent(in) :: t, q(:), v(:), w(:)
+    real(wp), intent(out) :: d(:, :)
+    real(wp) :: x(self%n), yp(size(d, 1)), ym(size(d, 1)), e
+    integer :: j
+    if (wrt == BY_T) then
+      e = fd_step(t)
+      call fd_item(self, it, t + e, q, v, w, yp)
+      call fd_item(self, it, t - e, q, v, w, ym)
+      d(:, 1) = (yp - ym) / (2 * e)
+      return
+    end if
+    x = merge(q, v, wrt == BY_Q)
+    do j = 1, self%n
+      e = fd_step(x(j))
+      x(j) = x(j) + e
+      call at(yp)
+      x(j) = x(j) - 2 * e
+      call at(ym)
+      x(j) = x(j) + e
+      d(:, j) = (yp - ym) / (2 * e)
+    end do
+  contains
+    subroutine at(y)
+      real(wp), intent(out) :: y(:)
+      if (wrt == BY_Q) then
+        call fd_item(self, it, t, x, v, w, y)
+      else
+        call fd_item(self, it, t, q, x, w, y)
+      end if
+    end subroutine
+  end subroutine
+
+  !> 0 when rpar fits spec, else 1: one character per entry of rpar (as many entries as
+  !> characters), p: the entry must be > 0, n: >= 0, any other character: no condition.
+  pure integer function rpar_error(rpar, spec) result(ierr)
+    real(wp), intent(in) :: rpar(:)
+    character(len=*), intent(in) :: spec
+    integer :: i
+    ierr = 1
+    if (size(rpar) /= len(spec)) return
+    do i = 1, size(rpar)
+      if (spec(i:i) == 'p' .and. rpar(i) <= 0) return
+      if (spec(i:i) == 'n' .and. rpar(i) < 0) return
+    end do
+    ierr = 0
+  end function
+
+  !> The diagonal matrix diag(d).
+  pure function diagonal_matrix(d) result(a)
+    real(wp), intent(in) :: d(:)
+    real(wp) :: a(size(d), size(d))
+    integer :: i
+    a = 0
+    do i = 1, size(d)
+      a(i, i) = d(i)
+    end do
+  end function
+
+  !> M(q) = mconst (a model whose mass depends on q overrides mass).
+  subroutine mass(self, q, mq)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n)
+    real(wp), intent(out) :: mq(self%n, self%n)
+    if (.not. allocated(self%mconst)) error stop 'pyint_model: model defines neither mass nor mconst'
+    mq = self%mconst
+  end subroutine
+
   subroutine mass_dq(self, q, a, d)
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: q(self%n), a(self%n)
     real(wp), intent(out) :: d(self%n, self%n)
-    real(wp) :: qp(self%n), mp(self%n, self%n), mm(self%n, self%n), e
-    integer :: j
-    if (self%const_mass) then
-      d = 0
-      return
-    end if
-    do j = 1, self%n
-      e = fd_step(q(j))
-      qp = q; qp(j) = q(j) + e
-      call self%mass(qp, mp)
-      qp(j) = q(j) - e
-      call self%mass(qp, mm)
-      d(:, j) = matmul(mp - mm, a) / (2 * e)
-    end do
+    d = 0
+    if (.not. self%const_mass) call central_difference(self, IT_MASS_A, BY_Q, 0.0_wp, q, q, a, d)
   end subroutine
 
   subroutine force_jac(self, t, q, v, fq, fv)
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
-    real(wp) :: x(self%n), fp(self%n), fm(self%n), e
-    integer :: j
-    do j = 1, self%n
-      e = fd_step(q(j))
-      x = q; x(j) = q(j) + e
-      call self%force(t, x, v, fp)
-      x(j) = q(j) - e
-      call self%force(t, x, v, fm)
-      fq(:, j) = (fp - fm) / (2 * e)
-      e = fd_step(v(j))
-      x = v; x(j) = v(j) + e
-      call self%force(t, q, x, fp)
-      x(j) = v(j) - e
-      call self%force(t, q, x, fm)
-      fv(:, j) = (fp - fm) / (2 * e)
-    end do
+    fq = 0
+    fv = 0
+    if (self%const_force) return
+    call central_difference(self, IT_FORCE, BY_Q, t, q, v, q, fq)
+    call central_difference(self, IT_FORCE, BY_V, t, q, v, q, fv)
   end subroutine
 
   subroutine hol(self, t, q, g)
@@ -163,27 +252,17 @@ contains
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
     real(wp), intent(out) :: gq(self%mh, self%n)
-    real(wp) :: x(self%n), gp(self%mh), gm(self%mh), e
-    integer :: j
-    do j = 1, self%n
-      e = fd_step(q(j))
-      x = q; x(j) = q(j) + e
-      call self%hol(t, x, gp)
-      x(j) = q(j) - e
-      call self%hol(t, x, gm)
-      gq(:, j) = (gp - gm) / (2 * e)
-    end do
+    call central_difference(self, IT_HOL, BY_Q, t, q, q, q, gq)
   end subroutine
 
   subroutine hol_t(self, t, q, gt)
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
     real(wp), intent(out) :: gt(self%mh)
-    real(wp) :: gp(self%mh), gm(self%mh), e
-    e = fd_step(t)
-    call self%hol(t + e, q, gp)
-    call self%hol(t - e, q, gm)
-    gt = (gp - gm) / (2 * e)
+    real(wp) :: d(self%mh, 1)
+    d = 0
+    if (.not. self%scleronomic) call central_difference(self, IT_HOL, BY_T, t, q, q, q, d)
+    gt = d(:, 1)
   end subroutine
 
   !> G(t,q) v + g_t(t,q): the velocity-level holonomic residual.
@@ -201,16 +280,7 @@ contains
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: d(self%mh, self%n)
-    real(wp) :: x(self%n), wp_(self%mh), wm(self%mh), e
-    integer :: j
-    do j = 1, self%n
-      e = fd_step(q(j))
-      x = q; x(j) = q(j) + e
-      call hol_vel(self, t, x, v, wp_)
-      x(j) = q(j) - e
-      call hol_vel(self, t, x, v, wm)
-      d(:, j) = (wp_ - wm) / (2 * e)
-    end do
+    call central_difference(self, IT_HOL_VEL, BY_Q, t, q, v, v, d)
   end subroutine
 
   !> d/dt (G v + g_t) along qdot = v with v held fixed.
@@ -218,28 +288,17 @@ contains
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: gam(self%mh)
-    real(wp) :: d(self%mh, self%n), wp_(self%mh), wm(self%mh), e
+    real(wp) :: d(self%mh, self%n), dt(self%mh, 1)
     call self%hol_vel_q(t, q, v, d)
-    e = fd_step(t)
-    call hol_vel(self, t + e, q, v, wp_)
-    call hol_vel(self, t - e, q, v, wm)
-    gam = matmul(d, v) + (wp_ - wm) / (2 * e)
+    call central_difference(self, IT_HOL_VEL, BY_T, t, q, v, v, dt)
+    gam = matmul(d, v) + dt(:, 1)
   end subroutine
 
   subroutine hol_gtl_q(self, t, q, lam, d)
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), lam(self%mh)
     real(wp), intent(out) :: d(self%n, self%n)
-    real(wp) :: x(self%n), gp(self%mh, self%n), gm(self%mh, self%n), e
-    integer :: j
-    do j = 1, self%n
-      e = fd_step(q(j))
-      x = q; x(j) = q(j) + e
-      call self%hol_jac(t, x, gp)
-      x(j) = q(j) - e
-      call self%hol_jac(t, x, gm)
-      d(:, j) = matmul(lam, gp - gm) / (2 * e)
-    end do
+    call central_difference(self, IT_HOL_TL, BY_Q, t, q, q, lam, d)
   end subroutine
 
   subroutine nh(self, t, q, a, b)
@@ -264,51 +323,52 @@ contains
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: d(self%mn, self%n)
-    real(wp) :: x(self%n), wp_(self%mn), wm(self%mn), e
-    integer :: j
-    do j = 1, self%n
-      e = fd_step(q(j))
-      x = q; x(j) = q(j) + e
-      call nh_vel(self, t, x, v, wp_)
-      x(j) = q(j) - e
-      call nh_vel(self, t, x, v, wm)
-      d(:, j) = (wp_ - wm) / (2 * e)
-    end do
+    call central_difference(self, IT_NH_VEL, BY_Q, t, q, v, v, d)
   end subroutine
 
+  !> d/dt (A v + b) along qdot = v with v held fixed.
   subroutine nh_gamma(self, t, q, v, gam)
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: gam(self%mn)
-    real(wp) :: d(self%mn, self%n), wp_(self%mn), wm(self%mn), e
+    real(wp) :: d(self%mn, self%n), dt(self%mn, 1)
     call self%nh_vel_q(t, q, v, d)
-    e = fd_step(t)
-    call nh_vel(self, t + e, q, v, wp_)
-    call nh_vel(self, t - e, q, v, wm)
-    gam = matmul(d, v) + (wp_ - wm) / (2 * e)
+    call central_difference(self, IT_NH_VEL, BY_T, t, q, v, v, dt)
+    gam = matmul(d, v) + dt(:, 1)
   end subroutine
 
   subroutine nh_atl_q(self, t, q, lam, d)
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), lam(self%mn)
     real(wp), intent(out) :: d(self%n, self%n)
-    real(wp) :: x(self%n), ap(self%mn, self%n), am(self%mn, self%n), b(self%mn), e
-    integer :: j
-    do j = 1, self%n
-      e = fd_step(q(j))
-      x = q; x(j) = q(j) + e
-      call self%nh(t, x, ap, b)
-      x(j) = q(j) - e
-      call self%nh(t, x, am, b)
-      d(:, j) = matmul(lam, ap - am) / (2 * e)
-    end do
+    call central_difference(self, IT_NH_TL, BY_Q, t, q, q, lam, d)
   end subroutine
 
+  !> Kinetic energy 1/2 v^T M(q) v plus the potential.
   real(wp) function energy(self, t, q, v)
     class(model_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
-    energy = 0
+    real(wp) :: mv(self%n)
+    call self%mass_mul(q, v, mv)
+    energy = 0.5_wp * dot_product(v, mv) + self%potential(t, q)
   end function
+
+  !> The potential of the applied forces (none by default).
+  real(wp) function potential(self, t, q)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    potential = 0
+  end function
+
+  !> A built-in model's constructor (fortran/models/registry.f90): sizes, flags and parameters
+  !> from ipar, rpar; ierr = 1 on bad parameters.  A model not built from parameters: ierr = 1.
+  subroutine init(self, ipar, rpar, ierr)
+    class(model_t), intent(inout) :: self
+    integer, intent(in) :: ipar(:)
+    real(wp), intent(in) :: rpar(:)
+    integer, intent(out) :: ierr
+    ierr = 1
+  end subroutine
 
   !> A hint before the residual items of a point (fortran/core/metrics.f90) are asked: a model
   !> evaluated through Python (callback_model.f90) fetches them in one call.  Others: nothing.

@@ -469,33 +469,16 @@ contains
     end do
     allocate(order(nx), level(nx), done(nx), mark(nx))
     done = .false.
+    level = 0
     nv = 0
     do while (nv < nx)
       ! start: the unvisited node of least degree, then move to a node of least
       ! degree in the last BFS level (twice: George-Liu pseudo-peripheral node)
-      start = 0
-      do k = 1, nx
-        if (.not. done(k)) then
-          if (start == 0) then
-            start = k
-          else if (deg(k) < deg(start)) then
-            start = k
-          end if
-        end if
-      end do
+      start = minloc(deg, dim=1, mask=.not. done)     ! the first of least degree
       do pass = 1, 2
         mark = 0
         call bfs_levels(start, lastlev)
-        cand = 0
-        do k = 1, nx
-          if (mark(k) == 1 .and. level(k) == lastlev) then
-            if (cand == 0) then
-              cand = k
-            else if (deg(k) < deg(cand)) then
-              cand = k
-            end if
-          end if
-        end do
+        cand = minloc(deg, dim=1, mask=mark == 1 .and. level == lastlev)   ! 0: none
         if (cand /= 0) start = cand
       end do
       ! Cuthill-McKee from start

@@ -61,26 +61,28 @@ contains
   !> Rotation matrix exp(hat(psi)) (Rodrigues).
   pure function expm(psi) result(r)
     real(wp), intent(in) :: psi(3)
-    real(wp) :: r(3, 3), s(3, 3), a, b, c
-    integer :: i
+    real(wp) :: r(3, 3), a, b, c
     call so3_coeffs(dot_product(psi, psi), a, b, c)
-    s = hat(psi)
-    r = a * s + b * matmul(s, s)
-    do i = 1, 3
-      r(i, i) = r(i, i) + 1
-    end do
+    r = hat_poly(psi, a, b)
   end function
 
   !> Tangent operator T(psi) with expm(psi + d) = expm(psi) expm(hat(T(psi) d)) + O(|d|^2).
   pure function tangent(psi) result(t)
     real(wp), intent(in) :: psi(3)
-    real(wp) :: t(3, 3), s(3, 3), a, b, c
-    integer :: i
+    real(wp) :: t(3, 3), a, b, c
     call so3_coeffs(dot_product(psi, psi), a, b, c)
+    t = hat_poly(psi, -b, c)
+  end function
+
+  !> I + c1 hat(psi) + c2 hat(psi)^2.
+  pure function hat_poly(psi, c1, c2) result(r)
+    real(wp), intent(in) :: psi(3), c1, c2
+    real(wp) :: r(3, 3), s(3, 3)
+    integer :: i
     s = hat(psi)
-    t = -b * s + c * matmul(s, s)
+    r = c1 * s + c2 * matmul(s, s)
     do i = 1, 3
-      t(i, i) = t(i, i) + 1
+      r(i, i) = r(i, i) + 1
     end do
   end function
 

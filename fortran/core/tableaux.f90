@@ -96,18 +96,34 @@ contains
     info = merge(0, 1, err <= TAB_TOL)
   end subroutine
 
+  !> Outputs zeroed; info = STATUS_BAD_INPUT unless smin <= s <= TAB_MAX_STAGES (smin = 2 for
+  !> Lobatto, 1 for Gauss), else 0 and the nodes c and weights b of the s-point rule on [0, 1].
+  pure subroutine rule_on_unit_interval(s, lobatto, a, ahat, b, c, info)
+    integer, intent(in) :: s
+    logical, intent(in) :: lobatto
+    real(wp), intent(out) :: a(s, s), ahat(s, s), b(s), c(s)
+    integer, intent(out) :: info
+    real(wp) :: x(s), w(s)
+    a = 0; ahat = 0; b = 0; c = 0
+    info = STATUS_BAD_INPUT
+    if (s < merge(2, 1, lobatto) .or. s > TAB_MAX_STAGES) return
+    if (lobatto) then
+      call lobatto_nodes(s, x, w)
+    else
+      call gauss_nodes(s, x, w)
+    end if
+    c = (1 + x) / 2
+    b = w / 2
+    info = 0
+  end subroutine
+
   !> s-stage Gauss-Legendre: a = ahat (s, s), b, c (s).  info: 0 ok, 1 identity failed, 3 bad s.
   pure subroutine gauss_legendre(s, a, ahat, b, c, info)
     integer, intent(in) :: s
     real(wp), intent(out) :: a(s, s), ahat(s, s), b(s), c(s)
     integer, intent(out) :: info
-    real(wp) :: x(s), w(s)
-    info = STATUS_BAD_INPUT
-    a = 0; ahat = 0; b = 0; c = 0
-    if (s < 1 .or. s > TAB_MAX_STAGES) return
-    call gauss_nodes(s, x, w)
-    c = (1 + x) / 2
-    b = w / 2
+    call rule_on_unit_interval(s, .false., a, ahat, b, c, info)
+    if (info /= 0) return
     call collocation_matrix(c, c, b, a)
     call symplectic_partner(a, b, ahat)
     call check_common(a, ahat, b, c, 2 * s, info)
@@ -119,13 +135,9 @@ contains
     integer, intent(in) :: s
     real(wp), intent(out) :: a(s, s), ahat(s, s), b(s), c(s)
     integer, intent(out) :: info
-    real(wp) :: x(s), w(s), xg(s), wg(s)
-    info = STATUS_BAD_INPUT
-    a = 0; ahat = 0; b = 0; c = 0
-    if (s < 2 .or. s > TAB_MAX_STAGES) return
-    call lobatto_nodes(s, x, w)
-    c = (1 + x) / 2
-    b = w / 2
+    real(wp) :: xg(s), wg(s)
+    call rule_on_unit_interval(s, .true., a, ahat, b, c, info)
+    if (info /= 0) return
     call gauss_nodes(s, xg, wg)
     call collocation_matrix(c, (1 + xg) / 2, wg / 2, a)
     a(1, :) = 0                     ! c_1 = 0: exactly zero

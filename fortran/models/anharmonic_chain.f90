@@ -8,14 +8,15 @@
 !> NumPy twin: pyint/models/anharmonic_chain.py.
 module model_anharmonic_chain
   use pyint_kinds
-  use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
+  use model_pendulum_chain, only: pendulum_chain_t
   implicit none
   private
-  public :: anharmonic_chain_t, anharmonic_chain_new
+  public :: anharmonic_chain_t
 
   type, extends(pendulum_chain_t) :: anharmonic_chain_t
     real(wp) :: k = 0, kappa = 0, anchor(2) = 0
   contains
+    procedure :: init => spring_init
     procedure :: force => spring_force
     procedure :: force_jac => spring_force_jac
     procedure :: energy => spring_energy
@@ -23,21 +24,22 @@ module model_anharmonic_chain
 
 contains
 
-  subroutine anharmonic_chain_new(ipar, rpar, m, ierr)
+  subroutine spring_init(self, ipar, rpar, ierr)
+    class(anharmonic_chain_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(anharmonic_chain_t), intent(out) :: m
     integer, intent(out) :: ierr
     integer :: nc
     ierr = 1
     if (size(ipar) < 1) return
     nc = 1 + 2 * ipar(1)                  ! the chain's part of rpar
     if (ipar(1) < 1 .or. size(rpar) /= nc + 4) return
-    call pendulum_chain_new(ipar, rpar(1:nc), m%pendulum_chain_t, ierr)
+    call self%pendulum_chain_t%init(ipar, rpar(1:nc), ierr)
     if (ierr /= 0) return
-    m%k = rpar(nc + 1)
-    m%kappa = rpar(nc + 2)
-    m%anchor = rpar(nc + 3:nc + 4)
+    self%const_force = .false.
+    self%k = rpar(nc + 1)
+    self%kappa = rpar(nc + 2)
+    self%anchor = rpar(nc + 3:nc + 4)
   end subroutine
 
   subroutine spring_force(self, t, q, v, f)

@@ -13,41 +13,38 @@
 !> NumPy twin (with the derivation): pyint/models/chaplygin_sleigh.py.
 module model_chaplygin_sleigh
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_model, only: rpar_error
+  use model_knife_edge, only: knife_edge_t, knife_edge_layout
   implicit none
   private
-  public :: chaplygin_sleigh_t, chaplygin_sleigh_new
+  public :: chaplygin_sleigh_t
 
-  type, extends(model_t) :: chaplygin_sleigh_t
+  !> The blade at P: a knife edge at the origin of (x, y).
+  type, extends(knife_edge_t) :: chaplygin_sleigh_t
     real(wp) :: m = 0, j = 0, a = 0, k = 0, cd = 0
   contains
+    procedure :: init => cs_init
     procedure :: mass => cs_mass
     procedure :: force => cs_force
     procedure :: mass_dq => cs_mass_dq
     procedure :: force_jac => cs_force_jac
-    procedure :: nh => cs_nh
-    procedure :: nh_vel_q => cs_nh_vel_q
-    procedure :: nh_gamma => cs_nh_gamma
-    procedure :: nh_atl_q => cs_nh_atl_q
-    procedure :: energy => cs_energy
+    procedure :: potential => cs_potential
   end type
 
 contains
 
-  subroutine chaplygin_sleigh_new(ipar, rpar, m, ierr)
+  subroutine cs_init(self, ipar, rpar, ierr)
+    class(chaplygin_sleigh_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(chaplygin_sleigh_t), intent(out) :: m
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 5) return
-    if (any(rpar(1:2) <= 0) .or. any(rpar(4:5) < 0)) return
-    m%n = 3
-    m%mh = 0
-    m%mn = 1
-    m%const_mass = .false.
-    m%has_energy = .true.
-    m%m = rpar(1); m%j = rpar(2); m%a = rpar(3); m%k = rpar(4); m%cd = rpar(5)
+    ierr = rpar_error(rpar, 'pp.nn')   ! m, J > 0; k, c_d >= 0
+    if (ierr /= 0) return
+    self%n = 3
+    call knife_edge_layout(self, [0.0_wp], [1.0_wp], [0], 1.0_wp)
+    self%const_mass = .false.
+    self%has_energy = .true.
+    self%m = rpar(1); self%j = rpar(2); self%a = rpar(3); self%k = rpar(4); self%cd = rpar(5)
     ierr = 0
   end subroutine
 
@@ -100,44 +97,13 @@ contains
     fv(:, 3) = [2 * ma * c * w, 2 * ma * s * w, -self%cd]
   end subroutine
 
-  subroutine cs_nh(self, t, q, a, b)
+  !> The spring's 1/2 k |r_C|^2.
+  real(wp) function cs_potential(self, t, q)
     class(chaplygin_sleigh_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
-    a(1, :) = [-sin(q(3)), cos(q(3)), 0.0_wp]
-    b = 0
-  end subroutine
-
-  subroutine cs_nh_vel_q(self, t, q, v, d)
-    class(chaplygin_sleigh_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: d(self%mn, self%n)
-    d(1, :) = [0.0_wp, 0.0_wp, -cos(q(3)) * v(1) - sin(q(3)) * v(2)]
-  end subroutine
-
-  subroutine cs_nh_gamma(self, t, q, v, gam)
-    class(chaplygin_sleigh_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: gam(self%mn)
-    gam(1) = -v(3) * (cos(q(3)) * v(1) + sin(q(3)) * v(2))
-  end subroutine
-
-  subroutine cs_nh_atl_q(self, t, q, lam, d)
-    class(chaplygin_sleigh_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
-    d(1, 3) = -lam(1) * cos(q(3))
-    d(2, 3) = -lam(1) * sin(q(3))
-  end subroutine
-
-  real(wp) function cs_energy(self, t, q, v)
-    class(chaplygin_sleigh_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp) :: mq(self%n, self%n), rc(2)
-    call cs_mass(self, q, mq)
+    real(wp) :: rc(2)
     rc = [q(1) + self%a * cos(q(3)), q(2) + self%a * sin(q(3))]
-    cs_energy = 0.5_wp * dot_product(v, matmul(mq, v)) + 0.5_wp * self%k * dot_product(rc, rc)
+    cs_potential = 0.5_wp * self%k * dot_product(rc, rc)
   end function
 
 end module model_chaplygin_sleigh

@@ -10,18 +10,16 @@
 !> NumPy twin: pyint/models/driven_pendulum.py.
 module model_driven_pendulum
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_model, only: model_t, diagonal_matrix, rpar_error
   implicit none
   private
-  public :: driven_pendulum_t, driven_pendulum_new
+  public :: driven_pendulum_t
 
   type, extends(model_t) :: driven_pendulum_t
     real(wp) :: m = 0, l = 0, grav = 0, amp(2) = 0, freq = 0
   contains
-    procedure :: mass => dp_mass
+    procedure :: init => dp_init
     procedure :: force => dp_force
-    procedure :: mass_dq => dp_mass_dq
-    procedure :: force_jac => dp_force_jac
     procedure :: hol => dp_hol
     procedure :: hol_jac => dp_hol_jac
     procedure :: hol_t => dp_hol_t
@@ -33,20 +31,20 @@ module model_driven_pendulum
 
 contains
 
-  subroutine driven_pendulum_new(ipar, rpar, m, ierr)
+  subroutine dp_init(self, ipar, rpar, ierr)
+    class(driven_pendulum_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(driven_pendulum_t), intent(out) :: m
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 6) return
-    if (any(rpar(1:2) <= 0) .or. rpar(6) < 0) return
-    m%n = 2
-    m%mh = 1
-    m%mn = 0
-    m%const_mass = .true.
-    m%has_energy = .true.
-    m%m = rpar(1); m%l = rpar(2); m%grav = rpar(3); m%amp = rpar(4:5); m%freq = rpar(6)
+    ierr = rpar_error(rpar, 'pp...n')   ! m, l > 0; W >= 0
+    if (ierr /= 0) return
+    self%n = 2
+    self%mh = 1
+    self%mn = 0
+    self%has_energy = .true.
+    self%const_force = .true.
+    self%mconst = diagonal_matrix([rpar(1), rpar(1)])
+    self%m = rpar(1); self%l = rpar(2); self%grav = rpar(3); self%amp = rpar(4:5); self%freq = rpar(6)
     ierr = 0
   end subroutine
 
@@ -67,35 +65,11 @@ contains
     end select
   end function
 
-  subroutine dp_mass(self, q, mq)
-    class(driven_pendulum_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = 0
-    mq(1, 1) = self%m
-    mq(2, 2) = self%m
-  end subroutine
-
-  subroutine dp_mass_dq(self, q, a, d)
-    class(driven_pendulum_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
-  end subroutine
-
   subroutine dp_force(self, t, q, v, f)
     class(driven_pendulum_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: f(self%n)
     f = [0.0_wp, -self%m * self%grav]
-  end subroutine
-
-  subroutine dp_force_jac(self, t, q, v, fq, fv)
-    class(driven_pendulum_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
-    fq = 0
-    fv = 0
   end subroutine
 
   subroutine dp_hol(self, t, q, g)

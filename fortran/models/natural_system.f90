@@ -22,25 +22,24 @@ module model_natural_system
   use pyint_model, only: model_t
   implicit none
   private
-  public :: natural_system_t, natural_system_new
+  public :: natural_system_t
 
   type, extends(model_t) :: natural_system_t
     integer :: dim = 0, nbody = 0, nspring = 0, nvec = 0
     integer, allocatable :: vfirst(:), vlast(:), toff(:)   !< terms of vector i: vfirst(i)..vlast(i)
     real(wp), allocatable :: tcoef(:), vconst(:, :)        !< (nterm), (d, nvec)
-    real(wp), allocatable :: s(:), c(:), mfull(:, :), fg(:)
+    real(wp), allocatable :: s(:), c(:), fg(:)
     real(wp), allocatable :: spk(:), spl0(:), spc(:)
     !> G = Phi_q as a flat list of affine entries: G(erow(e), ecol(e)) +=
     !> econst(e) + sum_t gcoef(t) x(gidx(t)), t = efirst(e)..elast(e) (built once)
     integer, allocatable :: erow(:), ecol(:), efirst(:), elast(:), gidx(:)
     real(wp), allocatable :: econst(:), gcoef(:)
   contains
-    procedure :: mass => nat_mass
+    procedure :: init => nat_init
     procedure :: force => nat_force
     procedure :: force_jac => nat_force_jac
     procedure :: hol => nat_hol
     procedure :: hol_jac => nat_hol_jac
-    procedure :: hol_t => nat_hol_t
     procedure :: hol_vel_q => nat_hol_vel_q
     procedure :: hol_gamma => nat_hol_gamma
     procedure :: hol_gtl_q => nat_hol_gtl_q
@@ -49,10 +48,10 @@ module model_natural_system
 
 contains
 
-  subroutine natural_system_new(ipar, rpar, m, ierr)
+  subroutine nat_init(self, ipar, rpar, ierr)
+    class(natural_system_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(natural_system_t), intent(out) :: m
     integer, intent(out) :: ierr
     integer :: d, nb, mh, ns, nv, nterm, i, k, p, b, blk, o
     real(wp) :: smat(4, 4)
@@ -66,25 +65,25 @@ contains
     if (size(ipar) /= 5 + nv + nterm) return
     blk = d * (d + 1)
     if (size(rpar) /= d + nb * (d + 1)**2 + 2 * mh + 3 * ns + nterm + d * nv) return
-    m%dim = d; m%nbody = nb; m%nspring = ns; m%nvec = nv
-    m%n = nb * blk
-    m%mh = mh
-    m%mn = 0
-    m%const_mass = .true.
-    allocate(m%vfirst(nv), m%vlast(nv), m%toff(nterm), m%tcoef(nterm), m%vconst(d, nv))
-    allocate(m%s(mh), m%c(mh), m%mfull(m%n, m%n), m%fg(m%n), m%spk(ns), m%spl0(ns), m%spc(ns))
-    m%toff = ipar(6 + nv:)
-    if (any(m%toff < 0) .or. any(m%toff > m%n - d)) return
+    self%dim = d; self%nbody = nb; self%nspring = ns; self%nvec = nv
+    self%n = nb * blk
+    self%mh = mh
+    self%mn = 0
+    self%scleronomic = .true.
+    allocate(self%vfirst(nv), self%vlast(nv), self%toff(nterm), self%tcoef(nterm), self%vconst(d, nv))
+    allocate(self%s(mh), self%c(mh), self%mconst(self%n, self%n), self%fg(self%n), self%spk(ns), self%spl0(ns), self%spc(ns))
+    self%toff = ipar(6 + nv:)
+    if (any(self%toff < 0) .or. any(self%toff > self%n - d)) return
     k = 0
     do i = 1, nv
-      m%vfirst(i) = k + 1
+      self%vfirst(i) = k + 1
       k = k + ipar(5 + i)
-      m%vlast(i) = k
+      self%vlast(i) = k
     end do
     ! rpar
     p = d
-    m%mfull = 0
-    m%fg = 0
+    self%mconst = 0
+    self%fg = 0
     do b = 1, nb
       smat = 0
       smat(1:d + 1, 1:d + 1) = reshape(rpar(p + 1:p + (d + 1)**2), [d + 1, d + 1])
@@ -92,29 +91,29 @@ contains
       o = (b - 1) * blk
       do i = 1, d + 1
         do k = 1, d + 1
-          call add_diag(m%mfull, o + (i - 1) * d, o + (k - 1) * d, d, smat(i, k))
+          call add_diag(self%mconst, o + (i - 1) * d, o + (k - 1) * d, d, smat(i, k))
         end do
-        m%fg(o + (i - 1) * d + 1:o + i * d) = smat(1, i) * rpar(1:d)
+        self%fg(o + (i - 1) * d + 1:o + i * d) = smat(1, i) * rpar(1:d)
       end do
     end do
     do k = 1, mh
-      m%s(k) = rpar(p + 1); m%c(k) = rpar(p + 2)
+      self%s(k) = rpar(p + 1); self%c(k) = rpar(p + 2)
       p = p + 2
     end do
     do k = 1, ns
-      m%spk(k) = rpar(p + 1); m%spl0(k) = rpar(p + 2); m%spc(k) = rpar(p + 3)
+      self%spk(k) = rpar(p + 1); self%spl0(k) = rpar(p + 2); self%spc(k) = rpar(p + 3)
       p = p + 3
     end do
     do i = 1, nv
-      do k = m%vfirst(i), m%vlast(i)
+      do k = self%vfirst(i), self%vlast(i)
         p = p + 1
-        m%tcoef(k) = rpar(p)
+        self%tcoef(k) = rpar(p)
       end do
-      m%vconst(:, i) = rpar(p + 1:p + d)
+      self%vconst(:, i) = rpar(p + 1:p + d)
       p = p + d
     end do
-    m%has_energy = .true.   ! mechanical energy; conserved when no spring has damping
-    call build_jacobian_entries(m)
+    self%has_energy = .true.   ! mechanical energy; conserved when no spring has damping
+    call build_jacobian_entries(self)
     ierr = 0
   end subroutine
 
@@ -220,13 +219,6 @@ contains
     end do
   end subroutine
 
-  subroutine nat_mass(self, q, mq)
-    class(natural_system_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = self%mfull
-  end subroutine
-
   !> Spring j: force phi on its line vector and the derivatives phi_d, phi_ddot.
   subroutine spring_phi(self, j, q, v, phi, phid, phiv)
     class(natural_system_t), intent(in) :: self
@@ -285,18 +277,29 @@ contains
     end do
   end subroutine
 
-  subroutine nat_hol(self, t, q, g)
+  !> p(k) = s_k u_k(x) . w_k(x), with the vectors' constants (with_const) or their linear
+  !> parts only: g = p(q) - c and hol_gamma = 2 p(v).
+  subroutine scaled_products(self, x, with_const, p)
     class(natural_system_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: g(self%mh)
+    real(wp), intent(in) :: x(:)
+    logical, intent(in) :: with_const
+    real(wp), intent(out) :: p(self%mh)
     real(wp) :: u(3), w(3)
     integer :: k, d
     d = self%dim
     do k = 1, self%mh
-      call linvec(self, 2 * k - 1, q, .true., u)
-      call linvec(self, 2 * k, q, .true., w)
-      g(k) = self%s(k) * dot_product(u(1:d), w(1:d)) - self%c(k)
+      call linvec(self, 2 * k - 1, x, with_const, u)
+      call linvec(self, 2 * k, x, with_const, w)
+      p(k) = self%s(k) * dot_product(u(1:d), w(1:d))
     end do
+  end subroutine
+
+  subroutine nat_hol(self, t, q, g)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: g(self%mh)
+    call scaled_products(self, q, .true., g)
+    g = g - self%c
   end subroutine
 
   !> G(k, :) = s (w^T U + u^T W) at x; with_const = .false. gives (G v)_q at x = v.
@@ -325,13 +328,6 @@ contains
     call jac_at(self, q, .true., gq)
   end subroutine
 
-  subroutine nat_hol_t(self, t, q, gt)
-    class(natural_system_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: gt(self%mh)
-    gt = 0
-  end subroutine
-
   subroutine nat_hol_vel_q(self, t, q, v, d)
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
@@ -343,14 +339,8 @@ contains
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: gam(self%mh)
-    real(wp) :: u(3), w(3)
-    integer :: k, d
-    d = self%dim
-    do k = 1, self%mh
-      call linvec(self, 2 * k - 1, v, .false., u)
-      call linvec(self, 2 * k, v, .false., w)
-      gam(k) = 2 * self%s(k) * dot_product(u(1:d), w(1:d))
-    end do
+    call scaled_products(self, v, .false., gam)
+    gam = 2 * gam
   end subroutine
 
   subroutine nat_hol_gtl_q(self, t, q, lam, d)
@@ -376,7 +366,7 @@ contains
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp) :: dv(3)
     integer :: j
-    nat_energy = 0.5_wp * dot_product(v, matmul(self%mfull, v)) - dot_product(self%fg, q)
+    nat_energy = 0.5_wp * dot_product(v, matmul(self%mconst, v)) - dot_product(self%fg, q)
     do j = 1, self%nspring
       call linvec(self, 2 * self%mh + j, q, .true., dv)
       nat_energy = nat_energy + 0.5_wp * self%spk(j) * (norm2(dv(1:self%dim)) - self%spl0(j))**2

@@ -16,19 +16,18 @@ module model_pendulum_chain
   use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: pendulum_chain_t, pendulum_chain_new
+  public :: pendulum_chain_t
 
   type, extends(model_t) :: pendulum_chain_t
     integer :: nlink = 0
     real(wp) :: grav = 0
     real(wp), allocatable :: mass_(:), len_(:)
   contains
+    procedure :: init => chain_init
     procedure :: mass => chain_mass
     procedure :: force => chain_force
-    procedure :: force_jac => chain_force_jac
     procedure :: hol => chain_hol
     procedure :: hol_jac => chain_hol_jac
-    procedure :: hol_t => chain_hol_t
     procedure :: hol_vel_q => chain_hol_vel_q
     procedure :: hol_gamma => chain_hol_gamma
     procedure :: hol_gtl_q => chain_hol_gtl_q
@@ -43,25 +42,26 @@ module model_pendulum_chain
 
 contains
 
-  subroutine pendulum_chain_new(ipar, rpar, m, ierr)
+  subroutine chain_init(self, ipar, rpar, ierr)
+    class(pendulum_chain_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(pendulum_chain_t), intent(out) :: m
     integer, intent(out) :: ierr
     integer :: nl
     ierr = 1
     if (size(ipar) < 1) return
     nl = ipar(1)
     if (nl < 1 .or. size(rpar) /= 1 + 2 * nl) return
-    m%nlink = nl
-    m%n = 2 * nl
-    m%mh = nl
-    m%mn = 0
-    m%const_mass = .true.
-    m%has_energy = .true.
-    m%grav = rpar(1)
-    m%mass_ = rpar(2:nl + 1)
-    m%len_ = rpar(nl + 2:2 * nl + 1)
+    self%nlink = nl
+    self%n = 2 * nl
+    self%mh = nl
+    self%mn = 0
+    self%has_energy = .true.
+    self%const_force = .true.
+    self%scleronomic = .true.
+    self%grav = rpar(1)
+    self%mass_ = rpar(2:nl + 1)
+    self%len_ = rpar(nl + 2:2 * nl + 1)
     ierr = 0
   end subroutine
 
@@ -94,14 +94,6 @@ contains
     f(2::2) = -self%grav * self%mass_
   end subroutine
 
-  subroutine chain_force_jac(self, t, q, v, fq, fv)
-    class(pendulum_chain_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
-    fq = 0
-    fv = 0
-  end subroutine
-
   subroutine chain_hol(self, t, q, g)
     class(pendulum_chain_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n)
@@ -126,13 +118,6 @@ contains
       gq(i, 2 * i - 1:2 * i) = d
       if (i > 1) gq(i, 2 * i - 3:2 * i - 2) = -d
     end do
-  end subroutine
-
-  subroutine chain_hol_t(self, t, q, gt)
-    class(pendulum_chain_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: gt(self%mh)
-    gt = 0
   end subroutine
 
   subroutine chain_hol_vel_q(self, t, q, v, d)

@@ -2,7 +2,7 @@
 !> obtain its model: a built-in one (model_id > 0) or the Python callback (0).
 !>
 !> To add a built-in model: write fortran/models/<name>.f90 (a type extending
-!> model_t and a constructor <name>_new(ipar, rpar, m, ierr)), give it the next
+!> model_t that binds init(ipar, rpar, ierr), its constructor), give it the next
 !> id in MODEL_NAMES below and a case in make_builtin; the Python twin in
 !> pyint/models/<name>.py names it by the same string.
 module pyint_registry
@@ -10,15 +10,15 @@ module pyint_registry
   use pyint_model, only: model_t
   use pyint_callback_model, only: callback_model_t, usercb_i, callback_model_start
   use pyint_compiled_model, only: compiled_model_t, compiled_model_new, COMPILED_MODEL_ID
-  use model_anharmonic_chain, only: anharmonic_chain_t, anharmonic_chain_new
-  use model_pendulum_chain, only: pendulum_chain_t, pendulum_chain_new
-  use model_snakeboard, only: snakeboard_t, snakeboard_new
-  use model_snakeboard_coupled, only: snakeboard_coupled_t, snakeboard_coupled_new
-  use model_chaplygin_sleigh, only: chaplygin_sleigh_t, chaplygin_sleigh_new
-  use model_skate, only: skate_t, skate_new
-  use model_driven_pendulum, only: driven_pendulum_t, driven_pendulum_new
-  use model_natural_system, only: natural_system_t, natural_system_new
-  use model_two_link_angles, only: two_link_angles_t, two_link_angles_new
+  use model_anharmonic_chain, only: anharmonic_chain_t
+  use model_pendulum_chain, only: pendulum_chain_t
+  use model_snakeboard, only: snakeboard_t
+  use model_snakeboard_coupled, only: snakeboard_coupled_t
+  use model_chaplygin_sleigh, only: chaplygin_sleigh_t
+  use model_skate, only: skate_t
+  use model_driven_pendulum, only: driven_pendulum_t
+  use model_natural_system, only: natural_system_t
+  use model_two_link_angles, only: two_link_angles_t
   implicit none
   private
   public :: setup_model, builtin_info, model_lookup_id, MODEL_NAMES, NAME_LEN
@@ -73,60 +73,28 @@ contains
     ierr = 1
     select case (trim(MODEL_NAMES(model_id)))
     case ('anharmonic_chain')
-      block
-        type(anharmonic_chain_t) :: x
-        call anharmonic_chain_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(anharmonic_chain_t :: m)
     case ('pendulum_chain')
-      block
-        type(pendulum_chain_t) :: x
-        call pendulum_chain_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(pendulum_chain_t :: m)
     case ('snakeboard')
-      block
-        type(snakeboard_t) :: x
-        call snakeboard_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(snakeboard_t :: m)
     case ('snakeboard_coupled')
-      block
-        type(snakeboard_coupled_t) :: x
-        call snakeboard_coupled_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(snakeboard_coupled_t :: m)
     case ('chaplygin_sleigh')
-      block
-        type(chaplygin_sleigh_t) :: x
-        call chaplygin_sleigh_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(chaplygin_sleigh_t :: m)
     case ('skate')
-      block
-        type(skate_t) :: x
-        call skate_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(skate_t :: m)
     case ('driven_pendulum')
-      block
-        type(driven_pendulum_t) :: x
-        call driven_pendulum_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(driven_pendulum_t :: m)
     case ('natural_system')
-      block
-        type(natural_system_t) :: x
-        call natural_system_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(natural_system_t :: m)
     case ('two_link_angles')
-      block
-        type(two_link_angles_t) :: x
-        call two_link_angles_new(ipar, rpar, x, ierr)
-        if (ierr == 0) allocate(m, source=x)
-      end block
+      allocate(two_link_angles_t :: m)
+    case default
+      return
     end select
+    call m%init(ipar, rpar, ierr)
+    if (ierr /= 0) deallocate(m)
   end subroutine
 
   !> The model of an API call.  model_id = 0: the Python callback with the

@@ -8,59 +8,37 @@
 !> NumPy twin (with the closed form and the multiplier sign): pyint/models/skate.py.
 module model_skate
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_model, only: diagonal_matrix, rpar_error
+  use model_knife_edge, only: knife_edge_t, knife_edge_layout
   implicit none
   private
-  public :: skate_t, skate_new
+  public :: skate_t
 
-  type, extends(model_t) :: skate_t
+  !> The blade: a knife edge at the origin of (x, y), row -[-sin theta, cos theta, 0].
+  type, extends(knife_edge_t) :: skate_t
     real(wp) :: m = 0, j = 0, grav = 0, alpha = 0, k = 0
   contains
-    procedure :: mass => sk_mass
+    procedure :: init => sk_init
     procedure :: force => sk_force
-    procedure :: mass_dq => sk_mass_dq
     procedure :: force_jac => sk_force_jac
-    procedure :: nh => sk_nh
-    procedure :: nh_vel_q => sk_nh_vel_q
-    procedure :: nh_gamma => sk_nh_gamma
-    procedure :: nh_atl_q => sk_nh_atl_q
     procedure :: energy => sk_energy
   end type
 
 contains
 
-  subroutine skate_new(ipar, rpar, m, ierr)
+  subroutine sk_init(self, ipar, rpar, ierr)
+    class(skate_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(skate_t), intent(out) :: m
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 5) return
-    if (any(rpar(1:2) <= 0) .or. rpar(5) < 0) return
-    m%n = 3
-    m%mh = 0
-    m%mn = 1
-    m%const_mass = .true.
-    m%has_energy = .true.
-    m%m = rpar(1); m%j = rpar(2); m%grav = rpar(3); m%alpha = rpar(4); m%k = rpar(5)
+    ierr = rpar_error(rpar, 'pp..n')   ! m, J > 0; k >= 0
+    if (ierr /= 0) return
+    self%n = 3
+    call knife_edge_layout(self, [0.0_wp], [1.0_wp], [0], -1.0_wp)
+    self%has_energy = .true.
+    self%mconst = diagonal_matrix([rpar(1), rpar(1), rpar(2)])
+    self%m = rpar(1); self%j = rpar(2); self%grav = rpar(3); self%alpha = rpar(4); self%k = rpar(5)
     ierr = 0
-  end subroutine
-
-  subroutine sk_mass(self, q, mq)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = 0
-    mq(1, 1) = self%m
-    mq(2, 2) = self%m
-    mq(3, 3) = self%j
-  end subroutine
-
-  subroutine sk_mass_dq(self, q, a, d)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
   end subroutine
 
   subroutine sk_force(self, t, q, v, f)
@@ -77,37 +55,6 @@ contains
     fq = 0
     fq(3, 3) = -self%k
     fv = 0
-  end subroutine
-
-  subroutine sk_nh(self, t, q, a, b)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
-    a(1, :) = [sin(q(3)), -cos(q(3)), 0.0_wp]
-    b = 0
-  end subroutine
-
-  subroutine sk_nh_vel_q(self, t, q, v, d)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: d(self%mn, self%n)
-    d(1, :) = [0.0_wp, 0.0_wp, cos(q(3)) * v(1) + sin(q(3)) * v(2)]
-  end subroutine
-
-  subroutine sk_nh_gamma(self, t, q, v, gam)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: gam(self%mn)
-    gam(1) = v(3) * (cos(q(3)) * v(1) + sin(q(3)) * v(2))
-  end subroutine
-
-  subroutine sk_nh_atl_q(self, t, q, lam, d)
-    class(skate_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
-    d(1, 3) = lam(1) * cos(q(3))
-    d(2, 3) = lam(1) * sin(q(3))
   end subroutine
 
   real(wp) function sk_energy(self, t, q, v)

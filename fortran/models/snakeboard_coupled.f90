@@ -12,44 +12,31 @@
 !> NumPy twin (with the derivation): pyint/models/snakeboard_coupled.py.
 module model_snakeboard_coupled
   use pyint_kinds
+  use pyint_model, only: rpar_error
   use model_snakeboard, only: board_t, board_init
   implicit none
   private
-  public :: snakeboard_coupled_t, snakeboard_coupled_new
+  public :: snakeboard_coupled_t
 
   !> The nonholonomic items come from board_t (wheel layout set in the constructor).
   type, extends(board_t) :: snakeboard_coupled_t
   contains
-    procedure :: mass => sbc_mass
+    procedure :: init => sbc_init
     procedure :: force => sbc_force
-    procedure :: force_jac => sbc_force_jac
-    procedure :: energy => sbc_energy
   end type
 
 contains
 
-  subroutine snakeboard_coupled_new(ipar, rpar, m, ierr)
+  subroutine sbc_init(self, ipar, rpar, ierr)
+    class(snakeboard_coupled_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(snakeboard_coupled_t), intent(out) :: m
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 5) return
-    if (any(rpar <= 0)) return
-    call board_init(m, 5, rpar, [-1.0_wp, 1.0_wp], [5, 5])   ! phi_b = -phi, phi_f = +phi
+    ierr = rpar_error(rpar, 'ppppp')   ! m, J, J_r, J_w, l > 0
+    if (ierr /= 0) return
+    call board_init(self, 5, rpar, [-1.0_wp, 1.0_wp], [5, 5])   ! phi_b = -phi, phi_f = +phi
+    self%const_force = .true.
     ierr = 0
-  end subroutine
-
-  subroutine sbc_mass(self, q, mq)
-    class(snakeboard_coupled_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    mq = 0
-    mq(1, 1) = self%m
-    mq(2, 2) = self%m
-    mq(3, 3) = self%j + self%jr + 2 * self%jw
-    mq(3, 4) = self%jr; mq(4, 3) = self%jr; mq(4, 4) = self%jr
-    mq(5, 5) = 2 * self%jw
   end subroutine
 
   subroutine sbc_force(self, t, q, v, f)
@@ -58,21 +45,5 @@ contains
     real(wp), intent(out) :: f(self%n)
     f = 0
   end subroutine
-
-  subroutine sbc_force_jac(self, t, q, v, fq, fv)
-    class(snakeboard_coupled_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
-    fq = 0
-    fv = 0
-  end subroutine
-
-  real(wp) function sbc_energy(self, t, q, v)
-    class(snakeboard_coupled_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp) :: mq(self%n, self%n)
-    call sbc_mass(self, q, mq)
-    sbc_energy = 0.5_wp * dot_product(v, matmul(mq, v))
-  end function
 
 end module model_snakeboard_coupled

@@ -5,38 +5,38 @@
 !> NumPy twin (with the equations): pyint/models/two_link_angles.py.
 module model_two_link_angles
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_model, only: model_t, rpar_error
   implicit none
   private
-  public :: two_link_angles_t, two_link_angles_new
+  public :: two_link_angles_t
 
   type, extends(model_t) :: two_link_angles_t
     real(wp) :: m1 = 0, m2 = 0, l1 = 0, l2 = 0, g = 0, i1 = 0, i2 = 0, k = 0
   contains
+    procedure :: init => tl_init
     procedure :: mass => tl_mass
     procedure :: mass_dq => tl_mass_dq
     procedure :: force => tl_force
     procedure :: force_jac => tl_force_jac
-    procedure :: energy => tl_energy
+    procedure :: potential => tl_potential
   end type
 
 contains
 
-  subroutine two_link_angles_new(ipar, rpar, m, ierr)
+  subroutine tl_init(self, ipar, rpar, ierr)
+    class(two_link_angles_t), intent(inout) :: self
     integer, intent(in) :: ipar(:)
     real(wp), intent(in) :: rpar(:)
-    type(two_link_angles_t), intent(out) :: m
     integer, intent(out) :: ierr
-    ierr = 1
-    if (size(rpar) /= 6) return
-    if (any(rpar(1:4) <= 0) .or. rpar(5) < 0) return
-    m%n = 2; m%mh = 0; m%mn = 0
-    m%const_mass = .false.
-    m%has_energy = .true.
-    m%m1 = rpar(1); m%m2 = rpar(2); m%l1 = rpar(3); m%l2 = rpar(4); m%g = rpar(6)
-    m%i1 = m%m1 * m%l1**2 / 3 + m%m1 * rpar(5)**2 / 12
-    m%i2 = m%m2 * m%l2**2 / 3 + m%m2 * rpar(5)**2 / 12
-    m%k = 0.5_wp * m%m2 * m%l1 * m%l2
+    ierr = rpar_error(rpar, 'ppppn.')   ! m1, m2, L1, L2 > 0; width >= 0
+    if (ierr /= 0) return
+    self%n = 2; self%mh = 0; self%mn = 0
+    self%const_mass = .false.
+    self%has_energy = .true.
+    self%m1 = rpar(1); self%m2 = rpar(2); self%l1 = rpar(3); self%l2 = rpar(4); self%g = rpar(6)
+    self%i1 = self%m1 * self%l1**2 / 3 + self%m1 * rpar(5)**2 / 12
+    self%i2 = self%m2 * self%l2**2 / 3 + self%m2 * rpar(5)**2 / 12
+    self%k = 0.5_wp * self%m2 * self%l1 * self%l2
     ierr = 0
   end subroutine
 
@@ -93,13 +93,11 @@ contains
     fv(2, 2) = 0
   end subroutine
 
-  real(wp) function tl_energy(self, t, q, v)
+  !> Gravity on the links' centres.
+  real(wp) function tl_potential(self, t, q)
     class(two_link_angles_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp) :: mq(2, 2)
-    call tl_mass(self, q, mq)
-    tl_energy = 0.5_wp * dot_product(v, matmul(mq, v)) &
-                + self%g * (self%m1 * self%l1 / 2 * sin(q(1)) &
+    real(wp), intent(in) :: t, q(self%n)
+    tl_potential = self%g * (self%m1 * self%l1 / 2 * sin(q(1)) &
                             + self%m2 * (self%l1 * sin(q(1)) + self%l2 / 2 * sin(q(1) + q(2))))
   end function
 
