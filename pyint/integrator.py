@@ -204,7 +204,7 @@ class Integrator:
         with _control.kernel_run() as run:
             istat = _fortran.run_batch(
                 self.KERNEL, a["model_id"], a["ipar"], rpar, nv, a["mh"], a["mn"], a["mflags"], iopt, ropt,
-                t0, h, nsteps, every, threads, q0f, v0f, *(buf[k] for k in _OUT))
+                t0, h, nsteps, every, threads, q0f, v0f, *(buf[k] for k in _OUT_BATCH))
         cpu = (time.process_time() - cpu) / nb
         results = []
         stopped = run.interrupted or run.lapack is not None   # raised below with every result
@@ -428,8 +428,11 @@ def raw_result(buf, nl, istat, stats):
                 lam=buf["lout"][:nl].T, istat=np.asarray(istat), stats=stats)
 
 
-#: The driver's output arrays, in the order of the f2py entries run and run_batch (fortran/api/api_run.f90).
-_OUT = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats")
+#: The driver's output arrays, in the order of the f2py entry run_batch (fortran/api/api_run.f90).
+_OUT_BATCH = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats")
+#: The f2py entry run's: run_batch's, then the variable-step block (aopt in, the accepted steps hout and
+#: counts = [accepted, rejected, Newton failures] out; aopt = [0]: the fixed-step loop).
+_OUT = _OUT_BATCH + ("aopt", "hout", "counts")
 #: The residuals the driver keeps per sample for a vector model (fortran/core/metrics.f90:
 #: |g|, |G v + g_t|, |G a + gamma_h|, |A v + b|, |A a + gamma_n|); its per-step maxima are these, then
 #: max |E - E0|.
@@ -450,9 +453,12 @@ def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=No
     V.check_output_size(nout, (nb or 1) * (2 + nq + 2 * nv + max(nl, 1) + naux + nres), nsteps, every)
     tail = () if nb is None else (nb,)
     z = lambda *shape: np.zeros(shape + tail, order="F")  # noqa: E731
-    return dict(tout=z(nout), qout=z(nq, nout), vout=z(nv, nout), aout=z(nv, nout), lout=z(max(nl, 1), nout),
-                auxout=z(naux, nout) if naux else z(1, 1), resout=z(nres, nout), eout=z(nout),
-                stepmax=z(nres + 1), stats=z(max(nstats, 1)))
+    buf = dict(tout=z(nout), qout=z(nq, nout), vout=z(nv, nout), aout=z(nv, nout), lout=z(max(nl, 1), nout),
+               auxout=z(naux, nout) if naux else z(1, 1), resout=z(nres, nout), eout=z(nout),
+               stepmax=z(nres + 1), stats=z(max(nstats, 1)))
+    if nb is None:   # run's variable-step block, unused: the fixed-step loop
+        buf.update(aopt=np.zeros(1), hout=np.zeros(1), counts=np.zeros(3, dtype=np.int32))
+    return buf
 
 
 def vector_step_max(stepmax):
