@@ -65,6 +65,8 @@ class LieIntegrator(Integrator):
     (one call of its own f2py routine through :meth:`_call_kernel`), and ``_extra(system, raw)``
     naming its auxiliary arrays."""
 
+    ADAPTIVE_REFUSAL = ("the Lie-group steppers have no local error estimate yet (issue 18: the vector "
+                        "generalized-alpha has one)")
     supports = frozenset({"holonomic"})
     backends = ("auto", "fortran")
     spaces = (RigidBodySystem.configuration_space,)
