@@ -244,3 +244,41 @@ def test_rk4_tolerance_proportionality(name):
         assert np.all(np.diff(errs) < 0), errs
         ratio = errs / np.asarray(RTOLS)
         assert np.all(ratio <= 10 * k) and np.all(ratio >= k / 10), ratio
+
+
+@pytest.mark.parametrize("name,form", [("chain2", "arnold_bruls"), ("chain2", "paper"),
+                                       ("driven_pendulum", "paper"), ("manipulator", "arnold_bruls")])
+def test_stabilized_variant_matches_its_oracle(name, form):
+    """VARIANT_STAB2 at a fixed step against tests/genalpha_numpy.py alpha_step(stabilized=True)
+    (Newton tol 1e-13 both sides, full Newton): 64 steps of h = T/256.  Measured max |q_F - q_NumPy|,
+    |v_F - v_NumPy| <= 2.0e-15 on all four (max |q|, |v| <= 3.5); bound 1e-12 (Newton's tolerance 1e-13
+    times 10 |q|: what two Newton iterations stopped at tol may differ by)."""
+    from genalpha_numpy import alpha_constants, alpha_step, start_history
+    prob = PROBLEMS[name]
+    m = prob.model
+    q0, v0 = prob.initial_state
+    h, nsteps = prob.t_end / 256, 64
+    r = GeneralizedAlpha(rho_inf=0.9, formulation=form, tol=TOL, jacobian_reuse=False, stabilized=True).integrate(
+        m, q0, v0, nsteps * h, h)
+    p = alpha_constants(0.9)
+    q, v = np.array(q0, float), np.array(v0, float)
+    a, lh, ln = m.consistent_acceleration(0.0, q, v)
+    lam = np.concatenate([lh, ln])
+    hist = start_history(m, p, 0.0, q, v, a, lam, form)
+    mu = np.zeros(m.n_hol)
+    for k in range(nsteps):
+        q, v, a, lam, hist, mu, _ = alpha_step(m, p, k * h, h, q, v, a, lam, hist, TOL, 25, form, True, mu)
+        assert np.max(np.abs(r.q[k + 1] - q)) <= 1e-12 and np.max(np.abs(r.v[k + 1] - v)) <= 1e-12
+    assert r.step_max("eps_vel") <= 100 * EPS * (1 + np.max(np.abs(r.v)))      # both levels kept
+
+
+def test_paper_form_matches_the_prototype():
+    """The shift of the paper form's history term (hist + k M_n da) against the prototype's:
+    chain2 at rtol 1e-4, same steps (measured max |h_F - h_NumPy| / h 8.4e-11; bound 10x)."""
+    prob = PROBLEMS["chain2"]
+    q0, v0 = prob.initial_state
+    ref = integrate_adaptive(AlphaStepper(prob.model, q0, v0, rho_inf=0.9, form="paper", stabilized=True, tol=TOL),
+                             prob.t_end, 1e-4)
+    r = _run("chain2", 1e-4, method=dict(tol=TOL, jacobian_reuse=False, formulation="paper"))
+    assert (r.stats["accepted"], r.stats["rejected"]) == (ref.stats["accepted"], ref.stats["rejected"])
+    assert np.max(np.abs(r.h - ref.h) / ref.h) <= 8.4e-10
