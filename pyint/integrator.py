@@ -402,7 +402,7 @@ class Integrator:
             raw = self._driver_raw(model, buf, nl, istat)
             counts = buf["counts"]
             raw["stats"].update(accepted=int(counts[0]), rejected=int(counts[1]), newton_failures=int(counts[2]),
-                                rtol=rtol, atol=atol, per_unit_step=bool(per_unit_step))
+                                rtol=rtol, atol=atol, per_unit_step=int(per_unit_step))
         cpu = time.process_time() - cpu
         hs = buf["hout"][:int(istat[1])].copy()
         result = self._make_result(model, raw, t0, hs, cpu, backend, raise_on_failure, run)

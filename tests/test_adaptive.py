@@ -282,3 +282,14 @@ def test_paper_form_matches_the_prototype():
     r = _run("chain2", 1e-4, method=dict(tol=TOL, jacobian_reuse=False, formulation="paper"))
     assert (r.stats["accepted"], r.stats["rejected"]) == (ref.stats["accepted"], ref.stats["rejected"])
     assert np.max(np.abs(r.h - ref.h) / ref.h) <= 8.4e-10
+
+
+def test_dataset_of_a_variable_step_run(tmp_path):
+    """Result.to_xarray: the accepted steps as a variable along "step", attrs h = NaN (as IDA's);
+    it writes to netCDF."""
+    import xarray as xr
+    r = _run("chain2", 1e-3)
+    r.to_xarray().to_netcdf(tmp_path / "a.nc")
+    ds = xr.load_dataset(tmp_path / "a.nc")
+    assert np.isnan(ds.attrs["h"]) and np.array_equal(ds["accepted_step"].values, r.h)
+    assert int(ds["accepted"]) == r.h.size and int(ds["rejected"]) == r.stats["rejected"]
