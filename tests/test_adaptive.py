@@ -293,3 +293,17 @@ def test_dataset_of_a_variable_step_run(tmp_path):
     ds = xr.load_dataset(tmp_path / "a.nc")
     assert np.isnan(ds.attrs["h"]) and np.array_equal(ds["accepted_step"].values, r.h)
     assert int(ds["accepted"]) == r.h.size and int(ds["rejected"]) == r.stats["rejected"]
+
+
+@pytest.mark.parametrize("h0", [1e-4, 1e-3])
+def test_a_too_large_first_step_is_recovered(h0):
+    """stiff_fast at rtol 1e-6 from h0 = 1e-4 / 1e-3 (the starting step picks 1e-6; step 1 has no v
+    estimate, step 2's covers it and retakes step 1 from t0 when it fails: driver.f90): the run
+    ends with the accuracy of the default start (measured at rtol 1e-7: q/rtol 0.0748, v/rtol 28.50
+    for h0 = none, 1e-5, 1e-4, 1e-3, with 3-6 rejections); bound: within 10x of K rtol."""
+    prob = PROBLEMS["stiff_fast"]
+    r = _run("stiff_fast", 1e-6, h0=h0, t_eval=prob.sample_times)
+    assert r.stats["rejected"] >= 1 and r.h[0] < h0 / 100
+    rq, rv, _ = prob.reference
+    assert np.max(np.abs(r.q - rq)) <= 10 * K["stiff_fast"][0] * 1e-6
+    assert np.max(np.abs(r.v - rv)) <= 10 * K["stiff_fast"][1] * 1e-6
