@@ -42,6 +42,28 @@
 !> fresh one.  reuse = 0 is Newton's method (a new matrix every iteration).
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90); the groups are listed at alpha_newton.
+!>
+!> Stabilized index 2 (VARIANT_STAB2; Arnold, Bruls, Cardona, Numer. Math. 129 (2015), the vector
+!> form of fortran/lie_genalpha.f90's variant 1): q_{n+1} gains beta h^2 G(q_n)^T mu and
+!> (G v_{n+1} + g_t) / (gamma h) = 0 is solved with g = 0: both levels at round-off (dense solver).
+!>
+!> Variable steps (self%adaptive, fortran/core/driver.f90 drive_adaptive; the derivation is
+!> docs/adaptive_steps.md section 1, checked on its NumPy prototype tests/adaptive_numpy.py):
+!>  * a_n approximates qddot(t_n + o_n), (1 - am) o_{n+1} + am o_n = delta h_n, delta = am - af
+!>    (o_0 = 0: the consistent start); second order needs o_n = delta h_n for the step h_n taken,
+!>    so before each step a_n* = a_n + (delta h_n - o_n) (a_n - a_{n-1}*) / (t_n + o_n - s_{n-1}),
+!>    the history term with it (Arnold-Bruls: ahist - k da; paper: hist + k M_n da); without it a
+!>    changing h leaves h_n delta kappa (h_{n-1} - h_n) q^(3) per step in v (order 1);
+!>  * local errors h^3 C_q q^(3) (q), h^3 C_v q^(4) (v), C_q = beta + delta/2 - 1/6,
+!>    C_v = c2 + gamma/2 + gamma delta - 1/6, c2 = (1 - af)/2 - (1 - am)(1/2 + delta)
+!>    (rho_inf = 1: 1/12, the trapezoidal rule's); estimated by the divided differences of a over
+!>    the times s = t + o it approximates qddot at: e_q = h^3 C_q a[s_n, s_n+1],
+!>    e_v = h^3 C_v 2 a[s_n-1, s_n, s_n+1] (none at step 1), projected along the direction the
+!>    constraint rows move the solution (project_estimates);
+!>  * index 3 collapses under step control (the velocity defect G v = O(h^2) is corrected within a
+!>    step of the new h: lam and the estimates grow as 1/h): with holonomic constraints only the
+!>    stabilized variant runs adaptively (init refuses VARIANT_GENALPHA there), alpha-RATTLE has no
+!>    derived estimate (refused); nonholonomic rows are index 2 as they are.
 module genalpha
   use pyint_kinds
   use pyint_model, only: model_t
@@ -53,9 +75,10 @@ module genalpha
   use pyint_driver, only: stepper_t, state_t, consistent_start
   implicit none
   private
-  public :: alpha_stepper_t, VARIANT_GENALPHA, VARIANT_RATTLE, NSTATS
+  public :: alpha_stepper_t, VARIANT_GENALPHA, VARIANT_RATTLE, VARIANT_STAB2, NSTATS
 
-  integer, parameter :: VARIANT_GENALPHA = 0, VARIANT_RATTLE = 1
+  !> VARIANT_STAB2: the stabilized index-2 generalized-alpha (see "Variable steps" below).
+  integer, parameter :: VARIANT_GENALPHA = 0, VARIANT_RATTLE = 1, VARIANT_STAB2 = 2
   !> stats = [newton iterations, factorizations, max iterations in a step, start-up
   !>          iterations, solves with a kept factorization, solver kind, band kl, band ku]
   integer, parameter :: NSTATS = 8
@@ -65,6 +88,9 @@ module genalpha
   !> Per-trajectory workspace (allocated once per call: the kernels are reentrant).
   type :: alpha_work_t
     integer :: n, mh, mn, m, nx
+    integer :: ns = 0                  !< VARIANT_STAB2: mu's unknowns (mh); else 0
+    integer :: nm = 0                  !< n + m: x = (a, lam_h, lam_n, mu), mu = x(nm + 1:nx)
+    real(wp) :: h_factor = 0           !< the h of the kept factorization (a new h refactors)
     integer :: variant = VARIANT_GENALPHA, mass_mode = 0
     logical :: dense_mass = .false.    !< M held as a dense array (dense solver)
     logical :: reuse = .false.         !< simplified Newton
@@ -86,6 +112,18 @@ module genalpha
     real(wp), allocatable :: mq(:, :)  !< dense M (dense_mass only)
     ! alpha-RATTLE only: R_{1/2} = -M^{-1} A^T at the half step, and dense items
     real(wp), allocatable :: rm(:, :), cn(:, :), bn(:), fq(:, :), fv(:, :), dq(:, :), dtmp(:, :), pn(:, :)
+    ! VARIANT_STAB2 only: g0t = beta h^2 G(q_n)^T (mu's direction), G(q_{n+1}), (G v + g_t)_q; mu
+    real(wp), allocatable :: g0t(:, :), gq(:, :), gvq(:, :), mu(:)
+  end type
+
+  !> The variable-step state of a trajectory (docs/adaptive_steps.md 1.3): a approximates
+  !> qddot(t + off); a_start, s_start: the (shifted) a the last step started from and the time
+  !> it approximates qddot at; with the history term, mu and Newton's start data it is what
+  !> the driver's save_state / restore_state keep.
+  type :: alpha_var_t
+    real(wp) :: off = 0, s_start = 0, t_prev_end = 0
+    logical :: has_start = .false., have_prev = .false., trusted = .false.
+    real(wp), allocatable :: a_start(:), hist(:), xn(:), xprev(:), mu(:)
   end type
 
   !> The stepper of the one driver (fortran/core/driver.f90).  Options:
@@ -99,10 +137,14 @@ module genalpha
     integer :: variant = VARIANT_GENALPHA, mass_mode = 0, start_mode = 0, maxit = 1
     real(wp) :: tol = 0
     real(wp), allocatable :: hist(:)
+    type(alpha_var_t) :: var, slots(2)
+    real(wp) :: cq = 0, cv = 0         !< local error constants C_q, C_v (eqs. (7), (8))
   contains
     procedure :: init => alpha_init
     procedure :: step => alpha_advance
     procedure :: finish => alpha_finish
+    procedure :: save_state => alpha_save
+    procedure :: restore_state => alpha_restore
   end type
 
 contains
@@ -118,7 +160,9 @@ contains
     n = model%n
     mn = model%mn
     w%n = n; w%mh = model%mh; w%mn = mn
-    w%m = model%mh + mn; w%nx = n + w%m
+    w%m = model%mh + mn; w%nm = n + w%m
+    w%ns = merge(model%mh, 0, variant == VARIANT_STAB2)
+    w%nx = w%nm + w%ns
     w%variant = variant
     w%mass_mode = mass_mode
     w%reuse = reuse
@@ -131,6 +175,11 @@ contains
       allocate(w%rm(n, mn), w%cn(mn, n), w%bn(mn), w%fq(n, n), w%fv(n, n), w%dq(n, n), &
                w%dtmp(n, n), w%pn(mn, n))
       w%rm = 0
+    end if
+    if (variant == VARIANT_STAB2) then
+      allocate(w%cn(mn, n), w%bn(mn), w%fq(n, n), w%fv(n, n), w%dq(n, n), w%dtmp(n, n), w%pn(mn, n), &
+               w%g0t(n, w%mh), w%gq(w%mh, n), w%gvq(w%mh, n), w%mu(w%mh))
+      w%mu = 0
     end if
     call w%jm%record(w%nx)
   end subroutine
@@ -146,7 +195,7 @@ contains
     integer, intent(out) :: info
     integer :: req
     req = requested
-    if (w%variant == VARIANT_RATTLE) req = SOLVER_DENSE
+    if (w%variant == VARIANT_RATTLE .or. w%variant == VARIANT_STAB2) req = SOLVER_DENSE
     if (req /= SOLVER_DENSE) then
       w%dense_mass = .false.
       call alpha_jacobian(model, p, t1, h, w)
@@ -169,9 +218,10 @@ contains
     type(alpha_work_t), intent(inout) :: w
     integer :: n, mh, mn
     n = w%n; mh = w%mh; mn = w%mn
-    associate (a => w%x(1:n), lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nx))
+    associate (a => w%x(1:n), lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nm))
       w%q = w%qpred + p%beta * h * h * a
       w%v = w%vpred + p%gamma * h * a
+      if (w%ns > 0) w%q = w%q + matmul(w%g0t, w%x(w%nm + 1:w%nx))    ! + beta h^2 G(q_n)^T mu
       if (w%variant == VARIANT_RATTLE .and. mn > 0) then
         w%tmp = matmul(w%rm, ln)
         w%q = w%q + 0.5_wp * h * h * w%tmp
@@ -203,8 +253,12 @@ contains
       if (mn > 0) then
         call model%nh_jac_tmul(t1, w%q, ln, w%tmp)
         w%force_tot = w%force_tot - w%tmp
-        call model%nh_vel(t1, w%q, w%v, w%e(n + mh + 1:w%nx))
-        w%e(n + mh + 1:w%nx) = w%e(n + mh + 1:w%nx) / h
+        call model%nh_vel(t1, w%q, w%v, w%e(n + mh + 1:w%nm))
+        w%e(n + mh + 1:w%nm) = w%e(n + mh + 1:w%nm) / h
+      end if
+      if (w%ns > 0) then     ! (G v + g_t) / (gamma h) = 0
+        call model%hol_vel(t1, w%q, w%v, w%e(w%nm + 1:w%nx))
+        w%e(w%nm + 1:w%nx) = w%e(w%nm + 1:w%nx) / (p%gamma * h)
       end if
       w%e(1:n) = w%ma
       if (p%form == FORM_PAPER) w%e(1:n) = w%e(1:n) + hist
@@ -232,7 +286,11 @@ contains
       call rattle_jacobian(model, p, t1, h, w)
       return
     end if
-    associate (a => w%x(1:n), lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nx))
+    if (w%variant == VARIANT_STAB2) then
+      call stab2_jacobian(model, p, t1, h, w)
+      return
+    end if
+    associate (a => w%x(1:n), lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nm))
       ! M (at q_{n+1}, or at q_n + h v_n for mass_mode 1)
       if (w%dense_mass) then
         do j = 1, n
@@ -295,6 +353,60 @@ contains
     end associate
   end subroutine
 
+  !> The stabilized index-2 variant's Newton matrix (dense: the mu columns are products with
+  !> G(q_n)^T; docs/adaptive_steps.md section 6, the oracle tests/genalpha_numpy.py alpha_step
+  !> with stabilized=True), rows (dynamics; g / (beta h^2); (A v + b) / h; (G v + g_t) / (gamma h)):
+  !>   [ M + beta h^2 D_q + gamma h D_v   c G^T   c A^T   D_q G0t                ]
+  !>   [ G                                0       0       G G0t / (beta h^2)      ]
+  !>   [ beta h (A v + b)_q + gamma A     0       0       (A v + b)_q G0t / h     ]
+  !>   [ (beta h / gamma) (G v)_q + G     0       0       (G v)_q G0t / (gamma h) ]
+  !> D_q = (M av)_q - c (f_q - (G^T lam)_q - (A^T lam)_q), D_v = -c f_v, G0t = beta h^2 G(q_n)^T.
+  subroutine stab2_jacobian(model, p, t1, h, w)
+    class(model_t), intent(in) :: model
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(in) :: t1, h
+    type(alpha_work_t), intent(inout) :: w
+    integer :: n, mh, mn, nm
+    real(wp) :: sh
+    n = w%n; mh = w%mh; mn = w%mn; nm = w%nm
+    sh = p%beta * h * h
+    associate (lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:nm), jac => w%jm%a)
+      jac(1:w%nx, 1:w%nx) = 0
+      call model%force_jac(t1, w%q, w%v, w%fq, w%fv)
+      w%dq = -p%c * w%fq
+      if (w%mass_mode == 0 .and. .not. model%const_mass) then
+        call model%mass_dq(w%q, w%av, w%dtmp)
+        w%dq = w%dq + w%dtmp
+      end if
+      if (mh > 0) then
+        call model%hol_gtl_q(t1, w%q, lh, w%dtmp)
+        w%dq = w%dq + p%c * w%dtmp
+      end if
+      if (mn > 0) then
+        call model%nh_atl_q(t1, w%q, ln, w%dtmp)
+        w%dq = w%dq + p%c * w%dtmp
+      end if
+      jac(1:n, 1:n) = w%mq + sh * w%dq - p%gamma * h * p%c * w%fv
+      if (mh > 0) then
+        call model%hol_jac(t1, w%q, w%gq)
+        call model%hol_vel_q(t1, w%q, w%v, w%gvq)
+        jac(1:n, n + 1:n + mh) = p%c * transpose(w%gq)
+        jac(n + 1:n + mh, 1:n) = w%gq
+        jac(1:n, nm + 1:w%nx) = matmul(w%dq, w%g0t)
+        jac(n + 1:n + mh, nm + 1:w%nx) = matmul(w%gq, w%g0t) / sh
+        jac(nm + 1:w%nx, 1:n) = (p%beta * h / p%gamma) * w%gvq + w%gq
+        jac(nm + 1:w%nx, nm + 1:w%nx) = matmul(w%gvq, w%g0t) / (p%gamma * h)
+      end if
+      if (mn > 0) then
+        call model%nh(t1, w%q, w%cn, w%bn)
+        call model%nh_vel_q(t1, w%q, w%v, w%pn)
+        jac(1:n, n + mh + 1:nm) = p%c * transpose(w%cn)
+        jac(n + mh + 1:nm, 1:n) = p%beta * h * w%pn + p%gamma * w%cn
+        if (mh > 0) jac(n + mh + 1:nm, nm + 1:w%nx) = matmul(w%pn, w%g0t) / h
+      end if
+    end associate
+  end subroutine
+
   !> Solve the step equations for w%x (start value on entry) by Newton (or
   !> simplified Newton, w%reuse), stopped by the rule of pyint_newton_control:
   !> accelerations measured against 1 + |a|, each multiplier group against
@@ -348,6 +460,7 @@ contains
           return
         end if
         w%have_factor = .true.
+        w%h_factor = h
       else
         nreuse = nreuse + 1
       end if
@@ -361,15 +474,18 @@ contains
       ! no floor of their own (huge); alpha-RATTLE's nonholonomic ones move q and v
       ! themselves (through R_1/2): the floor of a
       qfloor = maxval(abs(w%q)) / sh
-      lnmax = maxabs(w%x(w%n + w%mh + 1:w%nx))
+      lnmax = maxabs(w%x(w%n + w%mh + 1:w%nm))
       use_le = w%contiguous
       if (use_le) use_le = local_error_trusted(d2(1, w%n), max(amax, qfloor))
       call w%nc%clear()
       call w%nc%group(w%dx(1:w%n), scale(1, w%n, 1 + amax), max(amax, qfloor))
       call w%nc%group(w%dx(w%n + 1:w%n + w%mh), scale(w%n + 1, w%n + w%mh, &
                       1 + maxabs(w%x(w%n + 1:w%n + w%mh))), huge(1.0_wp))
-      call w%nc%group(w%dx(w%n + w%mh + 1:w%nx), scale(w%n + w%mh + 1, w%nx, 1 + lnmax), &
+      call w%nc%group(w%dx(w%n + w%mh + 1:w%nm), scale(w%n + w%mh + 1, w%nm, 1 + lnmax), &
                       merge(max(lnmax, qfloor), huge(1.0_wp), w%variant == VARIANT_RATTLE))
+      ! mu (stabilized variant): measured by the position change beta h^2 G(q_n)^T dmu
+      if (w%ns > 0) call w%nc%group(matmul(w%g0t, w%dx(w%nm + 1:w%nx)), 1 + maxval(abs(w%q)), &
+                                    maxval(abs(w%q)))
       status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
       if (.not. w%reuse .or. w%nc%refresh) then
         w%have_factor = .false.
@@ -411,7 +527,8 @@ contains
     logical function constraints_at_roundoff()
       constraints_at_roundoff = &
         all(abs(w%e(w%n + 1:w%n + w%mh)) * sh <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%q)))) .and. &
-        all(abs(w%e(w%n + w%mh + 1:w%nx)) * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v))))
+        all(abs(w%e(w%n + w%mh + 1:w%nm)) * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v)))) .and. &
+        all(abs(w%e(w%nm + 1:w%nx)) * p%gamma * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v))))
     end function
   end subroutine
 
@@ -484,8 +601,14 @@ contains
       call rattle_half_step(model, t, h, q, v, w, info)
       if (info /= 0) return
     end if
+    if (w%variant == VARIANT_STAB2 .and. w%mh > 0) then
+      call model%hol_jac(t, q, w%gq)
+      w%g0t = p%beta * h * h * transpose(w%gq)
+    end if
+    if (w%reuse .and. w%have_factor .and. h /= w%h_factor) w%have_factor = .false.
     w%xn(1:w%n) = a
-    w%xn(w%n + 1:) = lam
+    w%xn(w%n + 1:w%nm) = lam
+    if (w%ns > 0) w%xn(w%nm + 1:) = w%mu
     call start_value()
     call alpha_newton(model, p, t + h, h, hist, tol, maxit, w, iters, nfact, nreuse, info)
     if (info == STATUS_NEWTON_FAILED .and. nreuse > 0) then
@@ -500,7 +623,8 @@ contains
     q = w%q
     v = w%v
     a = w%x(1:w%n)
-    lam = w%x(w%n + 1:)
+    lam = w%x(w%n + 1:w%nm)
+    if (w%ns > 0) w%mu = w%x(w%nm + 1:)
     call alpha_history(p, w, hist)
     w%xprev = w%xn
     w%have_prev = .true.
@@ -533,6 +657,17 @@ contains
     self%p = alpha_params(self%ropt(1), form)
     ! alpha-RATTLE is written for nonholonomic constraints
     if (self%variant == VARIANT_RATTLE .and. self%model%mh > 0) return
+    if (self%variant < VARIANT_GENALPHA .or. self%variant > VARIANT_STAB2) return
+    if (self%adaptive) then
+      ! variable steps (docs/adaptive_steps.md 1.6): the stabilized index-2 variant (with
+      ! nonholonomic rows only the plain one is the same method); index 3 collapses under step
+      ! control, alpha-RATTLE has no derived estimate; the offset o_0 = 0 needs the consistent start
+      if (self%variant == VARIANT_RATTLE .or. self%start_mode /= 0) return
+      if (self%variant == VARIANT_GENALPHA .and. self%model%mh > 0) return
+      self%est_power = 3
+      self%order = 2
+      call error_constants(self%p, self%cq, self%cv)
+    end if
     call consistent_start(self%model, s, info)
     if (info /= 0) return
     associate (model => self%model, p => self%p, w => self%w, stats => self%stats)
@@ -540,8 +675,9 @@ contains
       a0 = s%a
       allocate(self%hist(self%nv), f0(self%nv), ftot0(self%nv))
       ! the Newton matrix: pattern at the initial state, solver choice
+      w%x = 0
       w%x(1:w%n) = s%a
-      w%x(w%n + 1:) = s%lam
+      w%x(w%n + 1:w%nm) = s%lam
       w%av = s%a
       w%q = s%q; w%v = s%v; w%qm = s%q
       call alpha_setup_solver(model, p, s%t, self%h, solver, w, info)
@@ -557,6 +693,8 @@ contains
         if (info /= 0) return
       end if
       call start_history(s%a, self%hist)
+      self%var%off = 0
+      self%var%has_start = .false.
     end associate
 
   contains
@@ -616,19 +754,171 @@ contains
 
   end subroutine alpha_init
 
-  !> One step of the method (alpha_step) and its counters.
+  !> One step of the method (alpha_step) and its counters; with variable steps (self%adaptive)
+  !> the shift of a_n to the offset the step needs (eq. (4)), the offset's recursion (eq. (3))
+  !> and the local error estimates (eqs. (9)-(11)) into err_q, err_v.
   subroutine alpha_advance(self, h, t1, s, info)
     class(alpha_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     integer :: iters, nfact, nreuse
-    call alpha_step(self%model, self%p, s%t, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
-                    self%w, iters, nfact, nreuse, info)
+    real(wp) :: off0, off1, s_n, s_1, da(self%nv), a0(self%nv), d1(self%nv), t0, q0(self%nq)
+    if (.not. self%adaptive) then
+      call alpha_step(self%model, self%p, s%t, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
+                      self%w, iters, nfact, nreuse, info)
+    else
+      associate (p => self%p, var => self%var)
+        t0 = s%t
+        q0 = s%q
+        off0 = var%off
+        a0 = s%a
+        if (var%has_start .and. p%alpha * h /= var%off) then
+          ! eq. (4): a_n* = a_n + (delta h - o_n) (a_n - a_{n-1}*) / (t_n + o_n - s_{n-1}*)
+          da = (p%alpha * h - var%off) * (s%a - var%a_start) / (t0 + var%off - var%s_start)
+          a0 = s%a + da
+          if (p%form == FORM_ARNOLD_BRULS) then
+            self%hist = self%hist - p%k * da                 ! ahist = d w_n - k a_n
+          else
+            call self%model%mass_mul(s%q, da, self%w%tmp)    ! hist = k M_n a_n - d F_n
+            self%hist = self%hist + p%k * self%w%tmp
+          end if
+          off0 = p%alpha * h
+        end if
+        s%a = a0
+        call alpha_step(self%model, p, t0, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
+                        self%w, iters, nfact, nreuse, info)
+        if (info == 0) then
+          off1 = (p%alpha * h - p%alpha_m * off0) / (1 - p%alpha_m)     ! eq. (3)
+          s_n = t0 + off0
+          s_1 = t1 + off1
+          d1 = (s%a - a0) / (s_1 - s_n)
+          self%err_q = h**3 * self%cq * d1                                 ! eq. (9)
+          self%has_err_v = var%has_start
+          if (var%has_start) &                                             ! eq. (10)
+            self%err_v = h**3 * self%cv * 2 * (d1 - (a0 - var%a_start) / (s_n - var%s_start)) / (s_1 - var%s_start)
+          call project_estimates(self, t0, t1, q0, s, info)                    ! eq. (11)
+          var%a_start = a0
+          var%s_start = s_n
+          var%has_start = .true.
+          var%off = off1
+        end if
+      end associate
+    end if
     self%stats(1) = self%stats(1) + iters
     self%stats(2) = self%stats(2) + nfact
     self%stats(3) = max(self%stats(3), real(iters, wp))
     self%stats(5) = self%stats(5) + nreuse
+  end subroutine
+
+  !> Local error constants (docs/adaptive_steps.md eqs. (6)-(8)), delta = am - af:
+  !> c2 = (1 - af)/2 - (1 - am)(1/2 + delta), C_q = beta + delta/2 - 1/6,
+  !> C_v = c2 + gamma/2 + gamma delta - 1/6 (rho_inf = 1: both 1/12, the trapezoidal rule's).
+  subroutine error_constants(p, cq, cv)
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(out) :: cq, cv
+    real(wp) :: c2
+    c2 = (1 - p%alpha_f) / 2 - (1 - p%alpha_m) * (0.5_wp + p%alpha)
+    cq = p%beta + p%alpha / 2 - 1.0_wp / 6
+    cv = c2 + p%gamma / 2 + p%gamma * p%alpha - 1.0_wp / 6
+  end subroutine
+
+  !> eq. (11): the estimates projected onto the constraints' tangent space at q_{n+1} along the
+  !> direction in which the step's constraint rows move the solution, P = I - D (C D)^-1 C:
+  !> err_q with C = G(q_{n+1}), D = G(q_n)^T (mu's direction; the stabilized variant: with
+  !> holonomic constraints the only adaptive one); err_v with C = [G; A](q_{n+1}), D = M^-1 C^T.
+  !> Dense (one LU of M and of C D per step).
+  subroutine project_estimates(self, t0, t1, q0, s, info)
+    class(alpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: t0, t1, q0(:)
+    type(state_t), intent(in) :: s
+    integer, intent(out) :: info
+    integer :: n, mh, mn, m, j
+    real(wp), allocatable :: c(:, :), d(:, :), cd(:, :), mm(:, :), g0(:, :), bn(:), y(:)
+    integer, allocatable :: ipiv(:), ipm(:)
+    info = 0
+    n = self%nv; mh = self%model%mh; mn = self%model%mn; m = mh + mn
+    if (m == 0) return
+    allocate(c(m, n), d(n, m), cd(m, m), ipiv(m), bn(max(mn, 1)), y(m))
+    if (mh > 0) call self%model%hol_jac(t1, s%q, c(1:mh, :))
+    if (mn > 0) call self%model%nh(t1, s%q, c(mh + 1:m, :), bn(1:mn))
+    if (mh > 0) then
+      allocate(g0(mh, n))
+      call self%model%hol_jac(t0, q0, g0)
+      d(:, 1:mh) = transpose(g0)
+      cd(1:mh, 1:mh) = matmul(c(1:mh, :), d(:, 1:mh))
+      call lu_factor(cd(1:mh, 1:mh), ipiv(1:mh), info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      y(1:mh) = matmul(c(1:mh, :), self%err_q)
+      call lu_solve(cd(1:mh, 1:mh), ipiv(1:mh), y(1:mh))
+      self%err_q = self%err_q - matmul(d(:, 1:mh), y(1:mh))
+    end if
+    if (.not. self%has_err_v) return
+    allocate(mm(n, n), ipm(n))
+    call self%model%mass(s%q, mm)
+    call lu_factor(mm, ipm, info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    d = transpose(c)
+    do j = 1, m
+      call lu_solve(mm, ipm, d(:, j))
+    end do
+    cd = matmul(c, d)
+    call lu_factor(cd, ipiv, info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    y = matmul(c, self%err_v)
+    call lu_solve(cd, ipiv, y)
+    self%err_v = self%err_v - matmul(d, y)
+  end subroutine
+
+  !> The driver's save / restore of the variable-step state (slot 1: before the step tried,
+  !> 2: the start); a restore drops the kept factorization (the next h differs).
+  subroutine alpha_save(self, slot)
+    class(alpha_stepper_t), intent(inout) :: self
+    integer, intent(in) :: slot
+    call sync(self%var, self%hist, self%w, .true.)
+    self%slots(slot) = self%var
+  end subroutine
+
+  subroutine alpha_restore(self, slot)
+    class(alpha_stepper_t), intent(inout) :: self
+    integer, intent(in) :: slot
+    self%var = self%slots(slot)
+    call sync(self%var, self%hist, self%w, .false.)
+    self%w%have_factor = .false.
+  end subroutine
+
+  !> Copy the history term, mu and Newton's start data into var (to_var) or back.
+  subroutine sync(var, hist, w, to_var)
+    type(alpha_var_t), intent(inout) :: var
+    real(wp), intent(inout) :: hist(:)
+    type(alpha_work_t), intent(inout) :: w
+    logical, intent(in) :: to_var
+    if (to_var) then
+      var%hist = hist
+      var%xn = w%xn
+      var%xprev = w%xprev
+      var%have_prev = w%have_prev
+      var%trusted = w%trusted
+      var%t_prev_end = w%t_prev_end
+      if (w%ns > 0) var%mu = w%mu
+    else
+      hist = var%hist
+      w%xn = var%xn
+      w%xprev = var%xprev
+      w%have_prev = var%have_prev
+      w%trusted = var%trusted
+      w%t_prev_end = var%t_prev_end
+      if (w%ns > 0) w%mu = var%mu
+    end if
   end subroutine
 
   subroutine alpha_finish(self)

@@ -8,6 +8,14 @@
 !>
 !> A stepper of the one driver (fortran/core/driver.f90); the step itself is
 !> pyint_index1's rk4_step.  stats = [index-1 solves].
+!>
+!> Variable steps (drive_adaptive; docs/adaptive_steps.md section 2): the FSAL embedded
+!> solution of classical RK4, b^ = (1/6, 1/3, 1/3, 0, 1/6) with k5 = f(t_{n+1}, y_{n+1})
+!> (the next step's k1, computed anyway), satisfies the four order-3 conditions, so
+!>     e = y4 - y3 = h/6 (k4 - k5) = (local error of y3) + O(h^5),
+!> O(h^4) (est_power 4), controlled per step with local extrapolation (y4 is kept): the global
+!> error of y4 ~ h^4 ~ tol (Hairer, Norsett, Wanner, Solving ODEs I, II.4).  No internal state:
+!> the driver's restore of s (a = k1's acceleration) undoes a rejected step.
 module rk4_index1
   use pyint_kinds
   use pyint_driver, only: stepper_t, state_t
@@ -35,6 +43,10 @@ contains
     call index1_init(self%w, self%model)
     call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
     self%stats(1) = 1
+    if (self%adaptive) then
+      self%est_power = 4
+      self%order = 4
+    end if
   end subroutine
 
   !> One RK4 step; a and lam at the new state (the first stage of the next step).
@@ -43,9 +55,15 @@ contains
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    call rk4_step(self%model, s%t, h, s%q, s%v, s%a, self%w, info)
+    real(wp) :: v4(self%nv), a4(self%nv)
+    call rk4_step(self%model, s%t, h, s%q, s%v, s%a, self%w, info, v4, a4)
     if (info == 0) call index1_accel(self%model, t1, s%q, s%v, self%w, s%a, s%lam, info)
     self%stats(1) = self%stats(1) + 4
+    if (info == 0 .and. self%adaptive) then      ! e = h/6 (k4 - k5), k5 = (v_{n+1}, a_{n+1})
+      self%err_q = (h / 6) * (v4 - s%v)
+      self%err_v = (h / 6) * (a4 - s%a)
+      self%has_err_v = .true.
+    end if
   end subroutine
 
 end module rk4_index1

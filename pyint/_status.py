@@ -11,6 +11,8 @@ STATUS_INTERRUPTED = 5      # Ctrl-C (fortran/core/control.c)
 STATUS_ABORTED = 6          # a callback model item raised (the exception is raised again)
 STATUS_LAPACK_ERROR = 7     # LAPACK/BLAS rejected an argument (pyint's xerbla)
 STATUS_RANK_DEFICIENT = 8   # the start found [G; A] rank deficient (a ValueError, like every bad input)
+STATUS_MAX_STEPS = 9        # variable steps: more than max_steps step attempts needed
+STATUS_STEP_TOO_SMALL = 10  # variable steps: the step fell below h_min
 
 STATUS_NAMES = {
     STATUS_OK: "ok",
@@ -22,6 +24,8 @@ STATUS_NAMES = {
     STATUS_ABORTED: "aborted",
     STATUS_LAPACK_ERROR: "lapack_error",
     STATUS_RANK_DEFICIENT: "rank_deficient",
+    STATUS_MAX_STEPS: "max_steps",
+    STATUS_STEP_TOO_SMALL: "step_too_small",
 }
 
 STATUS_ERRORS = {
@@ -32,6 +36,8 @@ STATUS_ERRORS = {
     STATUS_INTERRUPTED: Interrupted,
     STATUS_ABORTED: IntegrationError,
     STATUS_LAPACK_ERROR: LapackError,
+    STATUS_MAX_STEPS: IntegrationError,
+    STATUS_STEP_TOO_SMALL: IntegrationError,
 }
 
 STATUS_TEXT = {
@@ -43,4 +49,6 @@ STATUS_TEXT = {
     STATUS_ABORTED: "a model item raised",
     STATUS_LAPACK_ERROR: "LAPACK rejected an argument",
     STATUS_RANK_DEFICIENT: "the constraint Jacobian [G; A] is rank deficient",
+    STATUS_MAX_STEPS: "more than max_steps step attempts were needed (raise max_steps or loosen rtol)",
+    STATUS_STEP_TOO_SMALL: "the step size fell below h_min (the error test or Newton kept failing)",
 }

@@ -224,7 +224,7 @@ class Integrator:
         with _control.kernel_run() as run:
             istat = _fortran.run_batch(
                 self.KERNEL, a["model_id"], a["ipar"], rpar, nv, a["mh"], a["mn"], a["mflags"], iopt, ropt,
-                t0, h, nsteps, every, threads, q0f, v0f, *(buf[k] for k in _OUT))
+                t0, h, nsteps, every, threads, q0f, v0f, *(buf[k] for k in _OUT_BATCH))
         cpu = (time.process_time() - cpu) / nb
         results = []
         stopped = run.interrupted or run.lapack is not None   # raised below with every result
@@ -290,9 +290,46 @@ class Integrator:
         if model.n_nonhol and "nonholonomic" not in self.supports:
             raise ValueError(f"{self.name} does not handle nonholonomic constraints (model {model.name!r} has {model.n_nonhol})")
 
-    def integrate(self, model, q0, v0, t_end, h, t0=0.0, every=1, backend="auto", project=False,
-                  raise_on_failure=True):
+    #: Why the method does not run with variable steps (rtol), or None when it does (its stepper
+    #: sets est_power: fortran/core/driver.f90, drive_adaptive).
+    ADAPTIVE_REFUSAL: str | None = ("it has no local error estimate yet (docs/adaptive_steps.md; generalized-alpha "
+                                    "and rk4_index1 have one)")
+
+    #: The error of a variable-step run is controlled per unit step (the estimate of the solution the
+    #: method advances: global error ~ tol) or per step (an embedded lower-order estimate with local
+    #: extrapolation: RK4), docs/adaptive_steps.md sections 2, 5.
+    ADAPTIVE_PER_UNIT_STEP = True
+    #: ``a`` at a sample is qddot there (not an algorithmic acceleration): outputs at t_eval
+    #: interpolate v with it (cubic Hermite in (v, a), O(h^4)) instead of differentiating q's.
+    ACCELERATION_IS_QDDOT = False
+
+    def adaptive_refusal(self, model):
+        """None when the method runs ``model`` with variable steps, else the reason it does not."""
+        return self.ADAPTIVE_REFUSAL
+
+    def adaptive_options(self, model, iopt, ropt):
+        """(iopt, ropt) of a variable-step run (default: the fixed-step ones)."""
+        return iopt, ropt
+
+    def integrate(self, model, q0, v0, t_end, h=None, t0=0.0, every=1, backend="auto", project=False,
+                  raise_on_failure=True, *, rtol=None, atol=None, h0=None, h_min=None, h_max=None, t_eval=None,
+                  max_steps=100_000, per_unit_step=None):
         """Integrate from (t0, q0, v0) to t_end with step h; keep every `every`-th step.
+
+        Variable steps: give ``rtol`` instead of ``h`` (one of the two, never both) for a
+        method with a local error estimate (generalized-alpha; the others raise a ValueError
+        naming why).  The step controller of the one driver (docs/adaptive_steps.md section 5):
+        the error per unit step (``per_unit_step``; else per step) in the RMS norm of the estimate
+        scaled by atol + rtol |y| (atol default rtol; per_unit_step default the method's:
+        generalized-alpha per unit step, RK4 per step), PI control, rejected steps on the error
+        test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
+        step), h_min (default 1e-12 (t_end - t0)) / h_max (default t_end - t0): bounds,
+        max_steps: the step attempts allowed (the run stops with an IntegrationError beyond it, or
+        below h_min).  The samples are the accepted steps (``Result.h``: their sizes, an array;
+        ``stats``: accepted, rejected, newton_failures); with ``t_eval`` the outputs are at those
+        times instead, by cubic Hermite interpolation in (q, v) over the accepted step, then
+        re-imposed as pyint.reference does (q onto g = 0, v onto the velocity constraints, M-orthogonal;
+        a and lam from the index-1 system).
 
         project: project an inconsistent initial state onto the constraints
         instead of raising.  backend: "auto" (built-in Fortran model when the
@@ -310,6 +347,17 @@ class Integrator:
         self.check_model(model)
         if backend not in self.backends:
             raise ValueError(f"{self.name}: backend must be one of {list(self.backends)}, got {backend!r}")
+        if rtol is not None:
+            if h is not None:
+                raise ValueError(f"{self.name}: give either h (a fixed step) or rtol (variable steps), not both")
+            return self._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol,
+                                            atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
+        if h is None:
+            raise ValueError(f"{self.name}: give the step h (a fixed step) or rtol (variable steps)")
+        for name, value in (("atol", atol), ("h0", h0), ("h_min", h_min), ("h_max", h_max), ("t_eval", t_eval)):
+            if value is not None:
+                raise ValueError(f"{self.name}: {name} is an option of variable steps (rtol); a fixed-step run "
+                                 f"(h = {h!r}) takes none")
         h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
 
@@ -318,6 +366,71 @@ class Integrator:
             raw = self._run(model, t0, h, nsteps, every, q0, v0, backend)
         cpu = time.process_time() - cpu
         return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure, run)
+
+    def _integrate_adaptive(self, model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol, h0,
+                            h_min, h_max, t_eval, max_steps, per_unit_step, every):
+        """The variable-step run of :meth:`integrate` (fortran/core/driver.f90: drive_adaptive)."""
+        why = self.adaptive_refusal(model)
+        if why is not None:
+            raise ValueError(f"{self.name} runs at a fixed step only (give h, not rtol): {why}")
+        if self.KERNEL is None:  # pragma: no cover - every method with an estimate has a stepper
+            raise ValueError(f"{self.name} has no stepper of the one driver: no variable steps")
+        if every != 1:
+            raise ValueError(f"{self.name}: every is an option of fixed steps; with rtol the samples are the accepted "
+                             "steps, or t_eval")
+        t0 = V.as_real(t0, "t0")
+        t_end = V.as_real(t_end, "t_end")
+        if not t_end > t0:
+            raise ValueError(f"t_end = {t_end!r} must be after t0 = {t0!r}")
+        span = t_end - t0
+        rtol = V.as_real(rtol, "rtol", positive=True)
+        if rtol < 1e-13 or rtol >= 1:
+            raise ValueError(f"rtol = {rtol!r} must lie in [1e-13, 1) (below, round-off dominates the estimate)")
+        atol = rtol if atol is None else V.as_real(atol, "atol", lo=0.0)
+        h_min = 1e-12 * span if h_min is None else V.as_real(h_min, "h_min", positive=True)
+        h_max = span if h_max is None else V.as_real(h_max, "h_max", positive=True)
+        if h_max < h_min:
+            raise ValueError(f"h_max = {h_max!r} is below h_min = {h_min!r}")
+        h0 = 0.0 if h0 is None else V.as_real(h0, "h0", positive=True)
+        if h0 and not h_min <= h0 <= h_max:
+            raise ValueError(f"h0 = {h0!r} must lie in [h_min, h_max] = [{h_min!r}, {h_max!r}]")
+        max_steps = V.as_int(max_steps, "max_steps", minimum=1)
+        if per_unit_step is None:
+            per_unit_step = self.ADAPTIVE_PER_UNIT_STEP
+        if not isinstance(per_unit_step, (bool, np.bool_)):
+            raise TypeError(f"per_unit_step must be True or False, got {per_unit_step!r}")
+        if t_eval is not None:
+            t_eval = np.asarray(t_eval, dtype=float)
+            if t_eval.ndim != 1 or t_eval.size == 0 or not np.all(np.isfinite(t_eval)):
+                raise ValueError(f"t_eval must be a non-empty 1-D array of finite times, got shape {t_eval.shape}")
+            if np.any(np.diff(t_eval) < 0) or t_eval[0] < t0 or t_eval[-1] > t_end:
+                raise ValueError(f"t_eval must be nondecreasing within [t0, t_end] = [{t0!r}, {t_end!r}]")
+        q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
+        args, nq, nv, nl = self.kernel_model(model, backend)
+        iopt, ropt = _option_arrays(self.adaptive_options(model, *self._ropt_start(model, t0, q0, v0)))
+        try:   # the driver writes every accepted step: buffers for max_steps of them
+            buf = driver_buffers(nq, nv, nl, max_steps, 1, nstats=len(self.STATS),
+                                 naux=sum(self.kernel_aux(model).values()), nres=self.NRES)
+        except ValueError as e:
+            raise ValueError(f"{self.name}: max_steps = {max_steps} accepted steps of model {model.name!r} do not "
+                             f"fit the output limit ({e}); lower max_steps") from None
+        buf.update(aopt=np.array([t_end, rtol, atol, h0, h_min, h_max, float(per_unit_step)]),
+                   hout=np.zeros(max_steps))
+        cpu = time.process_time()
+        with _control.kernel_run() as run:
+            istat = _fortran.run(
+                self.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], nv, args["mh"],
+                args["mn"], args["mflags"], iopt, ropt, t0, 0.0, 0, 1, q0, v0, *(buf[k] for k in _OUT))
+            raw = self._driver_raw(model, buf, nl, istat)
+            counts = buf["counts"]
+            raw["stats"].update(accepted=int(counts[0]), rejected=int(counts[1]), newton_failures=int(counts[2]),
+                                rtol=rtol, atol=atol, per_unit_step=int(per_unit_step))
+        cpu = time.process_time() - cpu
+        hs = buf["hout"][:int(istat[1])].copy()
+        result = self._make_result(model, raw, t0, hs, cpu, backend, raise_on_failure, run)
+        if t_eval is not None and result.status == "ok":
+            result = _outputs_at(result, t_eval, backend, self.ACCELERATION_IS_QDDOT)
+        return result
 
     def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True, run=None):
         """The Result of one trajectory from the raw kernel output (see ``_run``);
@@ -364,6 +477,44 @@ def _twin_levels(model, backend):
     return levels
 
 
+def _outputs_at(result, t_eval, backend, a_is_qddot=False):
+    """``result`` (the accepted steps of a variable-step run) at the times t_eval: cubic Hermite
+    interpolation in (q, v) over the step holding each time (v its derivative: errors O(h^4) in q,
+    O(h^3) in v; with ``a_is_qddot`` v by cubic Hermite in (v, a): O(h^4)), then re-imposed as pyint.reference does: q
+    projected onto g = 0 (M-orthogonal Gauss-Newton), v onto G v + g_t = 0, A v + b = 0, a and lam
+    from the index-1 system there (docs/adaptive_steps.md section 5)."""
+    model, t = result.model, result.t
+    k = np.clip(np.searchsorted(t, t_eval, side="left") - 1, 0, t.size - 2)
+    out_q, out_v, out_a, out_l = [], [], [], []
+    for ti, i in zip(t_eval, k):
+        h = t[i + 1] - t[i]
+        th = (ti - t[i]) / h
+        q0, v0, q1, v1 = result.q[i], result.v[i], result.q[i + 1], result.v[i + 1]
+        h00, h10, h01, h11 = 2 * th**3 - 3 * th**2 + 1, th**3 - 2 * th**2 + th, -2 * th**3 + 3 * th**2, th**3 - th**2
+        d00, d10, d01, d11 = 6 * th**2 - 6 * th, 3 * th**2 - 4 * th + 1, -6 * th**2 + 6 * th, 3 * th**2 - 2 * th
+        q = h00 * q0 + h10 * h * v0 + h01 * q1 + h11 * h * v1
+        if a_is_qddot:
+            v = h00 * v0 + h10 * h * result.a[i] + h01 * v1 + h11 * h * result.a[i + 1]
+        else:
+            v = (d00 * q0 + d10 * h * v0 + d01 * q1 + d11 * h * v1) / h
+        if model.n_hol:
+            q = V.project_position(model, ti, q)
+        v = V.project_velocity(model, ti, q, v)
+        a, lh, ln = model.consistent_acceleration(ti, q, v)
+        out_q.append(q)
+        out_v.append(v)
+        out_a.append(a)
+        out_l.append(np.concatenate([np.atleast_1d(lh), np.atleast_1d(ln)]))
+    q, v, a = np.array(out_q), np.array(out_v), np.array(out_a)
+    lam = np.array(out_l).reshape(len(t_eval), model.n_hol + model.n_nonhol)
+    res, energy, extra = model_residuals(model, t_eval, q, v, a, backend)
+    result.extra.update(extra)
+    result.extra["steps_t"] = t.copy()      # the accepted steps' end times (t_eval replaces the samples)
+    result.t, result.q, result.v, result.a, result.lam, result.residual = t_eval.copy(), q, v, a, lam, res
+    result.energy = energy if model.has_energy else None
+    return result
+
+
 def model_residuals(model, t, q, v, a, backend="auto", keep_going=False):
     """(residual (nt, 5), energy (nt,), extra) of the samples: :func:`pyint.results.trajectory_residuals`,
     or the model's own ``trajectory_residuals`` (a configuration space that is not R^n), whose
@@ -384,7 +535,7 @@ def report_failure(result, status, steps_done, t0, h, raise_on_failure=True, run
     if run is not None:
         raise_recorded(run, result, status, steps_done, t0, h)
     if status != STATUS_OK:
-        t_fail = t0 + (steps_done + 1) * h
+        t_fail = _fail_time(t0, h, steps_done)
         result.message = (f"{result.method}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
                           f"(t = {t_fail:.6g}); returning the {steps_done} steps computed before it")
         if raise_on_failure:
@@ -393,11 +544,19 @@ def report_failure(result, status, steps_done, t0, h, raise_on_failure=True, run
     return result
 
 
+def _fail_time(t0, h, steps_done):
+    """The time a run stopped at: the end of the failed step of a fixed-step run (h a float), the
+    end of the last accepted step of a variable-step one (h the array of accepted steps)."""
+    if np.ndim(h) == 0:
+        return t0 + (steps_done + 1) * h
+    return t0 + float(np.sum(h[:steps_done]))
+
+
 def raise_recorded(run, result, status, steps_done, t0, h):
     """Raise what the kernel call ``run`` recorded, with ``result`` (or the list of a
     batch's results) attached; return when it recorded nothing."""
     first = result[0] if isinstance(result, list) else result
-    t_fail = t0 + (steps_done + 1) * h
+    t_fail = _fail_time(t0, h, steps_done)
     where = f"at step {steps_done + 1} (t = {t_fail:.6g}); returning the {steps_done} steps computed before it"
     if run.error is not None and not isinstance(run.error, KeyboardInterrupt):
         err = run.error
@@ -460,8 +619,11 @@ def raw_result(buf, nl, istat, stats):
                 lam=buf["lout"][:nl].T, istat=np.asarray(istat), stats=stats)
 
 
-#: The driver's output arrays, in the order of the f2py entries run and run_batch (fortran/api/api_run.f90).
-_OUT = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats")
+#: The driver's output arrays, in the order of the f2py entry run_batch (fortran/api/api_run.f90).
+_OUT_BATCH = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats")
+#: The f2py entry run's: run_batch's, then the variable-step block (aopt in, the accepted steps hout and
+#: counts = [accepted, rejected, Newton failures] out; aopt = [0]: the fixed-step loop).
+_OUT = _OUT_BATCH + ("aopt", "hout", "counts")
 #: The residuals the driver keeps per sample for a vector model (fortran/core/metrics.f90:
 #: |g|, |G v + g_t|, |G a + gamma_h|, |A v + b|, |A a + gamma_n|); its per-step maxima are these, then
 #: max |E - E0|.
@@ -482,9 +644,12 @@ def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=No
     V.check_output_size(nout, (nb or 1) * (2 + nq + 2 * nv + max(nl, 1) + naux + nres), nsteps, every)
     tail = () if nb is None else (nb,)
     z = lambda *shape: np.zeros(shape + tail, order="F")  # noqa: E731
-    return dict(tout=z(nout), qout=z(nq, nout), vout=z(nv, nout), aout=z(nv, nout), lout=z(max(nl, 1), nout),
-                auxout=z(naux, nout) if naux else z(1, 1), resout=z(nres, nout), eout=z(nout),
-                stepmax=z(nres + 1), stats=z(max(nstats, 1)))
+    buf = dict(tout=z(nout), qout=z(nq, nout), vout=z(nv, nout), aout=z(nv, nout), lout=z(max(nl, 1), nout),
+               auxout=z(naux, nout) if naux else z(1, 1), resout=z(nres, nout), eout=z(nout),
+               stepmax=z(nres + 1), stats=z(max(nstats, 1)))
+    if nb is None:   # run's variable-step block, unused: the fixed-step loop
+        buf.update(aopt=np.zeros(1), hout=np.zeros(1), counts=np.zeros(3, dtype=np.int32))
+    return buf
 
 
 def vector_step_max(stepmax):

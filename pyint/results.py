@@ -200,10 +200,14 @@ class Result:
             ds = ds.assign_coords(extra_coords)
             for key, var in variables.items():
                 ds[key] = var
+        variable_steps = np.ndim(self.h) > 0     # a variable-step run: h holds the accepted steps
+        if variable_steps:
+            ds["accepted_step"] = (("step",), np.asarray(self.h, dtype=float),
+                                   {"long_name": "accepted step size", "units": "s"})
         ds.attrs.update({
             "method": self.method,
             "model": model.name,
-            "h": self.h,
+            "h": float("nan") if variable_steps else self.h,
             "status": self.status,
             "message": self.message,
             "method_params": json.dumps(self.params, sort_keys=True, default=str),

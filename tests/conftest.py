@@ -20,7 +20,7 @@ NUMERIC_MODULES = {
     "test_methods", "test_reference", "test_lie_ida_reference", "test_block", "test_genalpha",
     "test_symplectic", "test_galerkin", "test_liegroup", "test_natural", "test_builtin_models",
     "test_structured", "test_models", "test_symbolic", "test_newton", "test_convergence",
-    "test_reference_estimate", "test_callback_bundle", "test_symbolic_property",
+    "test_reference_estimate", "test_callback_bundle", "test_symbolic_property", "test_adaptive",
 }
 
 

@@ -7,20 +7,26 @@
 ! auxout (the method's auxiliary vector; (1, 1) when it has none), resout (residuals), eout (energy);
 ! stepmax = the residuals' maxima over every step, then max |E - E0|;
 ! stats = the method's counters; istat = [status, steps done, samples].
+! Variable steps (fortran/core/driver.f90: drive_adaptive): aopt = [t_end, rtol, atol, h0, h_min, h_max,
+! per_unit_step] with rtol > 0 (h, nsteps, every unused; the samples are the accepted steps);
+! hout(max_steps) receives the accepted steps, counts = [accepted, rejected, Newton failures].
+! aopt = [0] (rtol absent): the fixed-step drive.
 
 subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
                t0, h, nsteps, every, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, aout, lout, &
-               auxout, resout, eout, stepmax, nst, stats, istat)
+               auxout, resout, eout, stepmax, nst, stats, naopt, aopt, nhout, hout, counts, istat)
   use pyint_kinds
-  use pyint_driver, only: stepper_t, drive
+  use pyint_driver, only: stepper_t, drive, drive_adaptive
   use pyint_methods, only: new_stepper
   implicit none
   integer(c_int), intent(in) :: method, model_id, nipar, nrpar, n, mh, mn, niopt, nropt, nsteps, every
-  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst
+  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout
   integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
-  real(c_double), intent(in) :: rpar(nrpar), ropt(nropt), t0, h, q0(nq), v0(nv)
+  real(c_double), intent(in) :: rpar(nrpar), ropt(nropt), t0, h, q0(nq), v0(nv), aopt(naopt)
   real(c_double), intent(inout) :: tout(nout), qout(nq, nout), vout(nv, nout), aout(nv, nout), lout(nl, nout), &
-                                   auxout(naux, naout), resout(nres, nout), eout(nout), stepmax(nres + 1), stats(nst)
+                                   auxout(naux, naout), resout(nres, nout), eout(nout), stepmax(nres + 1), stats(nst), &
+                                   hout(nhout)
+  integer(c_int), intent(inout) :: counts(3)
   integer(c_int), intent(out) :: istat(3)
   external usercb
   interface
@@ -38,6 +44,14 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
   if (ierr /= 0) return
   call st%setup(model_id, ipar, rpar, usercb, n, mh, mn, mflags, ierr)
   if (ierr /= 0) return
+  if (naopt >= 2) then
+    if (aopt(2) > 0) then
+      call drive_adaptive(st, iopt, ropt, aopt, t0, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
+                          stepmax, hout, counts, istat)
+      if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
+      return
+    end if
+  end if
   call drive(st, iopt, ropt, t0, h, nsteps, every, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
              stepmax, istat)
   if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))

@@ -23,10 +23,25 @@
 !> positions (nq = 12 per rigid body, nv = 6) and overrides `setup` (its model)
 !> and `residuals`.
 !>
-!> Hook for variable steps (not used by the fixed-step loop): a stepper may set
-!> err_est (a local error estimate of the step just taken, >= 0; -1: none) and
-!> implements change_step to accept a new h between steps (the default accepts
-!> any h: a one-step method without state that depends on h).
+!> drive_adaptive runs one trajectory with the step controller of
+!> docs/adaptive_steps.md section 5 (written once, for every stepper that provides
+!> a local error estimate):
+!>   * the stepper declares est_power > 0 in init (err ~ h**est_power per step) when
+!>     it runs with `adaptive` set, and after every step fills err_q(nq), err_v(nv)
+!>     (has_err_v = .false.: no v estimate, e.g. generalized-alpha's step 1);
+!>   * the driver forms the error norm (RMS of e_i / (atol + rtol max(|y_n,i|, |y_n+1,i|))
+!>     over q and v, times span / h per unit step: eq. (12)), accepts when it is <= 1,
+!>     and picks the next h by the PI controller
+!>     h * clip(0.9 err_n**(-0.7/k) err_{n-1}**(0.4/k), 0.2, 2) (Gustafsson; Hairer, Wanner,
+!>     Solving ODEs II, IV.2), k the exponent of err ~ h**k, no growth after a rejection;
+!>   * a rejected step (error test, or Newton failure / singular matrix / non-finite
+!>     state: h / 4) restores the state (a copy) and the stepper's internal state
+!>     (save_state / restore_state, default nothing);
+!>   * the first step without a v estimate is provisional: if step 2 fails its test,
+!>     the run returns to t0 and retakes step 1 shorter;
+!>   * every accepted step is a sample; hout(k) = the k-th accepted step; the per-step
+!>     maxima are over the accepted steps; the run stops with STATUS_MAX_STEPS when more
+!>     than size(hout) step attempts would be needed, STATUS_STEP_TOO_SMALL below h_min.
 module pyint_driver
   use pyint_kinds
   use pyint_model, only: model_t, consistent_acceleration, index1_matrix
@@ -37,7 +52,7 @@ module pyint_driver
   use pyint_metrics, only: point_residuals, residual_work_t, NRES_VECTOR
   implicit none
   private
-  public :: stepper_t, state_t, drive, drive_batch, stepper_factory_i, no_callback, consistent_start
+  public :: stepper_t, state_t, drive, drive_adaptive, drive_batch, stepper_factory_i, no_callback, consistent_start
 
   !> consistent_start's rank test of C = [G; A]: the LU of [I C^T; C 0], whose last pivots
   !> are those of the Schur complement -C C^T (~ the squared singular values of C,
@@ -61,7 +76,13 @@ module pyint_driver
     integer :: naux = 0                !< length of the method's auxiliary vector per sample
     integer :: nres = NRES_VECTOR      !< residuals per sample (the per-step maxima: nres + 1)
     real(wp), allocatable :: stats(:)  !< the method's counters (names: the Python class's STATS)
-    real(wp) :: err_est = -1           !< local error estimate of the last step (-1: none)
+    !> variable steps (drive_adaptive): adaptive is set by the driver before init; a stepper
+    !> that can run so sets est_power (its estimate is O(h**est_power) per step) and order
+    !> (of the method: the starting step), and after every step err_q, err_v (has_err_v)
+    logical :: adaptive = .false.
+    integer :: est_power = 0, order = 0
+    real(wp), allocatable :: err_q(:), err_v(:)
+    logical :: has_err_v = .false.
     integer, allocatable :: iopt(:)    !< the method's options (its Python class's kernel_options),
     real(wp), allocatable :: ropt(:)   !< set by the driver before init
     real(wp) :: h = 0                  !< the run's step (the first step, for init)
@@ -74,6 +95,8 @@ module pyint_driver
     procedure :: residuals => vector_residuals
     procedure :: aux => no_aux
     procedure :: change_step => accept_step
+    procedure :: save_state => no_save
+    procedure :: restore_state => no_save
     procedure :: finish => no_finish
     procedure :: options_fit
   end type
@@ -192,6 +215,13 @@ contains
     info = 0
   end subroutine
 
+  !> Save (or restore) the stepper's internal state in slot 1 (before the step being tried)
+  !> or 2 (at the start of the run); the default: nothing (a method without internal state).
+  subroutine no_save(self, slot)
+    class(stepper_t), intent(inout) :: self
+    integer, intent(in) :: slot
+  end subroutine
+
   subroutine no_finish(self)
     class(stepper_t), intent(inout) :: self
   end subroutine
@@ -280,6 +310,236 @@ contains
     end subroutine
 
   end subroutine drive
+
+  !> One trajectory with variable steps (see the module comment; docs/adaptive_steps.md
+  !> section 5, the loop of tests/adaptive_numpy.py integrate_adaptive).
+  !> aopt = [t_end, rtol, atol, h0, h_min, h_max, per_unit_step]: h0 <= 0 picks the starting
+  !> step (Hairer, Norsett, Wanner, Solving ODEs I, II.4, on q' = v, v' = a(q, v) with the
+  !> index-1 acceleration); per_unit_step /= 0 multiplies the norm by span / h (eq. (12)).
+  !> Outputs as drive's with sample k + 1 = the state after accepted step k (sample 1 the
+  !> initial state: size(tout) >= size(hout) + 1); hout(k) = accepted step k;
+  !> counts = [accepted, rejected by the error test, Newton failures];
+  !> istat = [status, accepted steps, samples].
+  subroutine drive_adaptive(st, iopt, ropt, aopt, t0, q0, v0, tout, qout, vout, aout, lout, auxout, &
+                            resout, eout, stepmax, hout, counts, istat)
+    class(stepper_t), intent(inout) :: st
+    integer, intent(in) :: iopt(:)
+    real(wp), intent(in) :: ropt(:), aopt(:), t0, q0(:), v0(:)
+    real(wp), intent(inout) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), auxout(:, :), &
+                               resout(:, :), eout(:), stepmax(:), hout(:)
+    integer, intent(out) :: counts(3), istat(3)
+    real(wp), parameter :: SAFETY = 0.9_wp, FAC_MIN = 0.2_wp, FAC_MAX = 2.0_wp
+    type(state_t) :: s, s_old, s_start
+    real(wp) :: res(st%nres), energy, e0, t_end, rtol, atol, h, h_min, h_max, span, err, err_prev, fac, kexp, t1
+    integer :: info, ns, nacc, max_steps
+    logical :: per_unit, just_rejected, first_partial
+    stepmax = 0
+    counts = 0
+    istat = [STATUS_BAD_INPUT, 0, 0]
+    if (size(aopt) < 7) return
+    t_end = aopt(1); rtol = aopt(2); atol = aopt(3); h = aopt(4); h_min = aopt(5); h_max = aopt(6)
+    per_unit = aopt(7) /= 0
+    span = t_end - t0
+    max_steps = size(hout)
+    if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. .not. span > 0 .or. .not. rtol > 0 .or. .not. atol >= 0 &
+        .or. .not. h_min > 0 .or. .not. h_max >= h_min .or. max_steps < 1 .or. size(tout) < max_steps + 1 &
+        .or. size(stepmax) < st%nres + 1 .or. size(lout, 1) < st%nl .or. size(auxout, 1) < st%naux &
+        .or. (st%naux > 0 .and. size(auxout, 2) < size(tout)) .or. st%nq /= st%nv &
+        .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv) return
+    allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
+    s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
+    st%iopt = iopt; st%ropt = ropt; st%adaptive = .true.
+    st%h = merge(h, min(h_max, 1e-3_wp * span), h > 0)     ! init's first step (a Newton pattern)
+    call st%init(s, info)
+    if (info == 0 .and. (size(auxout, 1) < st%naux .or. st%est_power < 1 .or. st%order < 1)) info = STATUS_BAD_INPUT
+    if (info == 0) info = stop_status()
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      call st%finish()
+      return
+    end if
+    if (.not. allocated(st%err_q)) allocate(st%err_q(st%nq))
+    if (.not. allocated(st%err_v)) allocate(st%err_v(st%nv))
+    if (.not. h > 0) then
+      call initial_step(info)
+      if (info /= 0) then
+        istat = [info, 0, 0]
+        call st%finish()
+        return
+      end if
+    end if
+    h = min(max(h, h_min), h_max)
+    kexp = st%est_power - merge(1, 0, per_unit)
+    call st%residuals(s, res, energy)
+    e0 = energy
+    call track()
+    ns = 1
+    call store(ns)
+    s_start = s
+    call st%save_state(2)
+    nacc = 0
+    err_prev = 1
+    just_rejected = .false.
+    first_partial = .false.
+    do while (s%t < t_end)
+      if (nacc + counts(2) + counts(3) >= max_steps) then
+        call stop_run(STATUS_MAX_STEPS)
+        return
+      end if
+      t1 = s%t + h
+      if (s%t + 1.1_wp * h >= t_end) then
+        h = t_end - s%t
+        t1 = t_end
+      end if
+      s_old = s
+      call st%save_state(1)
+      call st%step(h, t1, s, info)
+      if (info == 0 .and. .not. (all(abs(s%q) <= huge(1.0_wp)) .and. all(abs(s%v) <= huge(1.0_wp)))) &
+        info = STATUS_NONFINITE
+      if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE) then
+        counts(3) = counts(3) + 1
+        call st%restore_state(1)
+        s = s_old
+        h = h / 4
+        just_rejected = .true.
+        if (h < h_min) then
+          call stop_run(STATUS_STEP_TOO_SMALL)
+          return
+        end if
+        cycle
+      end if
+      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
+      if (info /= 0) then
+        s = s_old
+        call stop_run(info)
+        return
+      end if
+      err = error_norm(s_old, s)
+      if (.not. err <= huge(1.0_wp)) err = 1e10_wp
+      if (err > 1 .and. nacc == 1 .and. first_partial) then
+        ! step 1 had no v estimate; step 2's spans it: retake step 1 from t0, shorter
+        counts(2) = counts(2) + 1
+        h = hout(1) * max(FAC_MIN, SAFETY * err**(-1 / kexp))
+        call st%restore_state(2)
+        s = s_start
+        nacc = 0
+        ns = 1
+        stepmax = 0
+        call st%residuals(s, res, energy)
+        call track()
+        just_rejected = .true.
+        if (h < h_min) then
+          call stop_run(STATUS_STEP_TOO_SMALL)
+          return
+        end if
+        cycle
+      end if
+      if (err > 1) then
+        counts(2) = counts(2) + 1
+        call st%restore_state(1)
+        s = s_old
+        h = h * max(FAC_MIN, SAFETY * err**(-1 / kexp))
+        just_rejected = .true.
+        if (h < h_min) then
+          call stop_run(STATUS_STEP_TOO_SMALL)
+          return
+        end if
+        cycle
+      end if
+      ! accepted
+      s%t = t1
+      if (nacc == 0) first_partial = .not. st%has_err_v
+      nacc = nacc + 1
+      hout(nacc) = h
+      call st%residuals(s, res, energy)
+      call track()
+      ns = ns + 1
+      call store(ns)
+      fac = SAFETY * max(err, 1e-10_wp)**(-0.7_wp / kexp) * max(err_prev, 1e-10_wp)**(0.4_wp / kexp)
+      fac = min(merge(1.0_wp, FAC_MAX, just_rejected), max(FAC_MIN, fac))
+      err_prev = max(err, 1e-4_wp)
+      just_rejected = .false.
+      h = min(h * fac, h_max)
+    end do
+    counts(1) = nacc
+    istat = [STATUS_OK, nacc, ns]
+    call st%finish()
+
+  contains
+
+    subroutine stop_run(status)
+      integer, intent(in) :: status
+      counts(1) = nacc
+      istat = [status, nacc, ns]
+      call st%finish()
+    end subroutine
+
+    !> eq. (12) of docs/adaptive_steps.md
+    real(wp) function error_norm(s0, s1)
+      type(state_t), intent(in) :: s0, s1
+      real(wp) :: acc
+      integer :: m
+      acc = sum((st%err_q / (atol + rtol * max(abs(s0%q), abs(s1%q))))**2)
+      m = st%nq
+      if (st%has_err_v) then
+        acc = acc + sum((st%err_v / (atol + rtol * max(abs(s0%v), abs(s1%v))))**2)
+        m = m + st%nv
+      end if
+      error_norm = sqrt(acc / m)
+      if (per_unit) error_norm = error_norm * span / h
+    end function
+
+    !> Hairer, Norsett, Wanner, Solving ODEs I, II.4 (the starting step) on y = (q, v),
+    !> y' = (v, a(q, v)), a the index-1 acceleration (two evaluations).
+    subroutine initial_step(info)
+      integer, intent(out) :: info
+      real(wp) :: a0(st%nv), a1(st%nv), lam(st%nl), sq(st%nq), sv(st%nv), d0, d1, d2, h0, h1
+      call consistent_acceleration(st%model, s%t, s%q, s%v, SOLVER_AUTO, a0, lam, info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      sq = atol + rtol * abs(s%q)
+      sv = atol + rtol * abs(s%v)
+      d0 = sqrt((sum((s%q / sq)**2) + sum((s%v / sv)**2)) / (st%nq + st%nv))
+      d1 = sqrt((sum((s%v / sq)**2) + sum((a0 / sv)**2)) / (st%nq + st%nv))
+      if (min(d0, d1) < 1e-5_wp) then
+        h0 = 1e-6_wp
+      else
+        h0 = 0.01_wp * d0 / d1
+      end if
+      call consistent_acceleration(st%model, s%t + h0, s%q + h0 * s%v, s%v + h0 * a0, SOLVER_AUTO, a1, lam, info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      d2 = sqrt((sum((h0 * a0 / sq)**2) + sum(((a1 - a0) / sv)**2)) / (st%nq + st%nv)) / h0
+      if (max(d1, d2) <= 1e-15_wp) then
+        h1 = max(1e-6_wp, h0 * 1e-3_wp)
+      else
+        h1 = (0.01_wp / max(d1, d2))**(1.0_wp / (st%order + 1))
+      end if
+      h = min(100 * h0, h1, span)
+    end subroutine
+
+    subroutine track()
+      stepmax(1:st%nres) = max(stepmax(1:st%nres), res)
+      stepmax(st%nres + 1) = max(stepmax(st%nres + 1), abs(energy - e0))
+    end subroutine
+
+    subroutine store(k)
+      integer, intent(in) :: k
+      tout(k) = s%t
+      qout(:, k) = s%q
+      vout(:, k) = s%v
+      aout(:, k) = s%a
+      if (st%nl > 0) lout(1:st%nl, k) = s%lam
+      if (st%naux > 0) call st%aux(s, auxout(1:st%naux, k))
+      resout(1:st%nres, k) = res
+      eout(k) = energy
+    end subroutine
+
+  end subroutine drive_adaptive
 
   !> nb trajectories of one built-in or compiled model (model_id /= 0) in OpenMP
   !> threads: trajectory k starts from (q0(:, k), v0(:, k)) with the real

@@ -152,12 +152,13 @@ contains
 
   !> One classical RK4 step (rk4_index1.f90, block.f90) of size h from (t, q, v); a0 = a(t, q, v) on entry (the first
   !> stage).  On exit (q, v) advanced.  info: 0, STATUS_SINGULAR, STATUS_NONFINITE.
-  subroutine rk4_step(model, t, h, q, v, a0, w, info)
+  subroutine rk4_step(model, t, h, q, v, a0, w, info, v4o, a4o)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, h, a0(:)
     real(wp), intent(inout) :: q(:), v(:)
     type(index1_work_t), intent(inout) :: w
     integer, intent(out) :: info
+    real(wp), intent(out), optional :: v4o(:), a4o(:)   !< the last stage k4 = (v4, a4) (the embedded estimate)
     real(wp) :: v2(size(q)), v3(size(q)), v4(size(q)), a2(size(q)), a3(size(q)), a4(size(q))
     real(wp) :: lam(w%mh + w%mn)
     v2 = v + 0.5_wp * h * a0
@@ -171,6 +172,8 @@ contains
     if (info /= 0) return
     q = q + (h / 6) * (v + 2 * v2 + 2 * v3 + v4)
     v = v + (h / 6) * (a0 + 2 * a2 + 2 * a3 + a4)
+    if (present(v4o)) v4o = v4
+    if (present(a4o)) a4o = a4
     if (.not. (all(abs(q) <= huge(1.0_wp)) .and. all(abs(v) <= huge(1.0_wp)))) info = STATUS_NONFINITE
   end subroutine
 

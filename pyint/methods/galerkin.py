@@ -112,6 +112,8 @@ class GalerkinLobatto(Integrator):
     """Galerkin-Lobatto variational integrator of degree s for nonholonomic Hamiltonian systems."""
 
     name = "galerkin"
+    ADAPTIVE_REFUSAL = ("a variational (Galerkin) integrator keeps its discrete variational structure and "
+                        "momentum behaviour only at a fixed step: variable steps destroy what it preserves")
     order = 4                  # of the default degree s = 3; instances set their own
     order_source = "seed 004 eq. (29), Fig. 1: order s + 1 for odd s, s for even s"
     supports = frozenset({"nonholonomic"})

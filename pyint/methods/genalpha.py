@@ -66,7 +66,7 @@ class _AlphaFamily(Integrator):
     START_CHECKS_RANK = True
 
     def __init__(self, rho_inf=0.9, formulation="arnold_bruls", mass_update="exact", start="consistent",
-                 tol=1e-10, maxit=25, linear_solver="auto", jacobian_reuse=True):
+                 tol=1e-10, maxit=25, linear_solver="auto", jacobian_reuse=True, stabilized=None):
         """rho_inf: spectral radius at infinity in [0, 1] (1: no numerical dissipation).
         formulation: "arnold_bruls" (default) solves M(q_{n+1}) w_{n+1} = F_{n+1} for the
         physical acceleration w and carries the alpha recursion on accelerations;
@@ -88,7 +88,17 @@ class _AlphaFamily(Integrator):
         jacobian_reuse: simplified Newton, keeping the factorization across
         iterations and steps while the contraction rate stays below 0.1 (False:
         Newton's method, a new matrix every iteration).
+        stabilized (generalized-alpha only): the stabilized index-2 variant (q_{n+1} gains
+        beta h^2 G(q_n)^T mu, G v + g_t = 0 is solved with g = 0: both levels at round-off; dense
+        linear algebra); None (default): index 3 at a fixed step h, the stabilized variant with
+        variable steps (rtol: index 3 collapses under step control, docs/adaptive_steps.md 1.6);
+        False with rtol on a model with holonomic constraints: a ValueError.
         """
+        if stabilized not in (None, True, False):
+            raise TypeError(f"stabilized must be None, True or False, got {stabilized!r}")
+        if stabilized and self._variant != 0:
+            raise ValueError(f"{self.name}: stabilized is an option of generalized-alpha (genalpha)")
+        self.stabilized = stabilized
         self.rho_inf = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
         if mass_update not in _MASS_MODES:
             raise ValueError(f"mass_update must be one of {sorted(_MASS_MODES)}, got {mass_update!r}")
@@ -111,11 +121,13 @@ class _AlphaFamily(Integrator):
         p = {"rho_inf": self.rho_inf, "formulation": self.formulation, "mass_update": self.mass_update, "start": self.start,
              "tol": self.tol, "maxit": self.maxit, "linear_solver": self.linear_solver,
              "jacobian_reuse": self.jacobian_reuse}
+        if self.stabilized is not None:     # only when chosen (the datasets of default runs stay as they were)
+            p["stabilized"] = self.stabilized
         p.update(alpha_parameters(self.rho_inf))
         return p
 
     def kernel_options(self, model):
-        return ((self._variant, _FORMULATIONS[self.formulation], _MASS_MODES[self.mass_update],
+        return ((2 if self.stabilized else self._variant, _FORMULATIONS[self.formulation], _MASS_MODES[self.mass_update],
                  _START_MODES[self.start], self.maxit, LINEAR_SOLVERS[self.linear_solver], int(self.jacobian_reuse)),
                 (self.rho_inf, self.tol))
 
@@ -127,13 +139,27 @@ class _AlphaFamily(Integrator):
 
 @register
 class GeneralizedAlpha(_AlphaFamily):
-    """Generalized-alpha for holonomic (index 3) and nonholonomic (index 2) systems."""
+    """Generalized-alpha for holonomic (index 3, or stabilized index 2) and nonholonomic (index 2)
+    systems; with variable steps (``integrate(..., rtol=...)``) the stabilized index-2 variant with the
+    local error estimate of docs/adaptive_steps.md section 1 (fortran/genalpha.f90)."""
 
     name = "genalpha"
     lambda_order = 2
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"position"}), "nonholonomic": frozenset({"velocity"})}
     _variant = 0
+    ADAPTIVE_REFUSAL = None
+
+    def adaptive_refusal(self, model):
+        if self.start != "consistent":
+            return "variable steps start from the consistent acceleration (start='consistent')"
+        if model.n_hol and self.stabilized is False:
+            return ("index-3 generalized-alpha collapses under step control (docs/adaptive_steps.md 1.6): "
+                    "use stabilized=None or True (the stabilized index-2 variant)")
+        return None
+
+    def adaptive_options(self, model, iopt, ropt):
+        return (2 if model.n_hol else self._variant, *iopt[1:]), ropt
 
 
 @register
@@ -144,3 +170,6 @@ class AlphaRattle(_AlphaFamily):
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
     _variant = 1
+    ADAPTIVE_REFUSAL = ("its constraint correction R_1/2 is outside the derived local error estimate "
+                        "(docs/adaptive_steps.md section 1); genalpha runs nonholonomic models with variable steps "
+                        "(their rows are index 2 already)")

@@ -28,4 +28,8 @@ class RK4Index1(Integrator):
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
     KERNEL = 1   # fortran/rk4_index1.f90 (fortran/methods.f90: METHOD_RK4_INDEX1)
+    #: variable steps: the FSAL embedded order-3 estimate, per step (docs/adaptive_steps.md section 2)
+    ADAPTIVE_REFUSAL = None
+    ADAPTIVE_PER_UNIT_STEP = False
+    ACCELERATION_IS_QDDOT = True
     STATS = ("index1_solves",)

@@ -76,6 +76,8 @@ class _SymplecticFamily(Integrator):
     supports = frozenset({"holonomic"})
     keeps = {"holonomic": frozenset({"position", "velocity"})}
     invariants = frozenset({"symplectic", "energy_bounded"})
+    ADAPTIVE_REFUSAL = ("a symplectic method keeps its bounded energy error and symplecticity only at a fixed "
+                        "step: variable steps destroy what it preserves")
     _scheme = "composition"
     _tableau = "gauss"
     KERNEL = 11   # fortran/symplectic.f90 (fortran/methods.f90: METHOD_SYMPLECTIC)

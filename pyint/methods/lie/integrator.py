@@ -21,7 +21,7 @@ import numpy as np
 from ... import _control, _fortran
 from ... import _validate as V
 from ...models._fortran_model import _never_called
-from ...integrator import (_OUT, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples,
+from ...integrator import (_OUT, _OUT_BATCH, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples,
                            raise_recorded)
 from ...models.rigid_bodies import RigidBodySystem
 
@@ -65,6 +65,8 @@ class LieIntegrator(Integrator):
     (one call of its own f2py routine through :meth:`_call_kernel`), and ``_extra(system, raw)``
     naming its auxiliary arrays."""
 
+    ADAPTIVE_REFUSAL = ("the Lie-group steppers have no local error estimate yet (issue 18: the vector "
+                        "generalized-alpha has one)")
     supports = frozenset({"holonomic"})
     backends = ("auto", "fortran")
     spaces = (RigidBodySystem.configuration_space,)
@@ -122,7 +124,7 @@ class LieIntegrator(Integrator):
         with _control.kernel_run() as run:
             istat = _fortran.run_batch(self.KERNEL, RIGID_MODEL_ID, np.ascontiguousarray(pars[0][0], dtype=np.int32),
                                        rpar, nv, m, 0, np.zeros(3, np.int32), iopt, ropt, t0, h, nsteps, every,
-                                       threads, q0f, v0f, *(buf[k] for k in _OUT))
+                                       threads, q0f, v0f, *(buf[k] for k in _OUT_BATCH))
         cpu = (time.process_time() - cpu) / nb
         results = []
         stopped = run.interrupted or run.lapack is not None
