@@ -36,13 +36,14 @@
 !> (fortran/core/newton_control.f90); groups at bd_newton.
 module lie_backward
   use pyint_kinds
-  use pyint_control, only: stop_status
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_driver, only: state_t
+  use pyint_lie_stepper, only: lie_stepper_t, lie_unpack, lie_pack
   implicit none
   private
-  public :: lie_backward_driver, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
+  public :: lie_backward_stepper_t, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
 
   integer, parameter :: FORM_DAE1 = 1, FORM_DAE2 = 2, FORM_DAE3 = 3, FORM_DAES = 4
 
@@ -53,6 +54,22 @@ module lie_backward
     real(wp), allocatable :: kvv(:, :), kmv(:, :), kmv2(:, :), kmv3(:, :), qf(:), psi(:), g(:)
     real(wp), allocatable :: x1(:, :), r1(:, :, :)
     integer, allocatable :: ipiv(:)
+  end type
+
+  !> The stepper of the one driver (fortran/core/driver.f90, fortran/core/lie_stepper.f90).
+  !> iopt = [form, history_mode, maxit], ropt = [tol] (form: 1 DAE1, 2 DAE2, 3 DAE3, 4 DAES;
+  !> history_mode (DAES): 0 printed V'^k, 1 projected V^k; h > 0).  The auxiliary vector per
+  !> sample (DAES only): (V', mu, omega).  stats = [Newton iterations, factorizations, max
+  !> iterations in a step].
+  type, extends(lie_stepper_t) :: lie_backward_stepper_t
+    type(bd_work_t) :: w
+    integer :: form = FORM_DAE3, history_mode = 0, maxit = 1
+    real(wp) :: tol = 0
+    real(wp), allocatable :: x(:, :), r(:, :, :), pw(:, :), vp(:), mu(:), om(:)
+  contains
+    procedure :: init => lbd_init
+    procedure :: step => lbd_step
+    procedure :: aux => lbd_aux
   end type
 
 contains
@@ -190,117 +207,92 @@ contains
     call lu_solve(g, ipiv, y)
   end subroutine
 
-  !> The whole trajectory: nsteps steps of size h from t0, output every `every` steps.
-  !> On entry (x0, r0, v0) is a consistent state.  Outputs per sample k:
-  !> tout, xout(3, nb), rout(3, 3, nb), vout (V), aout (A), lout (lam) and
-  !> auxout = (V', mu, omega) (DAES; zero for DAE1-3).  history_mode: see the header.
-  !> istat = [status, steps done, samples written]; stats = [newton iterations,
-  !> factorizations, max iterations in a step, then the maxima over every step of
-  !> |Phi|, |B V|, |B A + Bdot V|, |R^T R - I|_F, |H - H0|] (rigid_track).
-  subroutine lie_backward_driver(s, form, history_mode, tol, maxit, t0, h, nsteps, every, &
-                                 x0, r0, v0, tout, xout, rout, vout, aout, lout, auxout, istat, stats)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: form, history_mode, maxit, nsteps, every
-    real(wp), intent(in) :: tol, t0, h, x0(:, :), r0(:, :, :), v0(:)
-    real(wp), intent(out) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
-                             lout(:, :), auxout(:, :)
-    integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(8)
-    type(bd_work_t) :: w
-    real(wp) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), vp(s%nv), a(s%nv), lam(s%m)
-    real(wp) :: vh(s%nv), mu(s%m), om(s%m), ahat(s%nv), t, pw(s%nv, s%nv), e0
-    integer :: step, iters, info, ns, nv, m
-    nv = s%nv; m = s%m
-    stats = 0
-    istat = [STATUS_BAD_INPUT, 0, 0]
-    if (form < FORM_DAE1 .or. form > FORM_DAES .or. h <= 0 .or. every < 1 .or. &
-        history_mode < 0 .or. history_mode > 1) return
-    call bd_work_init(s, w)
+  !> The DAES projection metric P (I as printed, M^-1 for the projected history), the
+  !> (W, lam) start from the index-3 system (rigid_consistent_acc); V'^0 = V^0, mu = omega = 0.
+  subroutine lbd_init(self, s, info)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    integer :: i, nv, m
+    info = STATUS_BAD_INPUT
+    if (.not. self%options_fit(nstats=3, niopt=3, nropt=1)) return
+    self%form = self%iopt(1); self%history_mode = self%iopt(2); self%maxit = self%iopt(3)
+    self%tol = self%ropt(1)
+    if (self%form < FORM_DAE1 .or. self%form > FORM_DAES .or. .not. self%h > 0 .or. &
+        self%history_mode < 0 .or. self%history_mode > 1) return
+    nv = self%sys%nv; m = self%sys%m
+    if (self%form == FORM_DAES) self%naux = nv + 2 * m
+    call bd_work_init(self%sys, self%w)
+    allocate(self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb), self%pw(nv, nv), self%mu(m), self%om(m))
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
-    if (history_mode == 1) then
-      call inverse(w%mm, pw)
+    if (self%history_mode == 1) then
+      call inverse(self%w%mm, self%pw)
     else
-      pw = 0
-      do step = 1, nv
-        pw(step, step) = 1
+      self%pw = 0
+      do i = 1, nv
+        self%pw(i, i) = 1
       end do
     end if
-    x = x0; r = r0; v = v0; vp = v0
-    mu = 0; om = 0
-    call rigid_consistent_acc(s, r, v, a, lam, info)
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      return
-    end if
-    t = t0
-    e0 = rigid_energy(s, x, v)
-    call rigid_track(s, x, r, v, a, e0, stats(4:8))
-    ns = 1
-    call store(ns)
-    do step = 1, nsteps
-      if (form == FORM_DAES .and. history_mode == 0) then
+    call lie_unpack(s%q, self%x, self%r)
+    self%vp = s%v
+    self%mu = 0; self%om = 0
+    call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
+  end subroutine
+
+  !> One step: Newton on (W, h lam) from (V_h + h A, h lam), then the new state; DAES also
+  !> the projections (V, mu) and (A, omega) at the converged q^{k+1}.
+  subroutine lbd_step(self, h, t1, s, info)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: vh(self%sys%nv), ahat(self%sys%nv)
+    integer :: iters, nv
+    nv = self%sys%nv
+    associate (sys => self%sys, w => self%w, x => self%x, r => self%r, pw => self%pw, vp => self%vp)
+      if (self%form == FORM_DAES .and. self%history_mode == 0) then
         vh = vp
       else
-        vh = v
+        vh = s%v
       end if
-      w%z(1:nv) = vh + h * a
-      w%z(nv + 1:) = h * lam
-      call bd_newton(s, form, h, x, r, v, vh, tol, maxit, w, iters, info)
-      stats(1) = stats(1) + iters
-      stats(2) = stats(2) + iters
-      stats(3) = max(stats(3), real(iters, wp))
-      if (info == 0) info = stop_status()   ! Ctrl-C, a LAPACK error
-      if (info /= 0) then
-        istat = [info, step - 1, ns]
-        return
-      end if
+      w%z(1:nv) = vh + h * s%a
+      w%z(nv + 1:) = h * s%lam
+      call bd_newton(sys, self%form, h, x, r, s%v, vh, self%tol, self%maxit, w, iters, info)
+      self%stats(1) = self%stats(1) + iters
+      self%stats(2) = self%stats(2) + iters
+      self%stats(3) = max(self%stats(3), real(iters, wp))
+      if (info /= 0) return
       ! the converged configuration
       w%psi = h * w%z(1:nv)
-      call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
+      call rigid_advance(sys, x, r, w%psi, w%x1, w%r1)
       x = w%x1; r = w%r1
-      lam = w%z(nv + 1:) / h
-      if (form == FORM_DAES) then
-        call rigid_bmat(s, r, w%bm)
+      s%lam = w%z(nv + 1:) / h
+      if (self%form == FORM_DAES) then
+        call rigid_bmat(sys, r, w%bm)
         vp = w%z(1:nv)
         ahat = (vp - vh) / h
-        call bbt_solve(w%bm, pw, -matmul(w%bm, vp), mu, info)
-        if (info /= 0) then
-          istat = [info, step - 1, ns]
-          return
-        end if
-        v = vp + matmul(pw, matmul(mu, w%bm))
-        call rigid_bdotv(s, r, v, w%g)
-        call bbt_solve(w%bm, pw, -(matmul(w%bm, ahat) + w%g), om, info)
-        a = ahat + matmul(pw, matmul(om, w%bm))
-        if (history_mode == 1) lam = lam - om
+        call bbt_solve(w%bm, pw, -matmul(w%bm, vp), self%mu, info)
+        if (info /= 0) return
+        s%v = vp + matmul(pw, matmul(self%mu, w%bm))
+        call rigid_bdotv(sys, r, s%v, w%g)
+        call bbt_solve(w%bm, pw, -(matmul(w%bm, ahat) + w%g), self%om, info)
+        s%a = ahat + matmul(pw, matmul(self%om, w%bm))
+        if (self%history_mode == 1) s%lam = s%lam - self%om
       else
-        a = (w%z(1:nv) - v) / h
-        v = w%z(1:nv)
-        vp = v
+        s%a = (w%z(1:nv) - s%v) / h
+        s%v = w%z(1:nv)
+        vp = s%v
       end if
-      t = t0 + step * h
-      call rigid_track(s, x, r, v, a, e0, stats(4:8))
-      if (mod(step, every) == 0) then
-        ns = ns + 1
-        call store(ns)
-      end if
-    end do
-    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
-      ns = ns + 1
-      call store(ns)
-    end if
-    istat = [STATUS_OK, nsteps, ns]
+      call lie_pack(x, r, s%q)
+    end associate
+  end subroutine
 
-  contains
-
-    subroutine store(k)
-      integer, intent(in) :: k
-      real(wp) :: aux(nv + 2 * m)
-      aux = 0
-      if (form == FORM_DAES) aux = [vp, mu, om]
-      call rigid_store(k, t, x, r, v, a, lam, aux, tout, xout, rout, vout, aout, lout, auxout)
-    end subroutine
-
-  end subroutine lie_backward_driver
+  !> (V', mu, omega) per sample (DAES).
+  subroutine lbd_aux(self, s, aux)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: aux(:)
+    aux = [self%vp, self%mu, self%om]
+  end subroutine
 
 end module lie_backward
