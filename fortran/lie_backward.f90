@@ -38,22 +38,18 @@ module lie_backward
   use pyint_kinds
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
-  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_newton_control, only: newton_increment, maxabs
   use pyint_driver, only: state_t
-  use pyint_lie_stepper, only: lie_stepper_t, lie_unpack, lie_pack
+  use pyint_lie_stepper, only: lie_stepper_t, lie_newton_work_t, lie_work_init, lie_pack
   implicit none
   private
   public :: lie_backward_stepper_t, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
 
   integer, parameter :: FORM_DAE1 = 1, FORM_DAE2 = 2, FORM_DAE3 = 3, FORM_DAES = 4
 
-  type :: bd_work_t
-    integer :: nv, m, nz
-    type(newton_control_t) :: nc      !< the Newton termination rule (carried across steps)
-    real(wp), allocatable :: z(:), dz(:), res(:), jac(:, :), mm(:, :), bm(:, :)
-    real(wp), allocatable :: kvv(:, :), kmv(:, :), kmv2(:, :), kmv3(:, :), qf(:), psi(:), g(:)
-    real(wp), allocatable :: x1(:, :), r1(:, :, :)
-    integer, allocatable :: ipiv(:)
+  !> The Newton workspace: B(q^{k+1}) (bm), Bdot V (g) and the DAE1 blocks kmv2, kmv3.
+  type, extends(lie_newton_work_t) :: bd_work_t
+    real(wp), allocatable :: bm(:, :), kmv2(:, :), kmv3(:, :), g(:)
   end type
 
   !> The stepper of the one driver (fortran/core/driver.f90, fortran/core/lie_stepper.f90).
@@ -65,7 +61,7 @@ module lie_backward
     type(bd_work_t) :: w
     integer :: form = FORM_DAE3, history_mode = 0, maxit = 1
     real(wp) :: tol = 0
-    real(wp), allocatable :: x(:, :), r(:, :, :), pw(:, :), vp(:), mu(:), om(:)
+    real(wp), allocatable :: pw(:, :), vp(:), mu(:), om(:)
   contains
     procedure :: init => lbd_init
     procedure :: step => lbd_step
@@ -77,100 +73,91 @@ contains
   subroutine bd_work_init(s, w)
     type(rigid_system_t), intent(in) :: s
     type(bd_work_t), intent(out) :: w
-    w%nv = s%nv; w%m = s%m; w%nz = s%nv + s%m
-    allocate(w%z(w%nz), w%dz(w%nz), w%res(w%nz), w%jac(w%nz, w%nz), w%ipiv(w%nz), &
-             w%mm(s%nv, s%nv), w%bm(s%m, s%nv), w%kvv(s%nv, s%nv), w%kmv(s%m, s%nv), &
-             w%kmv2(s%m, s%nv), w%kmv3(s%m, s%nv), w%qf(s%nv), w%psi(s%nv), w%g(s%m), w%x1(3, s%nb), &
-             w%r1(3, 3, s%nb))
-    call rigid_mass_matrix(s, w%mm)
+    call lie_work_init(w, s, s%nv + s%m)
+    allocate(w%bm(s%m, s%nv), w%kmv2(s%m, s%nv), w%kmv3(s%m, s%nv), w%g(s%m))
   end subroutine
 
   !> Residual and Newton matrix at the iterate w%z.
-  subroutine bd_eval(s, form, h, x, r, vk, vh, w)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: form
-    real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:)
-    type(bd_work_t), intent(inout) :: w
+  subroutine bd_eval(self, h, vk, vh)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, vk(:), vh(:)
     integer :: nv, m
-    nv = w%nv; m = w%m
-    associate (wv => w%z(1:nv), hl => w%z(nv + 1:), rd => w%res(1:nv), rc => w%res(nv + 1:))
-      w%psi = h * wv
-      call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
-      call rigid_bmat(s, w%r1, w%bm)
-      call rigid_force(s, wv, w%qf)
-      rd = matmul(w%mm, wv - vh) + matmul(hl, w%bm) - h * w%qf
-      select case (form)
-      case (FORM_DAE3, FORM_DAES)
-        call rigid_phi(s, w%x1, w%r1, rc)
-        rc = rc / h
-      case (FORM_DAE2)
-        rc = matmul(w%bm, wv)
-      case (FORM_DAE1)
-        call rigid_bdotv(s, w%r1, wv, w%g)
-        rc = matmul(w%bm, wv - vk) + h * w%g
-      end select
-      ! momentum rows
-      call rigid_force_v(s, wv, w%kvv)
-      w%jac(1:nv, 1:nv) = w%mm - h * w%kvv
-      call rigid_btl_q(s, w%r1, hl, w%kvv)
-      call rigid_right_tangent(s, w%psi, w%kvv)
-      w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + h * w%kvv
-      w%jac(1:nv, nv + 1:) = transpose(w%bm)
-      w%jac(nv + 1:, nv + 1:) = 0
-      ! constraint rows
-      select case (form)
-      case (FORM_DAE3, FORM_DAES)
-        w%kmv = w%bm
-        call rigid_right_tangent(s, w%psi, w%kmv)
-        w%jac(nv + 1:, 1:nv) = w%kmv
-      case (FORM_DAE2)
-        call rigid_bw_q(s, w%r1, wv, w%kmv)
-        call rigid_right_tangent(s, w%psi, w%kmv)
-        w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv
-      case (FORM_DAE1)
-        call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
-        call rigid_bdotv_jac(s, w%r1, wv, w%kmv2, w%kmv3)
-        w%kmv = w%kmv + h * w%kmv2
-        call rigid_right_tangent(s, w%psi, w%kmv)
-        w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv + h * w%kmv3
-      end select
+    associate (s => self%sys, form => self%form, x => self%x, r => self%r, w => self%w)
+      nv = w%nv; m = w%m
+      associate (wv => w%z(1:nv), hl => w%z(nv + 1:), rd => w%res(1:nv), rc => w%res(nv + 1:))
+        w%psi = h * wv
+        call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
+        call rigid_bmat(s, w%r1, w%bm)
+        call rigid_force(s, wv, w%qf)
+        rd = matmul(w%mm, wv - vh) + matmul(hl, w%bm) - h * w%qf
+        select case (form)
+        case (FORM_DAE3, FORM_DAES)
+          call rigid_phi(s, w%x1, w%r1, rc)
+          rc = rc / h
+        case (FORM_DAE2)
+          rc = matmul(w%bm, wv)
+        case (FORM_DAE1)
+          call rigid_bdotv(s, w%r1, wv, w%g)
+          rc = matmul(w%bm, wv - vk) + h * w%g
+        end select
+        ! momentum rows
+        call rigid_force_v(s, wv, w%kvv)
+        w%jac(1:nv, 1:nv) = w%mm - h * w%kvv
+        call rigid_btl_q(s, w%r1, hl, w%kvv)
+        call rigid_right_tangent(s, w%psi, w%kvv)
+        w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + h * w%kvv
+        w%jac(1:nv, nv + 1:) = transpose(w%bm)
+        w%jac(nv + 1:, nv + 1:) = 0
+        ! constraint rows
+        select case (form)
+        case (FORM_DAE3, FORM_DAES)
+          w%kmv = w%bm
+          call rigid_right_tangent(s, w%psi, w%kmv)
+          w%jac(nv + 1:, 1:nv) = w%kmv
+        case (FORM_DAE2)
+          call rigid_bw_q(s, w%r1, wv, w%kmv)
+          call rigid_right_tangent(s, w%psi, w%kmv)
+          w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv
+        case (FORM_DAE1)
+          call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
+          call rigid_bdotv_jac(s, w%r1, wv, w%kmv2, w%kmv3)
+          w%kmv = w%kmv + h * w%kmv2
+          call rigid_right_tangent(s, w%psi, w%kmv)
+          w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv + h * w%kmv3
+        end select
+      end associate
     end associate
   end subroutine
 
   !> Newton on (W, h lam) from the start value in w%z.  info: 0, STATUS_NEWTON_FAILED,
   !> STATUS_SINGULAR, STATUS_NONFINITE.
-  subroutine bd_newton(s, form, h, x, r, vk, vh, tol, maxit, w, iters, info)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: form, maxit
-    real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:), tol
-    type(bd_work_t), intent(inout) :: w
+  subroutine bd_newton(self, h, vk, vh, iters, info)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, vk(:), vh(:)
     integer, intent(out) :: iters, info
-    integer :: it, status
+    integer :: it
     real(wp) :: sw, smw, amp
-    iters = 0
-    call w%nc%start()
-    do it = 1, maxit
-      call bd_eval(s, form, h, x, r, vk, vh, w)
-      call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
-      if (info /= 0) return
-      iters = iters + 1
-      ! groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the
-      ! Phi/h rows (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their
-      ! floor is what changes the positions by an ulp
-      sw = 1 + maxabs(w%z(1:w%nv))
-      smw = 1 + maxabs(matmul(w%mm, w%z(1:w%nv)))
-      amp = max(1.0_wp, (1 + maxval(abs(x))) / (h * sw))
-      call w%nc%clear()
-      call w%nc%group(w%dz(1:w%nv), sw, amp * sw)
-      call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
-      status = w%nc%test(tol, maxit, .false.)
-      if (status == NEWTON_CONVERGED) then
-        info = 0
-        return
-      end if
-      if (status == NEWTON_DIVERGED) exit
-    end do
-    info = STATUS_NEWTON_FAILED
+    associate (x => self%x, w => self%w, tol => self%tol, maxit => self%maxit)
+      iters = 0
+      call w%nc%start()
+      do it = 1, maxit
+        call bd_eval(self, h, vk, vh)
+        call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
+        if (info /= 0) return
+        iters = iters + 1
+        ! groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the
+        ! Phi/h rows (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their
+        ! floor is what changes the positions by an ulp
+        sw = 1 + maxabs(w%z(1:w%nv))
+        smw = 1 + maxabs(matmul(w%mm, w%z(1:w%nv)))
+        amp = max(1.0_wp, (1 + maxval(abs(x))) / (h * sw))
+        call w%nc%clear()
+        call w%nc%group(w%dz(1:w%nv), sw, amp * sw)
+        call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
+        if (w%nc%done(tol, maxit, info)) return
+      end do
+      info = STATUS_NEWTON_FAILED
+    end associate
   end subroutine
 
   !> The inverse of a (small, regular) matrix: LU and one solve per column.
@@ -207,8 +194,8 @@ contains
     call lu_solve(g, ipiv, y)
   end subroutine
 
-  !> The DAES projection metric P (I as printed, M^-1 for the projected history), the
-  !> (W, lam) start from the index-3 system (rigid_consistent_acc); V'^0 = V^0, mu = omega = 0.
+  !> Read the options; the DAES projection metric P (I as printed, M^-1 for the projected
+  !> history); A and lam at the start from the index-3 system (lie_start); V'^0 = V^0, mu = omega = 0.
   subroutine lbd_init(self, s, info)
     class(lie_backward_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
@@ -223,7 +210,7 @@ contains
     nv = self%sys%nv; m = self%sys%m
     if (self%form == FORM_DAES) self%naux = nv + 2 * m
     call bd_work_init(self%sys, self%w)
-    allocate(self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb), self%pw(nv, nv), self%mu(m), self%om(m))
+    allocate(self%pw(nv, nv), self%mu(m), self%om(m))
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
     if (self%history_mode == 1) then
       call inverse(self%w%mm, self%pw)
@@ -233,10 +220,9 @@ contains
         self%pw(i, i) = 1
       end do
     end if
-    call lie_unpack(s%q, self%x, self%r)
     self%vp = s%v
     self%mu = 0; self%om = 0
-    call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
+    call self%lie_start(s, info)
   end subroutine
 
   !> One step: Newton on (W, h lam) from (V_h + h A, h lam), then the new state; DAES also
@@ -257,10 +243,8 @@ contains
       end if
       w%z(1:nv) = vh + h * s%a
       w%z(nv + 1:) = h * s%lam
-      call bd_newton(sys, self%form, h, x, r, s%v, vh, self%tol, self%maxit, w, iters, info)
-      self%stats(1) = self%stats(1) + iters
-      self%stats(2) = self%stats(2) + iters
-      self%stats(3) = max(self%stats(3), real(iters, wp))
+      call bd_newton(self, h, s%v, vh, iters, info)
+      call self%count_newton(iters)
       if (info /= 0) return
       ! the converged configuration
       w%psi = h * w%z(1:nv)

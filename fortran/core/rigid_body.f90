@@ -39,7 +39,6 @@ module pyint_rigid
   public :: rigid_phi, rigid_bmat, rigid_bdotv, rigid_btl_q, rigid_bw_q, rigid_bdotv_jac
   public :: rigid_force, rigid_force_v, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
   public :: rigid_orthogonality, rigid_advance, rigid_right_tangent
-  public :: newton_increment
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
 
@@ -455,28 +454,6 @@ contains
       o = iv(i) + 3
       k(:, o + 1:o + 3) = matmul(k(:, o + 1:o + 3), tangent(psi(o + 1:o + 3)))
     end do
-  end subroutine
-
-  !> One Newton update z <- z + dz, jac dz = -res (jac is overwritten by its LU factors).
-  !> info: 0, STATUS_NONFINITE (res has NaN/Inf) or STATUS_SINGULAR.
-  subroutine newton_increment(res, jac, ipiv, dz, z, info)
-    real(wp), intent(in) :: res(:)
-    real(wp), intent(inout) :: jac(:, :), z(:)
-    integer, intent(out) :: ipiv(:), info
-    real(wp), intent(out) :: dz(:)
-    info = 0
-    if (.not. all(abs(res) <= huge(1.0_wp))) then
-      info = STATUS_NONFINITE
-      return
-    end if
-    call lu_factor(jac, ipiv, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    dz = -res
-    call lu_solve(jac, ipiv, dz)
-    z = z + dz
   end subroutine
 
   !> Consistent acceleration and multipliers: [M B^T; B 0] [A; lam] = [Q; -Bdot V].
