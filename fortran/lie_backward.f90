@@ -70,13 +70,6 @@ module lie_backward
 
 contains
 
-  subroutine bd_work_init(s, w)
-    type(rigid_system_t), intent(in) :: s
-    type(bd_work_t), intent(out) :: w
-    call lie_work_init(w, s, s%nv + s%m)
-    allocate(w%bm(s%m, s%nv), w%kmv2(s%m, s%nv), w%kmv3(s%m, s%nv), w%g(s%m))
-  end subroutine
-
   !> Residual and Newton matrix at the iterate w%z.
   subroutine bd_eval(self, h, vk, vh)
     class(lie_backward_stepper_t), intent(inout) :: self
@@ -209,7 +202,8 @@ contains
         self%history_mode < 0 .or. self%history_mode > 1) return
     nv = self%sys%nv; m = self%sys%m
     if (self%form == FORM_DAES) self%naux = nv + 2 * m
-    call bd_work_init(self%sys, self%w)
+    call lie_work_init(self%w, self%sys, nv + m)     ! (W, h lam)
+    allocate(self%w%bm(m, nv), self%w%kmv2(m, nv), self%w%kmv3(m, nv), self%w%g(m))
     allocate(self%pw(nv, nv), self%mu(m), self%om(m))
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
     if (self%history_mode == 1) then

@@ -59,14 +59,6 @@ module lie_genalpha
 
 contains
 
-  subroutine ga_work_init(s, variant, w)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: variant
-    type(ga_work_t), intent(out) :: w
-    call lie_work_init(w, s, s%nv + s%m + merge(s%m, 0, variant == LGA_STAB2))   ! (W, lam[, mu])
-    allocate(w%b0(s%m, s%nv), w%b1(s%m, s%nv), w%psi0(s%nv), w%v1(s%nv), w%a1(s%nv))
-  end subroutine
-
   !> q_{n+1}, V_{n+1}, a_{n+1} at the iterate (w%x1, w%r1, w%v1, w%a1, w%psi).
   subroutine ga_kinematics(self, h, v, vd)
     class(lie_genalpha_stepper_t), intent(inout) :: self
@@ -169,7 +161,10 @@ contains
     if (self%ropt(1) < 0 .or. self%ropt(1) > 1) return
     self%naux = self%sys%nv + self%sys%m
     self%p = alpha_params(self%ropt(1))
-    call ga_work_init(self%sys, self%variant, self%w)
+    associate (nv => self%sys%nv, m => self%sys%m, w => self%w)
+      call lie_work_init(w, self%sys, nv + m + merge(m, 0, self%variant == LGA_STAB2))   ! (W, lam[, mu])
+      allocate(w%b0(m, nv), w%b1(m, nv), w%psi0(nv), w%v1(nv), w%a1(nv))
+    end associate
     allocate(self%mu(self%sys%m))
     call self%lie_start(s, info)
     if (info /= 0) return
