@@ -33,65 +33,63 @@
 !>   [ M - h Q_V + (B^T h lam)_q P    B^T ]
 !>   [ d(constraint row)/dW           0   ].
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
-!> (fortran/core/newton_control.f90); groups at bd_newton.
+!> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
+!> (fortran/core/lie_stepper.f90); groups at bd_measure.
 module lie_backward
   use pyint_kinds
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
-  use pyint_newton_control, only: newton_increment, maxabs
+  use pyint_newton_control, only: maxabs
   use pyint_driver, only: state_t
-  use pyint_lie_stepper, only: lie_stepper_t, lie_newton_work_t, lie_work_init, lie_pack
+  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
   implicit none
   private
   public :: lie_backward_stepper_t, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
 
   integer, parameter :: FORM_DAE1 = 1, FORM_DAE2 = 2, FORM_DAE3 = 3, FORM_DAES = 4
 
-  !> The Newton workspace: B(q^{k+1}) (bm), Bdot V (g) and the DAE1 blocks kmv2, kmv3.
-  type, extends(lie_newton_work_t) :: bd_work_t
-    real(wp), allocatable :: bm(:, :), kmv2(:, :), kmv3(:, :), g(:)
-  end type
-
   !> The stepper of the one driver (fortran/core/driver.f90, fortran/core/lie_stepper.f90).
   !> iopt = [form, history_mode, maxit], ropt = [tol] (form: 1 DAE1, 2 DAE2, 3 DAE3, 4 DAES;
   !> history_mode (DAES): 0 printed V'^k, 1 projected V^k; h > 0).  The auxiliary vector per
   !> sample (DAES only): (V', mu, omega).  stats = [Newton iterations, factorizations, max
-  !> iterations in a step].
+  !> iterations in a step].  Its Newton blocks besides the common ones (self%w): B(q^{k+1}) (bm),
+  !> Bdot V (g) and the DAE1 blocks kmv2, kmv3.
   type, extends(lie_stepper_t) :: lie_backward_stepper_t
-    type(bd_work_t) :: w
-    integer :: form = FORM_DAE3, history_mode = 0, maxit = 1
-    real(wp) :: tol = 0
+    integer :: form = FORM_DAE3, history_mode = 0
     real(wp), allocatable :: pw(:, :), vp(:), mu(:), om(:)
+    real(wp), allocatable :: bm(:, :), kmv2(:, :), kmv3(:, :), g(:)
   contains
     procedure :: init => lbd_init
     procedure :: step => lbd_step
     procedure :: aux => lbd_aux
+    procedure :: newton_eval => bd_eval
+    procedure :: newton_measure => bd_measure
   end type
 
 contains
 
-  !> Residual and Newton matrix at the iterate w%z.
-  subroutine bd_eval(self, h, vk, vh)
+  !> Residual and Newton matrix at the iterate w%z; u = V^k, u2 = V_h.
+  subroutine bd_eval(self, h, u, u2)
     class(lie_backward_stepper_t), intent(inout) :: self
-    real(wp), intent(in) :: h, vk(:), vh(:)
+    real(wp), intent(in) :: h, u(:), u2(:)
     integer :: nv, m
-    associate (s => self%sys, form => self%form, x => self%x, r => self%r, w => self%w)
+    associate (s => self%sys, form => self%form, x => self%x, r => self%r, w => self%w, vk => u, vh => u2)
       nv = w%nv; m = w%m
       associate (wv => w%z(1:nv), hl => w%z(nv + 1:), rd => w%res(1:nv), rc => w%res(nv + 1:))
         w%psi = h * wv
         call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
-        call rigid_bmat(s, w%r1, w%bm)
+        call rigid_bmat(s, w%r1, self%bm)
         call rigid_force(s, wv, w%qf)
-        rd = matmul(w%mm, wv - vh) + matmul(hl, w%bm) - h * w%qf
+        rd = matmul(w%mm, wv - vh) + matmul(hl, self%bm) - h * w%qf
         select case (form)
         case (FORM_DAE3, FORM_DAES)
           call rigid_phi(s, w%x1, w%r1, rc)
           rc = rc / h
         case (FORM_DAE2)
-          rc = matmul(w%bm, wv)
+          rc = matmul(self%bm, wv)
         case (FORM_DAE1)
-          call rigid_bdotv(s, w%r1, wv, w%g)
-          rc = matmul(w%bm, wv - vk) + h * w%g
+          call rigid_bdotv(s, w%r1, wv, self%g)
+          rc = matmul(self%bm, wv - vk) + h * self%g
         end select
         ! momentum rows
         call rigid_force_v(s, wv, w%kvv)
@@ -99,57 +97,42 @@ contains
         call rigid_btl_q(s, w%r1, hl, w%kvv)
         call rigid_right_tangent(s, w%psi, w%kvv)
         w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + h * w%kvv
-        w%jac(1:nv, nv + 1:) = transpose(w%bm)
+        w%jac(1:nv, nv + 1:) = transpose(self%bm)
         w%jac(nv + 1:, nv + 1:) = 0
         ! constraint rows
         select case (form)
         case (FORM_DAE3, FORM_DAES)
-          w%kmv = w%bm
+          w%kmv = self%bm
           call rigid_right_tangent(s, w%psi, w%kmv)
           w%jac(nv + 1:, 1:nv) = w%kmv
         case (FORM_DAE2)
           call rigid_bw_q(s, w%r1, wv, w%kmv)
           call rigid_right_tangent(s, w%psi, w%kmv)
-          w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv
+          w%jac(nv + 1:, 1:nv) = self%bm + h * w%kmv
         case (FORM_DAE1)
           call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
-          call rigid_bdotv_jac(s, w%r1, wv, w%kmv2, w%kmv3)
-          w%kmv = w%kmv + h * w%kmv2
+          call rigid_bdotv_jac(s, w%r1, wv, self%kmv2, self%kmv3)
+          w%kmv = w%kmv + h * self%kmv2
           call rigid_right_tangent(s, w%psi, w%kmv)
-          w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv + h * w%kmv3
+          w%jac(nv + 1:, 1:nv) = self%bm + h * w%kmv + h * self%kmv3
         end select
       end associate
     end associate
   end subroutine
 
-  !> Newton on (W, h lam) from the start value in w%z.  info: 0, STATUS_NEWTON_FAILED,
-  !> STATUS_SINGULAR, STATUS_NONFINITE.
-  subroutine bd_newton(self, h, vk, vh, iters, info)
+  !> The groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the Phi/h rows
+  !> (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their floor is what changes the
+  !> positions by an ulp.
+  subroutine bd_measure(self, h)
     class(lie_backward_stepper_t), intent(inout) :: self
-    real(wp), intent(in) :: h, vk(:), vh(:)
-    integer, intent(out) :: iters, info
-    integer :: it
+    real(wp), intent(in) :: h
     real(wp) :: sw, smw, amp
-    associate (x => self%x, w => self%w, tol => self%tol, maxit => self%maxit)
-      iters = 0
-      call w%nc%start()
-      do it = 1, maxit
-        call bd_eval(self, h, vk, vh)
-        call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
-        if (info /= 0) return
-        iters = iters + 1
-        ! groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the
-        ! Phi/h rows (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their
-        ! floor is what changes the positions by an ulp
-        sw = 1 + maxabs(w%z(1:w%nv))
-        smw = 1 + maxabs(matmul(w%mm, w%z(1:w%nv)))
-        amp = max(1.0_wp, (1 + maxval(abs(x))) / (h * sw))
-        call w%nc%clear()
-        call w%nc%group(w%dz(1:w%nv), sw, amp * sw)
-        call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
-        if (w%nc%done(tol, maxit, info)) return
-      end do
-      info = STATUS_NEWTON_FAILED
+    associate (x => self%x, w => self%w)
+      sw = 1 + maxabs(w%z(1:w%nv))
+      smw = 1 + maxabs(matmul(w%mm, w%z(1:w%nv)))
+      amp = max(1.0_wp, (1 + maxval(abs(x))) / (h * sw))
+      call w%nc%group(w%dz(1:w%nv), sw, amp * sw)
+      call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
     end associate
   end subroutine
 
@@ -203,7 +186,7 @@ contains
     nv = self%sys%nv; m = self%sys%m
     if (self%form == FORM_DAES) self%naux = nv + 2 * m
     call lie_work_init(self%w, self%sys, nv + m)     ! (W, h lam)
-    allocate(self%w%bm(m, nv), self%w%kmv2(m, nv), self%w%kmv3(m, nv), self%w%g(m))
+    allocate(self%bm(m, nv), self%kmv2(m, nv), self%kmv3(m, nv), self%g(m))
     allocate(self%pw(nv, nv), self%mu(m), self%om(m))
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
     if (self%history_mode == 1) then
@@ -227,7 +210,7 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     real(wp) :: vh(self%sys%nv), ahat(self%sys%nv)
-    integer :: iters, nv
+    integer :: nv
     nv = self%sys%nv
     associate (sys => self%sys, w => self%w, x => self%x, r => self%r, pw => self%pw, vp => self%vp)
       if (self%form == FORM_DAES .and. self%history_mode == 0) then
@@ -237,8 +220,7 @@ contains
       end if
       w%z(1:nv) = vh + h * s%a
       w%z(nv + 1:) = h * s%lam
-      call bd_newton(self, h, s%v, vh, iters, info)
-      call self%count_newton(iters)
+      call self%newton(h, s%v, vh, info)
       if (info /= 0) return
       ! the converged configuration
       w%psi = h * w%z(1:nv)
@@ -246,15 +228,15 @@ contains
       x = w%x1; r = w%r1
       s%lam = w%z(nv + 1:) / h
       if (self%form == FORM_DAES) then
-        call rigid_bmat(sys, r, w%bm)
+        call rigid_bmat(sys, r, self%bm)
         vp = w%z(1:nv)
         ahat = (vp - vh) / h
-        call bbt_solve(w%bm, pw, -matmul(w%bm, vp), self%mu, info)
+        call bbt_solve(self%bm, pw, -matmul(self%bm, vp), self%mu, info)
         if (info /= 0) return
-        s%v = vp + matmul(pw, matmul(self%mu, w%bm))
-        call rigid_bdotv(sys, r, s%v, w%g)
-        call bbt_solve(w%bm, pw, -(matmul(w%bm, ahat) + w%g), self%om, info)
-        s%a = ahat + matmul(pw, matmul(self%om, w%bm))
+        s%v = vp + matmul(pw, matmul(self%mu, self%bm))
+        call rigid_bdotv(sys, r, s%v, self%g)
+        call bbt_solve(self%bm, pw, -(matmul(self%bm, ahat) + self%g), self%om, info)
+        s%a = ahat + matmul(pw, matmul(self%om, self%bm))
         if (self%history_mode == 1) s%lam = s%lam - self%om
       else
         s%a = (w%z(1:nv) - s%v) / h

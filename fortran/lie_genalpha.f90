@@ -20,132 +20,115 @@
 !>   [ c B1 P'                                          0      B1 P' B0^T                     ]
 !>   [ c B1 + (h beta c/gamma) (B1 V)_q P'              0      (beta h/gamma) (B1 V)_q P' B0^T ]
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
-!> (fortran/core/newton_control.f90); groups at ga_newton.
+!> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
+!> (fortran/core/lie_stepper.f90); groups at ga_measure.
 module lie_genalpha
   use pyint_kinds
   use pyint_rigid
   use pyint_alpha, only: alpha_params_t, alpha_params
-  use pyint_newton_control, only: newton_increment, maxabs
+  use pyint_newton_control, only: maxabs
   use pyint_driver, only: state_t
-  use pyint_lie_stepper, only: lie_stepper_t, lie_newton_work_t, lie_work_init, lie_pack
+  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
   implicit none
   private
   public :: lie_genalpha_stepper_t, LGA_INDEX3, LGA_STAB2
 
   integer, parameter :: LGA_INDEX3 = 0, LGA_STAB2 = 1
 
-  !> The Newton workspace: B(q_n) (b0), B(q_{n+1}) (b1), the known part psi0 of the
-  !> increment, V_{n+1} (v1) and a_{n+1} (a1) at the iterate.
-  type, extends(lie_newton_work_t) :: ga_work_t
-    real(wp), allocatable :: b0(:, :), b1(:, :), psi0(:), v1(:), a1(:)
-  end type
-
   !> The stepper of the one driver (fortran/core/driver.f90, fortran/core/lie_stepper.f90).
   !> iopt = [variant, maxit], ropt = [rho_inf, tol].  The state's a is Vdot; the auxiliary
   !> vector per sample (a, mu): the algorithmic acceleration and, for variant 1, the
   !> stabilizing multiplier.  stats = [Newton iterations, factorizations, max iterations in
-  !> a step].
+  !> a step].  Its Newton blocks besides the common ones (self%w): B(q_n) (b0), B(q_{n+1}) (b1),
+  !> the known part psi0 of the increment, V_{n+1} (v1) and a_{n+1} (a1) at the iterate.
   type, extends(lie_stepper_t) :: lie_genalpha_stepper_t
-    type(ga_work_t) :: w
     type(alpha_params_t) :: p
-    integer :: variant = LGA_INDEX3, maxit = 1
-    real(wp) :: tol = 0
+    integer :: variant = LGA_INDEX3
     real(wp), allocatable :: aalg(:), mu(:)
+    real(wp), allocatable :: b0(:, :), b1(:, :), psi0(:), v1(:), a1(:)
   contains
     procedure :: init => lga_init
     procedure :: step => lga_step
     procedure :: aux => lga_aux
+    procedure :: newton_eval => ga_eval
+    procedure :: newton_measure => ga_measure
   end type
 
 contains
 
-  !> q_{n+1}, V_{n+1}, a_{n+1} at the iterate (w%x1, w%r1, w%v1, w%a1, w%psi).
+  !> q_{n+1}, V_{n+1}, a_{n+1} at the iterate (w%x1, w%r1, self%v1, self%a1, w%psi).
   subroutine ga_kinematics(self, h, v, vd)
     class(lie_genalpha_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, v(:), vd(:)
     associate (s => self%sys, variant => self%variant, p => self%p, x => self%x, r => self%r, &
                a => self%aalg, w => self%w)
       associate (wd => w%z(1:w%nv))
-        w%a1 = ((1 - p%alpha_f) * wd + p%alpha_f * vd - p%alpha_m * a) / (1 - p%alpha_m)
-        w%v1 = v + h * (1 - p%gamma) * a + h * p%gamma * w%a1
-        w%psi = w%psi0 + h * h * p%beta * w%a1
-        if (variant == LGA_STAB2) w%psi = w%psi + p%beta * h * h * matmul(w%z(w%nv + w%m + 1:), w%b0)
+        self%a1 = ((1 - p%alpha_f) * wd + p%alpha_f * vd - p%alpha_m * a) / (1 - p%alpha_m)
+        self%v1 = v + h * (1 - p%gamma) * a + h * p%gamma * self%a1
+        w%psi = self%psi0 + h * h * p%beta * self%a1
+        if (variant == LGA_STAB2) w%psi = w%psi + p%beta * h * h * matmul(w%z(w%nv + w%m + 1:), self%b0)
       end associate
       call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
     end associate
   end subroutine
 
-  !> Residual and Newton matrix at the iterate w%z.
-  subroutine ga_eval(self, h, v, vd)
+  !> Residual and Newton matrix at the iterate w%z; u = V_n, u2 = Vdot_n.
+  subroutine ga_eval(self, h, u, u2)
     class(lie_genalpha_stepper_t), intent(inout) :: self
-    real(wp), intent(in) :: h, v(:), vd(:)
+    real(wp), intent(in) :: h, u(:), u2(:)
     integer :: nv, m
     real(wp) :: c, bh2
-    associate (s => self%sys, variant => self%variant, p => self%p, w => self%w)
+    associate (s => self%sys, variant => self%variant, p => self%p, w => self%w, v => u, vd => u2)
       nv = w%nv; m = w%m
       c = p%c
       bh2 = p%beta * h * h
       call ga_kinematics(self, h, v, vd)
       associate (wd => w%z(1:nv), lam => w%z(nv + 1:nv + m))
-        call rigid_bmat(s, w%r1, w%b1)
-        call rigid_force(s, w%v1, w%qf)
-        w%res(1:nv) = matmul(w%mm, wd) + matmul(lam, w%b1) - w%qf
+        call rigid_bmat(s, w%r1, self%b1)
+        call rigid_force(s, self%v1, w%qf)
+        w%res(1:nv) = matmul(w%mm, wd) + matmul(lam, self%b1) - w%qf
         call rigid_phi(s, w%x1, w%r1, w%res(nv + 1:nv + m))
         w%res(nv + 1:nv + m) = w%res(nv + 1:nv + m) / bh2
-        if (variant == LGA_STAB2) w%res(nv + m + 1:) = matmul(w%b1, w%v1) / (p%gamma * h)
+        if (variant == LGA_STAB2) w%res(nv + m + 1:) = matmul(self%b1, self%v1) / (p%gamma * h)
         w%jac = 0
-        call rigid_force_v(s, w%v1, w%kvv)
+        call rigid_force_v(s, self%v1, w%kvv)
         w%jac(1:nv, 1:nv) = w%mm - h * p%gamma * c * w%kvv
         call rigid_btl_q(s, w%r1, lam, w%kvv)
         call rigid_right_tangent(s, w%psi, w%kvv)          ! (B1^T lam)_q P'
         w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + bh2 * c * w%kvv
-        w%jac(1:nv, nv + 1:nv + m) = transpose(w%b1)
-        w%kmv = w%b1
+        w%jac(1:nv, nv + 1:nv + m) = transpose(self%b1)
+        w%kmv = self%b1
         call rigid_right_tangent(s, w%psi, w%kmv)          ! B1 P'
         w%jac(nv + 1:nv + m, 1:nv) = c * w%kmv
         if (variant == LGA_STAB2) then
-          w%jac(1:nv, nv + m + 1:) = bh2 * matmul(w%kvv, transpose(w%b0))
-          w%jac(nv + 1:nv + m, nv + m + 1:) = matmul(w%kmv, transpose(w%b0))
-          call rigid_bw_q(s, w%r1, w%v1, w%kmv)
+          w%jac(1:nv, nv + m + 1:) = bh2 * matmul(w%kvv, transpose(self%b0))
+          w%jac(nv + 1:nv + m, nv + m + 1:) = matmul(w%kmv, transpose(self%b0))
+          call rigid_bw_q(s, w%r1, self%v1, w%kmv)
           call rigid_right_tangent(s, w%psi, w%kmv)        ! (B1 V)_q P'
-          w%jac(nv + m + 1:, 1:nv) = c * w%b1 + (h * p%beta * c / p%gamma) * w%kmv
-          w%jac(nv + m + 1:, nv + m + 1:) = (p%beta * h / p%gamma) * matmul(w%kmv, transpose(w%b0))
+          w%jac(nv + m + 1:, 1:nv) = c * self%b1 + (h * p%beta * c / p%gamma) * w%kmv
+          w%jac(nv + m + 1:, nv + m + 1:) = (p%beta * h / p%gamma) * matmul(w%kmv, transpose(self%b0))
         end if
       end associate
     end associate
   end subroutine
 
-  !> Newton on z from its start value (w%z); info: 0, STATUS_NEWTON_FAILED, STATUS_SINGULAR,
-  !> STATUS_NONFINITE.
-  subroutine ga_newton(self, h, v, vd, iters, info)
+  !> The groups, each in the units of what it changes: W (h |dW| against 1 + |V|), lam
+  !> (h |dlam| against 1 + |M V|), mu (beta h^2 |dmu| against 1 + |x|).  The 1/(beta h^2) rows
+  !> leave a round-off eps (1 + |x|) / (beta h^2) in W and lam: their floor is what changes
+  !> the positions by an ulp.
+  subroutine ga_measure(self, h)
     class(lie_genalpha_stepper_t), intent(inout) :: self
-    real(wp), intent(in) :: h, v(:), vd(:)
-    integer, intent(out) :: iters, info
-    integer :: it, nv, m
+    real(wp), intent(in) :: h
+    integer :: nv, m
     real(wp) :: sv, smv, sx
-    associate (variant => self%variant, p => self%p, x => self%x, w => self%w, tol => self%tol, maxit => self%maxit)
+    associate (p => self%p, x => self%x, w => self%w)
       nv = w%nv; m = w%m
-      iters = 0
-      call w%nc%start()
-      do it = 1, maxit
-        call ga_eval(self, h, v, vd)
-        call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
-        if (info /= 0) return
-        iters = iters + 1
-        ! groups, each in the units of what it changes: W (h |dW| against 1 + |V|),
-        ! lam (h |dlam| against 1 + |M V|), mu (beta h^2 |dmu| against 1 + |x|).  The
-        ! 1/(beta h^2) rows leave a round-off eps (1 + |x|) / (beta h^2) in W and lam:
-        ! their floor is what changes the positions by an ulp
-        sv = 1 + maxabs(w%v1)
-        smv = 1 + maxabs(matmul(w%mm, w%v1))
-        sx = (1 + maxval(abs(x))) / (p%beta * h * h)
-        call w%nc%clear()
-        call w%nc%group(w%dz(1:nv), sv / h, max(maxabs(w%z(1:nv)), sx))
-        call w%nc%group(w%dz(nv + 1:nv + m), smv / h, smv * sx / sv)
-        if (variant == LGA_STAB2) call w%nc%group(w%dz(nv + m + 1:), sx, sx)
-        if (w%nc%done(tol, maxit, info)) return
-      end do
-      info = STATUS_NEWTON_FAILED
+      sv = 1 + maxabs(self%v1)
+      smv = 1 + maxabs(matmul(w%mm, self%v1))
+      sx = (1 + maxval(abs(x))) / (p%beta * h * h)
+      call w%nc%group(w%dz(1:nv), sv / h, max(maxabs(w%z(1:nv)), sx))
+      call w%nc%group(w%dz(nv + 1:nv + m), smv / h, smv * sx / sv)
+      if (self%variant == LGA_STAB2) call w%nc%group(w%dz(nv + m + 1:), sx, sx)
     end associate
   end subroutine
 
@@ -163,7 +146,7 @@ contains
     self%p = alpha_params(self%ropt(1))
     associate (nv => self%sys%nv, m => self%sys%m, w => self%w)
       call lie_work_init(w, self%sys, nv + m + merge(m, 0, self%variant == LGA_STAB2))   ! (W, lam[, mu])
-      allocate(w%b0(m, nv), w%b1(m, nv), w%psi0(nv), w%v1(nv), w%a1(nv))
+      allocate(self%b0(m, nv), self%b1(m, nv), self%psi0(nv), self%v1(nv), self%a1(nv))
     end associate
     allocate(self%mu(self%sys%m))
     call self%lie_start(s, info)
@@ -177,19 +160,18 @@ contains
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    integer :: iters, nv, m
+    integer :: nv, m
     nv = self%sys%nv; m = self%sys%m
     associate (sys => self%sys, w => self%w, p => self%p, x => self%x, r => self%r, a => self%aalg)
-      w%psi0 = h * s%v + h * h * (0.5_wp - p%beta) * a
-      if (self%variant == LGA_STAB2) call rigid_bmat(sys, r, w%b0)
+      self%psi0 = h * s%v + h * h * (0.5_wp - p%beta) * a
+      if (self%variant == LGA_STAB2) call rigid_bmat(sys, r, self%b0)
       w%z(1:nv) = s%a
       w%z(nv + 1:nv + m) = s%lam
       if (self%variant == LGA_STAB2) w%z(nv + m + 1:) = 0
-      call ga_newton(self, h, s%v, s%a, iters, info)
-      call self%count_newton(iters)
+      call self%newton(h, s%v, s%a, info)
       if (info /= 0) return
       call ga_kinematics(self, h, s%v, s%a)
-      x = w%x1; r = w%r1; s%v = w%v1; a = w%a1
+      x = w%x1; r = w%r1; s%v = self%v1; a = self%a1
       s%a = w%z(1:nv)
       s%lam = w%z(nv + 1:nv + m)
       if (self%variant == LGA_STAB2) self%mu = w%z(nv + m + 1:)
