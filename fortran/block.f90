@@ -350,7 +350,7 @@ contains
     integer, intent(in) :: maxit
     type(block_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    integer :: it, k, status
+    integer :: it, k
     iters = 0
     call w%nc%start()
     do it = 1, maxit
@@ -370,13 +370,10 @@ contains
       do k = 1, w%r
         call measure_a(w%dxf((k - 1) * w%nx + 1:(k - 1) * w%nx + w%n))
       end do
-      status = w%nc%test(tol, maxit, .false.)
-      if (status == NEWTON_CONVERGED) then
-        call block_update(h, w)
-        info = 0
+      if (w%nc%done(tol, maxit, info)) then
+        if (info == 0) call block_update(h, w)
         return
       end if
-      if (status == NEWTON_DIVERGED) exit
     end do
     info = STATUS_NEWTON_FAILED
 

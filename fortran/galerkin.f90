@@ -59,7 +59,7 @@ module galerkin
   use pyint_linalg, only: lu_factor, lu_solve, inf_norm
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
-  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_newton_control, only: newton_control_t, newton_increment, maxabs
   implicit none
   private
   public :: GL_SMAX, GL_SPEC, GL_REDUCED, lobatto_rule, gl_work_t, gl_work_init, gl_residual, &
@@ -405,7 +405,7 @@ contains
     integer, intent(in) :: maxit
     type(gl_work_t), intent(inout) :: w
     integer, intent(out) :: iters, info
-    integer :: it, m, status
+    integer :: it, m
     real(wp) :: sq, sp, sl, amp
     m = 2 * (w%s + 1) * w%n
     iters = 0
@@ -413,20 +413,10 @@ contains
     do it = 1, maxit
       call gl_residual(model, t, h, q0, p0, l0, w, info)
       if (info /= 0) return
-      if (.not. all(abs(w%e) <= huge(1.0_wp))) then
-        info = STATUS_NONFINITE
-        return
-      end if
       call gl_jacobian(model, t, h, w, info)
       if (info /= 0) return
-      call lu_factor(w%jac, w%ipiv, info)
-      if (info /= 0) then
-        info = STATUS_SINGULAR
-        return
-      end if
-      w%dx = -w%e
-      call lu_solve(w%jac, w%ipiv, w%dx)
-      w%x = w%x + w%dx
+      call newton_increment(w%e, w%jac, w%ipiv, w%dx, w%x, info)
+      if (info /= 0) return
       iters = iters + 1
       if (.not. all(abs(w%x) <= huge(1.0_wp))) then
         info = STATUS_NONFINITE
@@ -441,9 +431,7 @@ contains
       call w%nc%group(w%dx(1:w%s * w%n), 1 + sq, sq)
       call w%nc%group(w%dx(w%s * w%n + 1:m), 1 + sp, amp * sp)
       call w%nc%group(abs(h) * w%dx(m + 1:), 1 + sl, amp * sl)
-      status = w%nc%test(tol, maxit, .false.)
-      if (status == NEWTON_CONVERGED) return
-      if (status == NEWTON_DIVERGED) exit
+      if (w%nc%done(tol, maxit, info)) return
     end do
     info = STATUS_NEWTON_FAILED
   end subroutine

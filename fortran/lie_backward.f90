@@ -33,127 +33,107 @@
 !>   [ M - h Q_V + (B^T h lam)_q P    B^T ]
 !>   [ d(constraint row)/dW           0   ].
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
-!> (fortran/core/newton_control.f90); groups at bd_newton.
+!> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
+!> (fortran/core/lie_stepper.f90); groups at bd_measure.
 module lie_backward
   use pyint_kinds
-  use pyint_control, only: stop_status
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
-  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_newton_control, only: maxabs
+  use pyint_driver, only: state_t
+  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
   implicit none
   private
-  public :: lie_backward_driver, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
+  public :: lie_backward_stepper_t, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
 
   integer, parameter :: FORM_DAE1 = 1, FORM_DAE2 = 2, FORM_DAE3 = 3, FORM_DAES = 4
 
-  type :: bd_work_t
-    integer :: nv, m, nz
-    type(newton_control_t) :: nc      !< the Newton termination rule (carried across steps)
-    real(wp), allocatable :: z(:), dz(:), res(:), jac(:, :), mm(:, :), bm(:, :)
-    real(wp), allocatable :: kvv(:, :), kmv(:, :), kmv2(:, :), kmv3(:, :), qf(:), psi(:), g(:)
-    real(wp), allocatable :: x1(:, :), r1(:, :, :)
-    integer, allocatable :: ipiv(:)
+  !> The stepper of the one driver (fortran/core/driver.f90, fortran/core/lie_stepper.f90).
+  !> iopt = [form, history_mode, maxit], ropt = [tol] (form: 1 DAE1, 2 DAE2, 3 DAE3, 4 DAES;
+  !> history_mode (DAES): 0 printed V'^k, 1 projected V^k; h > 0).  The auxiliary vector per
+  !> sample (DAES only): (V', mu, omega).  stats = [Newton iterations, factorizations, max
+  !> iterations in a step].  Its Newton blocks besides the common ones (self%w): B(q^{k+1}) (bm),
+  !> Bdot V (g) and the DAE1 blocks kmv2, kmv3.
+  type, extends(lie_stepper_t) :: lie_backward_stepper_t
+    integer :: form = FORM_DAE3, history_mode = 0
+    real(wp), allocatable :: pw(:, :), vp(:), mu(:), om(:)
+    real(wp), allocatable :: bm(:, :), kmv2(:, :), kmv3(:, :), g(:)
+  contains
+    procedure :: init => lbd_init
+    procedure :: step => lbd_step
+    procedure :: aux => lbd_aux
+    procedure :: newton_eval => bd_eval
+    procedure :: newton_measure => bd_measure
   end type
 
 contains
 
-  subroutine bd_work_init(s, w)
-    type(rigid_system_t), intent(in) :: s
-    type(bd_work_t), intent(out) :: w
-    w%nv = s%nv; w%m = s%m; w%nz = s%nv + s%m
-    allocate(w%z(w%nz), w%dz(w%nz), w%res(w%nz), w%jac(w%nz, w%nz), w%ipiv(w%nz), &
-             w%mm(s%nv, s%nv), w%bm(s%m, s%nv), w%kvv(s%nv, s%nv), w%kmv(s%m, s%nv), &
-             w%kmv2(s%m, s%nv), w%kmv3(s%m, s%nv), w%qf(s%nv), w%psi(s%nv), w%g(s%m), w%x1(3, s%nb), &
-             w%r1(3, 3, s%nb))
-    call rigid_mass_matrix(s, w%mm)
-  end subroutine
-
-  !> Residual and Newton matrix at the iterate w%z.
-  subroutine bd_eval(s, form, h, x, r, vk, vh, w)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: form
-    real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:)
-    type(bd_work_t), intent(inout) :: w
+  !> Residual and Newton matrix at the iterate w%z; u = V^k, u2 = V_h.
+  subroutine bd_eval(self, h, u, u2)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, u(:), u2(:)
     integer :: nv, m
-    nv = w%nv; m = w%m
-    associate (wv => w%z(1:nv), hl => w%z(nv + 1:), rd => w%res(1:nv), rc => w%res(nv + 1:))
-      w%psi = h * wv
-      call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
-      call rigid_bmat(s, w%r1, w%bm)
-      call rigid_force(s, wv, w%qf)
-      rd = matmul(w%mm, wv - vh) + matmul(hl, w%bm) - h * w%qf
-      select case (form)
-      case (FORM_DAE3, FORM_DAES)
-        call rigid_phi(s, w%x1, w%r1, rc)
-        rc = rc / h
-      case (FORM_DAE2)
-        rc = matmul(w%bm, wv)
-      case (FORM_DAE1)
-        call rigid_bdotv(s, w%r1, wv, w%g)
-        rc = matmul(w%bm, wv - vk) + h * w%g
-      end select
-      ! momentum rows
-      call rigid_force_v(s, wv, w%kvv)
-      w%jac(1:nv, 1:nv) = w%mm - h * w%kvv
-      call rigid_btl_q(s, w%r1, hl, w%kvv)
-      call rigid_right_tangent(s, w%psi, w%kvv)
-      w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + h * w%kvv
-      w%jac(1:nv, nv + 1:) = transpose(w%bm)
-      w%jac(nv + 1:, nv + 1:) = 0
-      ! constraint rows
-      select case (form)
-      case (FORM_DAE3, FORM_DAES)
-        w%kmv = w%bm
-        call rigid_right_tangent(s, w%psi, w%kmv)
-        w%jac(nv + 1:, 1:nv) = w%kmv
-      case (FORM_DAE2)
-        call rigid_bw_q(s, w%r1, wv, w%kmv)
-        call rigid_right_tangent(s, w%psi, w%kmv)
-        w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv
-      case (FORM_DAE1)
-        call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
-        call rigid_bdotv_jac(s, w%r1, wv, w%kmv2, w%kmv3)
-        w%kmv = w%kmv + h * w%kmv2
-        call rigid_right_tangent(s, w%psi, w%kmv)
-        w%jac(nv + 1:, 1:nv) = w%bm + h * w%kmv + h * w%kmv3
-      end select
+    associate (s => self%sys, form => self%form, x => self%x, r => self%r, w => self%w, vk => u, vh => u2)
+      nv = w%nv; m = w%m
+      associate (wv => w%z(1:nv), hl => w%z(nv + 1:), rd => w%res(1:nv), rc => w%res(nv + 1:))
+        w%psi = h * wv
+        call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
+        call rigid_bmat(s, w%r1, self%bm)
+        call rigid_force(s, wv, w%qf)
+        rd = matmul(w%mm, wv - vh) + matmul(hl, self%bm) - h * w%qf
+        select case (form)
+        case (FORM_DAE3, FORM_DAES)
+          call rigid_phi(s, w%x1, w%r1, rc)
+          rc = rc / h
+        case (FORM_DAE2)
+          rc = matmul(self%bm, wv)
+        case (FORM_DAE1)
+          call rigid_bdotv(s, w%r1, wv, self%g)
+          rc = matmul(self%bm, wv - vk) + h * self%g
+        end select
+        ! momentum rows
+        call rigid_force_v(s, wv, w%kvv)
+        w%jac(1:nv, 1:nv) = w%mm - h * w%kvv
+        call rigid_btl_q(s, w%r1, hl, w%kvv)
+        call rigid_right_tangent(s, w%psi, w%kvv)
+        w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + h * w%kvv
+        w%jac(1:nv, nv + 1:) = transpose(self%bm)
+        w%jac(nv + 1:, nv + 1:) = 0
+        ! constraint rows
+        select case (form)
+        case (FORM_DAE3, FORM_DAES)
+          w%kmv = self%bm
+          call rigid_right_tangent(s, w%psi, w%kmv)
+          w%jac(nv + 1:, 1:nv) = w%kmv
+        case (FORM_DAE2)
+          call rigid_bw_q(s, w%r1, wv, w%kmv)
+          call rigid_right_tangent(s, w%psi, w%kmv)
+          w%jac(nv + 1:, 1:nv) = self%bm + h * w%kmv
+        case (FORM_DAE1)
+          call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
+          call rigid_bdotv_jac(s, w%r1, wv, self%kmv2, self%kmv3)
+          w%kmv = w%kmv + h * self%kmv2
+          call rigid_right_tangent(s, w%psi, w%kmv)
+          w%jac(nv + 1:, 1:nv) = self%bm + h * w%kmv + h * self%kmv3
+        end select
+      end associate
     end associate
   end subroutine
 
-  !> Newton on (W, h lam) from the start value in w%z.  info: 0, STATUS_NEWTON_FAILED,
-  !> STATUS_SINGULAR, STATUS_NONFINITE.
-  subroutine bd_newton(s, form, h, x, r, vk, vh, tol, maxit, w, iters, info)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: form, maxit
-    real(wp), intent(in) :: h, x(:, :), r(:, :, :), vk(:), vh(:), tol
-    type(bd_work_t), intent(inout) :: w
-    integer, intent(out) :: iters, info
-    integer :: it, status
+  !> The groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the Phi/h rows
+  !> (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their floor is what changes the
+  !> positions by an ulp.
+  subroutine bd_measure(self, h)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h
     real(wp) :: sw, smw, amp
-    iters = 0
-    call w%nc%start()
-    do it = 1, maxit
-      call bd_eval(s, form, h, x, r, vk, vh, w)
-      call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
-      if (info /= 0) return
-      iters = iters + 1
-      ! groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the
-      ! Phi/h rows (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their
-      ! floor is what changes the positions by an ulp
+    associate (x => self%x, w => self%w)
       sw = 1 + maxabs(w%z(1:w%nv))
       smw = 1 + maxabs(matmul(w%mm, w%z(1:w%nv)))
       amp = max(1.0_wp, (1 + maxval(abs(x))) / (h * sw))
-      call w%nc%clear()
       call w%nc%group(w%dz(1:w%nv), sw, amp * sw)
       call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
-      status = w%nc%test(tol, maxit, .false.)
-      if (status == NEWTON_CONVERGED) then
-        info = 0
-        return
-      end if
-      if (status == NEWTON_DIVERGED) exit
-    end do
-    info = STATUS_NEWTON_FAILED
+    end associate
   end subroutine
 
   !> The inverse of a (small, regular) matrix: LU and one solve per column.
@@ -190,117 +170,89 @@ contains
     call lu_solve(g, ipiv, y)
   end subroutine
 
-  !> The whole trajectory: nsteps steps of size h from t0, output every `every` steps.
-  !> On entry (x0, r0, v0) is a consistent state.  Outputs per sample k:
-  !> tout, xout(3, nb), rout(3, 3, nb), vout (V), aout (A), lout (lam) and
-  !> auxout = (V', mu, omega) (DAES; zero for DAE1-3).  history_mode: see the header.
-  !> istat = [status, steps done, samples written]; stats = [newton iterations,
-  !> factorizations, max iterations in a step, then the maxima over every step of
-  !> |Phi|, |B V|, |B A + Bdot V|, |R^T R - I|_F, |H - H0|] (rigid_track).
-  subroutine lie_backward_driver(s, form, history_mode, tol, maxit, t0, h, nsteps, every, &
-                                 x0, r0, v0, tout, xout, rout, vout, aout, lout, auxout, istat, stats)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: form, history_mode, maxit, nsteps, every
-    real(wp), intent(in) :: tol, t0, h, x0(:, :), r0(:, :, :), v0(:)
-    real(wp), intent(out) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
-                             lout(:, :), auxout(:, :)
-    integer, intent(out) :: istat(3)
-    real(wp), intent(out) :: stats(8)
-    type(bd_work_t) :: w
-    real(wp) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), vp(s%nv), a(s%nv), lam(s%m)
-    real(wp) :: vh(s%nv), mu(s%m), om(s%m), ahat(s%nv), t, pw(s%nv, s%nv), e0
-    integer :: step, iters, info, ns, nv, m
-    nv = s%nv; m = s%m
-    stats = 0
-    istat = [STATUS_BAD_INPUT, 0, 0]
-    if (form < FORM_DAE1 .or. form > FORM_DAES .or. h <= 0 .or. every < 1 .or. &
-        history_mode < 0 .or. history_mode > 1) return
-    call bd_work_init(s, w)
+  !> Read the options; the DAES projection metric P (I as printed, M^-1 for the projected
+  !> history); A and lam at the start from the index-3 system (lie_start); V'^0 = V^0, mu = omega = 0.
+  subroutine lbd_init(self, s, info)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    integer :: i, nv, m
+    info = STATUS_BAD_INPUT
+    if (.not. self%options_fit(nstats=3, niopt=3, nropt=1)) return
+    self%form = self%iopt(1); self%history_mode = self%iopt(2); self%maxit = self%iopt(3)
+    self%tol = self%ropt(1)
+    if (self%form < FORM_DAE1 .or. self%form > FORM_DAES .or. .not. self%h > 0 .or. &
+        self%history_mode < 0 .or. self%history_mode > 1) return
+    nv = self%sys%nv; m = self%sys%m
+    if (self%form == FORM_DAES) self%naux = nv + 2 * m
+    call lie_work_init(self%w, self%sys, nv + m)     ! (W, h lam)
+    allocate(self%bm(m, nv), self%kmv2(m, nv), self%kmv3(m, nv), self%g(m))
+    allocate(self%pw(nv, nv), self%mu(m), self%om(m))
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
-    if (history_mode == 1) then
-      call inverse(w%mm, pw)
+    if (self%history_mode == 1) then
+      call inverse(self%w%mm, self%pw)
     else
-      pw = 0
-      do step = 1, nv
-        pw(step, step) = 1
+      self%pw = 0
+      do i = 1, nv
+        self%pw(i, i) = 1
       end do
     end if
-    x = x0; r = r0; v = v0; vp = v0
-    mu = 0; om = 0
-    call rigid_consistent_acc(s, r, v, a, lam, info)
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      return
-    end if
-    t = t0
-    e0 = rigid_energy(s, x, v)
-    call rigid_track(s, x, r, v, a, e0, stats(4:8))
-    ns = 1
-    call store(ns)
-    do step = 1, nsteps
-      if (form == FORM_DAES .and. history_mode == 0) then
+    self%vp = s%v
+    self%mu = 0; self%om = 0
+    call self%lie_start(s, info)
+  end subroutine
+
+  !> One step: Newton on (W, h lam) from (V_h + h A, h lam), then the new state; DAES also
+  !> the projections (V, mu) and (A, omega) at the converged q^{k+1}.
+  subroutine lbd_step(self, h, t1, s, info)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: vh(self%sys%nv), ahat(self%sys%nv)
+    integer :: nv
+    nv = self%sys%nv
+    associate (sys => self%sys, w => self%w, x => self%x, r => self%r, pw => self%pw, vp => self%vp)
+      if (self%form == FORM_DAES .and. self%history_mode == 0) then
         vh = vp
       else
-        vh = v
+        vh = s%v
       end if
-      w%z(1:nv) = vh + h * a
-      w%z(nv + 1:) = h * lam
-      call bd_newton(s, form, h, x, r, v, vh, tol, maxit, w, iters, info)
-      stats(1) = stats(1) + iters
-      stats(2) = stats(2) + iters
-      stats(3) = max(stats(3), real(iters, wp))
-      if (info == 0) info = stop_status()   ! Ctrl-C, a LAPACK error
-      if (info /= 0) then
-        istat = [info, step - 1, ns]
-        return
-      end if
+      w%z(1:nv) = vh + h * s%a
+      w%z(nv + 1:) = h * s%lam
+      call self%newton(h, s%v, vh, info)
+      if (info /= 0) return
       ! the converged configuration
       w%psi = h * w%z(1:nv)
-      call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
+      call rigid_advance(sys, x, r, w%psi, w%x1, w%r1)
       x = w%x1; r = w%r1
-      lam = w%z(nv + 1:) / h
-      if (form == FORM_DAES) then
-        call rigid_bmat(s, r, w%bm)
+      s%lam = w%z(nv + 1:) / h
+      if (self%form == FORM_DAES) then
+        call rigid_bmat(sys, r, self%bm)
         vp = w%z(1:nv)
         ahat = (vp - vh) / h
-        call bbt_solve(w%bm, pw, -matmul(w%bm, vp), mu, info)
-        if (info /= 0) then
-          istat = [info, step - 1, ns]
-          return
-        end if
-        v = vp + matmul(pw, matmul(mu, w%bm))
-        call rigid_bdotv(s, r, v, w%g)
-        call bbt_solve(w%bm, pw, -(matmul(w%bm, ahat) + w%g), om, info)
-        a = ahat + matmul(pw, matmul(om, w%bm))
-        if (history_mode == 1) lam = lam - om
+        call bbt_solve(self%bm, pw, -matmul(self%bm, vp), self%mu, info)
+        if (info /= 0) return
+        s%v = vp + matmul(pw, matmul(self%mu, self%bm))
+        call rigid_bdotv(sys, r, s%v, self%g)
+        call bbt_solve(self%bm, pw, -(matmul(self%bm, ahat) + self%g), self%om, info)
+        s%a = ahat + matmul(pw, matmul(self%om, self%bm))
+        if (self%history_mode == 1) s%lam = s%lam - self%om
       else
-        a = (w%z(1:nv) - v) / h
-        v = w%z(1:nv)
-        vp = v
+        s%a = (w%z(1:nv) - s%v) / h
+        s%v = w%z(1:nv)
+        vp = s%v
       end if
-      t = t0 + step * h
-      call rigid_track(s, x, r, v, a, e0, stats(4:8))
-      if (mod(step, every) == 0) then
-        ns = ns + 1
-        call store(ns)
-      end if
-    end do
-    if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
-      ns = ns + 1
-      call store(ns)
-    end if
-    istat = [STATUS_OK, nsteps, ns]
+      call lie_pack(x, r, s%q)
+    end associate
+  end subroutine
 
-  contains
-
-    subroutine store(k)
-      integer, intent(in) :: k
-      real(wp) :: aux(nv + 2 * m)
-      aux = 0
-      if (form == FORM_DAES) aux = [vp, mu, om]
-      call rigid_store(k, t, x, r, v, a, lam, aux, tout, xout, rout, vout, aout, lout, auxout)
-    end subroutine
-
-  end subroutine lie_backward_driver
+  !> (V', mu, omega) per sample (DAES).
+  subroutine lbd_aux(self, s, aux)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: aux(:)
+    aux = [self%vp, self%mu, self%om]
+  end subroutine
 
 end module lie_backward

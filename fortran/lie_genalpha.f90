@@ -20,155 +20,116 @@
 !>   [ c B1 P'                                          0      B1 P' B0^T                     ]
 !>   [ c B1 + (h beta c/gamma) (B1 V)_q P'              0      (beta h/gamma) (B1 V)_q P' B0^T ]
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
-!> (fortran/core/newton_control.f90); groups at ga_newton.
+!> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
+!> (fortran/core/lie_stepper.f90); groups at ga_measure.
 module lie_genalpha
   use pyint_kinds
   use pyint_rigid
   use pyint_alpha, only: alpha_params_t, alpha_params
-  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_newton_control, only: maxabs
   use pyint_driver, only: state_t
-  use pyint_lie_stepper, only: lie_stepper_t, lie_unpack, lie_pack
+  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
   implicit none
   private
   public :: lie_genalpha_stepper_t, LGA_INDEX3, LGA_STAB2
 
   integer, parameter :: LGA_INDEX3 = 0, LGA_STAB2 = 1
 
-  type :: ga_work_t
-    integer :: nv, m, nz
-    type(newton_control_t) :: nc      !< the Newton termination rule (carried across steps)
-    real(wp), allocatable :: z(:), dz(:), res(:), jac(:, :), mm(:, :), b0(:, :), b1(:, :)
-    real(wp), allocatable :: kvv(:, :), kmv(:, :), qf(:), psi(:), psi0(:), v1(:), a1(:)
-    real(wp), allocatable :: x1(:, :), r1(:, :, :)
-    integer, allocatable :: ipiv(:)
-  end type
-
   !> The stepper of the one driver (fortran/core/driver.f90, fortran/core/lie_stepper.f90).
   !> iopt = [variant, maxit], ropt = [rho_inf, tol].  The state's a is Vdot; the auxiliary
   !> vector per sample (a, mu): the algorithmic acceleration and, for variant 1, the
   !> stabilizing multiplier.  stats = [Newton iterations, factorizations, max iterations in
-  !> a step].
+  !> a step].  Its Newton blocks besides the common ones (self%w): B(q_n) (b0), B(q_{n+1}) (b1),
+  !> the known part psi0 of the increment, V_{n+1} (v1) and a_{n+1} (a1) at the iterate.
   type, extends(lie_stepper_t) :: lie_genalpha_stepper_t
-    type(ga_work_t) :: w
     type(alpha_params_t) :: p
-    integer :: variant = LGA_INDEX3, maxit = 1
-    real(wp) :: tol = 0
-    real(wp), allocatable :: x(:, :), r(:, :, :), aalg(:), mu(:)
+    integer :: variant = LGA_INDEX3
+    real(wp), allocatable :: aalg(:), mu(:)
+    real(wp), allocatable :: b0(:, :), b1(:, :), psi0(:), v1(:), a1(:)
   contains
     procedure :: init => lga_init
     procedure :: step => lga_step
     procedure :: aux => lga_aux
+    procedure :: newton_eval => ga_eval
+    procedure :: newton_measure => ga_measure
   end type
 
 contains
 
-  subroutine ga_work_init(s, variant, w)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: variant
-    type(ga_work_t), intent(out) :: w
-    w%nv = s%nv; w%m = s%m
-    w%nz = s%nv + s%m
-    if (variant == LGA_STAB2) w%nz = w%nz + s%m
-    allocate(w%z(w%nz), w%dz(w%nz), w%res(w%nz), w%jac(w%nz, w%nz), w%ipiv(w%nz), &
-             w%mm(s%nv, s%nv), w%b0(s%m, s%nv), w%b1(s%m, s%nv), w%kvv(s%nv, s%nv), &
-             w%kmv(s%m, s%nv), w%qf(s%nv), w%psi(s%nv), w%psi0(s%nv), w%v1(s%nv), &
-             w%a1(s%nv), w%x1(3, s%nb), w%r1(3, 3, s%nb))
-    call rigid_mass_matrix(s, w%mm)
-  end subroutine
-
-  !> q_{n+1}, V_{n+1}, a_{n+1} at the iterate (w%x1, w%r1, w%v1, w%a1, w%psi).
-  subroutine ga_kinematics(s, variant, p, h, x, r, v, vd, a, w)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: variant
-    type(alpha_params_t), intent(in) :: p
-    real(wp), intent(in) :: h, x(:, :), r(:, :, :), v(:), vd(:), a(:)
-    type(ga_work_t), intent(inout) :: w
-    associate (wd => w%z(1:w%nv))
-      w%a1 = ((1 - p%alpha_f) * wd + p%alpha_f * vd - p%alpha_m * a) / (1 - p%alpha_m)
-      w%v1 = v + h * (1 - p%gamma) * a + h * p%gamma * w%a1
-      w%psi = w%psi0 + h * h * p%beta * w%a1
-      if (variant == LGA_STAB2) w%psi = w%psi + p%beta * h * h * matmul(w%z(w%nv + w%m + 1:), w%b0)
+  !> q_{n+1}, V_{n+1}, a_{n+1} at the iterate (w%x1, w%r1, self%v1, self%a1, w%psi).
+  subroutine ga_kinematics(self, h, v, vd)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, v(:), vd(:)
+    associate (s => self%sys, variant => self%variant, p => self%p, x => self%x, r => self%r, &
+               a => self%aalg, w => self%w)
+      associate (wd => w%z(1:w%nv))
+        self%a1 = ((1 - p%alpha_f) * wd + p%alpha_f * vd - p%alpha_m * a) / (1 - p%alpha_m)
+        self%v1 = v + h * (1 - p%gamma) * a + h * p%gamma * self%a1
+        w%psi = self%psi0 + h * h * p%beta * self%a1
+        if (variant == LGA_STAB2) w%psi = w%psi + p%beta * h * h * matmul(w%z(w%nv + w%m + 1:), self%b0)
+      end associate
+      call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
     end associate
-    call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
   end subroutine
 
-  !> Residual and Newton matrix at the iterate w%z.
-  subroutine ga_eval(s, variant, p, h, x, r, v, vd, a, w)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: variant
-    type(alpha_params_t), intent(in) :: p
-    real(wp), intent(in) :: h, x(:, :), r(:, :, :), v(:), vd(:), a(:)
-    type(ga_work_t), intent(inout) :: w
+  !> Residual and Newton matrix at the iterate w%z; u = V_n, u2 = Vdot_n.
+  subroutine ga_eval(self, h, u, u2)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, u(:), u2(:)
     integer :: nv, m
     real(wp) :: c, bh2
-    nv = w%nv; m = w%m
-    c = p%c
-    bh2 = p%beta * h * h
-    call ga_kinematics(s, variant, p, h, x, r, v, vd, a, w)
-    associate (wd => w%z(1:nv), lam => w%z(nv + 1:nv + m))
-      call rigid_bmat(s, w%r1, w%b1)
-      call rigid_force(s, w%v1, w%qf)
-      w%res(1:nv) = matmul(w%mm, wd) + matmul(lam, w%b1) - w%qf
-      call rigid_phi(s, w%x1, w%r1, w%res(nv + 1:nv + m))
-      w%res(nv + 1:nv + m) = w%res(nv + 1:nv + m) / bh2
-      if (variant == LGA_STAB2) w%res(nv + m + 1:) = matmul(w%b1, w%v1) / (p%gamma * h)
-      w%jac = 0
-      call rigid_force_v(s, w%v1, w%kvv)
-      w%jac(1:nv, 1:nv) = w%mm - h * p%gamma * c * w%kvv
-      call rigid_btl_q(s, w%r1, lam, w%kvv)
-      call rigid_right_tangent(s, w%psi, w%kvv)          ! (B1^T lam)_q P'
-      w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + bh2 * c * w%kvv
-      w%jac(1:nv, nv + 1:nv + m) = transpose(w%b1)
-      w%kmv = w%b1
-      call rigid_right_tangent(s, w%psi, w%kmv)          ! B1 P'
-      w%jac(nv + 1:nv + m, 1:nv) = c * w%kmv
-      if (variant == LGA_STAB2) then
-        w%jac(1:nv, nv + m + 1:) = bh2 * matmul(w%kvv, transpose(w%b0))
-        w%jac(nv + 1:nv + m, nv + m + 1:) = matmul(w%kmv, transpose(w%b0))
-        call rigid_bw_q(s, w%r1, w%v1, w%kmv)
-        call rigid_right_tangent(s, w%psi, w%kmv)        ! (B1 V)_q P'
-        w%jac(nv + m + 1:, 1:nv) = c * w%b1 + (h * p%beta * c / p%gamma) * w%kmv
-        w%jac(nv + m + 1:, nv + m + 1:) = (p%beta * h / p%gamma) * matmul(w%kmv, transpose(w%b0))
-      end if
+    associate (s => self%sys, variant => self%variant, p => self%p, w => self%w, v => u, vd => u2)
+      nv = w%nv; m = w%m
+      c = p%c
+      bh2 = p%beta * h * h
+      call ga_kinematics(self, h, v, vd)
+      associate (wd => w%z(1:nv), lam => w%z(nv + 1:nv + m))
+        call rigid_bmat(s, w%r1, self%b1)
+        call rigid_force(s, self%v1, w%qf)
+        w%res(1:nv) = matmul(w%mm, wd) + matmul(lam, self%b1) - w%qf
+        call rigid_phi(s, w%x1, w%r1, w%res(nv + 1:nv + m))
+        w%res(nv + 1:nv + m) = w%res(nv + 1:nv + m) / bh2
+        if (variant == LGA_STAB2) w%res(nv + m + 1:) = matmul(self%b1, self%v1) / (p%gamma * h)
+        w%jac = 0
+        call rigid_force_v(s, self%v1, w%kvv)
+        w%jac(1:nv, 1:nv) = w%mm - h * p%gamma * c * w%kvv
+        call rigid_btl_q(s, w%r1, lam, w%kvv)
+        call rigid_right_tangent(s, w%psi, w%kvv)          ! (B1^T lam)_q P'
+        w%jac(1:nv, 1:nv) = w%jac(1:nv, 1:nv) + bh2 * c * w%kvv
+        w%jac(1:nv, nv + 1:nv + m) = transpose(self%b1)
+        w%kmv = self%b1
+        call rigid_right_tangent(s, w%psi, w%kmv)          ! B1 P'
+        w%jac(nv + 1:nv + m, 1:nv) = c * w%kmv
+        if (variant == LGA_STAB2) then
+          w%jac(1:nv, nv + m + 1:) = bh2 * matmul(w%kvv, transpose(self%b0))
+          w%jac(nv + 1:nv + m, nv + m + 1:) = matmul(w%kmv, transpose(self%b0))
+          call rigid_bw_q(s, w%r1, self%v1, w%kmv)
+          call rigid_right_tangent(s, w%psi, w%kmv)        ! (B1 V)_q P'
+          w%jac(nv + m + 1:, 1:nv) = c * self%b1 + (h * p%beta * c / p%gamma) * w%kmv
+          w%jac(nv + m + 1:, nv + m + 1:) = (p%beta * h / p%gamma) * matmul(w%kmv, transpose(self%b0))
+        end if
+      end associate
     end associate
   end subroutine
 
-  subroutine ga_newton(s, variant, p, h, x, r, v, vd, a, tol, maxit, w, iters, info)
-    type(rigid_system_t), intent(in) :: s
-    integer, intent(in) :: variant, maxit
-    type(alpha_params_t), intent(in) :: p
-    real(wp), intent(in) :: h, x(:, :), r(:, :, :), v(:), vd(:), a(:), tol
-    type(ga_work_t), intent(inout) :: w
-    integer, intent(out) :: iters, info
-    integer :: it, nv, m, status
+  !> The groups, each in the units of what it changes: W (h |dW| against 1 + |V|), lam
+  !> (h |dlam| against 1 + |M V|), mu (beta h^2 |dmu| against 1 + |x|).  The 1/(beta h^2) rows
+  !> leave a round-off eps (1 + |x|) / (beta h^2) in W and lam: their floor is what changes
+  !> the positions by an ulp.
+  subroutine ga_measure(self, h)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h
+    integer :: nv, m
     real(wp) :: sv, smv, sx
-    nv = w%nv; m = w%m
-    iters = 0
-    call w%nc%start()
-    do it = 1, maxit
-      call ga_eval(s, variant, p, h, x, r, v, vd, a, w)
-      call newton_increment(w%res, w%jac, w%ipiv, w%dz, w%z, info)
-      if (info /= 0) return
-      iters = iters + 1
-      ! groups, each in the units of what it changes: W (h |dW| against 1 + |V|),
-      ! lam (h |dlam| against 1 + |M V|), mu (beta h^2 |dmu| against 1 + |x|).  The
-      ! 1/(beta h^2) rows leave a round-off eps (1 + |x|) / (beta h^2) in W and lam:
-      ! their floor is what changes the positions by an ulp
-      sv = 1 + maxabs(w%v1)
-      smv = 1 + maxabs(matmul(w%mm, w%v1))
+    associate (p => self%p, x => self%x, w => self%w)
+      nv = w%nv; m = w%m
+      sv = 1 + maxabs(self%v1)
+      smv = 1 + maxabs(matmul(w%mm, self%v1))
       sx = (1 + maxval(abs(x))) / (p%beta * h * h)
-      call w%nc%clear()
       call w%nc%group(w%dz(1:nv), sv / h, max(maxabs(w%z(1:nv)), sx))
       call w%nc%group(w%dz(nv + 1:nv + m), smv / h, smv * sx / sv)
-      if (variant == LGA_STAB2) call w%nc%group(w%dz(nv + m + 1:), sx, sx)
-      status = w%nc%test(tol, maxit, .false.)
-      if (status == NEWTON_CONVERGED) then
-        info = 0
-        return
-      end if
-      if (status == NEWTON_DIVERGED) exit
-    end do
-    info = STATUS_NEWTON_FAILED
+      if (self%variant == LGA_STAB2) call w%nc%group(w%dz(nv + m + 1:), sx, sx)
+    end associate
   end subroutine
 
   !> Vdot and lam at the start from the index-3 system (rigid_consistent_acc); a_0 = Vdot_0.
@@ -183,10 +144,12 @@ contains
     if (self%ropt(1) < 0 .or. self%ropt(1) > 1) return
     self%naux = self%sys%nv + self%sys%m
     self%p = alpha_params(self%ropt(1))
-    call ga_work_init(self%sys, self%variant, self%w)
-    allocate(self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb), self%mu(self%sys%m))
-    call lie_unpack(s%q, self%x, self%r)
-    call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
+    associate (nv => self%sys%nv, m => self%sys%m, w => self%w)
+      call lie_work_init(w, self%sys, nv + m + merge(m, 0, self%variant == LGA_STAB2))   ! (W, lam[, mu])
+      allocate(self%b0(m, nv), self%b1(m, nv), self%psi0(nv), self%v1(nv), self%a1(nv))
+    end associate
+    allocate(self%mu(self%sys%m))
+    call self%lie_start(s, info)
     if (info /= 0) return
     self%aalg = s%a
     self%mu = 0
@@ -197,21 +160,18 @@ contains
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    integer :: iters, nv, m
+    integer :: nv, m
     nv = self%sys%nv; m = self%sys%m
     associate (sys => self%sys, w => self%w, p => self%p, x => self%x, r => self%r, a => self%aalg)
-      w%psi0 = h * s%v + h * h * (0.5_wp - p%beta) * a
-      if (self%variant == LGA_STAB2) call rigid_bmat(sys, r, w%b0)
+      self%psi0 = h * s%v + h * h * (0.5_wp - p%beta) * a
+      if (self%variant == LGA_STAB2) call rigid_bmat(sys, r, self%b0)
       w%z(1:nv) = s%a
       w%z(nv + 1:nv + m) = s%lam
       if (self%variant == LGA_STAB2) w%z(nv + m + 1:) = 0
-      call ga_newton(sys, self%variant, p, h, x, r, s%v, s%a, a, self%tol, self%maxit, w, iters, info)
-      self%stats(1) = self%stats(1) + iters
-      self%stats(2) = self%stats(2) + iters
-      self%stats(3) = max(self%stats(3), real(iters, wp))
+      call self%newton(h, s%v, s%a, info)
       if (info /= 0) return
-      call ga_kinematics(sys, self%variant, p, h, x, r, s%v, s%a, a, w)
-      x = w%x1; r = w%r1; s%v = w%v1; a = w%a1
+      call ga_kinematics(self, h, s%v, s%a)
+      x = w%x1; r = w%r1; s%v = self%v1; a = self%a1
       s%a = w%z(1:nv)
       s%lam = w%z(nv + 1:nv + m)
       if (self%variant == LGA_STAB2) self%mu = w%z(nv + m + 1:)

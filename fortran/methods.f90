@@ -8,6 +8,7 @@ module pyint_methods
   use genalpha, only: alpha_stepper_t
   use block_method, only: block_stepper_t
   use lie_genalpha, only: lie_genalpha_stepper_t
+  use lie_backward, only: lie_backward_stepper_t
   use symplectic, only: sym_stepper_t
   use galerkin, only: gl_stepper_t
   use explicit_euler, only: euler_stepper_t
@@ -17,7 +18,8 @@ module pyint_methods
 
   !> Method ids (mirrored by the KERNEL attribute of the Python classes).
   integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2, METHOD_ALPHA = 3, &
-                                    METHOD_BLOCK = 4, METHOD_LIE_GENALPHA = 5
+                                    METHOD_BLOCK = 4, METHOD_LIE_GENALPHA = 5, &
+                                    METHOD_LIE_BACKWARD = 6
   integer, parameter, public :: METHOD_SYMPLECTIC = 11, METHOD_GALERKIN = 12
   !> The template method of the README's checklist (its Python class: tests/test_add_method.py).
   integer, parameter, public :: METHOD_EXPLICIT_EULER = 13
@@ -40,6 +42,8 @@ contains
       allocate(block_stepper_t :: st)
     case (METHOD_LIE_GENALPHA)
       allocate(lie_genalpha_stepper_t :: st)
+    case (METHOD_LIE_BACKWARD)
+      allocate(lie_backward_stepper_t :: st)
     case (METHOD_SYMPLECTIC)
       allocate(sym_stepper_t :: st)
     case (METHOD_GALERKIN)

@@ -51,7 +51,7 @@ module symplectic
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
   use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
-  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs, newton_increment
   implicit none
   private
   public :: sym_stepper_t, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO, &
@@ -357,22 +357,13 @@ contains
       call step_eval(model, w, t, h, q, p, .not. (converged .or. it == maxit + 1), info)
       if (info /= 0) return
       if (converged) exit
-      if (.not. all(abs(w%e) <= huge(1.0_wp))) then
-        info = STATUS_NONFINITE
-        return
-      end if
       if (it == maxit + 1) then
         info = STATUS_NEWTON_FAILED
+        if (.not. all(abs(w%e) <= huge(1.0_wp))) info = STATUS_NONFINITE
         return
       end if
-      call lu_factor(w%jac, w%ipiv, lapack_info)
-      if (lapack_info /= 0) then
-        info = STATUS_SINGULAR
-        return
-      end if
-      w%dx = -w%e
-      call lu_solve(w%jac, w%ipiv, w%dx)
-      w%x = w%x + w%dx
+      call newton_increment(w%e, w%jac, w%ipiv, w%dx, w%x, info)   ! NaN/Inf in e: STATUS_NONFINITE
+      if (info /= 0) return
       iters = iters + 1
       ! groups: stage positions, stage momenta, multipliers (impulses: momentum units).
       ! The 1/h-scaled constraint rows leave a round-off ~ eps |Q| / h in the momenta and

@@ -11,7 +11,7 @@ LIE_PROBLEMS = {n: p for n, p in PROBLEMS.items() if isinstance(p, LieProblem)}
 
 #: (method, problem) pairs: every vector method on the first shared problem it supports whose
 #: model has a Fortran twin (the batch runs built-in models in threads); every Lie-group method
-#: on the first rigid-body problem (those without a stepper batch as a loop of integrate()).
+#: on the first rigid-body problem.
 _PAIRS = []
 for _name, _cls in METHODS.items():
     if "R^n" not in _cls.spaces:
@@ -55,11 +55,10 @@ def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
         stats = {k: v for k, v in r.stats.items() if k not in ("batch_size", "threads")}
         assert stats == one.stats
         assert r.extra.get("step_max") == one.extra.get("step_max")
-        if METHODS[method].KERNEL is not None:
-            assert r.stats["batch_size"] == 2    # one driver call, not a loop over integrate()
+        assert r.stats["batch_size"] == 2    # one driver call, not a loop over integrate()
 
 
-@pytest.mark.parametrize("method,problem", [p for p in _PAIRS if METHODS[p[0]].KERNEL is not None])
+@pytest.mark.parametrize("method,problem", _PAIRS)
 def test_step_maxima_bound_the_sample_maxima(method, problem):
     """The driver's maxima over every step are >= those over the samples (every = 4 keeps a
     quarter of the steps), and equal to them when every step is a sample."""

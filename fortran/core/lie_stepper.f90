@@ -4,27 +4,69 @@
 !> the velocity V = (v_i world, Omega_i body) (nv = 6 nb), the multipliers of the m joint rows.
 !> The model is a rigid_system_t read from (ipar, rpar) (pyint_rigid); the residuals per
 !> step and sample are |Phi|, |B V|, |B A + Bdot V| and max_i |R_i^T R_i - I|_F, the energy
-!> the total energy.
+!> the total energy.  For the implicit Lie steppers (lie_genalpha.f90, lie_backward.f90): the
+!> configuration (x, R) kept unpacked, their start (lie_start), their Newton iteration (newton)
+!> and its workspace (lie_newton_work_t).
 module pyint_lie_stepper
   use pyint_kinds
   use pyint_callback_model, only: usercb_i
   use pyint_driver, only: stepper_t, state_t
   use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi, rigid_bmat, rigid_bdotv, &
-                         rigid_orthogonality, rigid_energy
+                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc
   use pyint_linalg, only: inf_norm
+  use pyint_newton_control, only: newton_control_t, newton_increment
   implicit none
   private
-  public :: lie_stepper_t, lie_unpack, lie_pack, RIGID_MODEL_ID
+  public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, RIGID_MODEL_ID
 
   !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
   integer, parameter :: RIGID_MODEL_ID = -1
 
+  !> The Newton workspace of an implicit Lie step (a method adds its own blocks): the unknowns
+  !> z (nz), their increment dz, the residual res and its matrix jac (LU in place, pivots ipiv),
+  !> the termination rule nc (carried across steps), the mass matrix mm, the increment psi
+  !> and the iterate's configuration (x1, R1) = (x, R) o exp(psi), and
+  !> scratch: the force qf, an nv x nv block kvv (Q_V, (B^T lam)_q) and an m x nv block kmv.
+  type :: lie_newton_work_t
+    integer :: nv = 0, m = 0, nz = 0
+    type(newton_control_t) :: nc
+    real(wp), allocatable :: z(:), dz(:), res(:), jac(:, :), mm(:, :), kvv(:, :), kmv(:, :), qf(:), psi(:)
+    real(wp), allocatable :: x1(:, :), r1(:, :, :)
+    integer, allocatable :: ipiv(:)
+  end type
+
+  !> A Lie stepper: an implicit step whose unknowns (w%z) solve one Newton iteration (newton),
+  !> the method's residual and matrix (newton_eval) and its increment's groups (newton_measure).
   type, abstract, extends(stepper_t) :: lie_stepper_t
     type(rigid_system_t) :: sys
+    real(wp), allocatable :: x(:, :), r(:, :, :)   !< the state's configuration (x_i, R_i) (lie_start)
+    type(lie_newton_work_t) :: w                   !< the Newton workspace (lie_work_init)
+    integer :: maxit = 1                           !< Newton's options (the method's init reads them)
+    real(wp) :: tol = 0
   contains
     procedure :: setup => lie_setup
     procedure :: residuals => lie_residuals
+    procedure :: lie_start
+    procedure :: newton => lie_newton
+    procedure(lie_eval_i), deferred :: newton_eval
+    procedure(lie_measure_i), deferred :: newton_measure
   end type
+
+  abstract interface
+    !> The residual w%res and its matrix w%jac at the iterate w%z; u, u2: the step's two
+    !> known velocity vectors (as the method names them).
+    subroutine lie_eval_i(self, h, u, u2)
+      import :: lie_stepper_t, wp
+      class(lie_stepper_t), intent(inout) :: self
+      real(wp), intent(in) :: h, u(:), u2(:)
+    end subroutine
+    !> The groups of the increment w%dz (w%nc%group), each against its scale and floor.
+    subroutine lie_measure_i(self, h)
+      import :: lie_stepper_t, wp
+      class(lie_stepper_t), intent(inout) :: self
+      real(wp), intent(in) :: h
+    end subroutine
+  end interface
 
 contains
 
@@ -64,6 +106,56 @@ contains
     res(3) = inf_norm(matmul(bm, s%a) + g)
     res(4) = rigid_orthogonality(self%sys, r)
     energy = rigid_energy(self%sys, x, s%v)
+  end subroutine
+
+  !> The start of a Lie stepper's init: (x, R) from the state's q, and V'(t0) = s%a and lam = s%lam
+  !> from the index-3 system at (q, V) (rigid_consistent_acc); info /= 0: a singular one.
+  subroutine lie_start(self, s, info)
+    class(lie_stepper_t), intent(inout) :: self
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    allocate(self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb))
+    call lie_unpack(s%q, self%x, self%r)
+    call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
+  end subroutine
+
+  !> Allocate the common part of a Lie step's Newton workspace for nz unknowns (fresh w) and
+  !> set its mass matrix.
+  subroutine lie_work_init(w, s, nz)
+    type(lie_newton_work_t), intent(inout) :: w
+    type(rigid_system_t), intent(in) :: s
+    integer, intent(in) :: nz
+    w%nv = s%nv; w%m = s%m; w%nz = nz
+    allocate(w%z(nz), w%dz(nz), w%res(nz), w%jac(nz, nz), w%ipiv(nz), w%mm(s%nv, s%nv), w%kvv(s%nv, s%nv), &
+             w%kmv(s%m, s%nv), w%qf(s%nv), w%psi(s%nv), w%x1(3, s%nb), w%r1(3, 3, s%nb))
+    call rigid_mass_matrix(s, w%mm)
+  end subroutine
+
+  !> Newton's method (a fresh matrix at every iterate) on w%z from its start value, the one
+  !> termination rule (pyint_newton_control); the iterations into the stats = [iterations,
+  !> factorizations, max iterations in a step].  info: 0, STATUS_NEWTON_FAILED, STATUS_SINGULAR,
+  !> STATUS_NONFINITE.
+  subroutine lie_newton(self, h, u, u2, info)
+    class(lie_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, u(:), u2(:)
+    integer, intent(out) :: info
+    integer :: it, iters
+    iters = 0
+    info = STATUS_NEWTON_FAILED
+    call self%w%nc%start()
+    do it = 1, self%maxit
+      call self%newton_eval(h, u, u2)
+      call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
+      if (info /= 0) exit
+      iters = iters + 1
+      call self%w%nc%clear()
+      call self%newton_measure(h)
+      if (self%w%nc%done(self%tol, self%maxit, info)) exit
+      info = STATUS_NEWTON_FAILED
+    end do
+    self%stats(1) = self%stats(1) + iters
+    self%stats(2) = self%stats(2) + iters
+    self%stats(3) = max(self%stats(3), real(iters, wp))
   end subroutine
 
   !> (x, R) of every body from the state's q.

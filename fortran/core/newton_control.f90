@@ -75,10 +75,11 @@
 !> taken as the local error it let the Newton error grow to 15 times the
 !> discretization error.)
 module pyint_newton_control
-  use pyint_kinds, only: wp
+  use pyint_kinds, only: wp, STATUS_NEWTON_FAILED, STATUS_NONFINITE, STATUS_SINGULAR
+  use pyint_linalg, only: lu_factor, lu_solve
   implicit none
   private
-  public :: newton_control_t, NEWTON_CONTINUE, NEWTON_CONVERGED, NEWTON_DIVERGED
+  public :: newton_control_t, NEWTON_CONTINUE, NEWTON_CONVERGED, NEWTON_DIVERGED, newton_increment
   public :: NEWTON_KAPPA, NEWTON_FLOOR, maxabs, local_error_scale, local_error_trusted
 
   integer, parameter :: NEWTON_CONTINUE = 0, NEWTON_CONVERGED = 1, NEWTON_DIVERGED = 2
@@ -114,6 +115,7 @@ module pyint_newton_control
     procedure :: clear => nc_clear
     procedure :: group => nc_group
     procedure :: test => nc_test
+    procedure :: done => nc_done
   end type
 
 contains
@@ -138,6 +140,28 @@ contains
     real(wp), intent(in) :: d, floor_scale
     local_error_trusted = d * NEWTON_ETA_FLOOR >= NEWTON_FLOOR * epsilon(1.0_wp) * floor_scale
   end function
+
+  !> One Newton update z <- z + dz, jac dz = -res (jac is overwritten by its LU factors).
+  !> info: 0, STATUS_NONFINITE (res has NaN/Inf) or STATUS_SINGULAR.
+  subroutine newton_increment(res, jac, ipiv, dz, z, info)
+    real(wp), intent(in) :: res(:)
+    real(wp), intent(inout) :: jac(:, :), z(:)
+    integer, intent(out) :: ipiv(:), info
+    real(wp), intent(out) :: dz(:)
+    info = 0
+    if (.not. all(abs(res) <= huge(1.0_wp))) then
+      info = STATUS_NONFINITE
+      return
+    end if
+    call lu_factor(jac, ipiv, info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    dz = -res
+    call lu_solve(jac, ipiv, dz)
+    z = z + dz
+  end subroutine
 
   !> Start the iteration of a step (eta from the previous step's rate, RADAU5).
   subroutine nc_start(c)
@@ -238,5 +262,20 @@ contains
     end if
     if (c%theta >= 1) c%eta = 1
     c%nrm_prev = c%nrm
+  end function
+
+  !> The end of an iteration of Newton's method (a fresh matrix at every iterate) whose
+  !> increment was measured (group): .true. when the iteration stops (nc%test), with info = 0
+  !> (converged) or STATUS_NEWTON_FAILED (diverging, or maxit reached).
+  logical function nc_done(c, tol, maxit, info)
+    class(newton_control_t), intent(inout) :: c
+    real(wp), intent(in) :: tol
+    integer, intent(in) :: maxit
+    integer, intent(out) :: info
+    integer :: status
+    status = c%test(tol, maxit, .false.)
+    nc_done = status /= NEWTON_CONTINUE
+    info = 0
+    if (status == NEWTON_DIVERGED) info = STATUS_NEWTON_FAILED
   end function
 end module

@@ -38,8 +38,7 @@ module pyint_rigid
   public :: rigid_system_t, rigid_system_new, JOINT_POINT, JOINT_PERP
   public :: rigid_phi, rigid_bmat, rigid_bdotv, rigid_btl_q, rigid_bw_q, rigid_bdotv_jac
   public :: rigid_force, rigid_force_v, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
-  public :: rigid_orthogonality, rigid_advance, rigid_right_tangent, rigid_store
-  public :: newton_increment, rigid_track
+  public :: rigid_orthogonality, rigid_advance, rigid_right_tangent
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
 
@@ -455,65 +454,6 @@ contains
       o = iv(i) + 3
       k(:, o + 1:o + 3) = matmul(k(:, o + 1:o + 3), tangent(psi(o + 1:o + 3)))
     end do
-  end subroutine
-
-  !> Running maxima over every step (not only the output samples):
-  !> runmax = max of [ |Phi|, |B V|, |B A + Bdot V|, max_i |R_i^T R_i - I|_F, |H - e0| ].
-  subroutine rigid_track(s, x, r, v, a, e0, runmax)
-    type(rigid_system_t), intent(in) :: s
-    real(wp), intent(in) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), a(s%nv), e0
-    real(wp), intent(inout) :: runmax(5)
-    real(wp) :: phi(s%m), bm(s%m, s%nv), g(s%m), lev(5)
-    call rigid_phi(s, x, r, phi)
-    call rigid_bmat(s, r, bm)
-    call rigid_bdotv(s, r, v, g)
-    lev = 0
-    if (s%m > 0) then
-      lev(1) = maxval(abs(phi))
-      lev(2) = maxval(abs(matmul(bm, v)))
-      lev(3) = maxval(abs(matmul(bm, a) + g))
-    end if
-    lev(4) = rigid_orthogonality(s, r)
-    lev(5) = abs(rigid_energy(s, x, v) - e0)
-    runmax = max(runmax, lev)
-  end subroutine
-
-  !> Write sample k of a Lie-group trajectory into the caller's arrays (nothing past their end).
-  subroutine rigid_store(k, t, x, r, v, a, lam, aux, tout, xout, rout, vout, aout, lout, auxout)
-    integer, intent(in) :: k
-    real(wp), intent(in) :: t, x(:, :), r(:, :, :), v(:), a(:), lam(:), aux(:)
-    real(wp), intent(inout) :: tout(:), xout(:, :, :), rout(:, :, :, :), vout(:, :), aout(:, :), &
-                               lout(:, :), auxout(:, :)
-    if (k > size(tout)) return
-    tout(k) = t
-    xout(:, :, k) = x
-    rout(:, :, :, k) = r
-    vout(:, k) = v
-    aout(:, k) = a
-    if (size(lam) > 0) lout(:, k) = lam
-    auxout(:, k) = aux
-  end subroutine
-
-  !> One Newton update z <- z + dz, jac dz = -res (jac is overwritten by its LU factors).
-  !> info: 0, STATUS_NONFINITE (res has NaN/Inf) or STATUS_SINGULAR.
-  subroutine newton_increment(res, jac, ipiv, dz, z, info)
-    real(wp), intent(in) :: res(:)
-    real(wp), intent(inout) :: jac(:, :), z(:)
-    integer, intent(out) :: ipiv(:), info
-    real(wp), intent(out) :: dz(:)
-    info = 0
-    if (.not. all(abs(res) <= huge(1.0_wp))) then
-      info = STATUS_NONFINITE
-      return
-    end if
-    call lu_factor(jac, ipiv, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    dz = -res
-    call lu_solve(jac, ipiv, dz)
-    z = z + dz
   end subroutine
 
   !> Consistent acceleration and multipliers: [M B^T; B 0] [A; lam] = [Q; -Bdot V].

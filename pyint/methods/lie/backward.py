@@ -1,5 +1,5 @@
 """Backward differences + Crouch-Grossman on rigid bodies (seed 001), Fortran
-kernel fortran/lie_backward.f90.
+stepper fortran/lie_backward.f90.
 
 Four forms of the Lie-group DAE  qdot = (v, R hat(Omega)),  M Vdot + B^T lam = Q,
 each closed by a different constraint level and discretized by eqs. (7)-(10):
@@ -29,7 +29,6 @@ Feeding back the printed Euclidean projection does not converge (O(1) error).
 """
 from __future__ import annotations
 
-from ... import _fortran
 from ... import _validate as V
 from ...integrator import register
 from .integrator import LieIntegrator
@@ -41,6 +40,7 @@ class _LieBackward(LieIntegrator):
     order = 1
     order_source = "first order: backward differences with the Crouch-Grossman update, seed 001 eqs. (6)-(10)"
     _form = 3
+    KERNEL = 6   # fortran/lie_backward.f90 (fortran/methods.f90: METHOD_LIE_BACKWARD)
 
     def __init__(self, tol=1e-10, maxit=20):
         """tol: Newton's tolerance (fortran/core/newton_control.f90): stop when theta/(1 - theta) times the
@@ -55,10 +55,8 @@ class _LieBackward(LieIntegrator):
     def _history_mode(self):
         return 0
 
-    def _lie_run(self, system, t0, h, nsteps, every, x0, r0, v0):
-        options = (self._form, self._history_mode(), self.tol, self.maxit)
-        return self._call_kernel(_fortran.lie_backward_run, options, system.nv + 2 * system.m,
-                                 system, t0, h, nsteps, every, x0, r0, v0)
+    def kernel_options(self, model):
+        return (self._form, self._history_mode(), self.maxit), (self.tol,)
 
 
 @register
@@ -110,6 +108,9 @@ class LieDAES(_LieBackward):
 
     def _history_mode(self):
         return _HISTORY[self.history]
+
+    def _naux(self, system):
+        return system.nv + 2 * system.m
 
     def _extra(self, system, raw):
         nv, m = system.nv, system.m

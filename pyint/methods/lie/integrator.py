@@ -21,8 +21,7 @@ import numpy as np
 from ... import _control, _fortran
 from ... import _validate as V
 from ...models._fortran_model import _never_called
-from ...integrator import (_OUT, _OUT_BATCH, Integrator, _option_arrays, decode, driver_buffers, kernel_stats, n_samples,
-                           raise_recorded)
+from ...integrator import _OUT, _OUT_BATCH, Integrator, _option_arrays, decode, driver_buffers, raise_recorded
 from ...models.rigid_bodies import RigidBodySystem
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
@@ -32,38 +31,14 @@ LIE_RESIDUALS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality")
 #: The maxima the kernels track over every step (not only the output samples): the residuals, then
 #: max |E - E0|.
 STEP_MAX_KEYS = LIE_RESIDUALS + ("energy_change",)
-#: The names of the Lie steppers' stats array (the driver returns the per-step maxima STEP_MAX_KEYS apart;
-#: fortran/api/api_lie_backward.f90, not yet a stepper, appends them to these counts).
+#: The names of the Lie steppers' stats array (the driver returns the per-step maxima STEP_MAX_KEYS apart).
 STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
-
-
-def lie_output_buffers(nb, m, nsteps, every, naux):
-    """Fortran-ordered output arrays for n_samples(nsteps, every) samples."""
-    nout = n_samples(nsteps, every)
-    nv = 6 * nb
-    V.check_output_size(nout, 1 + 12 * nb + 2 * nv + max(m, 1) + naux, nsteps, every)
-    f = dict(order="F")
-    return dict(tout=np.zeros(nout), xout=np.zeros((3, nb, nout), **f),
-                rout=np.zeros((3, 3, nb, nout), **f), vout=np.zeros((nv, nout), **f),
-                aout=np.zeros((nv, nout), **f), lout=np.zeros((max(m, 1), nout), **f),
-                auxout=np.zeros((naux, nout), **f))
-
-
-def lie_raw_result(buf, m, istat, stats):
-    """Time-major views of the output buffers."""
-    return dict(t=buf["tout"], x=np.transpose(buf["xout"], (2, 1, 0)),
-                R=np.transpose(buf["rout"], (3, 2, 0, 1)), v=buf["vout"].T, a=buf["aout"].T,
-                lam=buf["lout"][:m].T, aux=buf["auxout"].T, istat=np.asarray(istat),
-                step_max=decode(STEP_MAX_KEYS, stats[len(STATS):], reals=STEP_MAX_KEYS),
-                stats=kernel_stats(STATS, istat, stats[:len(STATS)]))
 
 
 class LieIntegrator(Integrator):
     """Base of the Lie-group family.  A subclass declares name, order, keeps
-    ({"holonomic": levels}) and either ``KERNEL`` (a stepper of the driver, with
-    ``kernel_options`` and ``_naux``) or ``_lie_run(system, t0, h, nsteps, every, x0, R0, V0)``
-    (one call of its own f2py routine through :meth:`_call_kernel`), and ``_extra(system, raw)``
-    naming its auxiliary arrays."""
+    ({"holonomic": levels}), ``KERNEL`` (its stepper of the driver, on fortran/core/lie_stepper.f90),
+    ``kernel_options``, ``_naux`` and ``_extra(system, raw)`` naming its auxiliary arrays."""
 
     ADAPTIVE_REFUSAL = ("the Lie-group steppers have no local error estimate yet (issue 18: the vector "
                         "generalized-alpha has one)")
@@ -99,9 +74,6 @@ class LieIntegrator(Integrator):
         threads = V.as_int(os.cpu_count() or 1 if threads is None else threads, "threads", minimum=1)
         for m in models:
             self.check_model(m)
-        if self.KERNEL is None:
-            return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
-                                   raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
         h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         first = models[0]
         pars = [m.fortran_params() for m in models]
@@ -142,15 +114,9 @@ class LieIntegrator(Integrator):
         return 0
 
     def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
-        """One trajectory: the driver with the method's stepper (``KERNEL``), or the method's own
-        f2py routine (``_lie_run``); q = (x_i, R_i row-major) per body."""
-        if self.KERNEL is None:
-            x0, r0 = model.unpack(q0)
-            raw = self._lie_run(model, t0, h, nsteps, every, x0, r0, v0)
-            nt = len(raw["t"])
-            raw["q"] = np.concatenate([raw["x"], raw["R"].reshape(nt, model.nb, 9)], axis=2).reshape(nt, 12 * model.nb)
-        else:
-            raw = self._driver_run(model, t0, h, nsteps, every, q0, v0)
+        """One trajectory: the driver with the method's stepper (``KERNEL``); q = (x_i, R_i
+        row-major) per body."""
+        raw = self._driver_run(model, t0, h, nsteps, every, q0, v0)
         raw["extra"] = self._extra(model, raw)
         return raw
 
@@ -175,17 +141,3 @@ class LieIntegrator(Integrator):
                     aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
                     step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),
                     stats=self.decode_stats(istat, buf["stats"]))
-
-    @staticmethod
-    def _call_kernel(kernel, options, naux, system, t0, h, nsteps, every, x0, r0, v0):
-        """One call of a Lie-group f2py driver: kernel(ipar, rpar, *options, t0, h, nsteps,
-        every, x0, r0, v0, outputs...); returns :func:`lie_raw_result`."""
-        ipar, rpar = system.fortran_params()
-        buf = lie_output_buffers(system.nb, system.m, nsteps, every, naux)
-        istat, stats = kernel(
-            ipar, rpar, *options, t0, h, nsteps, every,
-            np.asfortranarray(np.asarray(x0, dtype=float).T),
-            np.asfortranarray(np.transpose(np.asarray(r0, dtype=float), (1, 2, 0))),
-            np.ascontiguousarray(v0, dtype=float), buf["tout"], buf["xout"], buf["rout"],
-            buf["vout"], buf["aout"], buf["lout"], buf["auxout"])
-        return lie_raw_result(buf, system.m, istat, stats)
