@@ -433,7 +433,7 @@ contains
     integer, intent(out) :: iters, nfact, nreuse, info
     integer :: it, lapack_info, status
     logical :: fresh
-    real(wp) :: sh, amax, qfloor, lnmax, cle
+    real(wp) :: sh, amax, qfloor, lnmax, cle, d2a
     logical :: use_le
     sh = p%beta * h * h
     cle = 1 / (12 * p%gamma)
@@ -476,7 +476,10 @@ contains
       qfloor = maxval(abs(w%q)) / sh
       lnmax = maxabs(w%x(w%n + w%mh + 1:w%nm))
       use_le = w%contiguous
-      if (use_le) use_le = local_error_trusted(d2(1, w%n), max(amax, qfloor))
+      if (use_le) then
+        d2a = d2(1, w%n)    ! the accelerations' second difference, once per iteration
+        use_le = local_error_trusted(d2a, max(amax, qfloor))
+      end if
       call w%nc%clear()
       call w%nc%group(w%dx(1:w%n), scale(1, w%n, 1 + amax), max(amax, qfloor))
       call w%nc%group(w%dx(w%n + 1:w%n + w%mh), scale(w%n + 1, w%n + w%mh, &
@@ -519,7 +522,11 @@ contains
       integer, intent(in) :: i1, i2
       real(wp), intent(in) :: scale0
       scale = scale0
-      if (use_le) scale = local_error_scale(scale0, cle * d2(i1, i2), tol)
+      if (use_le .and. i1 == 1) then
+        scale = local_error_scale(scale0, cle * d2a, tol)
+      else if (use_le) then
+        scale = local_error_scale(scale0, cle * d2(i1, i2), tol)
+      end if
     end function
 
     !> |g| within 10 eps (1 + |q|) and |A v + b| within 10 eps (1 + |v|) (the

@@ -122,7 +122,7 @@ contains
 
   !> max |x|, 0 for an empty x
   pure real(wp) function maxabs(x)
-    real(wp), intent(in) :: x(:)
+    real(wp), intent(in), contiguous :: x(:)
     maxabs = 0
     if (size(x) > 0) maxabs = maxval(abs(x))
   end function
@@ -183,7 +183,8 @@ contains
   !> measured (|dx| = scale counts as 1), and its floor scale (see above).
   subroutine nc_group(c, dx, scale, floor_scale)
     class(newton_control_t), intent(inout) :: c
-    real(wp), intent(in) :: dx(:), scale, floor_scale
+    real(wp), intent(in), contiguous :: dx(:)
+    real(wp), intent(in) :: scale, floor_scale
     real(wp) :: d
     if (size(dx) == 0) return
     d = maxval(abs(dx))
