@@ -34,8 +34,7 @@ contains
     class(baumgarte_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    info = STATUS_BAD_INPUT
-    if (.not. self%options_fit(nstats=1, niopt=0, nropt=2)) return
+    if (.not. self%options_fit(nstats=1, niopt=0, nropt=2, info=info)) return
     if (self%model%mn /= 0) return
     self%alpha = self%ropt(1)
     self%beta = self%ropt(2)

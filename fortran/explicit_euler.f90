@@ -17,32 +17,20 @@
 !> stats = [index-1 solves].
 module explicit_euler
   use pyint_kinds
-  use pyint_driver, only: stepper_t, state_t
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel
+  use pyint_driver, only: state_t
+  use pyint_index1, only: index1_accel
+  use pyint_index1_stepper, only: index1_stepper_t
   implicit none
   private
   public :: euler_stepper_t
 
-  type, extends(stepper_t) :: euler_stepper_t
-    type(index1_work_t) :: w
+  !> init: index1_stepper_t's (no options; a, lam at the start from the index-1 system).
+  type, extends(index1_stepper_t) :: euler_stepper_t
   contains
-    procedure :: init => euler_init
     procedure :: step => euler_step
   end type
 
 contains
-
-  !> No options; a and lam at the start from the index-1 system.
-  subroutine euler_init(self, s, info)
-    class(euler_stepper_t), intent(inout) :: self
-    type(state_t), intent(inout) :: s
-    integer, intent(out) :: info
-    info = STATUS_BAD_INPUT
-    if (.not. self%options_fit(nstats=1, niopt=0, nropt=0)) return
-    call index1_init(self%w, self%model)
-    call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
-    self%stats(1) = 1
-  end subroutine
 
   !> One Euler step with s%a = a(s%t, q, v) (from init or the previous step);
   !> then a and lam at the new state (the slope of the next step).

@@ -448,9 +448,8 @@ contains
     integer :: n, c, j
     self%naux = self%nq                ! the momenta
     allocate(self%p(self%nq))
-    info = STATUS_BAD_INPUT
     n = self%nq; c = self%model%mn
-    if (.not. self%options_fit(nstats=4, niopt=3, nropt=1 + c)) return
+    if (.not. self%options_fit(nstats=4, niopt=3, nropt=1 + c, info=info)) return
     self%tol = self%ropt(1)
     self%maxit = self%iopt(3)
     if (self%maxit < 1) return

@@ -656,8 +656,7 @@ contains
     integer, intent(out) :: info
     real(wp), allocatable :: a0(:), f0(:), ftot0(:)
     integer :: form, solver, reuse
-    info = STATUS_BAD_INPUT
-    if (.not. self%options_fit(nstats=NSTATS, niopt=7, nropt=2)) return
+    if (.not. self%options_fit(nstats=NSTATS, niopt=7, nropt=2, info=info)) return
     self%variant = self%iopt(1); form = self%iopt(2); self%mass_mode = self%iopt(3); self%start_mode = self%iopt(4)
     self%maxit = self%iopt(5); solver = self%iopt(6); reuse = self%iopt(7)
     self%tol = self%ropt(2)

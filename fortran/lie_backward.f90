@@ -177,8 +177,7 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     integer :: i, nv, m
-    info = STATUS_BAD_INPUT
-    if (.not. self%options_fit(nstats=3, niopt=3, nropt=1)) return
+    if (.not. self%options_fit(nstats=3, niopt=3, nropt=1, info=info)) return
     self%form = self%iopt(1); self%history_mode = self%iopt(2); self%maxit = self%iopt(3)
     self%tol = self%ropt(1)
     if (self%form < FORM_DAE1 .or. self%form > FORM_DAES .or. .not. self%h > 0 .or. &

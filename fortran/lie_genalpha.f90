@@ -137,8 +137,7 @@ contains
     class(lie_genalpha_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    info = STATUS_BAD_INPUT
-    if (.not. self%options_fit(nstats=3, niopt=2, nropt=2)) return
+    if (.not. self%options_fit(nstats=3, niopt=2, nropt=2, info=info)) return
     self%variant = self%iopt(1); self%maxit = self%iopt(2); self%tol = self%ropt(2)
     if (self%variant /= LGA_INDEX3 .and. self%variant /= LGA_STAB2) return
     if (self%ropt(1) < 0 .or. self%ropt(1) > 1) return

@@ -18,14 +18,14 @@
 !> the driver's restore of s (a = k1's acceleration) undoes a rejected step.
 module rk4_index1
   use pyint_kinds
-  use pyint_driver, only: stepper_t, state_t
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step
+  use pyint_driver, only: state_t
+  use pyint_index1, only: index1_accel, rk4_step
+  use pyint_index1_stepper, only: index1_stepper_t, index1_stepper_init
   implicit none
   private
   public :: rk4_stepper_t
 
-  type, extends(stepper_t) :: rk4_stepper_t
-    type(index1_work_t) :: w
+  type, extends(index1_stepper_t) :: rk4_stepper_t
   contains
     procedure :: init => rk4_init
     procedure :: step => rk4_advance
@@ -33,16 +33,12 @@ module rk4_index1
 
 contains
 
-  !> a and lam at the start from the index-1 system.
+  !> index1_stepper_t's start; with variable steps its estimate's power and order.
   subroutine rk4_init(self, s, info)
     class(rk4_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    info = STATUS_BAD_INPUT
-    if (.not. self%options_fit(nstats=1, niopt=0, nropt=0)) return
-    call index1_init(self%w, self%model)
-    call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
-    self%stats(1) = 1
+    call index1_stepper_init(self, s, info)
     if (self%adaptive) then
       self%est_power = 4
       self%order = 4

@@ -418,8 +418,7 @@ contains
     real(wp) :: mq(self%nq, self%nq)
     self%naux = self%nq                ! the momenta
     allocate(self%p(self%nq))
-    info = STATUS_BAD_INPUT
-    if (.not. self%options_fit(nstats=3, niopt=4, nropt=1)) return
+    if (.not. self%options_fit(nstats=3, niopt=4, nropt=1, info=info)) return
     if (self%model%mn /= 0) return
     self%scheme = self%iopt(1)
     self%tol = self%ropt(1)

@@ -189,13 +189,16 @@ contains
     call nm%release()
   end function
 
-  !> For init: allocate the method's nstats counters (zero) and tell whether its options
-  !> hold at least niopt integers and nropt reals.
-  logical function options_fit(self, nstats, niopt, nropt)
+  !> The first line of every init: allocate the method's nstats counters (zero), set its
+  !> status to STATUS_BAD_INPUT (an init that returns before its start succeeds refuses its
+  !> input), and tell whether its options hold at least niopt integers and nropt reals.
+  logical function options_fit(self, nstats, niopt, nropt, info)
     class(stepper_t), intent(inout) :: self
     integer, intent(in) :: nstats, niopt, nropt
+    integer, intent(out) :: info
     allocate(self%stats(nstats))
     self%stats = 0
+    info = STATUS_BAD_INPUT
     options_fit = size(self%iopt) >= niopt .and. size(self%ropt) >= nropt
   end function
 

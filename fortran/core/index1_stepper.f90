@@ -1,0 +1,32 @@
+!> The base of the steppers on the index-1 form (pyint_index1: q' = v, v' = a(t, q, v)
+!> with a and the multipliers from the index-1 system, seed 003 eq. (7)): its init reads
+!> no options and starts from a, lam of the index-1 system at (t0, q0, v0); stats(1)
+!> counts the index-1 solves.  rk4_index1.f90 and the template explicit_euler.f90
+!> extend it with their step.
+module pyint_index1_stepper
+  use pyint_kinds
+  use pyint_driver, only: stepper_t, state_t
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel
+  implicit none
+  private
+  public :: index1_stepper_t, index1_stepper_init
+
+  type, abstract, extends(stepper_t) :: index1_stepper_t
+    type(index1_work_t) :: w
+  contains
+    procedure :: init => index1_stepper_init
+  end type
+
+contains
+
+  subroutine index1_stepper_init(self, s, info)
+    class(index1_stepper_t), intent(inout) :: self
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    if (.not. self%options_fit(nstats=1, niopt=0, nropt=0, info=info)) return
+    call index1_init(self%w, self%model)
+    call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
+    self%stats(1) = 1
+  end subroutine
+
+end module pyint_index1_stepper
