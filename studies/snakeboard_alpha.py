@@ -22,6 +22,13 @@ One case per method:
     rtol = 1e-4 ... 1e-8 (IDA), with CPU times: measured orders and a
     work-precision diagram.
 
+* ``genalpha_adaptive`` (issue 18, beyond the paper): generalized-alpha with
+  variable steps (pyint's step controller, error per unit step) at
+  rtol = atol = ``adaptive_rtol`` = 1e-6, outputs at the same 4 ms times (interpolated,
+  constraints re-imposed), its sweep over rtol = 1e-4 ... 1e-8 beside IDA's in
+  the work-precision diagram, and the history of its accepted steps
+  (``step_size_history.png``).
+
 The summary prints the table of maximal violations beside the paper's
 (generalized-alpha ~1e-15, alpha-RATTLE ~1e-2, DASSL ~1e-3).  For IDA two
 numbers are given: at the outputs (where pyint.reference re-solves the
@@ -39,11 +46,14 @@ from pyint.convergence import fit_order
 from pyint.study import Study, study_main
 
 NAME = "snakeboard_alpha"
-METHODS = ["genalpha", "alpha_rattle", "ida"]
-PAPER_VIOLATION = {"genalpha": 1e-15, "alpha_rattle": 1e-2, "ida": 1e-3}
+METHODS = ["genalpha", "alpha_rattle", "ida", "genalpha_adaptive"]
+#: seed 000's reported violations (it has no variable-step run)
+PAPER_VIOLATION = {"genalpha": 1e-15, "alpha_rattle": 1e-2, "ida": 1e-3, "genalpha_adaptive": np.nan}
+#: the methods run at a tolerance (their sweeps are over rtol; the others' over h)
+TOLERANCE_METHODS = ("ida", "genalpha_adaptive")
 RHO_INF = 3 / 7
 DT_OUT = 0.004
-DEFAULTS = {"t_end": 1.0, "h": 1e-3, "n_h": 5, "ida_rtol": 1e-6, "ref_rtol": 1e-11}
+DEFAULTS = {"t_end": 1.0, "h": 1e-3, "n_h": 5, "ida_rtol": 1e-6, "adaptive_rtol": 1e-6, "ref_rtol": 1e-11}
 QUICK = {"n_h": 3}
 
 
@@ -80,6 +90,11 @@ def _run(method, h_or_rtol, t_end):
         cpu = time.process_time() - cpu
         return r, cpu, float(r.stats["step_residual_velocity"])
     from pyint.methods.genalpha import AlphaRattle, GeneralizedAlpha
+    if method == "genalpha_adaptive":   # issue 18: variable steps, outputs at the 4 ms grid
+        cpu = time.process_time()
+        r = GeneralizedAlpha(rho_inf=RHO_INF).integrate(m, q0, v0, t_end, rtol=h_or_rtol, t_eval=_times(t_end),
+                                                        max_steps=2_000_000)
+        return r, time.process_time() - cpu, r.step_max("eps_vel")
     cls = GeneralizedAlpha if method == "genalpha" else AlphaRattle
     h = h_or_rtol
     every = int(round(DT_OUT / h))
@@ -97,7 +112,8 @@ def run_case(params):
     method = params["method"]
     t_end, h = float(params["t_end"]), float(params["h"])
     m = _model()
-    res, cpu, step_viol = _run(method, DEFAULTS["ida_rtol"] if method == "ida" else h, t_end)
+    knob = {"ida": float(params["ida_rtol"]), "genalpha_adaptive": float(params["adaptive_rtol"])}.get(method, h)
+    res, cpu, step_viol = _run(method, knob, t_end)
     t, q, v = res.t, res.q, res.v
     viol1 = np.array([m.nh_A(tk, qk)[0] @ vk + m.nh_b(tk, qk)[0] for tk, qk, vk in zip(t, q, v)])
     # the one trajectory schema (Result.to_xarray; IDA's ReferenceResult too), then the paper's own variables
@@ -116,9 +132,9 @@ def run_case(params):
                                 _attrs("m", "estimated error of the reference in q (max over the outputs): "
                                             "|q(ref_rtol) - q(ref_rtol / 10)|"))
     n_h = int(params["n_h"])
-    if method == "ida":
+    if method in TOLERANCE_METHODS:
         steps = 10.0 ** -np.arange(4, 4 + n_h)              # rtol
-        dim, unit, long = "rtol", "1", "IDA relative (= absolute) tolerance"
+        dim, unit, long = "rtol", "1", "relative (= absolute) tolerance (IDA, adaptive generalized-alpha)"
     else:
         steps = 4e-3 / 2.0 ** np.arange(n_h)                 # h
         dim, unit, long = "h", "s", "step size"
@@ -130,7 +146,7 @@ def run_case(params):
     ds = ds.assign_coords({f"sweep_{dim}": (f"sweep_{dim}", steps, _attrs(unit, long))})
     ds[f"error_{dim}"] = (f"sweep_{dim}", errs, _attrs("m", "max error in q over the outputs vs IDA rtol 1e-11"))
     ds[f"cpu_{dim}"] = (f"sweep_{dim}", cpus, _attrs("s", "CPU time"))
-    if method != "ida":
+    if method not in TOLERANCE_METHODS:
         ds["order"] = ((), float(fit_order(steps, errs)),
                        _attrs("1", "measured order (slope of log error against log h)"))
     return ds
@@ -147,7 +163,8 @@ def figures(nc_path, outdir):
         t = ds["time"]
         return (t.sel({"method": mth}) if "method" in t.dims else t).values
 
-    labels = {"genalpha": "generalized-α", "alpha_rattle": "α-RATTLE", "ida": "IDA (dummy derivatives)"}
+    labels = {"genalpha": "generalized-α", "alpha_rattle": "α-RATTLE", "ida": "IDA (dummy derivatives)",
+              "genalpha_adaptive": "generalized-α, adaptive"}
     for k, (c, unit) in enumerate([("x", "m"), ("y", "m"), ("theta", "rad")]):
         fig, ax = plt.subplots(figsize=(6, 3.5))
         for mth in ds["method"].values:
@@ -173,14 +190,28 @@ def figures(nc_path, outdir):
             e = ds["error_h"].sel({"method": mth})
             a1.loglog(ds["sweep_h"], e, "o-", label=f"{labels[mth]} (slope {float(ds['order'].sel({'method': mth})):.2f})")
             a2.loglog(ds["cpu_h"].sel({"method": mth}), e, "o-", label=labels[mth])
-    if "ida" in ds["method"].values:
-        a2.loglog(ds["cpu_rtol"].sel({"method": "ida"}), ds["error_rtol"].sel({"method": "ida"}), "s-",
-                  label=labels["ida"])
+    for mth in TOLERANCE_METHODS:
+        if mth in ds["method"].values:
+            a2.loglog(ds["cpu_rtol"].sel({"method": mth}), ds["error_rtol"].sel({"method": mth}), "s-",
+                      label=f"{labels[mth]} (rtol sweep)")
     from matplotlib.ticker import NullFormatter
     a1.xaxis.set_minor_formatter(NullFormatter())
     a1.set_xlabel("h [s]"); a1.set_ylabel("max error in q [m]"); a1.legend(); a1.set_title("convergence")
     a2.set_xlabel("CPU time [s]"); a2.set_ylabel("max error in q [m]"); a2.legend(); a2.set_title("work-precision")
     figs.save(fig, "convergence_work_precision.png")
+    if "genalpha_adaptive" in ds["method"].values and "accepted_step" in ds:
+        hk = ds["accepted_step"].sel({"method": "genalpha_adaptive"}).values
+        hk = hk[np.isfinite(hk)]
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        ax.semilogy(np.cumsum(hk), hk, lw=0.8)
+        ax.axhline(float(ds["h"].max()) if "h" in ds else DEFAULTS["h"], color="0.6", ls="--", lw=0.8,
+                   label="fixed step of the paper runs")
+        ax.set_xlabel("t [s]")
+        ax.set_ylabel("accepted step h [s]")
+        ax.set_title(f"adaptive generalized-α, rtol {DEFAULTS['adaptive_rtol']:g}: "
+                     f"{hk.size} steps", fontsize=9)
+        ax.legend(fontsize=8)
+        figs.save(fig, "step_size_history.png")
     return figs.paths
 
 
@@ -193,6 +224,11 @@ def summary(ds):
         lines.append(f"{str(mth):<14}{float(ds['max_violation_outputs'].sel(sel)):>15.2e}"
                      f"{float(ds['max_violation_steps'].sel(sel)):>18.2e}"
                      f"{float(ds['paper_violation'].sel(sel)):>9.0e}{order:>8.2f}")
+    if "genalpha_adaptive" in ds["method"].values and "accepted_step" in ds:
+        hk = ds["accepted_step"].sel({"method": "genalpha_adaptive"}).values
+        hk = hk[np.isfinite(hk)]
+        lines.append(f"adaptive generalized-alpha: {hk.size} accepted steps, h from {hk.min():.2e} to "
+                     f"{hk.max():.2e} s")
     if "ref_error_estimate" in ds:
         lines.append(f"IDA reference: estimated error in q {float(ds['ref_error_estimate'].max()):.1e} "
                      "(|q(ref_rtol) - q(ref_rtol / 10)|, max over the outputs)")
@@ -201,7 +237,8 @@ def summary(ds):
 
 STUDY = Study(
     name=NAME,
-    description="seed 000: generalized-alpha, alpha-RATTLE and IDA (dummy derivatives) on the snakeboard",
+    description="seed 000: generalized-alpha (fixed and adaptive steps), alpha-RATTLE and IDA (dummy derivatives) "
+                "on the snakeboard",
     grid={"method": METHODS},
     fixed=dict(DEFAULTS),
     quick_grid=dict(QUICK),
@@ -210,6 +247,7 @@ STUDY = Study(
     summary=summary,
     meta={"t_end": ("s", "final time"), "h": ("s", "step of the paper run"),
           "n_h": ("1", "points of the convergence sweep"), "ida_rtol": ("1", "IDA tolerance of the paper run"),
+          "adaptive_rtol": ("1", "tolerance of the adaptive generalized-alpha run"),
           "ref_rtol": ("1", "tolerance of the IDA reference")},
 )
 
