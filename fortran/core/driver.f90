@@ -429,15 +429,7 @@ contains
       call st%save_state(1)
       call take_step(st, h, t1, s, info)
       if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE) then
-        counts(3) = counts(3) + 1
-        call st%restore_state(1)
-        s = s_old
-        h = h / 4
-        just_rejected = .true.
-        if (h < h_min) then
-          call stop_run(STATUS_STEP_TOO_SMALL)
-          return
-        end if
+        if (rejected(3, h / 4)) return
         cycle
       end if
       if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
@@ -466,15 +458,7 @@ contains
         cycle
       end if
       if (err > 1) then
-        counts(2) = counts(2) + 1
-        call st%restore_state(1)
-        s = s_old
-        h = h * max(FAC_MIN, SAFETY * err**(-1 / kexp))
-        just_rejected = .true.
-        if (h < h_min) then
-          call stop_run(STATUS_STEP_TOO_SMALL)
-          return
-        end if
+        if (rejected(2, h * max(FAC_MIN, SAFETY * err**(-1 / kexp)))) return
         cycle
       end if
       ! accepted
@@ -503,6 +487,20 @@ contains
       istat = [status, nacc, ns]
       call st%finish()
     end subroutine
+
+    !> A rejected step (counted in counts(counter)): back to s_old (and the stepper's
+    !> saved state), the next try with h_new; .true. when h_new < h_min (the run stopped).
+    logical function rejected(counter, h_new)
+      integer, intent(in) :: counter
+      real(wp), value :: h_new
+      counts(counter) = counts(counter) + 1
+      call st%restore_state(1)
+      s = s_old
+      h = h_new
+      just_rejected = .true.
+      rejected = h < h_min
+      if (rejected) call stop_run(STATUS_STEP_TOO_SMALL)
+    end function
 
     !> eq. (12) of docs/adaptive_steps.md
     real(wp) function error_norm(s0, s1)
