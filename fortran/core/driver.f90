@@ -242,7 +242,7 @@ contains
     type(state_t) :: s
     real(wp) :: res(st%nres), energy, e0
     integer :: step, info, ns
-    stepmax = 0
+    stepmax = 0; e0 = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
     if (every < 1 .or. nsteps < 0 .or. .not. abs(h) > 0 &
         .or. .not. outputs_fit(st, q0, v0, tout, qout, vout, lout, auxout, resout, stepmax)) return
@@ -380,7 +380,7 @@ contains
     real(wp) :: res(st%nres), energy, e0, t_end, rtol, atol, h, h_min, h_max, span, err, err_prev, fac, kexp, t1
     integer :: info, ns, nacc, max_steps
     logical :: per_unit, just_rejected, first_partial
-    stepmax = 0
+    stepmax = 0; e0 = 0
     counts = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
     if (size(aopt) < 7) return
