@@ -323,6 +323,21 @@ contains
     end associate
   end subroutine
 
+  !> The dense Newton matrices' force and mass part at (t1, w%q, w%v): w%fq, w%fv = f_q, f_v
+  !> and w%dq = (M av)_q - c f_q (the mass term when M depends on q_{n+1}).
+  subroutine force_mass_dq(model, p, t1, w)
+    class(model_t), intent(in) :: model
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(in) :: t1
+    type(alpha_work_t), intent(inout) :: w
+    call model%force_jac(t1, w%q, w%v, w%fq, w%fv)
+    w%dq = -p%c * w%fq
+    if (w%mass_mode == 0 .and. .not. model%const_mass) then
+      call model%mass_dq(w%q, w%av, w%dtmp)
+      w%dq = w%dq + w%dtmp
+    end if
+  end subroutine
+
   !> alpha-RATTLE's Newton matrix (dense: it holds products with R_{1/2}).
   !>   [ M + beta h^2 D_q + gamma h D_v        (h^2/2 D_q + h D_v) R ]
   !>   [ beta h P + gamma A                    (h/2 P + A) R         ]
@@ -335,12 +350,7 @@ contains
     integer :: n, mn
     n = w%n; mn = w%mn
     associate (a => w%x(1:n), jac => w%jm%a)
-      call model%force_jac(t1, w%q, w%v, w%fq, w%fv)
-      w%dq = -p%c * w%fq
-      if (w%mass_mode == 0 .and. .not. model%const_mass) then
-        call model%mass_dq(w%q, w%av, w%dtmp)
-        w%dq = w%dq + w%dtmp
-      end if
+      call force_mass_dq(model, p, t1, w)
       w%fv = -p%c * w%fv
       jac(1:n, 1:n) = w%mq + p%beta * h * h * w%dq + p%gamma * h * w%fv
       if (mn > 0) then
@@ -372,12 +382,7 @@ contains
     sh = p%beta * h * h
     associate (lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:nm), jac => w%jm%a)
       jac(1:w%nx, 1:w%nx) = 0
-      call model%force_jac(t1, w%q, w%v, w%fq, w%fv)
-      w%dq = -p%c * w%fq
-      if (w%mass_mode == 0 .and. .not. model%const_mass) then
-        call model%mass_dq(w%q, w%av, w%dtmp)
-        w%dq = w%dq + w%dtmp
-      end if
+      call force_mass_dq(model, p, t1, w)
       if (mh > 0) then
         call model%hol_gtl_q(t1, w%q, lh, w%dtmp)
         w%dq = w%dq + p%c * w%dtmp

@@ -58,21 +58,35 @@ def test_fortran_steps_match_the_numpy_prototype(name):
 
 # -- tolerance proportionality and the constraint levels -------------------------------------
 RTOLS = [1e-3, 1e-4, 1e-5, 1e-6, 1e-7, 1e-8]
-# the problem constants K (err ~ K rtol at the problem's 8 sample times, atol = rtol, per unit
-# step), q and v: the middle of the measured ranges err/rtol over rtol 1e-3..1e-8 (one run each;
-# the ranges in the comment; spread max/min <= 1.65 everywhere).  Issue 18: within 10x of K rtol.
-K = {
-    "chain2": (0.6, 3.4),                # q 0.569-0.662, v 3.23-3.72
-    "skate": (2.3, 3.0),                 # q 2.08-2.40, v 2.34-3.85
-    "snakeboard": (0.66, 6.2),           # q 0.654-0.665, v 6.02-6.24
-    "sleigh_qmass": (0.8, 0.86),         # q 0.774-0.836, v 0.804-0.913
-    "driven_pendulum": (0.41, 1.9),      # q 0.348-0.430, v 1.81-1.96
-    "manipulator": (0.3, 3.4),           # q 0.282-0.333, v 3.10-3.63
-    "triple_pendulum": (0.54, 1.6),      # q 0.523-0.570, v 1.46-1.70
-    "anharmonic_chain2": (0.42, 1.45),   # q 0.405-0.454, v 1.39-1.51
-    "stiff_fast": (0.074, 28.5),         # q 0.0729-0.0748, v 28.2-28.5 (v ~ omega q, omega ~ 450/s)
-    "skate_torsion": (0.67, 1.15),       # q 0.657-0.688, v 1.03-1.26
+# the problem constants K (err ~ K rtol at the problem's 8 sample times, atol = rtol), q and v.
+# generalized-alpha (per unit step): the middle of the measured ranges err/rtol over rtol
+# 1e-3..1e-8 (one run each; the ranges in the comment; spread max/min <= 1.65 everywhere).
+# Issue 18: within 10x of K rtol.  RK4 (per step with local extrapolation): the geometric middle
+# of the measured ranges; its spread is wider than generalized-alpha's (triple_pendulum q: 13.7;
+# the ratio of y4's error to y3's estimate varies along the solution, docs/adaptive_steps.md
+# section 4), still within 10x of K everywhere.
+# stiff_fast: v ~ omega q, omega ~ 450/s.
+K = {   # name: ((generalized-alpha q, v), (RK4 q, v)); the measured ranges alpha / RK4
+    "chain2": ((0.6, 3.4), (2.7, 9.9)),            # q 0.569-0.662 / 2.23-3.26, v 3.23-3.72 / 8.29-11.9
+    "skate": ((2.3, 3.0), (0.77, 1.31)),           # q 2.08-2.40 / 0.399-1.48, v 2.34-3.85 / 0.728-2.36
+    "snakeboard": ((0.66, 6.2), (0.75, 7.4)),      # q 0.654-0.665 / 0.424-1.33, v 6.02-6.24 / 3.71-14.7
+    "sleigh_qmass": ((0.8, 0.86), (0.97, 1.76)),   # q 0.774-0.836 / 0.56-1.69, v 0.804-0.913 / 1.24-2.5
+    "driven_pendulum": ((0.41, 1.9), (0.40, 1.1)), # q 0.348-0.430 / 0.333-0.469, v 1.81-1.96 / 0.71-1.72
+    "manipulator": ((0.3, 3.4), (8.6, 43.0)),      # q 0.282-0.333 / 5.67-12.9, v 3.10-3.63 / 22.6-83.7
+    "triple_pendulum": ((0.54, 1.6), (1.46, 3.0)), # q 0.523-0.570 / 0.394-5.41, v 1.46-1.70 / 1.6-5.68
+    "anharmonic_chain2": ((0.42, 1.45), (3.0, 9.5)),  # q 0.405-0.454 / 1.5-6.17, v 1.39-1.51 / 7.31-12.3
+    "stiff_fast": ((0.074, 28.5), (0.215, 77.0)),  # q 0.0729-0.0748 / 0.171-0.271, v 28.2-28.5 / 58.4-102
+    "skate_torsion": ((0.67, 1.15), (1.38, 0.46)), # q 0.657-0.688 / 0.725-2.61, v 1.03-1.26 / 0.251-0.842
 }
+
+
+def _assert_proportional(eq, ev, kqv):
+    """The q and v errors over RTOLS fall monotonically and stay within 10x of K rtol."""
+    for errs, k in ((eq, kqv[0]), (ev, kqv[1])):
+        errs = np.asarray(errs)
+        assert np.all(np.diff(errs) < 0), errs
+        ratio = errs / np.asarray(RTOLS)
+        assert np.all(ratio <= 10 * k) and np.all(ratio >= k / 10), ratio
 
 
 def test_every_vector_problem_has_a_constant():
@@ -102,11 +116,7 @@ def test_tolerance_proportionality_and_constraints(name):
         assert r.step_max("eps_vel") <= 100 * EPS * (1 + vmax)
         assert np.max(r.residual[:, 0]) <= 1e-12 * (1 + qmax)     # project_position's stop: 1e-13
         assert np.max(r.residual[:, [1, 3]]) <= 100 * EPS * (1 + vmax)
-    for errs, k in ((eq, K[name][0]), (ev, K[name][1])):
-        errs = np.asarray(errs)
-        assert np.all(np.diff(errs) < 0), errs
-        ratio = errs / np.asarray(RTOLS)
-        assert np.all(ratio <= 10 * k) and np.all(ratio >= k / 10), ratio
+    _assert_proportional(eq, ev, K[name][0])
 
 
 def test_samples_are_the_accepted_steps():
@@ -125,7 +135,7 @@ def test_newton_failures_are_rejected_steps():
     prob = PROBLEMS["chain2"]
     r = _run("chain2", 1e-5, method=dict(maxit=2, jacobian_reuse=False), h0=0.25, t_eval=prob.sample_times)
     assert r.stats["newton_failures"] >= 1 and r.status == "ok"
-    assert np.max(np.abs(r.q - prob.reference[0])) <= 10 * K["chain2"][0] * 1e-5
+    assert np.max(np.abs(r.q - prob.reference[0])) <= 10 * K["chain2"][0][0] * 1e-5
 
 
 def test_run_limits_stop_with_a_status():
@@ -207,25 +217,9 @@ def test_rk4_steps_match_the_numpy_prototype(name):
     assert np.max(np.abs(r.h - ref.h) / ref.h) <= hbound
 
 
-# RK4's constants (err ~ K rtol, rtol 1e-3..1e-8, per step with local extrapolation): the
-# geometric middle of the measured ranges (in the comments); its spread is wider than
-# generalized-alpha's (triple_pendulum q: 13.7; the ratio of y4's error to y3's estimate varies
-# along the solution, docs/adaptive_steps.md section 4), still within 10x of K everywhere.
-K_RK4 = {
-    "chain2": (2.7, 9.9),                # q 2.23-3.26, v 8.29-11.9
-    "skate": (0.77, 1.31),               # q 0.399-1.48, v 0.728-2.36
-    "snakeboard": (0.75, 7.4),           # q 0.424-1.33, v 3.71-14.7
-    "sleigh_qmass": (0.97, 1.76),        # q 0.56-1.69, v 1.24-2.5
-    "driven_pendulum": (0.40, 1.1),      # q 0.333-0.469, v 0.71-1.72
-    "manipulator": (8.6, 43.0),          # q 5.67-12.9, v 22.6-83.7
-    "triple_pendulum": (1.46, 3.0),      # q 0.394-5.41, v 1.6-5.68
-    "anharmonic_chain2": (3.0, 9.5),     # q 1.5-6.17, v 7.31-12.3
-    "stiff_fast": (0.215, 77.0),         # q 0.171-0.271, v 58.4-102
-    "skate_torsion": (1.38, 0.46),       # q 0.725-2.61, v 0.251-0.842
-}
 
 
-@pytest.mark.parametrize("name", sorted(K_RK4))
+@pytest.mark.parametrize("name", sorted(K))
 def test_rk4_tolerance_proportionality(name):
     """Errors at the sample times (Hermite in (q, v) and (v, a), re-imposed) fall monotonically and
     stay within 10x of K rtol."""
@@ -239,11 +233,7 @@ def test_rk4_tolerance_proportionality(name):
         assert r.status == "ok"
         eq.append(np.max(np.abs(r.q - rq)))
         ev.append(np.max(np.abs(r.v - rv)))
-    for errs, k in ((eq, K_RK4[name][0]), (ev, K_RK4[name][1])):
-        errs = np.asarray(errs)
-        assert np.all(np.diff(errs) < 0), errs
-        ratio = errs / np.asarray(RTOLS)
-        assert np.all(ratio <= 10 * k) and np.all(ratio >= k / 10), ratio
+    _assert_proportional(eq, ev, K[name][1])
 
 
 @pytest.mark.parametrize("name,form", [("chain2", "arnold_bruls"), ("chain2", "paper"),
@@ -305,5 +295,5 @@ def test_a_too_large_first_step_is_recovered(h0):
     r = _run("stiff_fast", 1e-6, h0=h0, t_eval=prob.sample_times)
     assert r.stats["rejected"] >= 1 and r.h[0] < h0 / 100
     rq, rv, _ = prob.reference
-    assert np.max(np.abs(r.q - rq)) <= 10 * K["stiff_fast"][0] * 1e-6
-    assert np.max(np.abs(r.v - rv)) <= 10 * K["stiff_fast"][1] * 1e-6
+    assert np.max(np.abs(r.q - rq)) <= 10 * K["stiff_fast"][0][0] * 1e-6
+    assert np.max(np.abs(r.v - rv)) <= 10 * K["stiff_fast"][0][1] * 1e-6

@@ -245,32 +245,18 @@ contains
     type(state_t) :: s
     real(wp) :: res(st%nres), energy, e0
     integer :: step, info, ns
-    stepmax = 0
+    stepmax = 0; e0 = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
-    if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. every < 1 .or. nsteps < 0 .or. .not. abs(h) > 0 &
-        .or. size(stepmax) < st%nres + 1 .or. size(lout, 1) < st%nl .or. size(auxout, 1) < st%naux &
-        .or. (st%naux > 0 .and. size(auxout, 2) < size(tout)) &
-        .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv) return
-    allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
-    s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
-    st%iopt = iopt; st%ropt = ropt; st%h = h
-    call st%init(s, info)
-    if (info == 0 .and. size(auxout, 1) < st%naux) info = STATUS_BAD_INPUT   ! init may set naux
-    if (info == 0) info = stop_status()
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      call st%finish()
-      return
-    end if
-    call st%residuals(s, res, energy)
-    e0 = energy
-    call track()
+    if (every < 1 .or. nsteps < 0 .or. .not. abs(h) > 0 &
+        .or. .not. outputs_fit(st, q0, v0, tout, qout, vout, lout, auxout, resout, stepmax)) return
+    st%h = h
+    call start_run(st, iopt, ropt, .false., t0, q0, v0, size(auxout, 1), s, info, istat)
+    if (info /= 0) return
+    call measure(st, s, res, energy, e0, stepmax, first=.true.)
     ns = 1
-    call store(ns)
+    call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
     do step = 1, nsteps
-      call st%step(h, t0 + step * h, s, info)
-      if (info == 0 .and. .not. (all(abs(s%q) <= huge(1.0_wp)) .and. all(abs(s%v) <= huge(1.0_wp)))) &
-        info = STATUS_NONFINITE
+      call take_step(st, h, t0 + step * h, s, info)
       if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
@@ -278,41 +264,102 @@ contains
         return
       end if
       s%t = t0 + step * h
-      call st%residuals(s, res, energy)
-      call track()
+      call measure(st, s, res, energy, e0, stepmax)
       if (mod(step, every) == 0) then
         ns = ns + 1
-        call store(ns)
+        call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
       end if
     end do
     if (mod(nsteps, every) /= 0) then   ! the final state is always the last sample
       ns = ns + 1
-      call store(ns)
+      call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
     end if
     istat = [STATUS_OK, nsteps, ns]
     call st%finish()
-
-  contains
-
-    subroutine track()
-      stepmax(1:st%nres) = max(stepmax(1:st%nres), res)
-      stepmax(st%nres + 1) = max(stepmax(st%nres + 1), abs(energy - e0))
-    end subroutine
-
-    subroutine store(k)
-      integer, intent(in) :: k
-      if (k > size(tout)) return
-      tout(k) = s%t
-      qout(:, k) = s%q
-      vout(:, k) = s%v
-      aout(:, k) = s%a
-      if (st%nl > 0) lout(1:st%nl, k) = s%lam
-      if (st%naux > 0) call st%aux(s, auxout(1:st%naux, k))
-      resout(1:st%nres, k) = res
-      eout(k) = energy
-    end subroutine
-
   end subroutine drive
+
+  !> The output checks of drive and drive_adaptive: q0, v0 and the outputs' leading
+  !> sizes fit the stepper (naux as before init: start_run checks it again after).
+  logical function outputs_fit(st, q0, v0, tout, qout, vout, lout, auxout, resout, stepmax)
+    class(stepper_t), intent(in) :: st
+    real(wp), intent(in) :: q0(:), v0(:), tout(:), qout(:, :), vout(:, :), lout(:, :), auxout(:, :), &
+                            resout(:, :), stepmax(:)
+    outputs_fit = .not. (size(q0) /= st%nq .or. size(v0) /= st%nv &
+        .or. size(stepmax) < st%nres + 1 .or. size(lout, 1) < st%nl .or. size(auxout, 1) < st%naux &
+        .or. (st%naux > 0 .and. size(auxout, 2) < size(tout)) &
+        .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv)
+  end function
+
+  !> The start of a run (st%h set by the caller): the state at t0 from (q0, v0), the
+  !> options, stepper%init, its refusal, naux (init may set it) within naux_room, an
+  !> adaptive run's est_power and order, the run control.  info /= 0: istat = [info, 0, 0],
+  !> the stepper finished.
+  subroutine start_run(st, iopt, ropt, adaptive, t0, q0, v0, naux_room, s, info, istat)
+    class(stepper_t), intent(inout) :: st
+    integer, intent(in) :: iopt(:), naux_room
+    real(wp), intent(in) :: ropt(:), t0, q0(:), v0(:)
+    logical, intent(in) :: adaptive
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    integer, intent(inout) :: istat(3)
+    allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
+    s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
+    st%iopt = iopt; st%ropt = ropt; st%adaptive = adaptive
+    call st%init(s, info)
+    if (info == 0 .and. naux_room < st%naux) info = STATUS_BAD_INPUT
+    if (info == 0 .and. adaptive .and. (st%est_power < 1 .or. st%order < 1)) info = STATUS_BAD_INPUT
+    if (info == 0) info = stop_status()
+    if (info /= 0) then
+      istat = [info, 0, 0]
+      call st%finish()
+    end if
+  end subroutine
+
+  !> One step to t1 and the check that the new state is finite.
+  subroutine take_step(st, h, t1, s, info)
+    class(stepper_t), intent(inout) :: st
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    call st%step(h, t1, s, info)
+    if (info == 0 .and. .not. (all(abs(s%q) <= huge(1.0_wp)) .and. all(abs(s%v) <= huge(1.0_wp)))) &
+      info = STATUS_NONFINITE
+  end subroutine
+
+  !> The residuals and energy at s, and the per-step maxima (first: E0 = this energy).
+  subroutine measure(st, s, res, energy, e0, stepmax, first)
+    class(stepper_t), intent(inout) :: st
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: res(:), energy
+    real(wp), intent(inout) :: e0, stepmax(:)
+    logical, intent(in), optional :: first
+    call st%residuals(s, res, energy)
+    if (present(first)) then
+      if (first) e0 = energy
+    end if
+    stepmax(1:st%nres) = max(stepmax(1:st%nres), res)
+    stepmax(st%nres + 1) = max(stepmax(st%nres + 1), abs(energy - e0))
+  end subroutine
+
+  !> Sample k (dropped beyond size(tout)): the state, the stepper's auxiliary vector,
+  !> the residuals and the energy.
+  subroutine store_sample(st, s, res, energy, k, tout, qout, vout, aout, lout, auxout, resout, eout)
+    class(stepper_t), intent(inout) :: st
+    type(state_t), intent(in) :: s
+    real(wp), intent(in) :: res(:), energy
+    integer, intent(in) :: k
+    real(wp), intent(inout) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), auxout(:, :), &
+                               resout(:, :), eout(:)
+    if (k > size(tout)) return
+    tout(k) = s%t
+    qout(:, k) = s%q
+    vout(:, k) = s%v
+    aout(:, k) = s%a
+    if (st%nl > 0) lout(1:st%nl, k) = s%lam
+    if (st%naux > 0) call st%aux(s, auxout(1:st%naux, k))
+    resout(1:st%nres, k) = res
+    eout(k) = energy
+  end subroutine
 
   !> One trajectory with variable steps (see the module comment; docs/adaptive_steps.md
   !> section 5, the loop of tests/adaptive_numpy.py integrate_adaptive).
@@ -336,7 +383,7 @@ contains
     real(wp) :: res(st%nres), energy, e0, t_end, rtol, atol, h, h_min, h_max, span, err, err_prev, fac, kexp, t1
     integer :: info, ns, nacc, max_steps
     logical :: per_unit, just_rejected, first_partial
-    stepmax = 0
+    stepmax = 0; e0 = 0
     counts = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
     if (size(aopt) < 7) return
@@ -344,23 +391,12 @@ contains
     per_unit = aopt(7) /= 0
     span = t_end - t0
     max_steps = size(hout)
-    if (size(q0) /= st%nq .or. size(v0) /= st%nv .or. .not. span > 0 .or. .not. rtol > 0 .or. .not. atol >= 0 &
-        .or. .not. h_min > 0 .or. .not. h_max >= h_min .or. max_steps < 1 .or. size(tout) < max_steps + 1 &
-        .or. size(stepmax) < st%nres + 1 .or. size(lout, 1) < st%nl .or. size(auxout, 1) < st%naux &
-        .or. (st%naux > 0 .and. size(auxout, 2) < size(tout)) .or. st%nq /= st%nv &
-        .or. size(resout, 1) < st%nres .or. size(qout, 1) /= st%nq .or. size(vout, 1) /= st%nv) return
-    allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
-    s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
-    st%iopt = iopt; st%ropt = ropt; st%adaptive = .true.
+    if (.not. span > 0 .or. .not. rtol > 0 .or. .not. atol >= 0 .or. .not. h_min > 0 .or. .not. h_max >= h_min &
+        .or. max_steps < 1 .or. size(tout) < max_steps + 1 .or. st%nq /= st%nv &
+        .or. .not. outputs_fit(st, q0, v0, tout, qout, vout, lout, auxout, resout, stepmax)) return
     st%h = merge(h, min(h_max, 1e-3_wp * span), h > 0)     ! init's first step (a Newton pattern)
-    call st%init(s, info)
-    if (info == 0 .and. (size(auxout, 1) < st%naux .or. st%est_power < 1 .or. st%order < 1)) info = STATUS_BAD_INPUT
-    if (info == 0) info = stop_status()
-    if (info /= 0) then
-      istat = [info, 0, 0]
-      call st%finish()
-      return
-    end if
+    call start_run(st, iopt, ropt, .true., t0, q0, v0, size(auxout, 1), s, info, istat)
+    if (info /= 0) return
     if (.not. allocated(st%err_q)) allocate(st%err_q(st%nq))
     if (.not. allocated(st%err_v)) allocate(st%err_v(st%nv))
     if (.not. h > 0) then
@@ -373,11 +409,9 @@ contains
     end if
     h = min(max(h, h_min), h_max)
     kexp = st%est_power - merge(1, 0, per_unit)
-    call st%residuals(s, res, energy)
-    e0 = energy
-    call track()
+    call measure(st, s, res, energy, e0, stepmax, first=.true.)
     ns = 1
-    call store(ns)
+    call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
     s_start = s
     call st%save_state(2)
     nacc = 0
@@ -396,19 +430,9 @@ contains
       end if
       s_old = s
       call st%save_state(1)
-      call st%step(h, t1, s, info)
-      if (info == 0 .and. .not. (all(abs(s%q) <= huge(1.0_wp)) .and. all(abs(s%v) <= huge(1.0_wp)))) &
-        info = STATUS_NONFINITE
+      call take_step(st, h, t1, s, info)
       if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE) then
-        counts(3) = counts(3) + 1
-        call st%restore_state(1)
-        s = s_old
-        h = h / 4
-        just_rejected = .true.
-        if (h < h_min) then
-          call stop_run(STATUS_STEP_TOO_SMALL)
-          return
-        end if
+        if (rejected(3, h / 4)) return
         cycle
       end if
       if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
@@ -428,8 +452,7 @@ contains
         nacc = 0
         ns = 1
         stepmax = 0
-        call st%residuals(s, res, energy)
-        call track()
+        call measure(st, s, res, energy, e0, stepmax)
         just_rejected = .true.
         if (h < h_min) then
           call stop_run(STATUS_STEP_TOO_SMALL)
@@ -438,15 +461,7 @@ contains
         cycle
       end if
       if (err > 1) then
-        counts(2) = counts(2) + 1
-        call st%restore_state(1)
-        s = s_old
-        h = h * max(FAC_MIN, SAFETY * err**(-1 / kexp))
-        just_rejected = .true.
-        if (h < h_min) then
-          call stop_run(STATUS_STEP_TOO_SMALL)
-          return
-        end if
+        if (rejected(2, h * max(FAC_MIN, SAFETY * err**(-1 / kexp)))) return
         cycle
       end if
       ! accepted
@@ -454,10 +469,9 @@ contains
       if (nacc == 0) first_partial = .not. st%has_err_v
       nacc = nacc + 1
       hout(nacc) = h
-      call st%residuals(s, res, energy)
-      call track()
+      call measure(st, s, res, energy, e0, stepmax)
       ns = ns + 1
-      call store(ns)
+      call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
       fac = SAFETY * max(err, 1e-10_wp)**(-0.7_wp / kexp) * max(err_prev, 1e-10_wp)**(0.4_wp / kexp)
       fac = min(merge(1.0_wp, FAC_MAX, just_rejected), max(FAC_MIN, fac))
       err_prev = max(err, 1e-4_wp)
@@ -476,6 +490,20 @@ contains
       istat = [status, nacc, ns]
       call st%finish()
     end subroutine
+
+    !> A rejected step (counted in counts(counter)): back to s_old (and the stepper's
+    !> saved state), the next try with h_new; .true. when h_new < h_min (the run stopped).
+    logical function rejected(counter, h_new)
+      integer, intent(in) :: counter
+      real(wp), value :: h_new
+      counts(counter) = counts(counter) + 1
+      call st%restore_state(1)
+      s = s_old
+      h = h_new
+      just_rejected = .true.
+      rejected = h < h_min
+      if (rejected) call stop_run(STATUS_STEP_TOO_SMALL)
+    end function
 
     !> eq. (12) of docs/adaptive_steps.md
     real(wp) function error_norm(s0, s1)
@@ -523,23 +551,6 @@ contains
         h1 = (0.01_wp / max(d1, d2))**(1.0_wp / (st%order + 1))
       end if
       h = min(100 * h0, h1, span)
-    end subroutine
-
-    subroutine track()
-      stepmax(1:st%nres) = max(stepmax(1:st%nres), res)
-      stepmax(st%nres + 1) = max(stepmax(st%nres + 1), abs(energy - e0))
-    end subroutine
-
-    subroutine store(k)
-      integer, intent(in) :: k
-      tout(k) = s%t
-      qout(:, k) = s%q
-      vout(:, k) = s%v
-      aout(:, k) = s%a
-      if (st%nl > 0) lout(1:st%nl, k) = s%lam
-      if (st%naux > 0) call st%aux(s, auxout(1:st%naux, k))
-      resout(1:st%nres, k) = res
-      eout(k) = energy
     end subroutine
 
   end subroutine drive_adaptive
