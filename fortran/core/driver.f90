@@ -322,9 +322,15 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     call st%step(h, t1, s, info)
-    if (info == 0 .and. .not. (all(abs(s%q) <= huge(1.0_wp)) .and. all(abs(s%v) <= huge(1.0_wp)))) &
+    if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
       info = STATUS_NONFINITE
   end subroutine
+
+  !> No NaN or Inf in x (a NaN in the multipliers alone must not come back as "ok" either).
+  logical pure function finite(x)
+    real(wp), intent(in) :: x(:)
+    finite = all(abs(x) <= huge(1.0_wp))
+  end function
 
   !> The residuals and energy at s, and the per-step maxima (first: E0 = this energy).
   subroutine measure(st, s, res, energy, e0, stepmax, first)
