@@ -320,7 +320,7 @@ class Integrator:
         method with a local error estimate (generalized-alpha; the others raise a ValueError
         naming why).  The step controller of the one driver (docs/adaptive_steps.md section 5):
         the error per unit step (``per_unit_step``; else per step) in the RMS norm of the estimate
-        scaled by atol + rtol |y| (atol default rtol; per_unit_step default the method's:
+        scaled by ``atol + rtol abs(y)`` (atol default rtol; per_unit_step default the method's:
         generalized-alpha per unit step, RK4 per step), PI control, rejected steps on the error
         test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
         step), h_min (default 1e-12 (t_end - t0)) / h_max (default t_end - t0): bounds,
