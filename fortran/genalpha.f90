@@ -217,42 +217,43 @@ contains
     real(wp), intent(in) :: t1, h, hist(:)
     type(alpha_work_t), intent(inout) :: w
     integer :: n, mh, mn
+    ! (the hot path: whole arrays are assigned as w%q(:) =, no reallocation test)
     n = w%n; mh = w%mh; mn = w%mn
     associate (a => w%x(1:n), lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nm))
-      w%q = w%qpred + p%beta * h * h * a
-      w%v = w%vpred + p%gamma * h * a
-      if (w%ns > 0) w%q = w%q + matmul(w%g0t, w%x(w%nm + 1:w%nx))    ! + beta h^2 G(q_n)^T mu
+      w%q(:) = w%qpred + p%beta * h * h * a
+      w%v(:) = w%vpred + p%gamma * h * a
+      if (w%ns > 0) w%q(:) = w%q + matmul(w%g0t, w%x(w%nm + 1:w%nx))    ! + beta h^2 G(q_n)^T mu
       if (w%variant == VARIANT_RATTLE .and. mn > 0) then
-        w%tmp = matmul(w%rm, ln)
-        w%q = w%q + 0.5_wp * h * h * w%tmp
-        w%v = w%v + h * w%tmp
+        w%tmp(:) = matmul(w%rm, ln)
+        w%q(:) = w%q + 0.5_wp * h * h * w%tmp
+        w%v(:) = w%v + h * w%tmp
       end if
       ! hist: paper form, am/(1-am) M_n a_n - af/(1-am) F_n; Arnold-Bruls,
       ! ahist = af/(1-am) w_n - am/(1-am) a_n, so that c w_{n+1} = a - ahist
       if (p%form == FORM_ARNOLD_BRULS) then
-        w%av = a - hist
+        w%av(:) = a - hist
       else
-        w%av = a
+        w%av(:) = a
       end if
       if (w%dense_mass) then
         if (w%mass_mode == 0 .and. .not. model%const_mass) call model%mass(w%q, w%mq)
-        w%ma = matmul(w%mq, w%av)
+        w%ma(:) = matmul(w%mq, w%av)
       else if (w%mass_mode == 1) then
         call model%mass_mul(w%qm, w%av, w%ma)
       else
         call model%mass_mul(w%q, w%av, w%ma)
       end if
       call model%force(t1, w%q, w%v, w%f)
-      w%force_tot = w%f
+      w%force_tot(:) = w%f
       if (mh > 0) then
         call model%hol_jac_tmul(t1, w%q, lh, w%tmp)
-        w%force_tot = w%force_tot - w%tmp
+        w%force_tot(:) = w%force_tot - w%tmp
         call model%hol(t1, w%q, w%e(n + 1:n + mh))
         w%e(n + 1:n + mh) = w%e(n + 1:n + mh) / (p%beta * h * h)
       end if
       if (mn > 0) then
         call model%nh_jac_tmul(t1, w%q, ln, w%tmp)
-        w%force_tot = w%force_tot - w%tmp
+        w%force_tot(:) = w%force_tot - w%tmp
         call model%nh_vel(t1, w%q, w%v, w%e(n + mh + 1:w%nm))
         w%e(n + mh + 1:w%nm) = w%e(n + mh + 1:w%nm) / h
       end if
@@ -469,9 +470,9 @@ contains
       else
         nreuse = nreuse + 1
       end if
-      w%dx = -w%e
+      w%dx(:) = -w%e
       call w%jm%solve(w%dx)
-      w%x = w%x + w%dx
+      w%x(:) = w%x + w%dx
       iters = iters + 1
       amax = maxval(abs(w%x(1:w%n)))
       ! a's floor: what changes q by an ulp.  The multipliers follow a (M a + c G^T lam
@@ -603,10 +604,10 @@ contains
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: iters, nfact, nreuse, info
     integer :: it2, nf2, nr2
-    w%qpred = q + h * v + h * h * (0.5_wp - p%beta) * a
-    w%vpred = v + h * (1 - p%gamma) * a
+    w%qpred(:) = q + h * v + h * h * (0.5_wp - p%beta) * a
+    w%vpred(:) = v + h * (1 - p%gamma) * a
     if (w%mass_mode == 1) then
-      w%qm = q + h * v
+      w%qm(:) = q + h * v
       if (w%dense_mass .and. .not. model%const_mass) call model%mass(w%qm, w%mq)
     end if
     if (w%variant == VARIANT_RATTLE) then
@@ -615,7 +616,7 @@ contains
     end if
     if (w%variant == VARIANT_STAB2 .and. w%mh > 0) then
       call model%hol_jac(t, q, w%gq)
-      w%g0t = p%beta * h * h * transpose(w%gq)
+      w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
     end if
     if (w%reuse .and. w%have_factor .and. h /= w%h_factor) w%have_factor = .false.
     w%xn(1:w%n) = a
@@ -636,18 +637,18 @@ contains
     v = w%v
     a = w%x(1:w%n)
     lam = w%x(w%n + 1:w%nm)
-    if (w%ns > 0) w%mu = w%x(w%nm + 1:)
+    if (w%ns > 0) w%mu(:) = w%x(w%nm + 1:)
     call alpha_history(p, w, hist)
-    w%xprev = w%xn
+    w%xprev(:) = w%xn
     w%have_prev = .true.
     w%t_prev_end = t + h
 
   contains
 
     subroutine start_value()
-      w%x = w%xn
+      w%x(:) = w%xn
       w%contiguous = w%have_prev .and. abs(t - w%t_prev_end) <= 0.5_wp * h
-      if (w%contiguous .and. w%trusted) w%x = 2 * w%xn - w%xprev
+      if (w%contiguous .and. w%trusted) w%x(:) = 2 * w%xn - w%xprev
     end subroutine
   end subroutine
 
