@@ -618,9 +618,11 @@ contains
     real(wp), intent(inout) :: q(:), v(:), a(:), lam(:), hist(:)
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: iters, nfact, nreuse, info
-    integer :: it2, nf2, nr2
-    w%qpred(:) = q + h * v + h * h * (0.5_wp - p%beta) * a
-    w%vpred(:) = v + h * (1 - p%gamma) * a
+    integer :: it2, nf2, nr2, i
+    do i = 1, w%n
+      w%qpred(i) = q(i) + h * v(i) + h * h * (0.5_wp - p%beta) * a(i)
+      w%vpred(i) = v(i) + h * (1 - p%gamma) * a(i)
+    end do
     if (w%mass_mode == 1) then
       w%qm(:) = q + h * v
       if (w%dense_mass .and. .not. model%const_mass) call model%mass(w%qm, w%mq)
@@ -648,9 +650,11 @@ contains
       nreuse = nreuse + nr2
     end if
     if (info /= 0) return
-    q = w%q
-    v = w%v
-    a = w%x(1:w%n)
+    do i = 1, w%n
+      q(i) = w%q(i)
+      v(i) = w%v(i)
+      a(i) = w%x(i)
+    end do
     lam = w%x(w%n + 1:w%nm)
     if (w%ns > 0) w%mu(:) = w%x(w%nm + 1:)
     call alpha_history(p, w, hist)
@@ -661,9 +665,12 @@ contains
   contains
 
     subroutine start_value()
-      w%x(:) = w%xn
       w%contiguous = w%have_prev .and. abs(t - w%t_prev_end) <= 0.5_wp * h
-      if (w%contiguous .and. w%trusted) w%x(:) = 2 * w%xn - w%xprev
+      if (w%contiguous .and. w%trusted) then
+        w%x(:) = 2 * w%xn - w%xprev
+      else
+        w%x(:) = w%xn
+      end if
     end subroutine
   end subroutine
 
