@@ -250,12 +250,13 @@ contains
         call model%mass_mul(w%q, w%av, w%ma)
       end if
       call model%force(t1, w%q, w%v, w%f)
-      w%force_tot(:) = w%f
       if (mh > 0) then
         call model%hol_jac_tmul(t1, w%q, lh, w%tmp)
-        w%force_tot(:) = w%force_tot - w%tmp
+        w%force_tot(:) = w%f - w%tmp
         call model%hol(t1, w%q, w%e(n + 1:n + mh))
         w%e(n + 1:n + mh) = w%e(n + 1:n + mh) / (p%beta * h * h)
+      else
+        w%force_tot(:) = w%f
       end if
       if (mn > 0) then
         call model%nh_jac_tmul(t1, w%q, ln, w%tmp)

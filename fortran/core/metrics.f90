@@ -56,11 +56,10 @@ contains
         res(2) = maxval(abs(gv))
         call model%hol_vel(t, q, a, gv)
         if (model%scleronomic) then
-          gv = gv + gam
+          res(3) = maxval(abs(gv + gam))
         else
-          gv = gv - gt + gam
+          res(3) = maxval(abs(gv - gt + gam))
         end if
-        res(3) = maxval(abs(gv))
       end if
       if (model%mn > 0) then
         call model%nh(t, q, an, bn)
