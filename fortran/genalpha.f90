@@ -553,11 +553,19 @@ contains
 
     !> |g| within 10 eps (1 + |q|) and |A v + b| within 10 eps (1 + |v|) (the
     !> scaled constraint rows times their scale)
+    !> (each bound computed once, only for rows that exist)
     logical function constraints_at_roundoff()
-      constraints_at_roundoff = &
-        all(abs(w%e(w%n + 1:w%n + w%mh)) * sh <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%q)))) .and. &
-        all(abs(w%e(w%n + w%mh + 1:w%nm)) * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v)))) .and. &
-        all(abs(w%e(w%nm + 1:w%nx)) * p%gamma * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v))))
+      real(wp) :: bound
+      constraints_at_roundoff = .true.
+      if (ih > w%n) then
+        bound = 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%q)))
+        constraints_at_roundoff = all(abs(w%e(w%n + 1:ih)) * sh <= bound)
+      end if
+      if (w%nx > ih .and. constraints_at_roundoff) then
+        bound = 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v)))
+        constraints_at_roundoff = all(abs(w%e(ih + 1:w%nm)) * h <= bound) .and. &
+                                  all(abs(w%e(w%nm + 1:w%nx)) * p%gamma * h <= bound)
+      end if
     end function
   end subroutine
 
