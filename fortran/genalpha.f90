@@ -69,7 +69,7 @@ module genalpha
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
-  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs, &
+  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, &
                                   local_error_scale, local_error_trusted
   use pyint_alpha, only: alpha_params_t, alpha_params, FORM_PAPER, FORM_ARNOLD_BRULS
   use pyint_driver, only: stepper_t, state_t, consistent_start
@@ -216,43 +216,51 @@ contains
     type(alpha_params_t), intent(in) :: p
     real(wp), intent(in) :: t1, h, hist(:)
     type(alpha_work_t), intent(inout) :: w
-    integer :: n, mh, mn
+    integer :: n, mh, mn, i
+    real(wp) :: ei
+    logical :: ab, paper, rattle
+    ! (the hot path: whole arrays are assigned as w%q(:) =, no reallocation test)
     n = w%n; mh = w%mh; mn = w%mn
-    associate (a => w%x(1:n), lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nm))
-      w%q = w%qpred + p%beta * h * h * a
-      w%v = w%vpred + p%gamma * h * a
-      if (w%ns > 0) w%q = w%q + matmul(w%g0t, w%x(w%nm + 1:w%nx))    ! + beta h^2 G(q_n)^T mu
+    associate (lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:w%nm))
+      ! (the n-vectors in one loop each, element by element as the array expressions were)
+      ab = p%form == FORM_ARNOLD_BRULS
+      do i = 1, n
+        w%q(i) = w%qpred(i) + p%beta * h * h * w%x(i)
+        w%v(i) = w%vpred(i) + p%gamma * h * w%x(i)
+        ! hist: paper form, am/(1-am) M_n a_n - af/(1-am) F_n; Arnold-Bruls,
+        ! ahist = af/(1-am) w_n - am/(1-am) a_n, so that c w_{n+1} = a - ahist
+        if (ab) then
+          w%av(i) = w%x(i) - hist(i)
+        else
+          w%av(i) = w%x(i)
+        end if
+      end do
+      if (w%ns > 0) w%q(:) = w%q + matmul(w%g0t, w%x(w%nm + 1:w%nx))    ! + beta h^2 G(q_n)^T mu
       if (w%variant == VARIANT_RATTLE .and. mn > 0) then
-        w%tmp = matmul(w%rm, ln)
-        w%q = w%q + 0.5_wp * h * h * w%tmp
-        w%v = w%v + h * w%tmp
-      end if
-      ! hist: paper form, am/(1-am) M_n a_n - af/(1-am) F_n; Arnold-Bruls,
-      ! ahist = af/(1-am) w_n - am/(1-am) a_n, so that c w_{n+1} = a - ahist
-      if (p%form == FORM_ARNOLD_BRULS) then
-        w%av = a - hist
-      else
-        w%av = a
+        w%tmp(:) = matmul(w%rm, ln)
+        w%q(:) = w%q + 0.5_wp * h * h * w%tmp
+        w%v(:) = w%v + h * w%tmp
       end if
       if (w%dense_mass) then
         if (w%mass_mode == 0 .and. .not. model%const_mass) call model%mass(w%q, w%mq)
-        w%ma = matmul(w%mq, w%av)
+        w%ma(:) = matmul(w%mq, w%av)
       else if (w%mass_mode == 1) then
         call model%mass_mul(w%qm, w%av, w%ma)
       else
         call model%mass_mul(w%q, w%av, w%ma)
       end if
       call model%force(t1, w%q, w%v, w%f)
-      w%force_tot = w%f
       if (mh > 0) then
         call model%hol_jac_tmul(t1, w%q, lh, w%tmp)
-        w%force_tot = w%force_tot - w%tmp
+        w%force_tot(:) = w%f - w%tmp
         call model%hol(t1, w%q, w%e(n + 1:n + mh))
         w%e(n + 1:n + mh) = w%e(n + 1:n + mh) / (p%beta * h * h)
+      else
+        w%force_tot(:) = w%f
       end if
       if (mn > 0) then
         call model%nh_jac_tmul(t1, w%q, ln, w%tmp)
-        w%force_tot = w%force_tot - w%tmp
+        w%force_tot(:) = w%force_tot - w%tmp
         call model%nh_vel(t1, w%q, w%v, w%e(n + mh + 1:w%nm))
         w%e(n + mh + 1:w%nm) = w%e(n + mh + 1:w%nm) / h
       end if
@@ -260,13 +268,18 @@ contains
         call model%hol_vel(t1, w%q, w%v, w%e(w%nm + 1:w%nx))
         w%e(w%nm + 1:w%nx) = w%e(w%nm + 1:w%nx) / (p%gamma * h)
       end if
-      w%e(1:n) = w%ma
-      if (p%form == FORM_PAPER) w%e(1:n) = w%e(1:n) + hist
-      if (w%variant == VARIANT_RATTLE) then
-        w%e(1:n) = w%e(1:n) - p%c * w%f
-      else
-        w%e(1:n) = w%e(1:n) - p%c * w%force_tot
-      end if
+      paper = p%form == FORM_PAPER
+      rattle = w%variant == VARIANT_RATTLE
+      do i = 1, n
+        ei = w%ma(i)
+        if (paper) ei = ei + hist(i)
+        if (rattle) then
+          ei = ei - p%c * w%f(i)
+        else
+          ei = ei - p%c * w%force_tot(i)
+        end if
+        w%e(i) = ei
+      end do
     end associate
   end subroutine
 
@@ -436,12 +449,13 @@ contains
     real(wp), intent(in) :: t1, h, hist(:), tol
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: iters, nfact, nreuse, info
-    integer :: it, lapack_info, status
+    integer :: it, lapack_info, status, ih
     logical :: fresh
     real(wp) :: sh, amax, qfloor, lnmax, cle, d2a
     logical :: use_le
     sh = p%beta * h * h
     cle = 1 / (12 * p%gamma)
+    ih = w%n + w%mh      ! the last lam_h
     iters = 0; nfact = 0; nreuse = 0; info = 0
     call w%nc%start()
     call alpha_residual(model, p, t1, h, hist, w)
@@ -469,9 +483,9 @@ contains
       else
         nreuse = nreuse + 1
       end if
-      w%dx = -w%e
+      w%dx(:) = -w%e
       call w%jm%solve(w%dx)
-      w%x = w%x + w%dx
+      w%x(:) = w%x + w%dx
       iters = iters + 1
       amax = maxval(abs(w%x(1:w%n)))
       ! a's floor: what changes q by an ulp.  The multipliers follow a (M a + c G^T lam
@@ -479,18 +493,21 @@ contains
       ! no floor of their own (huge); alpha-RATTLE's nonholonomic ones move q and v
       ! themselves (through R_1/2): the floor of a
       qfloor = maxval(abs(w%q)) / sh
-      lnmax = maxabs(w%x(w%n + w%mh + 1:w%nm))
+      lnmax = 0
+      if (w%nm > ih) lnmax = maxval(abs(w%x(ih + 1:w%nm)))
       use_le = w%contiguous
       if (use_le) then
         d2a = d2(1, w%n)    ! the accelerations' second difference, once per iteration
         use_le = local_error_trusted(d2a, max(amax, qfloor))
       end if
+      ! the groups a, lam_h, lam_n (nc%group's rule, its max |dx| taken in place; an empty
+      ! group counts for nothing)
       call w%nc%clear()
-      call w%nc%group(w%dx(1:w%n), scale(1, w%n, 1 + amax), max(amax, qfloor))
-      call w%nc%group(w%dx(w%n + 1:w%n + w%mh), scale(w%n + 1, w%n + w%mh, &
-                      1 + maxabs(w%x(w%n + 1:w%n + w%mh))), huge(1.0_wp))
-      call w%nc%group(w%dx(w%n + w%mh + 1:w%nm), scale(w%n + w%mh + 1, w%nm, 1 + lnmax), &
-                      merge(max(lnmax, qfloor), huge(1.0_wp), w%variant == VARIANT_RATTLE))
+      if (w%n > 0) call w%nc%group_max(maxval(abs(w%dx(1:w%n))), scale(1, w%n, 1 + amax), max(amax, qfloor))
+      if (ih > w%n) call w%nc%group_max(maxval(abs(w%dx(w%n + 1:ih))), &
+                                        scale(w%n + 1, ih, 1 + maxval(abs(w%x(w%n + 1:ih)))), huge(1.0_wp))
+      if (w%nm > ih) call w%nc%group_max(maxval(abs(w%dx(ih + 1:w%nm))), scale(ih + 1, w%nm, 1 + lnmax), &
+                                         merge(max(lnmax, qfloor), huge(1.0_wp), w%variant == VARIANT_RATTLE))
       ! mu (stabilized variant): measured by the position change beta h^2 G(q_n)^T dmu
       if (w%ns > 0) call w%nc%group(matmul(w%g0t, w%dx(w%nm + 1:w%nx)), 1 + maxval(abs(w%q)), &
                                     maxval(abs(w%q)))
@@ -536,11 +553,19 @@ contains
 
     !> |g| within 10 eps (1 + |q|) and |A v + b| within 10 eps (1 + |v|) (the
     !> scaled constraint rows times their scale)
+    !> (each bound computed once, only for rows that exist)
     logical function constraints_at_roundoff()
-      constraints_at_roundoff = &
-        all(abs(w%e(w%n + 1:w%n + w%mh)) * sh <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%q)))) .and. &
-        all(abs(w%e(w%n + w%mh + 1:w%nm)) * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v)))) .and. &
-        all(abs(w%e(w%nm + 1:w%nx)) * p%gamma * h <= 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v))))
+      real(wp) :: bound
+      constraints_at_roundoff = .true.
+      if (ih > w%n) then
+        bound = 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%q)))
+        constraints_at_roundoff = all(abs(w%e(w%n + 1:ih)) * sh <= bound)
+      end if
+      if (w%nx > ih .and. constraints_at_roundoff) then
+        bound = 10 * epsilon(1.0_wp) * (1 + maxval(abs(w%v)))
+        constraints_at_roundoff = all(abs(w%e(ih + 1:w%nm)) * h <= bound) .and. &
+                                  all(abs(w%e(w%nm + 1:w%nx)) * p%gamma * h <= bound)
+      end if
     end function
   end subroutine
 
@@ -602,11 +627,13 @@ contains
     real(wp), intent(inout) :: q(:), v(:), a(:), lam(:), hist(:)
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: iters, nfact, nreuse, info
-    integer :: it2, nf2, nr2
-    w%qpred = q + h * v + h * h * (0.5_wp - p%beta) * a
-    w%vpred = v + h * (1 - p%gamma) * a
+    integer :: it2, nf2, nr2, i
+    do i = 1, w%n
+      w%qpred(i) = q(i) + h * v(i) + h * h * (0.5_wp - p%beta) * a(i)
+      w%vpred(i) = v(i) + h * (1 - p%gamma) * a(i)
+    end do
     if (w%mass_mode == 1) then
-      w%qm = q + h * v
+      w%qm(:) = q + h * v
       if (w%dense_mass .and. .not. model%const_mass) call model%mass(w%qm, w%mq)
     end if
     if (w%variant == VARIANT_RATTLE) then
@@ -615,7 +642,7 @@ contains
     end if
     if (w%variant == VARIANT_STAB2 .and. w%mh > 0) then
       call model%hol_jac(t, q, w%gq)
-      w%g0t = p%beta * h * h * transpose(w%gq)
+      w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
     end if
     if (w%reuse .and. w%have_factor .and. h /= w%h_factor) w%have_factor = .false.
     w%xn(1:w%n) = a
@@ -632,22 +659,27 @@ contains
       nreuse = nreuse + nr2
     end if
     if (info /= 0) return
-    q = w%q
-    v = w%v
-    a = w%x(1:w%n)
+    do i = 1, w%n
+      q(i) = w%q(i)
+      v(i) = w%v(i)
+      a(i) = w%x(i)
+    end do
     lam = w%x(w%n + 1:w%nm)
-    if (w%ns > 0) w%mu = w%x(w%nm + 1:)
+    if (w%ns > 0) w%mu(:) = w%x(w%nm + 1:)
     call alpha_history(p, w, hist)
-    w%xprev = w%xn
+    w%xprev(:) = w%xn
     w%have_prev = .true.
     w%t_prev_end = t + h
 
   contains
 
     subroutine start_value()
-      w%x = w%xn
       w%contiguous = w%have_prev .and. abs(t - w%t_prev_end) <= 0.5_wp * h
-      if (w%contiguous .and. w%trusted) w%x = 2 * w%xn - w%xprev
+      if (w%contiguous .and. w%trusted) then
+        w%x(:) = 2 * w%xn - w%xprev
+      else
+        w%x(:) = w%xn
+      end if
     end subroutine
   end subroutine
 

@@ -48,15 +48,18 @@ contains
                gamn => rw%gamn, av => rw%av)
       if (model%mh > 0) then
         call model%hol(t, q, g)
-        call model%hol_t(t, q, gt)
+        if (.not. model%scleronomic) call model%hol_t(t, q, gt)    ! else g_t = 0
         call model%hol_gamma(t, q, v, gam)
         res(1) = maxval(abs(g))
         ! G v + g_t and G a + gamma through the operator hol_vel (no dense G: O(nnz) for large models)
         call model%hol_vel(t, q, v, gv)
         res(2) = maxval(abs(gv))
         call model%hol_vel(t, q, a, gv)
-        gv = gv - gt + gam
-        res(3) = maxval(abs(gv))
+        if (model%scleronomic) then
+          res(3) = maxval(abs(gv + gam))
+        else
+          res(3) = maxval(abs(gv - gt + gam))
+        end if
       end if
       if (model%mn > 0) then
         call model%nh(t, q, an, bn)

@@ -114,6 +114,7 @@ module pyint_newton_control
     procedure :: start => nc_start
     procedure :: clear => nc_clear
     procedure :: group => nc_group
+    procedure :: group_max => nc_group_max
     procedure :: test => nc_test
     procedure :: done => nc_done
   end type
@@ -185,9 +186,15 @@ contains
     class(newton_control_t), intent(inout) :: c
     real(wp), intent(in), contiguous :: dx(:)
     real(wp), intent(in) :: scale, floor_scale
-    real(wp) :: d
     if (size(dx) == 0) return
-    d = maxval(abs(dx))
+    call c%group_max(maxval(abs(dx)), scale, floor_scale)
+  end subroutine
+
+  !> nc_group of a non-empty group given d = max |dx| over it (a kernel's hot path
+  !> computes d in place, without passing a section)
+  subroutine nc_group_max(c, d, scale, floor_scale)
+    class(newton_control_t), intent(inout) :: c
+    real(wp), intent(in) :: d, scale, floor_scale
     c%nrm = max(c%nrm, d / scale)
     c%at_floor = c%at_floor .and. d <= NEWTON_FLOOR * epsilon(1.0_wp) * floor_scale
   end subroutine
