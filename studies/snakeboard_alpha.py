@@ -152,6 +152,15 @@ def run_case(params):
     return ds
 
 
+def _adaptive_steps(ds):
+    """The accepted step sizes of the adaptive run in a study file (the runner pads the other
+    cases' step axis with NaN), or None without that case."""
+    if "genalpha_adaptive" not in ds["method"].values or "accepted_step" not in ds:
+        return None
+    hk = ds["accepted_step"].sel({"method": "genalpha_adaptive"}).values
+    return hk[np.isfinite(hk)]
+
+
 def figures(nc_path, outdir):
     from pyint.study.plotting import FigureSet
     figs = FigureSet(nc_path, outdir)
@@ -199,9 +208,8 @@ def figures(nc_path, outdir):
     a1.set_xlabel("h [s]"); a1.set_ylabel("max error in q [m]"); a1.legend(); a1.set_title("convergence")
     a2.set_xlabel("CPU time [s]"); a2.set_ylabel("max error in q [m]"); a2.legend(); a2.set_title("work-precision")
     figs.save(fig, "convergence_work_precision.png")
-    if "genalpha_adaptive" in ds["method"].values and "accepted_step" in ds:
-        hk = ds["accepted_step"].sel({"method": "genalpha_adaptive"}).values
-        hk = hk[np.isfinite(hk)]
+    hk = _adaptive_steps(ds)
+    if hk is not None:
         fig, ax = plt.subplots(figsize=(6, 3.5))
         ax.semilogy(np.cumsum(hk), hk, lw=0.8)
         ax.axhline(float(ds["h"].max()) if "h" in ds else DEFAULTS["h"], color="0.6", ls="--", lw=0.8,
@@ -224,9 +232,8 @@ def summary(ds):
         lines.append(f"{str(mth):<14}{float(ds['max_violation_outputs'].sel(sel)):>15.2e}"
                      f"{float(ds['max_violation_steps'].sel(sel)):>18.2e}"
                      f"{float(ds['paper_violation'].sel(sel)):>9.0e}{order:>8.2f}")
-    if "genalpha_adaptive" in ds["method"].values and "accepted_step" in ds:
-        hk = ds["accepted_step"].sel({"method": "genalpha_adaptive"}).values
-        hk = hk[np.isfinite(hk)]
+    hk = _adaptive_steps(ds)
+    if hk is not None:
         lines.append(f"adaptive generalized-alpha: {hk.size} accepted steps, h from {hk.min():.2e} to "
                      f"{hk.max():.2e} s")
     if "ref_error_estimate" in ds:
