@@ -171,8 +171,9 @@ class Integrator:
             args["mn"], args["mflags"], iopt, ropt, t0, h, nsteps, every, q0, v0, *(buf[k] for k in _OUT))
         return self._driver_raw(model, buf, nl, istat)
 
-    def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
-                        raise_on_failure=True):
+    def integrate_batch(self, models, q0s, v0s, t_end, h=None, t0=0.0, every=1, threads=None, project=False,
+                        raise_on_failure=True, *, rtol=None, atol=None, h0=None, h_min=None, h_max=None,
+                        t_eval=None, max_steps=100_000, per_unit_step=None):
         """Integrate many trajectories of one built-in model in one Fortran call.
 
         models: one model (every trajectory uses it) or a sequence of models of
@@ -182,7 +183,9 @@ class Integrator:
         of models is given: the same start for all).  threads: OpenMP threads
         across trajectories (default: every CPU).  Returns a list of Result,
         one per trajectory, identical to what :meth:`integrate` returns for it
-        (cpu_time is the batch's CPU time divided by nb).  A model without a
+        (cpu_time is the batch's CPU time divided by nb).  Variable steps: the
+        options of :meth:`integrate` (rtol instead of h; every trajectory has
+        its own steps, up to max_steps each).  A model without a
         Fortran twin cannot run in threads (its items are Python calls), nor
         can a method without a stepper (``KERNEL``): such trajectories run one
         after another through :meth:`integrate`.
@@ -193,12 +196,25 @@ class Integrator:
             threads = os.cpu_count() or 1
         threads = V.as_int(threads, "threads", minimum=1)
         first = models[0]
+        adaptive = dict(rtol=rtol, atol=atol, h0=h0, h_min=h_min, h_max=h_max, t_eval=t_eval,
+                        max_steps=max_steps, per_unit_step=per_unit_step)
         if not self._batch_runs_in_threads(first):
             return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
-                                   raise_on_failure=raise_on_failure) for m, q, v in zip(models, q0s, v0s)]
+                                   raise_on_failure=raise_on_failure, **adaptive)
+                    for m, q, v in zip(models, q0s, v0s)]
         for m in models:
             self.check_model(m)
-        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
+        if rtol is not None:
+            if h is not None:
+                raise ValueError(f"{self.name}: give either h (a fixed step) or rtol (variable steps), not both")
+            t0, aopt, t_eval, max_steps = self._adaptive_setup(first, t0, t_end, rtol, atol, h0, h_min, h_max,
+                                                               t_eval, max_steps, per_unit_step, every)
+            h, nsteps = 0.0, 0
+        else:
+            if h is None:
+                raise ValueError(f"{self.name}: give the step h (a fixed step) or rtol (variable steps)")
+            h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
+            aopt = FIXED_STEP
         kms = [self.kernel_model(m, "fortran") for m in models]
         args = [km[0] for km in kms]
         for m, km in zip(models, kms):
@@ -214,27 +230,40 @@ class Integrator:
         for k, m in enumerate(models):
             q0f[:, k], v0f[:, k] = self._start_state(m, t0, q0s[k], v0s[k], project, "fortran", f"s[{k}]")
         rpar = np.asfortranarray(np.stack([a["rpar"] for a in args], axis=1))
-        opts = [_option_arrays(self._ropt_start(m, t0, q0f[:, k], v0f[:, k])) for k, m in enumerate(models)]
+        opts = [self._ropt_start(m, t0, q0f[:, k], v0f[:, k]) for k, m in enumerate(models)]
+        if rtol is not None:
+            opts = [self.adaptive_options(m, *o) for m, o in zip(models, opts)]
+        opts = [_option_arrays(o) for o in opts]
+        if rtol is not None:
+            buf = self._adaptive_buffers(first, nq, nv, nl, max_steps, aopt, nb=nb)
+        else:
+            buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(self.STATS),
+                                 naux=sum(self.kernel_aux(first).values()), nres=self.NRES, nb=nb)
         iopt = opts[0][0]
         ropt = np.asfortranarray(np.stack([o[1] for o in opts], axis=1))
-        buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(self.STATS),
-                             naux=sum(self.kernel_aux(first).values()), nres=self.NRES, nb=nb)
         a = args[0]
         cpu = time.process_time()
         with _control.kernel_run() as run:
             istat = _fortran.run_batch(
                 self.KERNEL, a["model_id"], a["ipar"], rpar, nv, a["mh"], a["mn"], a["mflags"], iopt, ropt,
-                t0, h, nsteps, every, threads, q0f, v0f, *(buf[k] for k in _OUT_BATCH))
+                t0, h, nsteps, every, threads, q0f, v0f, *(buf[k] for k in _OUT_BATCH), aopt, buf["hout"],
+                buf["counts"])
         cpu = (time.process_time() - cpu) / nb
         results = []
         stopped = run.interrupted or run.lapack is not None   # raised below with every result
         for k, m in enumerate(models):
             one = {key: x[..., k] for key, x in buf.items()}
-            raw = self._driver_raw(m, one, nl, istat[:, k])
-            raw["stats"].update(batch_size=nb, threads=threads)
-            results.append(self._make_result(m, raw, t0, h, cpu, "fortran", raise_on_failure and not stopped))
+            if rtol is not None:
+                result = self._adaptive_result(m, one, nl, istat[:, k], aopt, t0, t_eval, cpu, "fortran",
+                                               raise_on_failure and not stopped, None)
+                result.stats.update(batch_size=nb, threads=threads)
+            else:
+                raw = self._driver_raw(m, one, nl, istat[:, k])
+                raw["stats"].update(batch_size=nb, threads=threads)
+                result = self._make_result(m, raw, t0, h, cpu, "fortran", raise_on_failure and not stopped)
+            results.append(result)
         if stopped:
-            raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h)
+            raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h if rtol is None else results[0].h)
         return results
 
     def _batch_runs_in_threads(self, model):
@@ -367,9 +396,10 @@ class Integrator:
         cpu = time.process_time() - cpu
         return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure, run)
 
-    def _integrate_adaptive(self, model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol, h0,
-                            h_min, h_max, t_eval, max_steps, per_unit_step, every):
-        """The variable-step run of :meth:`integrate` (fortran/core/driver.f90: drive_adaptive)."""
+    def _adaptive_setup(self, model, t0, t_end, rtol, atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step,
+                        every):
+        """The checked options of a variable-step run: (t0, aopt, t_eval, max_steps); aopt is the
+        driver's [t_end, rtol, atol, h0, h_min, h_max, per_unit_step] (fortran/api/api_run.f90)."""
         why = self.adaptive_refusal(model)
         if why is not None:
             raise ValueError(f"{self.name} runs at a fixed step only (give h, not rtol): {why}")
@@ -405,32 +435,50 @@ class Integrator:
                 raise ValueError(f"t_eval must be a non-empty 1-D array of finite times, got shape {t_eval.shape}")
             if np.any(np.diff(t_eval) < 0) or t_eval[0] < t0 or t_eval[-1] > t_end:
                 raise ValueError(f"t_eval must be nondecreasing within [t0, t_end] = [{t0!r}, {t_end!r}]")
-        q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
-        args, nq, nv, nl = self.kernel_model(model, backend)
-        iopt, ropt = _option_arrays(self.adaptive_options(model, *self._ropt_start(model, t0, q0, v0)))
+        aopt = np.array([t_end, rtol, atol, h0, h_min, h_max, float(per_unit_step)])
+        return t0, aopt, t_eval, max_steps
+
+    def _adaptive_buffers(self, model, nq, nv, nl, max_steps, aopt, nb=None):
+        """The driver's outputs for max_steps accepted steps (per trajectory) and its variable-step block."""
         try:   # the driver writes every accepted step: buffers for max_steps of them
             buf = driver_buffers(nq, nv, nl, max_steps, 1, nstats=len(self.STATS),
-                                 naux=sum(self.kernel_aux(model).values()), nres=self.NRES)
+                                 naux=sum(self.kernel_aux(model).values()), nres=self.NRES, nb=nb)
         except ValueError as e:
             raise ValueError(f"{self.name}: max_steps = {max_steps} accepted steps of model {model.name!r} do not "
                              f"fit the output limit ({e}); lower max_steps") from None
-        buf.update(aopt=np.array([t_end, rtol, atol, h0, h_min, h_max, float(per_unit_step)]),
-                   hout=np.zeros(max_steps))
-        cpu = time.process_time()
-        with _control.kernel_run() as run:
-            istat = _fortran.run(
-                self.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], nv, args["mh"],
-                args["mn"], args["mflags"], iopt, ropt, t0, 0.0, 0, 1, q0, v0, *(buf[k] for k in _OUT))
-            raw = self._driver_raw(model, buf, nl, istat)
-            counts = buf["counts"]
-            raw["stats"].update(accepted=int(counts[0]), rejected=int(counts[1]), newton_failures=int(counts[2]),
-                                rtol=rtol, atol=atol, per_unit_step=int(per_unit_step))
-        cpu = time.process_time() - cpu
+        buf.update(hout=np.zeros((max_steps,) + (() if nb is None else (nb,)), order="F"))
+        if nb is None:
+            buf.update(aopt=aopt)
+        return buf
+
+    def _adaptive_result(self, model, buf, nl, istat, aopt, t0, t_eval, cpu, backend, raise_on_failure, run):
+        """The Result of one variable-step trajectory from its driver outputs (``buf`` of one trajectory)."""
+        raw = self._driver_raw(model, buf, nl, istat)
+        counts = buf["counts"]
+        raw["stats"].update(accepted=int(counts[0]), rejected=int(counts[1]), newton_failures=int(counts[2]),
+                            rtol=float(aopt[1]), atol=float(aopt[2]), per_unit_step=int(aopt[6]))
         hs = buf["hout"][:int(istat[1])].copy()
         result = self._make_result(model, raw, t0, hs, cpu, backend, raise_on_failure, run)
         if t_eval is not None and result.status == "ok":
             result = _outputs_at(result, t_eval, backend, self.ACCELERATION_IS_QDDOT)
         return result
+
+    def _integrate_adaptive(self, model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol, h0,
+                            h_min, h_max, t_eval, max_steps, per_unit_step, every):
+        """The variable-step run of :meth:`integrate` (fortran/core/driver.f90: drive_adaptive)."""
+        t0, aopt, t_eval, max_steps = self._adaptive_setup(model, t0, t_end, rtol, atol, h0, h_min, h_max, t_eval,
+                                                           max_steps, per_unit_step, every)
+        q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
+        args, nq, nv, nl = self.kernel_model(model, backend)
+        iopt, ropt = _option_arrays(self.adaptive_options(model, *self._ropt_start(model, t0, q0, v0)))
+        buf = self._adaptive_buffers(model, nq, nv, nl, max_steps, aopt)
+        cpu = time.process_time()
+        with _control.kernel_run() as run:
+            istat = _fortran.run(
+                self.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], nv, args["mh"],
+                args["mn"], args["mflags"], iopt, ropt, t0, 0.0, 0, 1, q0, v0, *(buf[k] for k in _OUT))
+        cpu = time.process_time() - cpu
+        return self._adaptive_result(model, buf, nl, istat, aopt, t0, t_eval, cpu, backend, raise_on_failure, run)
 
     def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True, run=None):
         """The Result of one trajectory from the raw kernel output (see ``_run``);
@@ -619,8 +667,11 @@ def raw_result(buf, nl, istat, stats):
                 lam=buf["lout"][:nl].T, istat=np.asarray(istat), stats=stats)
 
 
-#: The driver's output arrays, in the order of the f2py entry run_batch (fortran/api/api_run.f90).
+#: The driver's output arrays, in the order of the f2py entry run_batch (fortran/api/api_run.f90; then
+#: aopt, hout, counts as run's).
 _OUT_BATCH = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats")
+#: aopt of a fixed-step run (no rtol: the driver's fixed-step loop).
+FIXED_STEP = np.zeros(1)
 #: The f2py entry run's: run_batch's, then the variable-step block (aopt in, the accepted steps hout and
 #: counts = [accepted, rejected, Newton failures] out; aopt = [0]: the fixed-step loop).
 _OUT = _OUT_BATCH + ("aopt", "hout", "counts")
@@ -647,8 +698,10 @@ def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=No
     buf = dict(tout=z(nout), qout=z(nq, nout), vout=z(nv, nout), aout=z(nv, nout), lout=z(max(nl, 1), nout),
                auxout=z(naux, nout) if naux else z(1, 1), resout=z(nres, nout), eout=z(nout),
                stepmax=z(nres + 1), stats=z(max(nstats, 1)))
-    if nb is None:   # run's variable-step block, unused: the fixed-step loop
-        buf.update(aopt=np.zeros(1), hout=np.zeros(1), counts=np.zeros(3, dtype=np.int32))
+    # the variable-step block, unused by the fixed-step loop (aopt: run's; run_batch takes it as an argument)
+    buf.update(hout=z(1), counts=np.zeros((3,) + tail, dtype=np.int32, order="F"))
+    if nb is None:
+        buf.update(aopt=FIXED_STEP)
     return buf
 
 

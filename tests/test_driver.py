@@ -58,6 +58,53 @@ def test_integrate_batch_matches_integrate_bit_for_bit(method, problem):
         assert r.stats["batch_size"] == 2    # one driver call, not a loop over integrate()
 
 
+#: The pairs whose method runs the problem with variable steps (rtol: a local error estimate).
+_ADAPTIVE_PAIRS = [(m, p) for m, p in _PAIRS if METHODS[m]().adaptive_refusal(PROBLEMS[p].model) is None]
+
+
+@pytest.mark.parametrize("method,problem", _ADAPTIVE_PAIRS)
+def test_variable_step_batch_matches_integrate_bit_for_bit(method, problem):
+    """Variable steps in a batch (two OpenMP threads): each trajectory takes the steps integrate()
+    takes alone (the same accepted step sizes, states and counts), also with outputs at t_eval."""
+    prob = PROBLEMS[problem]
+    meth = METHODS[method]()
+    q0, v0 = prob.initial_state
+    t_end = prob.t_end / 4
+    for t_eval in (None, np.linspace(0.0, t_end, 5)):
+        one = meth.integrate(prob.model, q0, v0, t_end, rtol=1e-5, t_eval=t_eval)
+        batch = meth.integrate_batch(prob.model, [q0, q0], [v0, v0], t_end, rtol=1e-5, t_eval=t_eval, threads=2)
+        for r in batch:
+            np.testing.assert_array_equal(r.h, one.h)
+            for f in ("t", "q", "v", "a", "lam", "residual"):
+                np.testing.assert_array_equal(getattr(r, f), getattr(one, f), err_msg=f)
+            stats = {k: v for k, v in r.stats.items() if k not in ("batch_size", "threads")}
+            assert stats == one.stats and r.stats["batch_size"] == 2
+            assert r.extra.get("step_max") == one.extra.get("step_max")
+
+
+def test_variable_step_batch_of_a_parameter_sweep():
+    """A sweep of masses with rtol: every trajectory chooses its own steps (their counts differ),
+    each equal to its own integrate() run; h and rtol together are refused as in integrate()."""
+    from pyint.errors import IntegrationError
+    from pyint.methods.genalpha import GeneralizedAlpha
+    from pyint.models.pendulum_chain import PendulumChain
+    models = [PendulumChain(2, mass=[1.0, m2], length=[1.0, 0.8]) for m2 in (0.5, 1.5, 4.0)]
+    q0, v0 = models[0].initial_state(np.array([0.5, 1.0]))
+    meth = GeneralizedAlpha()
+    batch = meth.integrate_batch(models, q0, v0, 1.0, rtol=1e-5, threads=2)
+    assert len({len(r.h) for r in batch}) == 3
+    for m, r in zip(models, batch):
+        one = meth.integrate(m, q0, v0, 1.0, rtol=1e-5)
+        np.testing.assert_array_equal(r.h, one.h)
+        np.testing.assert_array_equal(r.q, one.q)
+        assert r.t[-1] == pytest.approx(1.0, abs=4 * np.finfo(float).eps)
+    with pytest.raises(ValueError, match="not both"):
+        meth.integrate_batch(models, q0, v0, 1.0, 0.01, rtol=1e-5)
+    with pytest.raises(IntegrationError, match="more than max_steps") as e:   # each trajectory's own limit
+        meth.integrate_batch(models, q0, v0, 1.0, rtol=1e-5, max_steps=10)
+    assert len(e.value.result.h) == 9
+
+
 @pytest.mark.parametrize("method,problem", _PAIRS)
 def test_step_maxima_bound_the_sample_maxima(method, problem):
     """The driver's maxima over every step are >= those over the samples (every = 4 keeps a

@@ -59,27 +59,30 @@ end subroutine run
 
 !> nb trajectories of one built-in model (model_id /= 0: not a callback) in nthreads OpenMP threads:
 !> trajectory k starts from column k of q0, v0 with the real parameters rpar(:, k)
-!> (ipar shared: same sizes) and the real options ropt(:, k).  Outputs as run's with a trailing trajectory index.
+!> (ipar shared: same sizes) and the real options ropt(:, k).  Outputs as run's with a trailing trajectory index
+!> (variable steps as run's: aopt shared, hout(:, k) and counts(:, k) per trajectory).
 subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
                      t0, h, nsteps, every, nthreads, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, &
-                     aout, lout, auxout, resout, eout, stepmax, nst, stats, istat)
+                     aout, lout, auxout, resout, eout, stepmax, nst, stats, naopt, aopt, nhout, hout, counts, istat)
   use pyint_kinds
   use pyint_driver, only: drive_batch
   use pyint_methods, only: new_stepper
   implicit none
   integer(c_int), intent(in) :: method, model_id, nipar, nrpar, nb, n, mh, mn, niopt, nropt, nsteps, every, nthreads
-  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst
+  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout
   integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
-  real(c_double), intent(in) :: rpar(nrpar, nb), ropt(nropt, nb), t0, h, q0(nq, nb), v0(nv, nb)
+  real(c_double), intent(in) :: rpar(nrpar, nb), ropt(nropt, nb), t0, h, q0(nq, nb), v0(nv, nb), aopt(naopt)
   real(c_double), intent(inout) :: tout(nout, nb), qout(nq, nout, nb), vout(nv, nout, nb), aout(nv, nout, nb), &
                                    lout(nl, nout, nb), auxout(naux, naout, nb), resout(nres, nout, nb), &
-                                   eout(nout, nb), stepmax(nres + 1, nb), stats(nst, nb)
+                                   eout(nout, nb), stepmax(nres + 1, nb), stats(nst, nb), hout(nhout, nb)
+  integer(c_int), intent(inout) :: counts(3, nb)
   integer(c_int), intent(out) :: istat(3, nb)
   istat(1, :) = STATUS_BAD_INPUT
   istat(2:3, :) = 0
   if (model_id == 0) return     ! a callback model cannot run in threads
   call drive_batch(new_stepper, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, nsteps, every, &
-                   nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, istat)
+                   nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, aopt, hout, &
+                   counts, istat)
 end subroutine run_batch
 
 !> known = 1 if `method` is the id of a stepper (a case of fortran/methods.f90), else 0:

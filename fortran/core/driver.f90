@@ -567,15 +567,17 @@ contains
   !> options ropt(:, k) (a method's start data may depend on the trajectory).  Outputs
   !> as drive's with a trailing trajectory index; stats(:, k) the stepper's stats;
   !> a trajectory whose model is rejected gets istat(:, k) = [STATUS_BAD_INPUT, 0, 0].
+  !> aopt with rtol = aopt(2) > 0: every trajectory runs drive_adaptive (hout(:, k), counts(:, k)).
   subroutine drive_batch(make, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, &
                          nsteps, every, nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, &
-                         eout, stepmax, stats, istat)
+                         eout, stepmax, stats, aopt, hout, counts, istat)
     procedure(stepper_factory_i) :: make
     integer, intent(in) :: method, model_id, n, mh, mn, nsteps, every, nthreads
     integer, intent(in) :: ipar(:), mflags(:), iopt(:)
-    real(wp), intent(in) :: rpar(:, :), ropt(:, :), t0, h, q0(:, :), v0(:, :)
+    real(wp), intent(in) :: rpar(:, :), ropt(:, :), t0, h, q0(:, :), v0(:, :), aopt(:)
     real(wp), intent(inout) :: tout(:, :), qout(:, :, :), vout(:, :, :), aout(:, :, :), lout(:, :, :), &
-                               auxout(:, :, :), resout(:, :, :), eout(:, :), stepmax(:, :), stats(:, :)
+                               auxout(:, :, :), resout(:, :, :), eout(:, :), stepmax(:, :), stats(:, :), hout(:, :)
+    integer, intent(inout) :: counts(:, :)
     integer, intent(out) :: istat(:, :)
     integer :: k
     !$omp parallel do schedule(dynamic, 1) num_threads(max(nthreads, 1)) default(shared) private(k)
@@ -590,6 +592,7 @@ contains
       integer, intent(in) :: k
       class(stepper_t), allocatable :: st
       integer :: ierr
+      logical :: adaptive
       stats(:, k) = 0
       istat(:, k) = [STATUS_BAD_INPUT, 0, 0]
       if (model_id == 0) return     ! a callback model: its items are Python calls, not thread-safe
@@ -597,9 +600,17 @@ contains
       if (ierr /= 0) return
       call st%setup(model_id, ipar, rpar(:, k), no_callback, n, mh, mn, mflags, ierr)
       if (ierr /= 0) return
-      call drive(st, iopt, ropt(:, k), t0, h, nsteps, every, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
-                 vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), eout(:, k), &
-                 stepmax(:, k), istat(:, k))
+      adaptive = size(aopt) >= 2
+      if (adaptive) adaptive = aopt(2) > 0     ! variable steps, as run's
+      if (adaptive) then
+        call drive_adaptive(st, iopt, ropt(:, k), aopt, t0, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
+                            vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), &
+                            eout(:, k), stepmax(:, k), hout(:, k), counts(:, k), istat(:, k))
+      else
+        call drive(st, iopt, ropt(:, k), t0, h, nsteps, every, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
+                   vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), eout(:, k), &
+                   stepmax(:, k), istat(:, k))
+      end if
       if (allocated(st%stats)) stats(1:min(size(stats, 1), size(st%stats)), k) = &
         st%stats(1:min(size(stats, 1), size(st%stats)))
     end subroutine

@@ -21,7 +21,7 @@ import numpy as np
 from ... import _control, _fortran
 from ... import _validate as V
 from ...models._fortran_model import _never_called
-from ...integrator import _OUT, _OUT_BATCH, Integrator, _option_arrays, decode, driver_buffers, raise_recorded
+from ...integrator import _OUT, _OUT_BATCH, FIXED_STEP, Integrator, _option_arrays, decode, driver_buffers, raise_recorded
 from ...models.rigid_bodies import RigidBodySystem
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
@@ -96,7 +96,8 @@ class LieIntegrator(Integrator):
         with _control.kernel_run() as run:
             istat = _fortran.run_batch(self.KERNEL, RIGID_MODEL_ID, np.ascontiguousarray(pars[0][0], dtype=np.int32),
                                        rpar, nv, m, 0, np.zeros(3, np.int32), iopt, ropt, t0, h, nsteps, every,
-                                       threads, q0f, v0f, *(buf[k] for k in _OUT_BATCH))
+                                       threads, q0f, v0f, *(buf[k] for k in _OUT_BATCH), FIXED_STEP,
+                                       buf["hout"], buf["counts"])
         cpu = (time.process_time() - cpu) / nb
         results = []
         stopped = run.interrupted or run.lapack is not None
