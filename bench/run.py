@@ -26,8 +26,10 @@ wp        work-precision on the 2-link chain (problem chain2, T = 1): final
           bench/results/wp.png from the NetCDF file.
 adaptive  issue 18's work-precision: adaptive generalized-alpha (rtol sweep)
           against the fixed step (h sweep) and IDA on the dummy-derivative form,
-          on stiff_fast and on the snakeboard over T = 2; the time each needs for
-          errors 1e-4 and 1e-6 and their ratios; bench/results/adaptive_*.png.
+          on stiff_fast and on the snakeboard over T = 1.2 (up to its singular
+          configuration at t = 1.2534, past which round-off decides the motion:
+          printed first); the time each needs for errors 1e-4 and 1e-6 and their
+          ratios; bench/results/adaptive_*.png.
 batch     batched trajectories (integrate_batch) with 1 and 2 OpenMP threads
           against one-by-one integrate calls: trajectories per second.
 versus    side by side, interleaved in one run: this build's generalized-alpha
@@ -512,8 +514,38 @@ def section_wp(args):
               f"{pyint_best[0] / summary[other][0]:.2f} at 1e-4, {pyint_best[1] / summary[other][1]:.2f} at 1e-6")
 
 
-#: issue 18's work-precision problems: (problem of pyint.problems, T)
-ADAPTIVE_CASES = (("stiff_fast", None), ("snakeboard", 2.0))
+#: issue 18's work-precision problems: (problem of pyint.problems, T).  The snakeboard over its violent
+#: phase up to T = 1.2: at t = 1.2534 it passes its singular configuration (phi_b = phi_f, where the
+#: nonholonomic Jacobian loses rank) and past it round-off decides the motion (snakeboard_sensitivity).
+ADAPTIVE_CASES = (("stiff_fast", None), ("snakeboard", 1.2))
+
+
+def snakeboard_sensitivity(T=2.0, k=18):
+    """Why the snakeboard's work-precision stops at t = 1.2: fixed-step generalized-alpha (h = T/2^k)
+    from theta0 and from theta0 + d (d = 1e-15, 1e-13, 1e-11, projected onto the constraints), their
+    distance max |q - q'| before and after t = 1.2534, and the smallest singular value of A M^(-1/2)
+    along the run (the nonholonomic Jacobian's rank loss at phi_b = phi_f)."""
+    from pyint.methods.genalpha import GeneralizedAlpha as GA
+    prob = PROBLEMS["snakeboard"]
+    m = prob.model
+    q0, v0 = prob.initial_state
+    every = 2 ** k // 2048
+    base = GA().integrate(m, q0, v0, T, T * 2.0 ** -k, every=every)
+    marks = [np.searchsorted(base.t, x) for x in (1.0, 1.25, 1.256, 1.3, 2.0)]
+    print(f"snakeboard, generalized-alpha h = T/2^{k}: max |q - q'| when theta0 is moved by d")
+    for d in (1e-15, 1e-13, 1e-11):
+        qp = q0.copy()
+        qp[2] += d
+        r = GA().integrate(m, qp, v0, T, T * 2.0 ** -k, every=every, project=True)
+        dif = np.max(np.abs(r.q - base.q), axis=1)
+        print(f"  d = {d:.0e}: " + "  ".join(f"t = {base.t[i]:.3f}: {dif[i]:.1e}" for i in marks))
+    sig = []
+    for t, q in zip(base.t, base.q):
+        L = np.linalg.cholesky(m.mass(q))
+        sig.append(np.linalg.svd(np.linalg.solve(L, m.nh_A(t, q).T), compute_uv=False).min())
+    i = int(np.argmin(sig))
+    print(f"  smallest singular value of A M^(-1/2): {sig[i]:.1e} at t = {base.t[i]:.4f} (phi_b - phi_f = "
+          f"{base.q[i, 4] - base.q[i, 5]:.1e}); before t = 1.2 at least {min(s for s, t in zip(sig, base.t) if t < 1.2):.2f}")
 
 
 def adaptive_supported(meth, m, q0, v0):
@@ -528,11 +560,13 @@ def adaptive_supported(meth, m, q0, v0):
 def section_adaptive(args):
     """Issue 18: adaptive generalized-alpha (rtol sweep) against the fixed step (h sweep) and
     IDA on the dummy-derivative form (rtol sweep), final error against a reference at T.
-    stiff_fast: the problem's reference (DOP853, pyint.problems).  snakeboard over T = 2 (the
-    violent phase): DOP853 does not get through it (it stops near t = 1) and IDA at rtol 1e-11
-    took over 20 minutes, so the reference is fixed-step generalized-alpha at h = T / 2^20; its
-    distance to h = T / 2^19 is printed: errors below it mean nothing."""
+    stiff_fast: the problem's reference (DOP853, pyint.problems).  snakeboard over T = 1.2 (the
+    violent phase up to its singular configuration, snakeboard_sensitivity): DOP853 does not get
+    through it (it stops near t = 1) and IDA at rtol 1e-11 takes minutes, so the reference is
+    fixed-step generalized-alpha at h = T / 2^20; its distance to h = T / 2^19 is printed: errors
+    below it mean nothing."""
     from pyint.methods.genalpha import GeneralizedAlpha as GA
+    snakeboard_sensitivity()
     ida = ida_runner("dummy_derivative")
     for pname, T in ADAPTIVE_CASES:
         prob = PROBLEMS[pname]
