@@ -92,13 +92,15 @@ def max_output_bytes() -> int:
         raise ValueError(f"PYINT_MAX_OUTPUT_BYTES must be an integer number of bytes, got {text!r}") from None
 
 
-def check_output_size(nsamples, values_per_sample, nsteps, every):
+def check_output_size(nsamples, values_per_sample, nsteps, every, warn=True):
     """Refuse (ValueError) output arrays of nsamples x values_per_sample float64 above
     :func:`max_output_bytes`, warn (ResourceWarning) above :data:`WARN_OUTPUT_BYTES`;
-    both before anything is allocated, naming ``every``."""
+    both before anything is allocated, naming ``every``.  warn=False: no warning (a
+    variable-step run's buffers for max_steps accepted steps, whose pages stay unused
+    until a step is written)."""
     size = 8 * int(nsamples) * int(values_per_sample)
     limit = max_output_bytes()
-    if size <= min(limit, WARN_OUTPUT_BYTES):
+    if size <= limit and (not warn or size <= WARN_OUTPUT_BYTES):
         return size
     text = (f"{nsteps} steps with every={every} keep {nsamples} samples of {values_per_sample} values: "
             f"{size / 1024**2:.0f} MiB of output")

@@ -442,7 +442,7 @@ class Integrator:
         """The driver's outputs for max_steps accepted steps (per trajectory) and its variable-step block."""
         try:   # the driver writes every accepted step: buffers for max_steps of them
             buf = driver_buffers(nq, nv, nl, max_steps, 1, nstats=len(self.STATS),
-                                 naux=sum(self.kernel_aux(model).values()), nres=self.NRES, nb=nb)
+                                 naux=sum(self.kernel_aux(model).values()), nres=self.NRES, nb=nb, warn=False)
         except ValueError as e:
             raise ValueError(f"{self.name}: max_steps = {max_steps} accepted steps of model {model.name!r} do not "
                              f"fit the output limit ({e}); lower max_steps") from None
@@ -688,11 +688,11 @@ def _option_arrays(options):
     return iopt, ropt
 
 
-def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=None):
+def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=None, warn=True):
     """Fortran-ordered output arrays of the driver for :func:`n_samples` samples (with a trailing
     trajectory index when nb is given), refused above :data:`pyint._validate.MAX_OUTPUT_BYTES`."""
     nout = n_samples(nsteps, every)
-    V.check_output_size(nout, (nb or 1) * (2 + nq + 2 * nv + max(nl, 1) + naux + nres), nsteps, every)
+    V.check_output_size(nout, (nb or 1) * (2 + nq + 2 * nv + max(nl, 1) + naux + nres), nsteps, every, warn)
     tail = () if nb is None else (nb,)
     z = lambda *shape: np.zeros(shape + tail, order="F")  # noqa: E731
     buf = dict(tout=z(nout), qout=z(nq, nout), vout=z(nv, nout), aout=z(nv, nout), lout=z(max(nl, 1), nout),

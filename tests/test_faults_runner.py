@@ -406,3 +406,11 @@ def test_output_larger_than_the_limit_is_refused_before_allocating_and_names_eve
     # 1e8 steps: 11.2 GB, above the default 2 GiB limit
     with pytest.raises(ValueError, match="above the limit of 2048 MiB"):
         METHODS["rk4_index1"]().integrate(m, q0, v0, 10.0, 1e-7)
+    # variable steps: buffers for max_steps accepted steps, whose pages stay untouched until a step is
+    # written: no warning at 1068 MiB of them (10^7 steps), still the limit above 2 GiB (10^8 steps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        res = METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, rtol=1e-6, max_steps=10_000_000)
+    assert res.status == "ok" and res.stats["accepted"] < 1000
+    with pytest.raises(ValueError, match="lower max_steps"):
+        METHODS["rk4_index1"]().integrate(m, q0, v0, 1.0, rtol=1e-6, max_steps=100_000_000)
