@@ -62,8 +62,16 @@
 !>    constraint rows move the solution (project_estimates);
 !>  * index 3 collapses under step control (the velocity defect G v = O(h^2) is corrected within a
 !>    step of the new h: lam and the estimates grow as 1/h): with holonomic constraints only the
-!>    stabilized variant runs adaptively (init refuses VARIANT_GENALPHA there), alpha-RATTLE has no
-!>    derived estimate (refused); nonholonomic rows are index 2 as they are.
+!>    stabilized variant runs adaptively (init refuses VARIANT_GENALPHA there); nonholonomic rows are
+!>    index 2 as they are;
+!>  * alpha-RATTLE (docs/adaptive_steps.md 1.8): a approximates the free acceleration u = M^-1 f
+!>    (start a_0 = u(0), not qddot(0)), the constraint's r = -M^-1 A^T lam enters by the midpoint
+!>    rule through R_1/2 = R(q_n + h/2 v_n); its local errors add h^3 r'/12 to q and
+!>    -h^3 r''/24 - h^3 R'(q)[qddot] lam / 8 to v (R_1/2 sits h^2/8 qddot off the midpoint): the
+!>    estimates gain h^3/12 r[m_n, m_n+1] and -h^3/24 2 r[m_n-1, m_n, m_n+1] - h/2 (Rbar - R_1/2) lam
+!>    with r_k = (R_1/2 + Rbar) lam_k / 2 at the midpoints m_k (r(t_0) = qddot(0) - u(0)), Rbar =
+!>    R((q_n + q_n+1)/2) (rattle_estimates); without them the estimate misses the constraint part
+!>    (the skate's u = 0: estimate 0).
 module genalpha
   use pyint_kinds
   use pyint_model, only: model_t
@@ -124,6 +132,11 @@ module genalpha
     real(wp) :: off = 0, s_start = 0, t_prev_end = 0
     logical :: has_start = .false., have_prev = .false., trusted = .false.
     real(wp), allocatable :: a_start(:), hist(:), xn(:), xprev(:), mu(:)
+    !> alpha-RATTLE: the last two constraint accelerations r1, r2 (r2 the older) and the times
+    !> m1, m2 they approximate r at (nr of them known)
+    real(wp), allocatable :: r1(:), r2(:)
+    real(wp) :: m1 = 0, m2 = 0
+    integer :: nr = 0
   end type
 
   !> The stepper of the one driver (fortran/core/driver.f90).  Options:
@@ -592,20 +605,28 @@ contains
     real(wp), intent(in) :: t, h, q(:), v(:)
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: info
-    real(wp) :: mh_(w%n, w%n), qh(w%n), col(w%n)
-    integer :: ipiv(w%n), j
-    qh = q + 0.5_wp * h * v
-    call model%mass(qh, mh_)
-    call model%nh(t + 0.5_wp * h, qh, w%cn, w%bn)
-    call lu_factor(mh_, ipiv, info)
+    call rattle_operator(model, t + 0.5_wp * h, q + 0.5_wp * h * v, w%rm, info)
+  end subroutine
+
+  !> r = -M(q)^{-1} A(t, q)^T (n x mn): R_{1/2} at the half step, Rbar of the estimate.
+  subroutine rattle_operator(model, t, q, r, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:)
+    real(wp), intent(out) :: r(:, :)
+    integer, intent(out) :: info
+    real(wp) :: mq(size(q), size(q)), cn(model%mn, size(q)), bn(model%mn), col(size(q))
+    integer :: ipiv(size(q)), j
+    call model%mass(q, mq)
+    call model%nh(t, q, cn, bn)
+    call lu_factor(mq, ipiv, info)
     if (info /= 0) then
       info = STATUS_SINGULAR
       return
     end if
-    do j = 1, w%mn
-      col = -w%cn(j, :)
-      call lu_solve(mh_, ipiv, col)
-      w%rm(:, j) = col
+    do j = 1, model%mn
+      col = -cn(j, :)
+      call lu_solve(mq, ipiv, col)
+      r(:, j) = col
     end do
   end subroutine
 
@@ -703,9 +724,9 @@ contains
     if (self%variant < VARIANT_GENALPHA .or. self%variant > VARIANT_STAB2) return
     if (self%adaptive) then
       ! variable steps (docs/adaptive_steps.md 1.6): the stabilized index-2 variant (with
-      ! nonholonomic rows only the plain one is the same method); index 3 collapses under step
-      ! control, alpha-RATTLE has no derived estimate; the offset o_0 = 0 needs the consistent start
-      if (self%variant == VARIANT_RATTLE .or. self%start_mode /= 0) return
+      ! nonholonomic rows only the plain one is the same method) or alpha-RATTLE (1.8); index 3
+      ! collapses under step control; the offset o_0 = 0 needs the consistent start
+      if (self%start_mode /= 0) return
       if (self%variant == VARIANT_GENALPHA .and. self%model%mh > 0) return
       self%est_power = 3
       self%order = 2
@@ -713,6 +734,10 @@ contains
     end if
     call consistent_start(self%model, s, info)
     if (info /= 0) return
+    if (self%adaptive .and. self%variant == VARIANT_RATTLE) then
+      call rattle_free_start(info)
+      if (info /= 0) return
+    end if
     associate (model => self%model, p => self%p, w => self%w, stats => self%stats)
       call alpha_work_init(w, model, self%variant, self%mass_mode, reuse /= 0)
       a0 = s%a
@@ -742,7 +767,29 @@ contains
 
   contains
 
-    !> The history term of step 1 for the start acceleration a_ (a0: qddot(0)).
+    !> alpha-RATTLE with variable steps (docs/adaptive_steps.md 1.8): a approximates the free
+    !> acceleration, so the start is a_0 = u(0) = M^-1 f (offset 0), and r(t_0) = qddot(0) - u(0)
+    !> is the first of the constraint accelerations rattle_estimates differentiates.
+    subroutine rattle_free_start(info)
+      integer, intent(out) :: info
+      real(wp) :: mm(self%nv, self%nv), u(self%nv)
+      integer :: ipm(self%nv)
+      call self%model%mass(s%q, mm)
+      call self%model%force(s%t, s%q, s%v, u)
+      call lu_factor(mm, ipm, info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      call lu_solve(mm, ipm, u)
+      self%var%r1 = s%a - u
+      self%var%m1 = s%t
+      self%var%nr = 1
+      s%a = u
+    end subroutine
+
+    !> The history term of step 1 for the start acceleration a_ (a0: qddot(0); alpha-RATTLE with
+    !> variable steps: u(0)).
     subroutine start_history(a_, hist_)
       real(wp), intent(in) :: a_(:)
       real(wp), intent(out) :: hist_(:)
@@ -838,9 +885,11 @@ contains
           d1 = (s%a - a0) / (s_1 - s_n)
           self%err_q = h**3 * self%cq * d1                                 ! eq. (9)
           self%has_err_v = var%has_start
-          if (var%has_start) &                                             ! eq. (10)
+          if (self%variant == VARIANT_RATTLE) self%has_err_v = var%has_start .and. var%nr >= 2
+          if (self%has_err_v) &                                            ! eq. (10)
             self%err_v = h**3 * self%cv * 2 * (d1 - (a0 - var%a_start) / (s_n - var%s_start)) / (s_1 - var%s_start)
-          call project_estimates(self, t0, t1, q0, s, info)                    ! eq. (11)
+          if (self%variant == VARIANT_RATTLE) call rattle_estimates(self, t0, h, q0, s, info)   ! eq. (11a)
+          if (info == 0) call project_estimates(self, t0, t1, q0, s, info)     ! eq. (11)
           var%a_start = a0
           var%s_start = s_n
           var%has_start = .true.
@@ -852,6 +901,36 @@ contains
     self%stats(2) = self%stats(2) + nfact
     self%stats(3) = max(self%stats(3), real(iters, wp))
     self%stats(5) = self%stats(5) + nreuse
+  end subroutine
+
+  !> alpha-RATTLE's share of the estimates (docs/adaptive_steps.md 1.8, eq. (11a)), added to the
+  !> free acceleration's (9), (10) before the projection (11): with Rbar = R(t_n + h/2, (q_n + q_n+1)/2)
+  !> and r = (R_1/2 + Rbar) lam_n+1 / 2 (r(t_n + h/2) + O(h^2): R_1/2 sits -h^2/8 qddot, Rbar
+  !> +h^2/8 qddot off the midpoint),
+  !>   e_q += h^3/12 r[m_n, m_n+1],
+  !>   e_v += -h^3/24 2 r[m_n-1, m_n, m_n+1] - h/2 (Rbar - R_1/2) lam_n+1
+  !> (the midpoint rule's errors in q and v, and R_1/2's offset); then r becomes the newest of var's.
+  subroutine rattle_estimates(self, t0, h, q0, s, info)
+    class(alpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: t0, h, q0(:)
+    type(state_t), intent(in) :: s
+    integer, intent(out) :: info
+    real(wp) :: rbar(self%nv, self%model%mn), r(self%nv), dr(self%nv), mid
+    mid = t0 + 0.5_wp * h
+    call rattle_operator(self%model, mid, 0.5_wp * (q0 + s%q), rbar, info)
+    if (info /= 0) return
+    associate (var => self%var, rm => self%w%rm, lam => s%lam(1:self%model%mn))
+      r = 0.5_wp * matmul(rm + rbar, lam)
+      dr = (r - var%r1) / (mid - var%m1)
+      self%err_q = self%err_q + h**3 / 12 * dr
+      if (self%has_err_v) self%err_v = self%err_v - h**3 / 12 * (dr - (var%r1 - var%r2) / (var%m1 - var%m2)) &
+                                       / (mid - var%m2) - 0.5_wp * h * matmul(rbar - rm, lam)
+      var%r2 = var%r1
+      var%m2 = var%m1
+      var%r1 = r
+      var%m1 = mid
+      var%nr = min(var%nr + 1, 2)
+    end associate
   end subroutine
 
   !> Local error constants (docs/adaptive_steps.md eqs. (6)-(8)), delta = am - af:

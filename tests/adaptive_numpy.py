@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from genalpha_numpy import NewtonFailure, alpha_constants, alpha_step, start_history
+from genalpha_numpy import NewtonFailure, alpha_constants, alpha_step, rattle_operator, start_history
 from pyint import _validate as V
 
 
@@ -60,6 +60,7 @@ class AlphaState:
     offset: float = 0.0                 # a approximates qddot(t + offset) (0 at the consistent start)
     a_start: np.ndarray | None = None   # the (corrected) a the step into this state started from
     s_start: float | None = None        # the time that a_start approximates qddot at
+    r_hist: tuple = ()                  # alpha-RATTLE: the last two (time, constraint acceleration r)
 
 
 @dataclass
@@ -83,21 +84,28 @@ class AlphaStepper:
     adds mu and the velocity rows of the holonomic constraints.  The estimates (eqs. (9), (10)) are projected onto
     the constraints' tangent space at q_{n+1} along the direction the step's constraint
     rows move q and v in (eq. (11)).  order = 2; the estimate is O(h^3) (estimate_power)
-    and is controlled per unit step by default (eq. (12))."""
+    and is controlled per unit step by default (eq. (12)).
+    rattle=True: alpha-RATTLE (section 1.8): a approximates the free acceleration M^-1 f (its start),
+    the estimates gain the midpoint rule's errors of the constraint correction R_1/2 (eq. (11a))."""
 
     order, estimate_power, per_unit_step = 2, 3, True
 
     def __init__(self, model, q0, v0, t0=0.0, rho_inf=0.9, form="arnold_bruls", stabilized=True, correct=True,
-                 tol=1e-10, maxit=25):
-        self.model, self.form, self.stabilized, self.correct = model, form, stabilized, correct
+                 tol=1e-10, maxit=25, rattle=False):
+        self.model, self.form, self.stabilized, self.correct, self.rattle = model, form, stabilized, correct, rattle
         self.tol, self.maxit = tol, maxit
         self.p = alpha_constants(rho_inf)
         self.const = alpha_error_constants(self.p)
         q, v = np.array(q0, dtype=float), np.array(v0, dtype=float)
         a, lh, ln = model.consistent_acceleration(t0, q, v)
         lam = np.concatenate([lh, ln])
-        hist = start_history(model, self.p, t0, q, v, a, lam, form)
-        self.state = AlphaState(t0, q, v, a, lam, hist, np.zeros(model.n_hol) if stabilized else None)
+        r_hist = ()
+        if rattle:      # a approximates u = M^-1 f; r = qddot - u at t0 starts r's differences
+            u = np.linalg.solve(model.mass(q), model.force(t0, q, v))
+            r_hist, a = ((t0, a - u),), u
+        hist = start_history(model, self.p, t0, q, v, a, lam, form, rattle)
+        self.state = AlphaState(t0, q, v, a, lam, hist, np.zeros(model.n_hol) if stabilized else None,
+                                r_hist=r_hist)
 
     def shifted_start(self, h):
         """(a_n*, hist*, offset*) for a step of size h from the current state (eq. (4)):
@@ -116,7 +124,7 @@ class AlphaStepper:
         s, p, m = self.state, self.p, self.model
         a0, hist0, off0 = self.shifted_start(h)
         q1, v1, a1, lam1, hist1, mu1, _ = alpha_step(m, p, s.t, h, s.q, s.v, a0, s.lam, hist0, self.tol,
-                                                     self.maxit, self.form, self.stabilized, s.mu)
+                                                     self.maxit, self.form, self.stabilized, s.mu, self.rattle)
         t1 = s.t + h
         off1 = (p["delta"] * h - p["alpha_m"] * off0) / (1 - p["alpha_m"])    # eq. (3)
         # divided differences of a over the times it approximates qddot at (eqs. (9), (10))
@@ -127,13 +135,28 @@ class AlphaStepper:
         if s.a_start is not None:
             d0 = (a0 - s.a_start) / (s_n - s.s_start)
             err_v = h ** 3 * self.const["Cv"] * 2 * (d1 - d0) / (s_1 - s.s_start)
+        r_hist = s.r_hist
+        if self.rattle:     # eq. (11a): the midpoint rule's errors of R_1/2 lam, R_1/2's offset
+            mid = s.t + 0.5 * h
+            rh, rbar = rattle_operator(m, mid, s.q + 0.5 * h * s.v), rattle_operator(m, mid, 0.5 * (s.q + q1))
+            r = 0.5 * (rh + rbar) @ lam1
+            (m1, r1), = s.r_hist[-1:]
+            dr = (r - r1) / (mid - m1)
+            err_q = err_q + h ** 3 / 12 * dr
+            if len(s.r_hist) < 2:
+                err_v = None
+            elif err_v is not None:
+                m2, r2 = s.r_hist[0]
+                err_v = (err_v - h ** 3 / 24 * 2 * (dr - (r1 - r2) / (m1 - m2)) / (mid - m2)
+                         - 0.5 * h * (rbar - rh) @ lam1)
+            r_hist = (s.r_hist[-1], (mid, r))
         if self.stabilized and m.n_hol:     # the position rows correct q along G(q_n)^T mu (eq. (1))
             err_q = tangent_projector(m, t1, q1, along=m.hol_jac(s.t, s.q).T, level="position") @ err_q
         else:
             err_q = tangent_projector(m, t1, q1, level="position") @ err_q
         if err_v is not None:
             err_v = tangent_projector(m, t1, q1) @ err_v
-        new = AlphaState(t1, q1, v1, a1, lam1, hist1, mu1, off1, a_start=a0, s_start=s_n)
+        new = AlphaState(t1, q1, v1, a1, lam1, hist1, mu1, off1, a_start=a0, s_start=s_n, r_hist=r_hist)
         return Trial(h, new, err_q, err_v)
 
     def accept(self, trial):

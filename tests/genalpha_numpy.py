@@ -12,7 +12,10 @@ seed 000's M_{n+1} a_{n+1} + am/(1-am) M_n a_n = c F_{n+1} + af/(1-am) F_n, and
 (1-am) a_{n+1} + am a_n = (1-af) w_{n+1} + af w_n), index 3 or the stabilized
 index-2 variant (``stabilized=True``; it changes the holonomic rows only): q_{n+1}
 gets the extra term beta h^2 G(q_n)^T mu and G(q_{n+1}) v_{n+1} + g_t = 0 is solved
-with g = 0 (the vector form of fortran/lie_genalpha.f90's variant 1).
+with g = 0 (the vector form of fortran/lie_genalpha.f90's variant 1), or alpha-RATTLE
+(``rattle=True``, seed 000 section 3, nonholonomic rows only): the multipliers leave the
+alpha-weighted equation (f instead of F) and move q and v through R_1/2 = -M^-1 A^T at
+q_n + h/2 v_n: q_{n+1} += h^2/2 R_1/2 lam, v_{n+1} += h R_1/2 lam.
 """
 from __future__ import annotations
 
@@ -45,16 +48,24 @@ def total_force(model, t, q, v, lam):
     return ftot
 
 
-def start_history(model, p, t0, q0, v0, a0, lam0, form="paper"):
+def start_history(model, p, t0, q0, v0, a0, lam0, form="paper", rattle=False):
     """The history term of step 1 for the consistent start a0 = qddot(0) (w_0 = a_0):
-    paper form k M_0 a_0 - d F_0; Arnold-Bruls d w_0 - k a_0."""
+    paper form k M_0 a_0 - d F_0; Arnold-Bruls d w_0 - k a_0.  alpha-RATTLE (``rattle``): a0 the
+    start of its a (w_0 = a_0), paper form k M_0 a_0 - d f_0."""
     if form == "arnold_bruls":
         return p["d"] * a0 - p["k"] * a0
+    if rattle:
+        return p["k"] * model.mass(q0) @ a0 - p["d"] * model.force(t0, q0, v0)
     return p["k"] * model.mass(q0) @ a0 - p["d"] * total_force(model, t0, q0, v0, lam0)
 
 
+def rattle_operator(model, t, q):
+    """alpha-RATTLE's R = -M(q)^-1 A(t, q)^T (seed 000 section 3: R_1/2 at t_n + h/2, q_n + h/2 v_n)."""
+    return -np.linalg.solve(model.mass(q), model.nh_A(t, q).T)
+
+
 def alpha_step(model, p, t0, h, q, v, a, lam, hist, tol=1e-10, maxit=25, form="paper", stabilized=False,
-               mu=None):
+               mu=None, rattle=False):
     """One step t0 -> t0 + h from (q, v, a, lam, hist) by Newton's method.
 
     lam = (lam_h, lam_n); with ``stabilized`` the unknowns are (a, lam, mu).
@@ -69,6 +80,9 @@ def alpha_step(model, p, t0, h, q, v, a, lam, hist, tol=1e-10, maxit=25, form="p
     sh = beta * h * h
     qp = q + h * v + h * h * (0.5 - beta) * a
     vp = v + h * (1 - gamma) * a
+    if rattle:
+        assert mh == 0, "alpha-RATTLE is written for nonholonomic constraints"
+        rh = rattle_operator(model, t0 + 0.5 * h, q + 0.5 * h * v)
     if ns:
         g0t = model.hol_jac(t0, q).T * sh               # q1 = qp + sh a1 + sh G(q_n)^T mu
         mu = np.zeros(mh) if mu is None else mu
@@ -81,9 +95,11 @@ def alpha_step(model, p, t0, h, q, v, a, lam, hist, tol=1e-10, maxit=25, form="p
         q1, v1 = qp + sh * a1, vp + gamma * h * a1
         if ns:
             q1 = q1 + g0t @ x[n + mh + mn:]
+        if rattle:
+            q1, v1 = q1 + 0.5 * h * h * rh @ l1, v1 + h * rh @ l1
         av = a1 - hist if form == "arnold_bruls" else a1
         mq = model.mass(q1)
-        ftot = total_force(model, t1, q1, v1, l1)
+        ftot = model.force(t1, q1, v1) if rattle else total_force(model, t1, q1, v1, l1)
         e = np.zeros(nx)
         e[:n] = mq @ av - c * ftot
         if form != "arnold_bruls":
@@ -112,6 +128,14 @@ def alpha_step(model, p, t0, h, q, v, a, lam, hist, tol=1e-10, maxit=25, form="p
             jac[:n, n + mh:n + mh + mn] = c * an.T
             jac[n + mh:n + mh + mn, :n] = beta * h * model.nh_vel_q(t1, q1, v1) + gamma * an
         jac[:n, :n] = mq + sh * dq - gamma * h * c * fv
+        if rattle:     # the multipliers act through R_1/2 (fortran/genalpha.f90 rattle_jacobian)
+            dq = model.mass_dq(q1, av) - c * fq
+            an = model.nh_A(t1, q1)
+            pn = model.nh_vel_q(t1, q1, v1)
+            jac[:n, :n] = mq + sh * dq - gamma * h * c * fv
+            jac[:n, n:] = (0.5 * h * h * dq - h * c * fv) @ rh
+            jac[n:, :n] = beta * h * pn + gamma * an
+            jac[n:, n:] = (0.5 * h * pn + an) @ rh
         if ns:
             gvq = model.hol_vel_q(t1, q1, v1)
             jac[:n, n + mh + mn:] = dq @ g0t

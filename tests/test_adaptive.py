@@ -1,6 +1,7 @@
 """Variable steps through the one driver (issue 18; docs/adaptive_steps.md sections 1, 2, 5, 6):
-fortran/core/driver.f90 drive_adaptive with generalized-alpha's estimate (fortran/genalpha.f90)
-and RK4's embedded one (fortran/rk4_index1.f90),
+fortran/core/driver.f90 drive_adaptive with generalized-alpha's estimate (fortran/genalpha.f90; for
+alpha-RATTLE with its constraint correction's terms, section 1.8) and RK4's embedded one
+(fortran/rk4_index1.f90),
 checked against the NumPy prototype tests/adaptive_numpy.py step for step, the tolerance
 proportionality and the constraint levels at every accepted step, the rejected-step path and the
 refusals.  References: pyint.problems (DOP853 on the index-1 form, errors ~3e-14)."""
@@ -19,12 +20,12 @@ EPS = np.finfo(float).eps
 TOL = 1e-13    # Newton's tolerance of the step-for-step comparison (both sides)
 
 
-def _run(name, rtol, **kw):
+def _run(name, rtol, cls=GeneralizedAlpha, **kw):
     prob = PROBLEMS[name]
     q0, v0 = prob.initial_state
     opts = dict(rho_inf=0.9)
     opts.update(kw.pop("method", {}))
-    return GeneralizedAlpha(**opts).integrate(prob.model, q0, v0, prob.t_end, rtol=rtol, **kw)
+    return cls(**opts).integrate(prob.model, q0, v0, prob.t_end, rtol=rtol, **kw)
 
 
 # -- the Fortran driver + stepper against the NumPy prototype, step for step -------------------
@@ -35,19 +36,30 @@ def _run(name, rtol, **kw):
 # 1.2e-10 (|v| ~ 50, |a| ~ 1e4).  Bounds 10x.
 STEP_CASES = {"chain2": (1e-4, 6.2e-10, 3.7e-12, 1.4e-11), "skate": (1e-4, 3.8e-11, 8.5e-13, 8.0e-13),
               "stiff_fast": (1e-3, 4.1e-9, 4.9e-12, 1.2e-9)}
+# alpha-RATTLE (AlphaStepper(rattle=True), rtol 1e-4): measured max |h_F - h_NumPy| / h, |q_F - q_NumPy|,
+# |v_F - v_NumPy|: skate 1.3e-12, 7.8e-14, 7.2e-14 (its free acceleration is 0: the estimate is all
+# constraint terms); snakeboard 3.7e-10, 3.5e-12, 3.7e-11 (|v| ~ 9); sleigh_qmass (M(q)) 6.9e-12,
+# 1.4e-13, 2.0e-13; skate_torsion, paper form, 5.2e-12, 4.9e-13, 2.0e-13.  Bounds 10x.
+RATTLE_STEP_CASES = {("skate", "arnold_bruls"): (1e-4, 1.3e-11, 7.8e-13, 7.2e-13),
+                     ("snakeboard", "arnold_bruls"): (1e-4, 3.7e-9, 3.5e-11, 3.7e-10),
+                     ("sleigh_qmass", "arnold_bruls"): (1e-4, 6.9e-11, 1.4e-12, 2.0e-12),
+                     ("skate_torsion", "paper"): (1e-4, 5.2e-11, 4.9e-12, 2.0e-12)}
+_STEP_PARAMS = ([(name, "arnold_bruls", False) for name in sorted(STEP_CASES)]
+                + [(name, form, True) for name, form in sorted(RATTLE_STEP_CASES)])
 
 
-@pytest.mark.parametrize("name", sorted(STEP_CASES))
-def test_fortran_steps_match_the_numpy_prototype(name):
-    """drive_adaptive + alpha_advance (stabilized index 2 where the model has holonomic rows,
-    Arnold-Bruls form, rho_inf = 0.9) against integrate_adaptive + AlphaStepper: the same number of
+@pytest.mark.parametrize("name,form,rattle", _STEP_PARAMS)
+def test_fortran_steps_match_the_numpy_prototype(name, form, rattle):
+    """drive_adaptive + alpha_advance (stabilized index 2 where the model has holonomic rows, or
+    alpha-RATTLE; rho_inf = 0.9) against integrate_adaptive + AlphaStepper: the same number of
     accepted and rejected steps, the same step sizes and states."""
-    rtol, hbound, qbound, vbound = STEP_CASES[name]
+    rtol, hbound, qbound, vbound = (RATTLE_STEP_CASES[name, form] if rattle else STEP_CASES[name])
     prob = PROBLEMS[name]
     q0, v0 = prob.initial_state
-    ref = integrate_adaptive(AlphaStepper(prob.model, q0, v0, rho_inf=0.9, stabilized=True, tol=TOL),
-                             prob.t_end, rtol)
-    r = _run(name, rtol, method=dict(tol=TOL, jacobian_reuse=False))
+    ref = integrate_adaptive(AlphaStepper(prob.model, q0, v0, rho_inf=0.9, form=form, stabilized=not rattle,
+                                          tol=TOL, rattle=rattle), prob.t_end, rtol)
+    r = _run(name, rtol, AlphaRattle if rattle else GeneralizedAlpha,
+             method=dict(tol=TOL, jacobian_reuse=False, formulation=form))
     assert r.status == "ok"
     assert (r.stats["accepted"], r.stats["rejected"]) == (ref.stats["accepted"], ref.stats["rejected"])
     assert r.h.shape == ref.h.shape
@@ -78,6 +90,14 @@ K = {   # name: ((generalized-alpha q, v), (RK4 q, v)); the measured ranges alph
     "stiff_fast": ((0.074, 28.5), (0.215, 77.0)),  # q 0.0729-0.0748 / 0.171-0.271, v 28.2-28.5 / 58.4-102
     "skate_torsion": ((0.67, 1.15), (1.38, 0.46)), # q 0.657-0.688 / 0.725-2.61, v 1.03-1.26 / 0.251-0.842
 }
+# alpha-RATTLE (per unit step, the estimate of section 1.8), the problems it integrates: the middle of
+# the measured ranges over rtol 1e-3..1e-8 (one run each; spread <= 1.35 except skate v, 3.9).
+K_RATTLE = {
+    "skate": (0.57, 1.06),          # q 0.535-0.600, v 0.539-2.08
+    "snakeboard": (0.64, 5.9),      # q 0.636-0.642, v 5.86-5.95
+    "sleigh_qmass": (1.5, 2.2),     # q 1.35-1.70, v 1.92-2.58
+    "skate_torsion": (1.84, 1.28),  # q 1.831-1.846, v 1.234-1.333
+}
 
 
 def _assert_proportional(eq, ev, kqv):
@@ -94,19 +114,25 @@ def test_every_vector_problem_has_a_constant():
     assert sorted(K) == sorted(k for k, p in PROBLEMS.items() if GeneralizedAlpha.accepts(p.model))
 
 
-@pytest.mark.parametrize("name", sorted(K))
-def test_tolerance_proportionality_and_constraints(name):
-    """Adaptive generalized-alpha (stabilized index 2 where there are holonomic rows), outputs at
-    the problem's sample times (Hermite + re-imposition) against the reference: the q and v errors
-    fall monotonically with rtol and stay within 10x of K rtol; after EVERY accepted step (the
+def test_every_rattle_problem_has_a_constant():
+    assert sorted(K_RATTLE) == sorted(k for k, p in PROBLEMS.items() if AlphaRattle.accepts(p.model))
+
+
+@pytest.mark.parametrize("name,cls", [(name, GeneralizedAlpha) for name in sorted(K)]
+                         + [(name, AlphaRattle) for name in sorted(K_RATTLE)])
+def test_tolerance_proportionality_and_constraints(name, cls):
+    """Adaptive generalized-alpha (stabilized index 2 where there are holonomic rows) and alpha-RATTLE,
+    outputs at the problem's sample times (Hermite + re-imposition) against the reference: the q and v
+    errors fall monotonically with rtol and stay within 10x of K rtol; after EVERY accepted step (the
     driver's per-step maxima) |g| <= 10 eps (1 + |q|) and |G v + g_t|, |A v + b| <= 100 eps (1 + |v|)
-    (measured <= 1.8 eps (1 + |q|) resp. 2.5 eps (1 + |v|), stiff_fast); the outputs keep them too."""
+    (measured <= 1.8 eps (1 + |q|) resp. 2.5 eps (1 + |v|), stiff_fast; alpha-RATTLE <= 7.4 eps (1 + |v|),
+    snakeboard at rtol 1e-3); the outputs keep them too."""
     prob = PROBLEMS[name]
     rq, rv, _ = prob.reference
     qmax, vmax = np.max(np.abs(rq)), np.max(np.abs(rv))
     eq, ev = [], []
     for rtol in RTOLS:
-        r = _run(name, rtol, t_eval=prob.sample_times, max_steps=400_000)
+        r = _run(name, rtol, cls, t_eval=prob.sample_times, max_steps=400_000)
         assert r.status == "ok" and r.stats["accepted"] == r.h.size
         assert abs(r.h.sum() - prob.t_end) <= 1e-12 * prob.t_end
         assert r.stats["newton_failures"] == 0
@@ -116,7 +142,40 @@ def test_tolerance_proportionality_and_constraints(name):
         assert r.step_max("eps_vel") <= 100 * EPS * (1 + vmax)
         assert np.max(r.residual[:, 0]) <= 1e-12 * (1 + qmax)     # project_position's stop: 1e-13
         assert np.max(r.residual[:, [1, 3]]) <= 100 * EPS * (1 + vmax)
-    _assert_proportional(eq, ev, K[name][0])
+    _assert_proportional(eq, ev, K[name][0] if cls is GeneralizedAlpha else K_RATTLE[name])
+
+
+# adaptive alpha-RATTLE held at a constant step (h0 = h_min = h_max = T/N, rtol 0.5: no rejection)
+# against the fixed-step alpha_rattle at that h.  They differ only by the start (a_0 = M^-1 f(0),
+# which a approximates, instead of qddot(0)) and the shift (4) at step 2, both O(h^2) in the states:
+# measured max |dq|, |dv| over the run at N = 256 and the ratio d(256) / d(512): skate 0, 0 (its
+# free acceleration is 0: the same steps); snakeboard 3.0e-8, 2.5e-7; sleigh_qmass 7.1e-6, 2.5e-5;
+# skate_torsion 6.9e-7, 4.6e-7; ratios 3.99-4.01 (order 2).  Bounds: 10x the differences (at least
+# 100 eps (1 + |y|)), ratio >= 3; the difference is at most 0.15x the fixed step's own error.
+RATTLE_FIXED = {"skate": (0.0, 0.0), "snakeboard": (3.0e-8, 2.5e-7), "sleigh_qmass": (7.1e-6, 2.5e-5),
+                "skate_torsion": (6.9e-7, 4.6e-7)}
+
+
+@pytest.mark.parametrize("name", sorted(RATTLE_FIXED))
+def test_rattle_at_a_constant_step_is_the_fixed_step_method(name):
+    prob = PROBLEMS[name]
+    q0, v0 = prob.initial_state
+    T = prob.t_end
+    diffs = []
+    for n in (256, 512):
+        h = T / n
+        f = AlphaRattle(rho_inf=0.9).integrate(prob.model, q0, v0, T, h)
+        a = AlphaRattle(rho_inf=0.9).integrate(prob.model, q0, v0, T, rtol=0.5, h0=h, h_min=h, h_max=h)
+        assert a.stats["accepted"] == n and a.stats["rejected"] == 0 and a.t.size == f.t.size
+        assert np.max(np.abs(a.t - f.t)) <= 4 * n * EPS * T
+        diffs.append((np.max(np.abs(a.q - f.q)), np.max(np.abs(a.v - f.v))))
+        assert a.step_max("eps_vel") <= 100 * EPS * (1 + np.max(np.abs(a.v)))
+    (dq, dv), (dq2, dv2) = diffs
+    mq, mv = RATTLE_FIXED[name]
+    assert dq <= max(10 * mq, 100 * EPS * (1 + np.max(np.abs(f.q))))
+    assert dv <= max(10 * mv, 100 * EPS * (1 + np.max(np.abs(f.v))))
+    if mq > 0:
+        assert dq2 <= dq / 3 and dv2 <= dv / 3
 
 
 def test_samples_are_the_accepted_steps():
@@ -177,6 +236,9 @@ def test_bad_input():
         GeneralizedAlpha(stabilized=False).integrate(m, q0, v0, prob.t_end, rtol=1e-5)
     with pytest.raises(ValueError, match="start='consistent'"):
         GeneralizedAlpha(start="paper").integrate(m, q0, v0, prob.t_end, rtol=1e-5)
+    sk = PROBLEMS["skate"]
+    with pytest.raises(ValueError, match="start='consistent'"):
+        AlphaRattle(start="paper").integrate(sk.model, *sk.initial_state, sk.t_end, rtol=1e-5)
     with pytest.raises(ValueError, match="stabilized is an option of generalized-alpha"):
         AlphaRattle(stabilized=True)
 
@@ -185,7 +247,7 @@ def test_methods_without_an_estimate_refuse_rtol():
     """Every other registered method says, by name, why it runs at a fixed step only (the
     symplectic and variational ones: variable steps destroy what they preserve)."""
     for name, cls in sorted(METHODS.items()):
-        if name in ("genalpha", "rk4_index1"):
+        if name in ("genalpha", "alpha_rattle", "rk4_index1"):
             continue
         prob = next(p for p in PROBLEMS.values() if cls.accepts(p.model))
         q0, v0 = prob.initial_state

@@ -117,6 +117,11 @@ class _AlphaFamily(Integrator):
         self.linear_solver = linear_solver
         self.jacobian_reuse = bool(jacobian_reuse)
 
+    def adaptive_refusal(self, model):
+        if self.start != "consistent":
+            return "variable steps start from the consistent acceleration (start='consistent')"
+        return None
+
     def params(self):
         p = {"rho_inf": self.rho_inf, "formulation": self.formulation, "mass_update": self.mass_update, "start": self.start,
              "tol": self.tol, "maxit": self.maxit, "linear_solver": self.linear_solver,
@@ -151,12 +156,11 @@ class GeneralizedAlpha(_AlphaFamily):
     ADAPTIVE_REFUSAL = None
 
     def adaptive_refusal(self, model):
-        if self.start != "consistent":
-            return "variable steps start from the consistent acceleration (start='consistent')"
-        if model.n_hol and self.stabilized is False:
-            return ("index-3 generalized-alpha collapses under step control (docs/adaptive_steps.md 1.6): "
-                    "use stabilized=None or True (the stabilized index-2 variant)")
-        return None
+        why = super().adaptive_refusal(model)
+        if why is None and model.n_hol and self.stabilized is False:
+            why = ("index-3 generalized-alpha collapses under step control (docs/adaptive_steps.md 1.6): "
+                   "use stabilized=None or True (the stabilized index-2 variant)")
+        return why
 
     def adaptive_options(self, model, iopt, ropt):
         return (2 if model.n_hol else self._variant, *iopt[1:]), ropt
@@ -164,12 +168,14 @@ class GeneralizedAlpha(_AlphaFamily):
 
 @register
 class AlphaRattle(_AlphaFamily):
-    """alpha-RATTLE for nonholonomic systems (seed 000 §3)."""
+    """alpha-RATTLE for nonholonomic systems (seed 000 §3); with variable steps
+    (``integrate(..., rtol=...)``) its local error estimate is generalized-alpha's for the free
+    acceleration plus the midpoint rule's for the constraint correction R_1/2
+    (docs/adaptive_steps.md section 1.8; the algorithmic acceleration a then starts from
+    M^-1 f(0), which a approximates, instead of qddot(0))."""
 
     name = "alpha_rattle"
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
     _variant = 1
-    ADAPTIVE_REFUSAL = ("its constraint correction R_1/2 is outside the derived local error estimate "
-                        "(docs/adaptive_steps.md section 1); genalpha runs nonholonomic models with variable steps "
-                        "(their rows are index 2 already)")
+    ADAPTIVE_REFUSAL = None
