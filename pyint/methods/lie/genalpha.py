@@ -49,6 +49,15 @@ class _LieAlpha(LieIntegrator):
     def _naux(self, system):
         return system.nv + system.m
 
+    def adaptive_refusal(self, model):
+        """Variable steps (rtol): the stabilized index-2 variant (fortran/lie_genalpha.f90,
+        docs/adaptive_steps.md section 8); index 3 is refused."""
+        if self._variant == 1:
+            return None
+        return ("index 3 collapses under step control (the velocity defect B V = O(h^2) is corrected within one "
+                "step of the new h: docs/adaptive_steps.md 1.6); lie_genalpha_s2, the stabilized index-2 "
+                "variant, runs with rtol")
+
     def _extra(self, system, raw):
         nv, m = system.nv, system.m
         out = {"a_alg": raw["aux"][:, :nv]}
