@@ -11,6 +11,10 @@ M Vdot_{n+1} + B^T lam_{n+1} = Q(V_{n+1}),  Phi(q_{n+1}) = 0.
   beta h^2 B(q_n)^T mu and B(q_{n+1}) V_{n+1} = 0 is imposed as well
   (position and velocity levels kept).
 
+Variable steps (``rtol``): ``lie_genalpha_s2`` only, with the shift of a_n for a changed step and
+the local error estimate of docs/adaptive_steps.md section 8 (the vector one plus the bracket
+term -h^3/12 [V, Vdot] of the exponential update); ``lie_genalpha`` (index 3) refuses rtol.
+
 alpha_m, alpha_f, beta, gamma from rho_inf as in :func:`pyint.methods.genalpha.alpha_parameters`
 (Chung-Hulbert).  The acceleration reported (``a``) is Vdot; the
 algorithmic acceleration a is in ``extra["a_alg"]``.
