@@ -101,3 +101,49 @@ def lie_tangent_projector(system, rot):
     b = system.bmat(rot)
     d = np.linalg.solve(system.mass_matrix(), b.T)
     return np.eye(n) - d @ np.linalg.solve(b @ d, b)
+
+
+class LieAlphaReplay:
+    """The variable-step stabilized method on a given step sequence, as fortran/lie_genalpha.f90
+    runs it under the driver: the consistent start (a_0 = Vdot_0, o_0 = 0), the shift of a_n
+    (docs/adaptive_steps.md eq. (4)) before every step after the first, the offset's recursion
+    (3), the estimates (16)-(18) with err_q the estimate's effect on the packed q; ``norm`` the
+    driver's eq. (12) for it."""
+
+    def __init__(self, system, p, q0, v0, t0=0.0, tol=1e-13):
+        self.s, self.p, self.tol = system, p, tol
+        self.x, self.rot = system.unpack(q0)
+        self.v = np.array(v0, dtype=float)
+        self.w, self.lam = system.consistent_acceleration(self.rot, self.v)
+        self.a = self.w.copy()
+        self.t, self.off, self.a_start, self.s_start = t0, 0.0, None, None
+
+    def step(self, h):
+        """One step of size h; returns (err_q (12 nb), err_v or None, q_n, v_n, q_{n+1}, v_{n+1})."""
+        from pyint.models.so3 import hat
+        s, p = self.s, self.p
+        delta = p["alpha_m"] - p["alpha_f"]
+        a0, off0 = self.a, self.off
+        if self.a_start is not None and delta * h != self.off:
+            a0 = self.a + (delta * h - self.off) * (self.a - self.a_start) / (self.t + self.off - self.s_start)
+            off0 = delta * h
+        q_n, v_n = s.pack(self.x, self.rot), self.v
+        x1, r1, v1, w1, a1, lam1, _ = lie_alpha_step(s, p, h, self.x, self.rot, self.v, self.w, a0, self.lam,
+                                                     tol=self.tol)
+        e_psi, e_v, off1 = lie_estimates(s, p, h, self.t, off0, a0, a1, self.s_start, self.a_start, self.v, self.w,
+                                         v1, w1, self.rot, r1)
+        err_q = s.pack(e_psi.reshape(s.nb, 6)[:, :3], np.stack([r1[i] @ hat(e_psi[6 * i + 3:6 * i + 6])
+                                                                for i in range(s.nb)]))
+        self.a_start, self.s_start = a0, self.t + off0
+        self.x, self.rot, self.v, self.w, self.a, self.lam = x1, r1, v1, w1, a1, lam1
+        self.t, self.off = self.t + h, off1
+        return err_q, e_v, q_n, v_n, s.pack(x1, r1), v1
+
+    @staticmethod
+    def norm(err_q, err_v, q0, v0, q1, v1, rtol, atol, span, h):
+        """docs/adaptive_steps.md eq. (12), per unit step."""
+        parts = [err_q / (atol + rtol * np.maximum(np.abs(q0), np.abs(q1)))]
+        if err_v is not None:
+            parts.append(err_v / (atol + rtol * np.maximum(np.abs(v0), np.abs(v1))))
+        e = np.concatenate(parts)
+        return float(np.sqrt(np.mean(e * e))) * span / h
