@@ -79,7 +79,7 @@ module genalpha
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, &
                                   local_error_scale, local_error_trusted
-  use pyint_alpha, only: alpha_params_t, alpha_params, FORM_PAPER, FORM_ARNOLD_BRULS
+  use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants, FORM_PAPER, FORM_ARNOLD_BRULS
   use pyint_driver, only: stepper_t, state_t, consistent_start
   implicit none
   private
@@ -730,7 +730,7 @@ contains
       if (self%variant == VARIANT_GENALPHA .and. self%model%mh > 0) return
       self%est_power = 3
       self%order = 2
-      call error_constants(self%p, self%cq, self%cv)
+      call alpha_error_constants(self%p, self%cq, self%cv)
     end if
     call consistent_start(self%model, s, info)
     if (info /= 0) return
@@ -931,18 +931,6 @@ contains
       var%m1 = mid
       var%nr = min(var%nr + 1, 2)
     end associate
-  end subroutine
-
-  !> Local error constants (docs/adaptive_steps.md eqs. (6)-(8)), delta = am - af:
-  !> c2 = (1 - af)/2 - (1 - am)(1/2 + delta), C_q = beta + delta/2 - 1/6,
-  !> C_v = c2 + gamma/2 + gamma delta - 1/6 (rho_inf = 1: both 1/12, the trapezoidal rule's).
-  subroutine error_constants(p, cq, cv)
-    type(alpha_params_t), intent(in) :: p
-    real(wp), intent(out) :: cq, cv
-    real(wp) :: c2
-    c2 = (1 - p%alpha_f) / 2 - (1 - p%alpha_m) * (0.5_wp + p%alpha)
-    cq = p%beta + p%alpha / 2 - 1.0_wp / 6
-    cv = c2 + p%gamma / 2 + p%gamma * p%alpha - 1.0_wp / 6
   end subroutine
 
   !> eq. (11): the estimates projected onto the constraints' tangent space at q_{n+1} along the

@@ -22,11 +22,30 @@
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
 !> (fortran/core/lie_stepper.f90); groups at ga_measure.
+!>
+!> Variable steps (self%adaptive, fortran/core/driver.f90 drive_adaptive; the derivation is
+!> docs/adaptive_steps.md section 8, checked on its NumPy prototype tests/lie_adaptive_numpy.py):
+!>  * the a and V recursions are the vector ones in the algebra, so a_n approximates
+!>    Vdot(t_n + o_n) with (1 - am) o_{n+1} + am o_n = delta h_n (delta = am - af, o_0 = 0), and
+!>    before each step a_n* = a_n + (delta h_n - o_n) (a_n - a_{n-1}*) / (t_n + o_n - s_{n-1})
+!>    (the history af Vdot_n - am a_n of the a recursion is formed from a_n*: the shift of
+!>    docs/adaptive_steps.md eq. (4));
+!>  * local errors: V: h^3 C_v V^(3) (the vector eq. (8)); the increment psi against the exact
+!>    one log(q(t_n)^-1 q(t_n + h)) = h V + h^2/2 Vdot + h^3/6 Vddot + h^3/12 [V, Vdot] + O(h^4):
+!>    h^3 C_q Vddot - h^3/12 [V, Vdot] ([., .] = Omega x Omegadot on so(3), 0 on R^3), C_q, C_v
+!>    of eqs. (6)-(8); estimated by the divided differences of a over s = t + o (eqs. (9), (10)),
+!>    the bracket by the mean of V x Vdot at both ends; projected as eq. (11) with C = B(q_{n+1}),
+!>    D = B(q_n)^T (mu's direction) for psi, D = M^-1 B^T for V; the psi estimate enters the
+!>    driver's err_q as its effect on the packed q: dx_i = e_x,i, dR_i = R_i hat(e_th,i);
+!>  * only the stabilized variant runs adaptively (init refuses variant 0: index 3 collapses under
+!>    step control, docs/adaptive_steps.md 1.6).
 module lie_genalpha
   use pyint_kinds
   use pyint_rigid
-  use pyint_alpha, only: alpha_params_t, alpha_params
-  use pyint_newton_control, only: maxabs
+  use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants
+  use pyint_newton_control, only: maxabs, newton_control_t
+  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_so3, only: hat, cross
   use pyint_driver, only: state_t
   use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
   implicit none
@@ -41,14 +60,30 @@ module lie_genalpha
   !> stabilizing multiplier.  stats = [Newton iterations, factorizations, max iterations in
   !> a step].  Its Newton blocks besides the common ones (self%w): B(q_n) (b0), B(q_{n+1}) (b1),
   !> the known part psi0 of the increment, V_{n+1} (v1) and a_{n+1} (a1) at the iterate.
+  !> The variable-step state (docs/adaptive_steps.md 8): a approximates Vdot(t + off); a_start,
+  !> s_start: the shifted a the last step started from and the time it approximates Vdot at; with
+  !> a, mu, (x, R) and the Newton rule's state what the driver's save_state / restore_state keep.
+  type :: lga_saved_t
+    real(wp) :: off = 0, s_start = 0
+    logical :: has_start = .false.
+    real(wp), allocatable :: a_start(:), aalg(:), mu(:), x(:, :), r(:, :, :)
+    type(newton_control_t) :: nc
+  end type
+
   type, extends(lie_stepper_t) :: lie_genalpha_stepper_t
     type(alpha_params_t) :: p
     integer :: variant = LGA_INDEX3
     real(wp), allocatable :: aalg(:), mu(:)
     real(wp), allocatable :: b0(:, :), b1(:, :), psi0(:), v1(:), a1(:)
+    real(wp) :: off = 0, s_start = 0, cq = 0, cv = 0   !< variable steps (lga_estimates)
+    logical :: has_start = .false.
+    real(wp), allocatable :: a_start(:)
+    type(lga_saved_t) :: slots(2)
   contains
     procedure :: init => lga_init
     procedure :: step => lga_step
+    procedure :: save_state => lga_save
+    procedure :: restore_state => lga_restore
     procedure :: aux => lga_aux
     procedure :: newton_eval => ga_eval
     procedure :: newton_measure => ga_measure
@@ -143,6 +178,17 @@ contains
     if (self%ropt(1) < 0 .or. self%ropt(1) > 1) return
     self%naux = self%sys%nv + self%sys%m
     self%p = alpha_params(self%ropt(1))
+    if (self%adaptive) then
+      ! variable steps (docs/adaptive_steps.md 8): the stabilized variant only (1.6)
+      if (self%variant /= LGA_STAB2) return
+      self%est_power = 3
+      self%order = 2
+      call alpha_error_constants(self%p, self%cq, self%cv)
+      allocate(self%a_start(self%sys%nv))
+      self%a_start = 0
+      self%off = 0
+      self%has_start = .false.
+    end if
     associate (nv => self%sys%nv, m => self%sys%m, w => self%w)
       call lie_work_init(w, self%sys, nv + m + merge(m, 0, self%variant == LGA_STAB2))   ! (W, lam[, mu])
       allocate(self%b0(m, nv), self%b1(m, nv), self%psi0(nv), self%v1(nv), self%a1(nv))
@@ -154,14 +200,28 @@ contains
     self%mu = 0
   end subroutine
 
+  !> One step; with variable steps (self%adaptive) the shift of a_n to the offset the step needs
+  !> (docs/adaptive_steps.md eq. (4)), the offset's recursion (eq. (3)) and the local error
+  !> estimates (section 8) into err_q, err_v.
   subroutine lga_step(self, h, t1, s, info)
     class(lie_genalpha_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     integer :: nv, m
+    real(wp) :: t0, off0, v0(self%sys%nv), w0(self%sys%nv), a0(self%sys%nv)
     nv = self%sys%nv; m = self%sys%m
     associate (sys => self%sys, w => self%w, p => self%p, x => self%x, r => self%r, a => self%aalg)
+      if (self%adaptive) then
+        t0 = s%t; v0 = s%v; w0 = s%a
+        off0 = self%off
+        if (self%has_start .and. p%alpha * h /= self%off) then
+          ! eq. (4): a_n* = a_n + (delta h - o_n) (a_n - a_{n-1}*) / (t_n + o_n - s_{n-1}*)
+          a = a + (p%alpha * h - self%off) * (a - self%a_start) / (t0 + self%off - self%s_start)
+          off0 = p%alpha * h
+        end if
+        a0 = a
+      end if
       self%psi0 = h * s%v + h * h * (0.5_wp - p%beta) * a
       if (self%variant == LGA_STAB2) call rigid_bmat(sys, r, self%b0)
       w%z(1:nv) = s%a
@@ -175,6 +235,101 @@ contains
       s%lam = w%z(nv + 1:nv + m)
       if (self%variant == LGA_STAB2) self%mu = w%z(nv + m + 1:)
       call lie_pack(x, r, s%q)
+      if (self%adaptive) call lga_estimates(self, h, t0, t1, off0, a0, v0, w0, s, info)
+    end associate
+  end subroutine
+
+  !> docs/adaptive_steps.md section 8: e_psi = h^3 C_q a[s_n, s_n+1] - h^3/12 [V, Vdot] (the mean
+  !> of both ends), e_V = h^3 C_v 2 a[s_n-1, s_n, s_n+1] (none at step 1), projected (eq. (11):
+  !> C = B(q_{n+1}), D = B(q_n)^T for psi, M^-1 B^T for V); err_q: e_psi's effect on the packed q.
+  !> a0: a_n* (at s_n = t0 + off0), v0, w0: V_n, Vdot_n; s: the new state (self%aalg = a_{n+1}).
+  subroutine lga_estimates(self, h, t0, t1, off0, a0, v0, w0, s, info)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t0, t1, off0, a0(:), v0(:), w0(:)
+    type(state_t), intent(in) :: s
+    integer, intent(out) :: info
+    real(wp) :: off1, s_n, s_1, d1(self%sys%nv), epsi(self%sys%nv), y(self%sys%m), &
+                cd(self%sys%m, self%sys%m), d(self%sys%nv, self%sys%m), mlu(self%sys%nv, self%sys%nv)
+    integer :: i, o, m, ipiv(self%sys%m), ipm(self%sys%nv)
+    info = 0
+    m = self%sys%m
+    associate (p => self%p, a => self%aalg, b0 => self%b0, b1 => self%b1)
+      off1 = (p%alpha * h - p%alpha_m * off0) / (1 - p%alpha_m)          ! eq. (3)
+      s_n = t0 + off0
+      s_1 = t1 + off1
+      d1 = (a - a0) / (s_1 - s_n)
+      epsi = h**3 * self%cq * d1                                           ! eq. (16)
+      do i = 1, self%sys%nb
+        o = 6 * i - 3
+        epsi(o + 1:o + 3) = epsi(o + 1:o + 3) - h**3 / 24 * (cross(v0(o + 1:o + 3), w0(o + 1:o + 3)) &
+                                                             + cross(s%v(o + 1:o + 3), s%a(o + 1:o + 3)))
+      end do
+      self%has_err_v = self%has_start
+      if (self%has_start) &                                                ! eq. (17)
+        self%err_v = h**3 * self%cv * 2 * (d1 - (a0 - self%a_start) / (s_n - self%s_start)) / (s_1 - self%s_start)
+      if (m > 0) then                                                      ! eq. (11)
+        call rigid_bmat(self%sys, self%r, b1)
+        d = transpose(b0)
+        cd = matmul(b1, d)
+        call lu_factor(cd, ipiv, info)
+        if (info /= 0) then
+          info = STATUS_SINGULAR
+          return
+        end if
+        y = matmul(b1, epsi)
+        call lu_solve(cd, ipiv, y)
+        epsi = epsi - matmul(d, y)
+        if (self%has_err_v) then
+          mlu = self%w%mm
+          call lu_factor(mlu, ipm, info)
+          if (info == 0) then
+            d = transpose(b1)
+            do i = 1, m
+              call lu_solve(mlu, ipm, d(:, i))
+            end do
+            cd = matmul(b1, d)
+            call lu_factor(cd, ipiv, info)
+          end if
+          if (info /= 0) then
+            info = STATUS_SINGULAR
+            return
+          end if
+          y = matmul(b1, self%err_v)
+          call lu_solve(cd, ipiv, y)
+          self%err_v = self%err_v - matmul(d, y)
+        end if
+      end if
+      do i = 1, self%sys%nb                                                ! dx = e_x, dR = R hat(e_th)
+        o = 12 * (i - 1)
+        self%err_q(o + 1:o + 3) = epsi(6 * i - 5:6 * i - 3)
+        self%err_q(o + 4:o + 12) = reshape(transpose(matmul(self%r(:, :, i), hat(epsi(6 * i - 2:6 * i)))), [9])
+      end do
+      self%a_start = a0
+      self%s_start = s_n
+      self%has_start = .true.
+      self%off = off1
+    end associate
+  end subroutine
+
+  !> The driver's save / restore of the variable-step state (slot 1: before the step tried,
+  !> 2: the start).
+  subroutine lga_save(self, slot)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    integer, intent(in) :: slot
+    associate (sv => self%slots(slot))
+      sv%off = self%off; sv%s_start = self%s_start; sv%has_start = self%has_start
+      sv%a_start = self%a_start; sv%aalg = self%aalg; sv%mu = self%mu
+      sv%x = self%x; sv%r = self%r; sv%nc = self%w%nc
+    end associate
+  end subroutine
+
+  subroutine lga_restore(self, slot)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    integer, intent(in) :: slot
+    associate (sv => self%slots(slot))
+      self%off = sv%off; self%s_start = sv%s_start; self%has_start = sv%has_start
+      self%a_start = sv%a_start; self%aalg = sv%aalg; self%mu = sv%mu
+      self%x = sv%x; self%r = sv%r; self%w%nc = sv%nc
     end associate
   end subroutine
 

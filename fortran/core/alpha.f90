@@ -6,7 +6,7 @@ module pyint_alpha
   use pyint_kinds
   implicit none
   private
-  public :: alpha_params_t, alpha_params, FORM_PAPER, FORM_ARNOLD_BRULS
+  public :: alpha_params_t, alpha_params, alpha_error_constants, FORM_PAPER, FORM_ARNOLD_BRULS
 
   !> FORM_PAPER: seed 000's  M_{n+1} a_{n+1} + am/(1-am) M_n a_n = c F_{n+1} + af/(1-am) F_n.
   !> FORM_ARNOLD_BRULS: M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
@@ -45,5 +45,18 @@ contains
     p%k = p%alpha_m / (1 - p%alpha_m)
     p%d = p%alpha_f / (1 - p%alpha_m)
   end function
+
+  !> Local error constants of the variable-step method (docs/adaptive_steps.md eqs. (6)-(8)),
+  !> delta = am - af: c2 = (1 - af)/2 - (1 - am)(1/2 + delta), C_q = beta + delta/2 - 1/6,
+  !> C_v = c2 + gamma/2 + gamma delta - 1/6 (rho_inf = 1: both 1/12, the trapezoidal rule's);
+  !> the vector generalized-alpha's and the Lie-group one's (section 8: the same a and V recursions).
+  subroutine alpha_error_constants(p, cq, cv)
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(out) :: cq, cv
+    real(wp) :: c2
+    c2 = (1 - p%alpha_f) / 2 - (1 - p%alpha_m) * (0.5_wp + p%alpha)
+    cq = p%beta + p%alpha / 2 - 1.0_wp / 6
+    cv = c2 + p%gamma / 2 + p%gamma * p%alpha - 1.0_wp / 6
+  end subroutine
 
 end module pyint_alpha

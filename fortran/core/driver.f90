@@ -39,6 +39,9 @@
 !>     (save_state / restore_state, default nothing);
 !>   * the first step without a v estimate is provisional: if step 2 fails its test,
 !>     the run returns to t0 and retakes step 1 shorter;
+!>   * the starting step (h0 <= 0) by the stepper's rate (q', and a from the index-1 system) and
+!>     euler (the explicit Euler step on its configuration space) hooks: nq /= nv is allowed
+!>     (the Lie steppers: err_q is the estimate's effect on the packed q);
 !>   * every accepted step is a sample; hout(k) = the k-th accepted step; the per-step
 !>     maxima are over the accepted steps; the run stops with STATUS_MAX_STEPS when more
 !>     than size(hout) step attempts would be needed, STATUS_STEP_TOO_SMALL below h_min.
@@ -97,6 +100,8 @@ module pyint_driver
     procedure :: change_step => accept_step
     procedure :: save_state => no_save
     procedure :: restore_state => no_save
+    procedure :: rate => vector_rate
+    procedure :: euler => vector_euler
     procedure :: finish => no_finish
     procedure :: options_fit
   end type
@@ -151,6 +156,28 @@ contains
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: res(:), energy
     call point_residuals(self%model, s%t, s%q, s%v, s%a, res, energy, self%rw)
+  end subroutine
+
+  !> The starting step's probe (drive_adaptive, initial_step) of a vector method: qd = dq/dt = v
+  !> and a the index-1 acceleration at (t, q, v); info /= 0: a singular index-1 system.
+  subroutine vector_rate(self, t, q, v, qd, a, info)
+    class(stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: t, q(:), v(:)
+    real(wp), intent(out) :: qd(:), a(:)
+    integer, intent(out) :: info
+    real(wp) :: lam(self%nl)
+    qd = v
+    call consistent_acceleration(self%model, t, q, v, SOLVER_AUTO, a, lam, info)
+  end subroutine
+
+  !> The starting step's explicit Euler step: q moved by h along v (the configuration space's
+  !> own way: q + h v here), v1 = v + h a.
+  subroutine vector_euler(self, q, v, h, a, q1, v1)
+    class(stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: q(:), v(:), h, a(:)
+    real(wp), intent(out) :: q1(:), v1(:)
+    q1 = q + h * v
+    v1 = v + h * a
   end subroutine
 
   !> The start of a vector method: s%a and s%lam at (s%t, s%q, s%v) from the index-1 system,
@@ -398,7 +425,7 @@ contains
     span = t_end - t0
     max_steps = size(hout)
     if (.not. span > 0 .or. .not. rtol > 0 .or. .not. atol >= 0 .or. .not. h_min > 0 .or. .not. h_max >= h_min &
-        .or. max_steps < 1 .or. size(tout) < max_steps + 1 .or. st%nq /= st%nv &
+        .or. max_steps < 1 .or. size(tout) < max_steps + 1 &
         .or. .not. outputs_fit(st, q0, v0, tout, qout, vout, lout, auxout, resout, stepmax)) return
     st%h = merge(h, min(h_max, 1e-3_wp * span), h > 0)     ! init's first step (a Newton pattern)
     call start_run(st, iopt, ropt, .true., t0, q0, v0, size(auxout, 1), s, info, istat)
@@ -527,11 +554,13 @@ contains
     end function
 
     !> Hairer, Norsett, Wanner, Solving ODEs I, II.4 (the starting step) on y = (q, v),
-    !> y' = (v, a(q, v)), a the index-1 acceleration (two evaluations).
+    !> y' = (qd, a(q, v)), a the index-1 acceleration, qd = dq/dt (two evaluations: the
+    !> stepper's rate, and its euler step for the second point; q' = v for a vector method).
     subroutine initial_step(info)
       integer, intent(out) :: info
-      real(wp) :: a0(st%nv), a1(st%nv), lam(st%nl), sq(st%nq), sv(st%nv), d0, d1, d2, h0, h1
-      call consistent_acceleration(st%model, s%t, s%q, s%v, SOLVER_AUTO, a0, lam, info)
+      real(wp) :: a0(st%nv), a1(st%nv), qd0(st%nq), qd1(st%nq), q1(st%nq), v1(st%nv), sq(st%nq), sv(st%nv), &
+                  d0, d1, d2, h0, h1
+      call st%rate(s%t, s%q, s%v, qd0, a0, info)
       if (info /= 0) then
         info = STATUS_SINGULAR
         return
@@ -539,18 +568,19 @@ contains
       sq = atol + rtol * abs(s%q)
       sv = atol + rtol * abs(s%v)
       d0 = sqrt((sum((s%q / sq)**2) + sum((s%v / sv)**2)) / (st%nq + st%nv))
-      d1 = sqrt((sum((s%v / sq)**2) + sum((a0 / sv)**2)) / (st%nq + st%nv))
+      d1 = sqrt((sum((qd0 / sq)**2) + sum((a0 / sv)**2)) / (st%nq + st%nv))
       if (min(d0, d1) < 1e-5_wp) then
         h0 = 1e-6_wp
       else
         h0 = 0.01_wp * d0 / d1
       end if
-      call consistent_acceleration(st%model, s%t + h0, s%q + h0 * s%v, s%v + h0 * a0, SOLVER_AUTO, a1, lam, info)
+      call st%euler(s%q, s%v, h0, a0, q1, v1)
+      call st%rate(s%t + h0, q1, v1, qd1, a1, info)
       if (info /= 0) then
         info = STATUS_SINGULAR
         return
       end if
-      d2 = sqrt((sum((h0 * a0 / sq)**2) + sum(((a1 - a0) / sv)**2)) / (st%nq + st%nv)) / h0
+      d2 = sqrt((sum(((qd1 - qd0) / sq)**2) + sum(((a1 - a0) / sv)**2)) / (st%nq + st%nv)) / h0
       if (max(d1, d2) <= 1e-15_wp) then
         h1 = max(1e-6_wp, h0 * 1e-3_wp)
       else

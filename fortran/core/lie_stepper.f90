@@ -12,7 +12,8 @@ module pyint_lie_stepper
   use pyint_callback_model, only: usercb_i
   use pyint_driver, only: stepper_t, state_t
   use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi, rigid_bmat, rigid_bdotv, &
-                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc
+                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc, rigid_advance
+  use pyint_so3, only: hat
   use pyint_linalg, only: inf_norm
   use pyint_newton_control, only: newton_control_t, newton_increment
   implicit none
@@ -46,6 +47,8 @@ module pyint_lie_stepper
   contains
     procedure :: setup => lie_setup
     procedure :: residuals => lie_residuals
+    procedure :: rate => lie_rate
+    procedure :: euler => lie_euler
     procedure :: lie_start
     procedure :: newton => lie_newton
     procedure(lie_eval_i), deferred :: newton_eval
@@ -106,6 +109,36 @@ contains
     res(3) = inf_norm(matmul(bm, s%a) + g)
     res(4) = rigid_orthogonality(self%sys, r)
     energy = rigid_energy(self%sys, x, s%v)
+  end subroutine
+
+  !> The starting step's probe (driver: drive_adaptive): qd = dq/dt of the packed q (x_i' = v_i,
+  !> R_i' = R_i hat(Omega_i)) and a = Vdot from the index-3 system at (q, V).
+  subroutine lie_rate(self, t, q, v, qd, a, info)
+    class(lie_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: t, q(:), v(:)
+    real(wp), intent(out) :: qd(:), a(:)
+    integer, intent(out) :: info
+    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), rd(3, 3, self%sys%nb), lam(self%sys%m)
+    integer :: i
+    call lie_unpack(q, x, r)
+    do i = 1, self%sys%nb
+      x(:, i) = v(6 * i - 5:6 * i - 3)
+      rd(:, :, i) = matmul(r(:, :, i), hat(v(6 * i - 2:6 * i)))
+    end do
+    call lie_pack(x, rd, qd)
+    call rigid_consistent_acc(self%sys, r, v, a, lam, info)
+  end subroutine
+
+  !> The starting step's Euler step on the group: q o exp(h V), V + h a.
+  subroutine lie_euler(self, q, v, h, a, q1, v1)
+    class(lie_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: q(:), v(:), h, a(:)
+    real(wp), intent(out) :: q1(:), v1(:)
+    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), x1(3, self%sys%nb), r1(3, 3, self%sys%nb)
+    call lie_unpack(q, x, r)
+    call rigid_advance(self%sys, x, r, h * v, x1, r1)
+    call lie_pack(x1, r1, q1)
+    v1 = v + h * a
   end subroutine
 
   !> The start of a Lie stepper's init: (x, R) from the state's q, and V'(t0) = s%a and lam = s%lam

@@ -11,6 +11,10 @@ M Vdot_{n+1} + B^T lam_{n+1} = Q(V_{n+1}),  Phi(q_{n+1}) = 0.
   beta h^2 B(q_n)^T mu and B(q_{n+1}) V_{n+1} = 0 is imposed as well
   (position and velocity levels kept).
 
+Variable steps (``rtol``): ``lie_genalpha_s2`` only, with the shift of a_n for a changed step and
+the local error estimate of docs/adaptive_steps.md section 8 (the vector one plus the bracket
+term -h^3/12 [V, Vdot] of the exponential update); ``lie_genalpha`` (index 3) refuses rtol.
+
 alpha_m, alpha_f, beta, gamma from rho_inf as in :func:`pyint.methods.genalpha.alpha_parameters`
 (Chung-Hulbert).  The acceleration reported (``a``) is Vdot; the
 algorithmic acceleration a is in ``extra["a_alg"]``.
@@ -48,6 +52,15 @@ class _LieAlpha(LieIntegrator):
 
     def _naux(self, system):
         return system.nv + system.m
+
+    def adaptive_refusal(self, model):
+        """Variable steps (rtol): the stabilized index-2 variant (fortran/lie_genalpha.f90,
+        docs/adaptive_steps.md section 8); index 3 is refused."""
+        if self._variant == 1:
+            return None
+        return ("index 3 collapses under step control (the velocity defect B V = O(h^2) is corrected within one "
+                "step of the new h: docs/adaptive_steps.md 1.6); lie_genalpha_s2, the stabilized index-2 "
+                "variant, runs with rtol")
 
     def _extra(self, system, raw):
         nv, m = system.nv, system.m

@@ -40,8 +40,9 @@ class LieIntegrator(Integrator):
     ({"holonomic": levels}), ``KERNEL`` (its stepper of the driver, on fortran/core/lie_stepper.f90),
     ``kernel_options``, ``_naux`` and ``_extra(system, raw)`` naming its auxiliary arrays."""
 
-    ADAPTIVE_REFUSAL = ("the Lie-group steppers have no local error estimate yet (issue 18: the vector "
-                        "generalized-alpha has one)")
+    ADAPTIVE_REFUSAL = ("it has no local error estimate (docs/adaptive_steps.md section 8: of the Lie-group "
+                        "steppers only the stabilized generalized-alpha, lie_genalpha_s2, has one)")
+    NRES = len(LIE_RESIDUALS)
     supports = frozenset({"holonomic"})
     backends = ("auto", "fortran")
     spaces = (RigidBodySystem.configuration_space,)
@@ -55,6 +56,33 @@ class LieIntegrator(Integrator):
 
     def _extra(self, system, raw):
         return {}
+
+    def kernel_model(self, model, backend):
+        """The driver's model block of a rigid-body system (RIGID_MODEL_ID) and its sizes
+        (nq = 12 nb, nv = 6 nb, nl = m): what :meth:`pyint.integrator.Integrator.integrate`'s
+        variable-step run passes to the driver."""
+        ipar, rpar = model.fortran_params()
+        args = dict(model_id=RIGID_MODEL_ID, ipar=np.ascontiguousarray(ipar, dtype=np.int32),
+                    rpar=np.ascontiguousarray(rpar, dtype=np.float64), usercb=_never_called, mh=model.m, mn=0,
+                    mflags=np.zeros(3, np.int32))
+        return args, 12 * model.nb, model.nv, model.m
+
+    def kernel_aux(self, model):
+        n = self._naux(model)
+        return {"aux": n} if n else {}
+
+    def _driver_raw(self, model, buf, nl, istat):
+        raw = self._raw(buf, nl, istat)
+        raw["extra"] = self._extra(model, raw)
+        return raw
+
+    def _integrate_adaptive(self, model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol, h0,
+                            h_min, h_max, t_eval, max_steps, per_unit_step, every):
+        if t_eval is not None and self.adaptive_refusal(model) is None:
+            raise ValueError(f"{self.name}: t_eval is not available on a Lie group (the interpolation and "
+                             "re-imposition at t_eval are written for q in R^n); the samples are the accepted steps")
+        return super()._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol,
+                                           h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
 
     def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
                         raise_on_failure=True):
