@@ -190,7 +190,7 @@ class Integrator:
         can a method without a stepper (``KERNEL``): such trajectories run one
         after another through :meth:`integrate`.
         """
-        models, q0s, v0s = _batch_inputs(models, q0s, v0s)
+        models, q0s, v0s = self._batch_inputs(models, q0s, v0s)
         nb = len(models)
         if threads is None:
             threads = os.cpu_count() or 1
@@ -265,6 +265,10 @@ class Integrator:
         if stopped:
             raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h if rtol is None else results[0].h)
         return results
+
+    def _batch_inputs(self, models, q0s, v0s):
+        """(list of models, q0s, v0s) with one model and one initial state per trajectory."""
+        return _batch_inputs(models, q0s, v0s)
 
     def _batch_runs_in_threads(self, model):
         """Can a batch of ``model`` run in one threaded Fortran call (a stepper and a model

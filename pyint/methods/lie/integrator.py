@@ -13,15 +13,10 @@ problem list ``pyint.problems.PROBLEMS`` pairs them with its Lie-group problems.
 """
 from __future__ import annotations
 
-import os
-import time
-
 import numpy as np
 
-from ... import _control, _fortran
-from ... import _validate as V
 from ...models._fortran_model import _never_called
-from ...integrator import _OUT, _OUT_BATCH, FIXED_STEP, Integrator, _option_arrays, decode, driver_buffers, raise_recorded
+from ...integrator import Integrator, decode
 from ...models.rigid_bodies import RigidBodySystem
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
@@ -59,8 +54,8 @@ class LieIntegrator(Integrator):
 
     def kernel_model(self, model, backend):
         """The driver's model block of a rigid-body system (RIGID_MODEL_ID) and its sizes
-        (nq = 12 nb, nv = 6 nb, nl = m): what :meth:`pyint.integrator.Integrator.integrate`'s
-        variable-step run passes to the driver."""
+        (nq = 12 nb, nv = 6 nb, nl = m): what the one ``integrate`` / ``integrate_batch`` of
+        :class:`pyint.integrator.Integrator` pass to the driver."""
         ipar, rpar = model.fortran_params()
         args = dict(model_id=RIGID_MODEL_ID, ipar=np.ascontiguousarray(ipar, dtype=np.int32),
                     rpar=np.ascontiguousarray(rpar, dtype=np.float64), usercb=_never_called, mh=model.m, mn=0,
@@ -72,24 +67,25 @@ class LieIntegrator(Integrator):
         return {"aux": n} if n else {}
 
     def _driver_raw(self, model, buf, nl, istat):
-        raw = self._raw(buf, nl, istat)
+        """Time-major views of the driver's outputs (one trajectory), the method's extra arrays."""
+        raw = dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:nl].T,
+                   aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
+                   step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),
+                   stats=self.decode_stats(istat, buf["stats"]))
         raw["extra"] = self._extra(model, raw)
         return raw
 
-    def _integrate_adaptive(self, model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol, h0,
-                            h_min, h_max, t_eval, max_steps, per_unit_step, every):
+    def _adaptive_setup(self, model, t0, t_end, rtol, atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step,
+                        every):
         if t_eval is not None and self.adaptive_refusal(model) is None:
             raise ValueError(f"{self.name}: t_eval is not available on a Lie group (the interpolation and "
                              "re-imposition at t_eval are written for q in R^n); the samples are the accepted steps")
-        return super()._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol,
-                                           h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
+        return super()._adaptive_setup(model, t0, t_end, rtol, atol, h0, h_min, h_max, t_eval, max_steps,
+                                       per_unit_step, every)
 
-    def integrate_batch(self, models, q0s, v0s, t_end, h, t0=0.0, every=1, threads=None, project=False,
-                        raise_on_failure=True):
-        """Many trajectories of rigid-body systems of one layout (the same bodies and joints,
-        real parameters free) in one driver call, OpenMP threads across trajectories (see
-        :meth:`pyint.integrator.Integrator.integrate_batch`).  q0s: one configuration per
-        trajectory ((x0, R0) or the flat q), v0s (nb, 6 nb)."""
+    def _batch_inputs(self, models, q0s, v0s):
+        """q0s: one configuration per trajectory ((x0, R0) or the flat q), v0s (nb, 6 nb);
+        one model (every trajectory) or one per trajectory (rigid-body systems of one layout)."""
         single = not isinstance(models, (list, tuple))
         if single:
             nb = len(v0s) if np.ndim(v0s) == 2 else len(q0s)
@@ -99,74 +95,11 @@ class LieIntegrator(Integrator):
         nb = len(models)
         if len(q0s) != nb or len(v0s) != nb:
             raise ValueError(f"q0s and v0s must have one entry per trajectory ({nb}), got {len(q0s)} and {len(v0s)}")
-        threads = V.as_int(os.cpu_count() or 1 if threads is None else threads, "threads", minimum=1)
-        for m in models:
-            self.check_model(m)
-        h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
-        first = models[0]
-        pars = [m.fortran_params() for m in models]
-        for m, (ip, rp) in zip(models, pars):
-            if (m.nb != first.nb or m.m != first.m or not np.array_equal(ip, pars[0][0])
-                    or np.size(rp) != np.size(pars[0][1])):
-                raise ValueError(f"integrate_batch needs rigid-body systems of one layout; {m.name!r} differs "
-                                 f"from {first.name!r}")
-        nq, nv, m = 12 * first.nb, first.nv, first.m
-        q0f = np.zeros((nq, nb), order="F")
-        v0f = np.zeros((nv, nb), order="F")
-        for k, sysk in enumerate(models):
-            q0f[:, k], v0f[:, k] = sysk.checked_initial_state(t0, q0s[k], v0s[k], project=project)
-        rpar = np.asfortranarray(np.stack([np.asarray(rp, dtype=float) for _, rp in pars], axis=1))
-        iopt, ropt = _option_arrays(self.kernel_options(first))
-        ropt = np.asfortranarray(np.repeat(ropt[:, None], nb, axis=1))   # the real options per trajectory
-        buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(first),
-                             nres=len(LIE_RESIDUALS), nb=nb)
-        cpu = time.process_time()
-        with _control.kernel_run() as run:
-            istat = _fortran.run_batch(self.KERNEL, RIGID_MODEL_ID, np.ascontiguousarray(pars[0][0], dtype=np.int32),
-                                       rpar, nv, m, 0, np.zeros(3, np.int32), iopt, ropt, t0, h, nsteps, every,
-                                       threads, q0f, v0f, *(buf[k] for k in _OUT_BATCH), FIXED_STEP,
-                                       buf["hout"], buf["counts"])
-        cpu = (time.process_time() - cpu) / nb
-        results = []
-        stopped = run.interrupted or run.lapack is not None
-        for k, sysk in enumerate(models):
-            raw = self._raw({key: x[..., k] for key, x in buf.items()}, m, istat[:, k])
-            raw["stats"].update(batch_size=nb, threads=threads)
-            raw["extra"] = self._extra(sysk, raw)
-            results.append(self._make_result(sysk, raw, t0, h, cpu, "fortran", raise_on_failure and not stopped))
-        if stopped:
-            raise_recorded(run, results, int(istat[0, 0]), int(istat[1, 0]), t0, h)
-        return results
+        return list(models), q0s, v0s
+
+    def _batch_runs_in_threads(self, model):
+        return True     # a rigid-body system's items are Fortran (fortran/core/rigid_body.f90)
 
     #: The length of the stepper's auxiliary vector per sample (system -> int).
     def _naux(self, system):
         return 0
-
-    def _run(self, model, t0, h, nsteps, every, q0, v0, backend):
-        """One trajectory: the driver with the method's stepper (``KERNEL``); q = (x_i, R_i
-        row-major) per body."""
-        raw = self._driver_run(model, t0, h, nsteps, every, q0, v0)
-        raw["extra"] = self._extra(model, raw)
-        return raw
-
-    def _driver_run(self, system, t0, h, nsteps, every, q0, v0):
-        """One call of the driver (f2py run) with the method's stepper (``KERNEL``)."""
-        ipar, rpar = system.fortran_params()
-        ipar = np.ascontiguousarray(ipar, dtype=np.int32)
-        rpar = np.ascontiguousarray(rpar, dtype=np.float64)
-        iopt, ropt = _option_arrays(self.kernel_options(system))
-        nq, nv, m = 12 * system.nb, system.nv, system.m
-        buf = driver_buffers(nq, nv, m, nsteps, every, nstats=len(self.STATS), naux=self._naux(system),
-                             nres=len(LIE_RESIDUALS))
-        istat = _fortran.run(self.KERNEL, RIGID_MODEL_ID, ipar, rpar, _never_called, nv, m, 0, np.zeros(3, np.int32),
-                             iopt, ropt, t0, h, nsteps, every, np.ascontiguousarray(q0, dtype=float),
-                             np.ascontiguousarray(v0, dtype=float),
-                             *(buf[k] for k in _OUT))
-        return self._raw(buf, m, istat)
-
-    def _raw(self, buf, m, istat):
-        """Time-major views of the driver's outputs (one trajectory)."""
-        return dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:m].T,
-                    aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
-                    step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),
-                    stats=self.decode_stats(istat, buf["stats"]))
