@@ -328,10 +328,12 @@ class Integrator:
     ADAPTIVE_REFUSAL: str | None = ("it has no local error estimate yet (docs/adaptive_steps.md; generalized-alpha "
                                     "and rk4_index1 have one)")
 
-    #: The error of a variable-step run is controlled per unit step (the estimate of the solution the
-    #: method advances: global error ~ tol) or per step (an embedded lower-order estimate with local
-    #: extrapolation: RK4), docs/adaptive_steps.md sections 2, 5.
-    ADAPTIVE_PER_UNIT_STEP = True
+    #: The error of a variable-step run is controlled per equal share of the steps (None: the local
+    #: error of the solution the method advances at most tol / N, N the steps the run is expected to
+    #: take; global error ~ tol, docs/adaptive_steps.md section 5.1), per unit step (True: at most
+    #: tol h / span) or per step (False: an embedded lower-order estimate with local extrapolation:
+    #: RK4), docs/adaptive_steps.md sections 2, 5.
+    ADAPTIVE_PER_UNIT_STEP = None
     #: ``a`` at a sample is qddot there (not an algorithmic acceleration): outputs at t_eval
     #: interpolate v with it (cubic Hermite in (v, a), O(h^4)) instead of differentiating q's.
     ACCELERATION_IS_QDDOT = False
@@ -352,9 +354,10 @@ class Integrator:
         Variable steps: give ``rtol`` instead of ``h`` (one of the two, never both) for a
         method with a local error estimate (generalized-alpha; the others raise a ValueError
         naming why).  The step controller of the one driver (docs/adaptive_steps.md section 5):
-        the error per unit step (``per_unit_step``; else per step) in the RMS norm of the estimate
-        scaled by ``atol + rtol abs(y)`` (atol default rtol; per_unit_step default the method's:
-        generalized-alpha per unit step, RK4 per step), PI control, rejected steps on the error
+        the RMS norm of the estimate scaled by ``atol + rtol abs(y)`` (atol default rtol), per unit
+        step (``per_unit_step=True``: times span / h), per step (False) or, by default for
+        generalized-alpha, per equal share of the steps (times the number of steps expected at the mean
+        step so far; RK4's default: per step), PI control, rejected steps on the error
         test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
         step), h_min (default 1e-12 (t_end - t0)) / h_max (default t_end - t0): bounds,
         max_steps: the step attempts allowed (the run stops with an IntegrationError beyond it, or
@@ -403,7 +406,7 @@ class Integrator:
     def _adaptive_setup(self, model, t0, t_end, rtol, atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step,
                         every):
         """The checked options of a variable-step run: (t0, aopt, t_eval, max_steps); aopt is the
-        driver's [t_end, rtol, atol, h0, h_min, h_max, per_unit_step] (fortran/api/api_run.f90)."""
+        driver's [t_end, rtol, atol, h0, h_min, h_max, norm_mode] (fortran/api/api_run.f90)."""
         why = self.adaptive_refusal(model)
         if why is not None:
             raise ValueError(f"{self.name} runs at a fixed step only (give h, not rtol): {why}")
@@ -431,7 +434,7 @@ class Integrator:
         max_steps = V.as_int(max_steps, "max_steps", minimum=1)
         if per_unit_step is None:
             per_unit_step = self.ADAPTIVE_PER_UNIT_STEP
-        if not isinstance(per_unit_step, (bool, np.bool_)):
+        if per_unit_step is not None and not isinstance(per_unit_step, (bool, np.bool_)):
             raise TypeError(f"per_unit_step must be True or False, got {per_unit_step!r}")
         if t_eval is not None:
             t_eval = np.asarray(t_eval, dtype=float)
@@ -439,7 +442,8 @@ class Integrator:
                 raise ValueError(f"t_eval must be a non-empty 1-D array of finite times, got shape {t_eval.shape}")
             if np.any(np.diff(t_eval) < 0) or t_eval[0] < t0 or t_eval[-1] > t_end:
                 raise ValueError(f"t_eval must be nondecreasing within [t0, t_end] = [{t0!r}, {t_end!r}]")
-        aopt = np.array([t_end, rtol, atol, h0, h_min, h_max, float(per_unit_step)])
+        mode = 2 if per_unit_step is None else int(per_unit_step)    # the driver's norm_mode
+        aopt = np.array([t_end, rtol, atol, h0, h_min, h_max, float(mode)])
         return t0, aopt, t_eval, max_steps
 
     def _adaptive_buffers(self, model, nq, nv, nl, max_steps, aopt, nb=None):
@@ -460,7 +464,8 @@ class Integrator:
         raw = self._driver_raw(model, buf, nl, istat)
         counts = buf["counts"]
         raw["stats"].update(accepted=int(counts[0]), rejected=int(counts[1]), newton_failures=int(counts[2]),
-                            rtol=float(aopt[1]), atol=float(aopt[2]), per_unit_step=int(aopt[6]))
+                            rtol=float(aopt[1]), atol=float(aopt[2]),
+                            norm_mode=int(aopt[6]))    # 0 per step, 1 per unit step, 2 per equal share
         hs = buf["hout"][:int(istat[1])].copy()
         result = self._make_result(model, raw, t0, hs, cpu, backend, raise_on_failure, run)
         if t_eval is not None and result.status == "ok":

@@ -23,7 +23,7 @@ One case per method:
     work-precision diagram.
 
 * ``genalpha_adaptive`` (issue 18, beyond the paper): generalized-alpha with
-  variable steps (pyint's step controller, error per unit step) at
+  variable steps (pyint's step controller, error per equal share of the steps) at
   rtol = atol = ``adaptive_rtol`` = 1e-6, outputs at the same 4 ms times (interpolated,
   constraints re-imposed), its sweep over rtol = 1e-4 ... 1e-8 beside IDA's in
   the work-precision diagram, and the history of its accepted steps

@@ -84,11 +84,12 @@ class AlphaStepper:
     adds mu and the velocity rows of the holonomic constraints.  The estimates (eqs. (9), (10)) are projected onto
     the constraints' tangent space at q_{n+1} along the direction the step's constraint
     rows move q and v in (eq. (11)).  order = 2; the estimate is O(h^3) (estimate_power)
-    and is controlled per unit step by default (eq. (12)).
+    and is controlled per equal share of the steps by default (per_unit_step None; eq. (12),
+    docs/adaptive_steps.md section 5.1).
     rattle=True: alpha-RATTLE (section 1.8): a approximates the free acceleration M^-1 f (its start),
     the estimates gain the midpoint rule's errors of the constraint correction R_1/2 (eq. (11a))."""
 
-    order, estimate_power, per_unit_step = 2, 3, True
+    order, estimate_power, per_unit_step = 2, 3, None
 
     def __init__(self, model, q0, v0, t0=0.0, rho_inf=0.9, form="arnold_bruls", stabilized=True, correct=True,
                  tol=1e-10, maxit=25, rattle=False):
@@ -249,16 +250,20 @@ class AdaptiveResult:
     stats: dict = field(default_factory=dict)
 
 
-def error_norm(trial, s0, s1, rtol, atol, span, per_unit_step=True):
+def error_norm(trial, s0, s1, rtol, atol, span, per_unit_step=True, nsteps=None):
     """The RMS of the estimate over q and v, each component scaled by
     atol + rtol max(|y_n|, |y_{n+1}|); per unit step (docs/adaptive_steps.md eq. (12)) it is
     multiplied by span / h: a step is accepted when its local error is at most the tolerance
     times h / span, so the global error of a method whose estimate is that of the solution
-    it advances is proportional to the tolerance."""
+    it advances is proportional to the tolerance.  per_unit_step None: per equal share, times
+    nsteps (the steps the run is expected to take: section 5.1): the local error at most
+    tol / nsteps, the same sum with the steps where the Hoelder bound puts them."""
     parts = [trial.err_q / (atol + rtol * np.maximum(np.abs(s0.q), np.abs(s1.q)))]
     if trial.err_v is not None:
         parts.append(trial.err_v / (atol + rtol * np.maximum(np.abs(s0.v), np.abs(s1.v))))
     e = np.concatenate(parts)
+    if per_unit_step is None:
+        return float(np.sqrt(np.mean(e * e))) * nsteps
     return float(np.sqrt(np.mean(e * e))) * (span / trial.h if per_unit_step else 1.0)
 
 
@@ -283,7 +288,8 @@ def integrate_adaptive(stepper, t_end, rtol, atol=None, h0=None, h_min=None, h_m
     """The driver: PI step control (Gustafsson; Hairer, Wanner, Solving ODEs II, IV.2):
         h_new = h * clip(safety * err_n^(-0.7/k) * err_{n-1}^(0.4/k), fac_min, fac_max),
     k = the exponent of err ~ h^k (the estimate's power, less 1 per unit step); per_unit_step:
-    default the stepper's (docs/adaptive_steps.md section 4 for when per step pays); after a rejection
+    default the stepper's, None per equal share (docs/adaptive_steps.md sections 4, 5.1 for when
+    per step pays); after a rejection
     the next step may not grow; a Newton failure rejects and quarters h.  Outputs at
     t_eval (default: every accepted step) by the stepper's interpolation, then
     re-imposed: q onto g = 0, v onto G v + g_t = 0, A v + b = 0 (M-orthogonal
@@ -302,7 +308,7 @@ def integrate_adaptive(stepper, t_end, rtol, atol=None, h0=None, h_min=None, h_m
     hs, ts, cq, cv = [], [], [], []
     stats = {"accepted": 0, "rejected": 0, "newton_failures": 0}
     pus = stepper.per_unit_step if per_unit_step is None else per_unit_step
-    err_prev, just_rejected, k = 1.0, False, stepper.estimate_power - (1 if pus else 0)
+    err_prev, just_rejected, k = 1.0, False, stepper.estimate_power - (1 if pus is True else 0)
     ie = ie0 = 0
     start, first_partial = s, False
     while s.t < t_end:
@@ -320,7 +326,7 @@ def integrate_adaptive(stepper, t_end, rtol, atol=None, h0=None, h_min=None, h_m
                 raise RuntimeError(f"step size below h_min = {h_min} at t = {s.t} (Newton failures)") from None
             continue
         s1 = trial.state
-        err = error_norm(trial, s, s1, rtol, atol, span, pus)
+        err = error_norm(trial, s, s1, rtol, atol, span, pus, (len(hs) + 1) * span / (s.t + h - t0))
         if not np.isfinite(err):
             err = 1e10
         if err > 1.0 and len(hs) == 1 and first_partial:

@@ -8,7 +8,7 @@
 ! stepmax = the residuals' maxima over every step, then max |E - E0|;
 ! stats = the method's counters; istat = [status, steps done, samples].
 ! Variable steps (fortran/core/driver.f90: drive_adaptive): aopt = [t_end, rtol, atol, h0, h_min, h_max,
-! per_unit_step] with rtol > 0 (h, nsteps, every unused; the samples are the accepted steps);
+! norm_mode] with rtol > 0 (h, nsteps, every unused; the samples are the accepted steps);
 ! hout(max_steps) receives the accepted steps, counts = [accepted, rejected, Newton failures].
 ! aopt = [0] (rtol absent): the fixed-step drive.
 

@@ -30,7 +30,8 @@
 !>     it runs with `adaptive` set, and after every step fills err_q(nq), err_v(nv)
 !>     (has_err_v = .false.: no v estimate, e.g. generalized-alpha's step 1);
 !>   * the driver forms the error norm (RMS of e_i / (atol + rtol max(|y_n,i|, |y_n+1,i|))
-!>     over q and v, times span / h per unit step: eq. (12)), accepts when it is <= 1,
+!>     over q and v, times span / h per unit step: eq. (12), or times the expected number of
+!>     steps per equal share: section 5.1), accepts when it is <= 1,
 !>     and picks the next h by the PI controller
 !>     h * clip(0.9 err_n**(-0.7/k) err_{n-1}**(0.4/k), 0.2, 2) (Gustafsson; Hairer, Wanner,
 !>     Solving ODEs II, IV.2), k the exponent of err ~ h**k, no growth after a rejection;
@@ -396,9 +397,12 @@ contains
 
   !> One trajectory with variable steps (see the module comment; docs/adaptive_steps.md
   !> section 5, the loop of tests/adaptive_numpy.py integrate_adaptive).
-  !> aopt = [t_end, rtol, atol, h0, h_min, h_max, per_unit_step]: h0 <= 0 picks the starting
+  !> aopt = [t_end, rtol, atol, h0, h_min, h_max, norm_mode]: h0 <= 0 picks the starting
   !> step (Hairer, Norsett, Wanner, Solving ODEs I, II.4, on q' = v, v' = a(q, v) with the
-  !> index-1 acceleration); per_unit_step /= 0 multiplies the norm by span / h (eq. (12)).
+  !> index-1 acceleration); norm_mode 0: per step, 1: per unit step (the norm times span / h,
+  !> eq. (12)), 2: per equal share (the norm times N = n span / (t_{n+1} - t0), the steps the
+  !> run is expected to take at the mean step so far, n counting this one: docs/adaptive_steps.md
+  !> section 5.1).
   !> Outputs as drive's with sample k + 1 = the state after accepted step k (sample 1 the
   !> initial state: size(tout) >= size(hout) + 1); hout(k) = accepted step k;
   !> counts = [accepted, rejected by the error test, Newton failures];
@@ -415,17 +419,18 @@ contains
     type(state_t) :: s, s_old, s_start
     real(wp) :: res(st%nres), energy, e0, t_end, rtol, atol, h, h_min, h_max, span, err, err_prev, fac, kexp, t1
     integer :: info, ns, nacc, max_steps
-    logical :: per_unit, just_rejected, first_partial
+    logical :: just_rejected, first_partial
+    integer :: mode
     stepmax = 0; e0 = 0
     counts = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
     if (size(aopt) < 7) return
     t_end = aopt(1); rtol = aopt(2); atol = aopt(3); h = aopt(4); h_min = aopt(5); h_max = aopt(6)
-    per_unit = aopt(7) /= 0
+    mode = nint(aopt(7))
     span = t_end - t0
     max_steps = size(hout)
     if (.not. span > 0 .or. .not. rtol > 0 .or. .not. atol >= 0 .or. .not. h_min > 0 .or. .not. h_max >= h_min &
-        .or. max_steps < 1 .or. size(tout) < max_steps + 1 &
+        .or. mode < 0 .or. mode > 2 .or. max_steps < 1 .or. size(tout) < max_steps + 1 &
         .or. .not. outputs_fit(st, q0, v0, tout, qout, vout, lout, auxout, resout, stepmax)) return
     st%h = merge(h, min(h_max, 1e-3_wp * span), h > 0)     ! init's first step (a Newton pattern)
     call start_run(st, iopt, ropt, .true., t0, q0, v0, size(auxout, 1), s, info, istat)
@@ -441,7 +446,7 @@ contains
       end if
     end if
     h = min(max(h, h_min), h_max)
-    kexp = st%est_power - merge(1, 0, per_unit)
+    kexp = st%est_power - merge(1, 0, mode == 1)
     call measure(st, s, res, energy, e0, stepmax, first=.true.)
     ns = 1
     call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
@@ -550,7 +555,11 @@ contains
         m = m + st%nv
       end if
       error_norm = sqrt(acc / m)
-      if (per_unit) error_norm = error_norm * span / h
+      if (mode == 1) then
+        error_norm = error_norm * span / h
+      else if (mode == 2) then
+        error_norm = error_norm * (nacc + 1) * span / (t1 - t0)
+      end if
     end function
 
     !> Hairer, Norsett, Wanner, Solving ODEs I, II.4 (the starting step) on y = (q, v),
