@@ -552,7 +552,7 @@ def test_lie_samples_and_rejections():
 # The Fortran run against the prototype replaying its accepted steps (tests/lie_adaptive_numpy.py
 # LieAlphaReplay, Newton tol 1e-13 on both sides, h0 given; neither run rejects a step): the
 # states after every step, and the next step the driver's PI rule (docs/adaptive_steps.md section 5,
-# k = 2) picks from the prototype's error norms against the step the kernel took.  Measured max
+# k = 2, the norm per unit step) picks from the prototype's error norms against the step the kernel took.  Measured max
 # |q_F - q_NumPy|, |V_F - V_NumPy|, |h_pred / h_F - 1|: heavy_top 1.6e-15, 1.3e-15, 5.6e-12;
 # hinged_pair 8.9e-16, 2.7e-15, 4.3e-12.  Bounds 10x.
 LIE_REPLAY_CASES = {"heavy_top": (1e-4, 1e-3, 1.6e-14, 1.3e-14, 5.6e-11),
@@ -568,7 +568,8 @@ def test_lie_kernel_matches_the_prototype_step_for_step(name):
     rtol, h0, bq, bv, bh = LIE_REPLAY_CASES[name]
     prob = PROBLEMS[name]
     q0, v0 = prob.initial_state
-    r = METHODS["lie_genalpha_s2"](tol=1e-13).integrate(prob.model, q0, v0, prob.t_end, rtol=rtol, h0=h0)
+    r = METHODS["lie_genalpha_s2"](tol=1e-13).integrate(prob.model, q0, v0, prob.t_end, rtol=rtol, h0=h0,
+                                                        per_unit_step=True)     # the replay's norm
     assert r.stats["rejected"] == 0 and r.stats["newton_failures"] == 0
     rp = LieAlphaReplay(prob.model, dict(alpha_parameters(0.9)), q0, v0)
     errs = []
