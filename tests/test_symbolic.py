@@ -347,6 +347,27 @@ def test_stale_or_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch, damage):
     assert f"pyint-model-key:{key}".encode() in lib.read_bytes() and lib.stat().st_size > 1000
 
 
+def test_cache_index_without_an_item_is_derived_again(tmp_path, monkeypatch):
+    """An index of the cache whose patterns miss a matrix item (as written before mass_dqq existed; the
+    generator's version in the key keeps such an index from being found, this is the second guard) is
+    not trusted: the model is derived again and its mass_dqq reaches the kernels (not zeros)."""
+    import json
+    monkeypatch.setenv("PYINT_MODEL_CACHE", str(tmp_path))
+    x, u = sp.symbols("x u")
+    make = lambda: SymbolicModel([x], [u], mass=[[2 + sp.sin(x)]], force=[-x])  # noqa: E731
+    m = make()
+    m.compiled_ipar()
+    index = tmp_path / f"{m._input_key()}.json"
+    data = json.loads(index.read_text())
+    del data["patterns"]["mass_dqq"]
+    index.write_text(json.dumps(data))
+    fresh = make()
+    q, a, w = np.array([0.4]), np.array([1.5]), np.array([-0.7])
+    k = fortran_eval(fresh, "mass_dqq", 0.0, q, a, w)   # -sin(q) a w
+    assert abs(float(np.ravel(k)[0]) + np.sin(0.4) * 1.5 * -0.7) <= 1e-15
+    assert "mass_dqq" in json.loads(index.read_text())["patterns"]
+
+
 def test_cache_is_shared_across_symbol_names_and_parameter_values(tmp_path, monkeypatch):
     monkeypatch.setenv("PYINT_MODEL_CACHE", str(tmp_path))
     a = chain(2)
