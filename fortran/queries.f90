@@ -80,7 +80,8 @@ contains
     end select
   end subroutine model_query
 
-  !> One model item (request code req, fortran/core/callback_model.f90) at (t, q, v, w);
+  !> One model item (request code req, fortran/core/callback_model.f90) at (t, q, v, w)
+  !> (mass_dqq(q, a, w) with a = v);
   !> a matrix item (rows x n) is evaluated into a and stored in Fortran order.
   subroutine item(m, req, t, q, v, w, out, ierr)
     class(model_t), intent(in) :: m
@@ -97,6 +98,7 @@ contains
     select case (req)
     case (REQ_MASS);      call m%mass(q, a); rows = n
     case (REQ_MASS_DQ);   call m%mass_dq(q, w(1:n), a); rows = n
+    case (REQ_MASS_DQQ);  call m%mass_dqq(q, v, w(1:n), a); rows = n
     case (REQ_FORCE);     call m%force(t, q, v, out(1:n))
     case (REQ_FORCE_Q);   call m%force_jac(t, q, v, a, b); rows = n
     case (REQ_FORCE_V);   call m%force_jac(t, q, v, b, a); rows = n

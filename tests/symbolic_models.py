@@ -39,3 +39,37 @@ def symbolic_snakeboard():
     return SymbolicModel(q, v, mass=M, force=[F * sp.cos(th), F * sp.sin(th), 0, 0, 0, 0],
                          potential=(kr * psi**2 + kw * (pb**2 + pf**2)) / 2, nonhol=(A, None),
                          params=vals, name="symbolic_snakeboard")
+
+
+def _lagrangian_force(M, q, v):
+    """The velocity-quadratic force of a configuration-dependent M in pyint's convention (f holds it):
+    -(M v)_q v + 1/2 grad_q (v^T M v)."""
+    q, v = sp.Matrix(q), sp.Matrix(v)
+    return -(M * v).jacobian(q) * v + ((v.T * M * v) / 2).jacobian(q).T
+
+
+def symbolic_two_link_angles(L1=0.5, L2=1.0, m1=10.0, m2=20.0, grav=9.81, width=0.0):
+    """Seed 003's two-link manipulator in joint angles (pyint.models.TwoLinkAngles): uniform bars, M(q2)."""
+    q1, q2, w1, w2 = sp.symbols("theta1 theta2 omega1 omega2")
+    l1, l2, ma, mb, g, b = p = sp.symbols("L1 L2 m1 m2 g b")
+    i1, i2, k = ma * l1**2 / 3 + ma * b**2 / 12, mb * l2**2 / 3 + mb * b**2 / 12, mb * l1 * l2 / 2
+    M = sp.Matrix([[i1 + mb * l1**2 + i2 + 2 * k * sp.cos(q2), i2 + k * sp.cos(q2)],
+                   [i2 + k * sp.cos(q2), i2]])
+    V = (ma / 2 + mb) * g * l1 * sp.sin(q1) + mb * g * l2 / 2 * sp.sin(q1 + q2)
+    return SymbolicModel([q1, q2], [w1, w2], mass=M, force=_lagrangian_force(M, [q1, q2], [w1, w2]),
+                         potential=V, params=dict(zip(p, (L1, L2, m1, m2, grav, width))),
+                         name="symbolic_two_link_angles", conservative=True)
+
+
+def symbolic_sleigh(mass=1.0, inertia=0.05, offset=0.3, stiffness=2.0, damping=0.05):
+    """The Chaplygin sleigh in contact-point coordinates (pyint.models.ChaplyginSleigh): M(theta), a spring
+    from the origin to the mass centre, a rotational damper, no lateral slip at the blade."""
+    x, y, th, vx, vy, w = sp.symbols("x y theta vx vy omega")
+    m, J, a, k, c = p = sp.symbols("m J a k c")
+    M = sp.Matrix([[m, 0, -m * a * sp.sin(th)], [0, m, m * a * sp.cos(th)],
+                   [-m * a * sp.sin(th), m * a * sp.cos(th), J + m * a**2]])
+    rc = sp.Matrix([x + a * sp.cos(th), y + a * sp.sin(th)])
+    f = _lagrangian_force(M, [x, y, th], [vx, vy, w]) + sp.Matrix([0, 0, -c * w])
+    return SymbolicModel([x, y, th], [vx, vy, w], mass=M, force=f, potential=k * (rc.T * rc)[0, 0] / 2,
+                         nonhol=([[-sp.sin(th), sp.cos(th), 0]], None),
+                         params=dict(zip(p, (mass, inertia, offset, stiffness, damping))), name="symbolic_sleigh")

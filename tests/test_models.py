@@ -65,6 +65,7 @@ def test_analytic_jacobians_match_finite_differences(model, rng):
         lam_h, lam_n = w[:model.n_hol], w[:model.n_nonhol]
         pairs = [
             (model.mass_dq(q, w), fd_jacobian(lambda x: model.mass(x) @ w, q)),
+            (model.mass_dqq(q, v, w), fd_jacobian(lambda x: model.mass_dq(x, v) @ w, q)),
             (model.force_jac(t, q, v)[0], fd_jacobian(lambda x: model.force(t, x, v), q)),
             (model.force_jac(t, q, v)[1], fd_jacobian(lambda x: model.force(t, q, x), v)),
         ]

@@ -14,11 +14,12 @@ import sympy as sp
 
 import pyint.methods  # noqa: F401  registers every method
 from pyint.integrator import METHODS
-from pyint.models import PendulumChain, Snakeboard, SymbolicModel, SymbolicModelError
+from pyint.models import ChaplyginSleigh, PendulumChain, Snakeboard, SymbolicModel, SymbolicModelError, TwoLinkAngles
 from pyint.models.base import fd_derivative, fd_jacobian
-from pyint.models._fortran_model import fortran_eval
+from pyint.models._fortran_model import fortran_eval, model_query
 from pyint.methods.genalpha import GeneralizedAlpha
-from symbolic_models import symbolic_chain, symbolic_snakeboard  # tests/ (the benchmark uses them too)
+from symbolic_models import (symbolic_chain, symbolic_sleigh, symbolic_snakeboard,  # tests/ (the benchmark uses
+                             symbolic_two_link_angles)                                  # the chain and snakeboard)
 
 # compiled models of this module go to a fresh cache (tests/conftest.py), not the user's
 pytestmark = pytest.mark.usefixtures("fresh_model_cache")
@@ -97,7 +98,7 @@ ITEMS_QV = ["force", "force_q", "force_v", "hol_vel_q", "hol_gamma", "nh_vel_q",
 def _compare_items(sym, ref, rng, t=0.37):
     q, v = rng.standard_normal((2, sym.n))
     w = rng.standard_normal(sym.n)
-    for req in ITEMS_Q + ITEMS_QV + ["mass_dq", "hol_gtl_q", "nh_atl_q"]:
+    for req in ITEMS_Q + ITEMS_QV + ["mass_dq", "mass_dqq", "hol_gtl_q", "nh_atl_q"]:
         a = np.asarray(fortran_eval(sym, req, t, q, v, w))
         b = np.asarray(fortran_eval(ref, req, t, q, v, w))
         scale = max(1.0, np.max(np.abs(b), initial=0.0))
@@ -109,6 +110,82 @@ def test_items_equal_builtin_twins():
     for _ in range(3):
         _compare_items(chain(3), PendulumChain(3), rng)
         _compare_items(snakeboard(), Snakeboard(), rng)
+        # M(q): the built-ins' analytic mass_dq and mass_dqq (a finite difference would be ~1e-10 off)
+        _compare_items(symbolic_two_link_angles(width=0.1), TwoLinkAngles(width=0.1), rng)
+        _compare_items(symbolic_sleigh(), ChaplyginSleigh(), rng)
+
+
+# A configuration-dependent mass through the kernels that need its second derivatives: the canonical form
+# (fortran/core/hamiltonian.f90: symplectic_gl, rattle, lobatto_iiiab) and the dual-variable form
+# (fortran/core/dual_form.f90: galerkin_s*).  Measured over T = 1, h = 0.01 against the built-in twins:
+# two-link q <= 2.3e-14, v <= 3.3e-13 (|v| up to ~8: the arm falls from rest); sleigh q, v <= 2e-15.
+M_Q_CASES = [("two_link", m) for m in ("symplectic_gl", "rattle", "lobatto_iiiab", "galerkin_s2", "galerkin_s4")] + \
+            [("sleigh", m) for m in ("galerkin_s2", "galerkin_s4")]
+
+
+def _mq_twins(name):
+    if name == "two_link":
+        return (symbolic_two_link_angles(width=0.1), TwoLinkAngles(width=0.1),
+                np.array([0.3, 0.5]), np.zeros(2))
+    return (symbolic_sleigh(), ChaplyginSleigh(), *ChaplyginSleigh().initial_state())
+
+
+@pytest.mark.parametrize("name,method", M_Q_CASES)
+def test_configuration_dependent_mass_trajectory_equals_builtin(name, method):
+    sym, ref, q0, v0 = _mq_twins(name)
+    meth = METHODS[method]()
+    r_ref = meth.integrate(ref, q0, v0, 1.0, 0.01, backend="fortran")
+    r_sym = meth.integrate(sym, q0, v0, 1.0, 0.01, backend="fortran")
+    assert r_ref.status == r_sym.status == "ok"
+    assert np.max(np.abs(r_sym.q - r_ref.q)) <= TRAJ_TOL
+    assert np.max(np.abs(r_sym.v - r_ref.v)) <= TRAJ_TOL * 10
+    if method in ("rattle", "galerkin_s2"):   # the Python items (mass_dqq through the callback): same trajectory
+        r_cb = meth.integrate(sym, q0, v0, 1.0, 0.01, backend="callback")
+        assert np.max(np.abs(r_cb.q - r_sym.q)) <= TRAJ_TOL
+
+
+def _exact_second_derivatives(sym):
+    """NumPy functions (q, v) -> M, f, D = (M v)_q, K = (D v)_q, Mdot = sum_k M_k v_k, f_q, f_v, straight
+    from the model's SymPy expressions (independent of pyint's derivation)."""
+    q, v = sp.Matrix(sym._q), sp.Matrix(sym._v)
+    M, f = sym._inputs[0], sym._inputs[1]
+    D = (M * v).jacobian(q)
+    mdot = sum((M.diff(qk) * vk for qk, vk in zip(q, v)), sp.zeros(*M.shape))
+    exprs = (M, f, D, (D * v).jacobian(q), mdot, f.jacobian(q), f.jacobian(v))
+    funs = [sp.lambdify([sym._q, sym._v, sym._p], e, "numpy") for e in exprs]
+    return lambda q_, v_: [np.array(F(q_, v_, sym._pvals), dtype=float) for F in funs]
+
+
+@pytest.mark.parametrize("name", ["two_link", "sleigh"])
+def test_newton_blocks_of_a_configuration_dependent_mass_are_exact(name):
+    """The Jacobian blocks of the canonical form (hamiltonian.f90) and the dual form (dual_form.f90) of a
+    compiled M(q) model equal their exact assembly from the SymPy expressions: no finite difference of M is
+    left in them.  The blocks multiply exact items by M^{-1}: bound 100 cond(M) eps relative (cond(M) = 13
+    and 24 at the last state; measured <= 1.4e-15 and 9.0e-15).  The central differences of mass_dq the
+    kernels took before were off by up to 5e-10."""
+    sym = _mq_twins(name)[0]
+    exact = _exact_second_derivatives(sym)
+    n = sym.n
+    rng = np.random.default_rng(5)
+    shapes = [(n,), (n,)] + 4 * [(n, n)]
+    for _ in range(5):
+        q, p = rng.standard_normal((2, n))
+        M = exact(q, q)[0]
+        minv = np.linalg.inv(M)
+        v = minv @ p
+        M, f, D, K, mdot, fq, fv = exact(q, v)
+        f = f.ravel()
+        tol = 100 * np.linalg.cond(M) * np.finfo(float).eps
+        # canonical: phi_q = -M^-1 D, psi_v = f_v + D + Mdot, psi_q = f_q + K + psi_v phi_q, psi_p = psi_v M^-1
+        phq, psv = -minv @ D, fv + D + mdot
+        canonical = [v, f + D @ v, phq, minv, fq + K + psv @ phq, psv @ minv]
+        # dual: H_q = -f - D v, H_pq = -M^-1 D, K_v = -f_v - Mdot - D, H_qq = -f_q - K + K_v H_pq, H_qp = K_v M^-1
+        kv = -fv - mdot - D
+        dual = [v, -f - D @ v, phq, minv, -fq - K + kv @ phq, kv @ minv]
+        for what, want in (("canonical_field", canonical), ("dual", dual)):
+            got = model_query(sym, what, [0.3, q, p], shapes)
+            for k, (a, b) in enumerate(zip(got, want)):
+                assert np.max(np.abs(a - b)) <= tol * max(1.0, np.max(np.abs(b))), (what, k)
 
 
 def random_model(rng):
@@ -270,6 +347,27 @@ def test_stale_or_corrupt_cache_entry_is_rebuilt(tmp_path, monkeypatch, damage):
     assert f"pyint-model-key:{key}".encode() in lib.read_bytes() and lib.stat().st_size > 1000
 
 
+def test_cache_index_without_an_item_is_derived_again(tmp_path, monkeypatch):
+    """An index of the cache whose patterns miss a matrix item (as written before mass_dqq existed; the
+    generator's version in the key keeps such an index from being found, this is the second guard) is
+    not trusted: the model is derived again and its mass_dqq reaches the kernels (not zeros)."""
+    import json
+    monkeypatch.setenv("PYINT_MODEL_CACHE", str(tmp_path))
+    x, u = sp.symbols("x u")
+    make = lambda: SymbolicModel([x], [u], mass=[[2 + sp.sin(x)]], force=[-x])  # noqa: E731
+    m = make()
+    m.compiled_ipar()
+    index = tmp_path / f"{m._input_key()}.json"
+    data = json.loads(index.read_text())
+    del data["patterns"]["mass_dqq"]
+    index.write_text(json.dumps(data))
+    fresh = make()
+    q, a, w = np.array([0.4]), np.array([1.5]), np.array([-0.7])
+    k = fortran_eval(fresh, "mass_dqq", 0.0, q, a, w)   # -sin(q) a w
+    assert abs(float(np.ravel(k)[0]) + np.sin(0.4) * 1.5 * -0.7) <= 1e-15
+    assert "mass_dqq" in json.loads(index.read_text())["patterns"]
+
+
 def test_cache_is_shared_across_symbol_names_and_parameter_values(tmp_path, monkeypatch):
     monkeypatch.setenv("PYINT_MODEL_CACHE", str(tmp_path))
     a = chain(2)
@@ -351,7 +449,7 @@ def test_no_finite_difference_is_left():
     """Every item with a finite-difference fallback in Model is defined by SymbolicModel itself
     (and by compiled_model_t in Fortran: fortran/core/compiled_model.f90 overrides every model_t item)."""
     from pyint.models.base import Model
-    fallbacks = ["mass_dq", "force_jac", "hol_jac", "hol_t", "hol_jac_t", "hol_tt", "hol_vel_q", "hol_gamma",
+    fallbacks = ["mass_dq", "mass_dqq", "force_jac", "hol_jac", "hol_t", "hol_jac_t", "hol_tt", "hol_vel_q", "hol_gamma",
                  "hol_gtl_q", "nh_vel_q", "nh_dt", "nh_gamma", "nh_atl_q"]
     assert [f for f in fallbacks if getattr(SymbolicModel, f) is getattr(Model, f)] == []
 

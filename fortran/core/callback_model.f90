@@ -3,7 +3,8 @@
 !> Every item of model_t is forwarded to the callback
 !>     usercb(req, t, q, v, w, out)
 !> with req one of the REQ_* codes below, w the extra vector the item needs
-!> (a for REQ_MASS_DQ, lam for the *_TL_Q items; length max(n, mh, mn)) and
+!> (a for REQ_MASS_DQ, lam for the *_TL_Q items, w for REQ_MASS_DQQ whose a is v;
+!> length max(n, mh, mn)) and
 !> out the buffer the callable fills in place, matrices row by row (NumPy's
 !> C order: what ndarray.ravel() gives without a copy).  The Python side
 !> (pyint.models.base.Model.fortran_callback) maps req to the model's method,
@@ -26,7 +27,8 @@
 !> slot (Python checks shapes, finiteness is checked here): an item it could
 !> not compute (it raised) or that is not finite is asked again on its own
 !> when the kernel needs it, where the per-item path reports the error (the
-!> same message either way; a non-finite energy is returned as it is).  Items with a w argument (mass_dq, the *_TL_Q items)
+!> same message either way; a non-finite energy is returned as it is).  Items with a w argument (mass_dq, mass_dqq,
+!> the *_TL_Q items)
 !> are never cached.  A model declaring a constant mass matrix (const_mass,
 !> which the kernels already trust: mass_dq = 0, a factorization kept) has it
 !> asked once per kernel call.
@@ -39,21 +41,21 @@ module pyint_callback_model
   public :: callback_model_t, usercb_i, callback_model_start
   public :: REQ_MASS, REQ_MASS_DQ, REQ_FORCE, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL, REQ_HOL_JAC, &
             REQ_HOL_T, REQ_HOL_VEL_Q, REQ_HOL_GAMMA, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, &
-            REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, NREQ, BUNDLE_SHIFT
+            REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, REQ_MASS_DQQ, NREQ, BUNDLE_SHIFT
 
   ! Request codes (mirrored in pyint/models/base.py: CALLBACK_REQUESTS).
   integer, parameter :: REQ_MASS = 1, REQ_MASS_DQ = 2, REQ_FORCE = 3, REQ_FORCE_Q = 4, &
                         REQ_FORCE_V = 5, REQ_HOL = 6, REQ_HOL_JAC = 7, REQ_HOL_T = 8, &
                         REQ_HOL_VEL_Q = 9, REQ_HOL_GAMMA = 10, REQ_HOL_GTL_Q = 11, &
                         REQ_NH_A = 12, REQ_NH_B = 13, REQ_NH_VEL_Q = 14, REQ_NH_GAMMA = 15, &
-                        REQ_NH_ATL_Q = 16, REQ_ENERGY = 17, NREQ = 17, BUNDLE_SHIFT = 32
+                        REQ_NH_ATL_Q = 16, REQ_ENERGY = 17, REQ_MASS_DQQ = 18, NREQ = 18, BUNDLE_SHIFT = 32
   ! What each item depends on besides q: DEP_T (t), DEP_V (v), DEP_W (w: never cached).
   integer, parameter :: DEP_T = 1, DEP_V = 2, DEP_W = 4
   integer, parameter :: ITEM_DEPS(NREQ) = [0, DEP_W, 3, 3, 3, DEP_T, DEP_T, DEP_T, 3, 3, &
-                                          DEP_T + DEP_W, DEP_T, DEP_T, 3, 3, DEP_T + DEP_W, 3]
+                                          DEP_T + DEP_W, DEP_T, DEP_T, 3, 3, DEP_T + DEP_W, 3, DEP_V + DEP_W]
   ! The item one Python method computes with it (Model.force_jac: f_q and f_v; nh_A, nh_b).
   integer, parameter :: PARTNER(NREQ) = [0, 0, 0, REQ_FORCE_V, REQ_FORCE_Q, 0, 0, 0, 0, 0, 0, &
-                                         REQ_NH_B, REQ_NH_A, 0, 0, 0, 0]
+                                         REQ_NH_B, REQ_NH_A, 0, 0, 0, 0, 0]
   ! the residual items of expect_residual_items, by the kind of constraint they belong to
   integer, parameter :: HOL_RESIDUAL_ITEMS = ibset(ibset(ibset(ibset(0, REQ_HOL - 1), REQ_HOL_JAC - 1), &
                                                          REQ_HOL_T - 1), REQ_HOL_GAMMA - 1)
@@ -89,6 +91,7 @@ module pyint_callback_model
     procedure :: mass => cb_mass
     procedure :: force => cb_force
     procedure :: mass_dq => cb_mass_dq
+    procedure :: mass_dqq => cb_mass_dqq
     procedure :: force_jac => cb_force_jac
     procedure :: hol => cb_hol
     procedure :: hol_jac => cb_hol_jac
@@ -121,7 +124,7 @@ contains
     associate (c => m%cache)
       c%bundled = bundled
       c%siz = [n * n, n * n, n, n * n, n * n, mh, mh * n, mh, mh * n, mh, n * n, mn * n, mn, &
-               mn * n, mn, n * n, 1]
+               mn * n, mn, n * n, 1, n * n]
       pos = 0
       do k = 1, NREQ
         c%off(k) = pos
@@ -312,6 +315,14 @@ contains
     real(wp), intent(out) :: d(self%n, self%n)
     d = 0
     if (.not. self%const_mass) call get_mat(self, REQ_MASS_DQ, 0.0_wp, q, q, a, d)
+  end subroutine
+
+  subroutine cb_mass_dqq(self, q, a, w, k)
+    class(callback_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n), w(self%n)
+    real(wp), intent(out) :: k(self%n, self%n)
+    k = 0
+    if (.not. self%const_mass) call get_mat(self, REQ_MASS_DQQ, 0.0_wp, q, a, w, k)
   end subroutine
 
   subroutine cb_force(self, t, q, v, f)

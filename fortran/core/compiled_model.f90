@@ -4,9 +4,9 @@
 !>
 !>     eval(req, t, q, v, w, rpar, out)
 !>
-!> req one of the request codes of callback_model.f90 (REQ_MASS ... REQ_ENERGY),
+!> req one of the request codes of callback_model.f90 (REQ_MASS ... REQ_MASS_DQQ),
 !> w the extra vector of the item (a for REQ_MASS_DQ, lam for the *_TL_Q
-!> items), rpar the model's parameters (runtime inputs: a parameter sweep does
+!> items, w for REQ_MASS_DQQ = d/dq [(M a)_q w] whose a is v), rpar the model's parameters (runtime inputs: a parameter sweep does
 !> not recompile).  Vector items fill out(1:len); matrix items fill
 !> out(1:nnz) with their structural nonzeros in the order of the pattern below,
 !> so the Newton-matrix hooks add O(nnz) entries (the sparsity the symbolic
@@ -24,19 +24,20 @@ module pyint_compiled_model
   use pyint_newton_matrix, only: newton_matrix_t
   use pyint_callback_model, only: REQ_MASS, REQ_MASS_DQ, REQ_FORCE, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL, &
        REQ_HOL_JAC, REQ_HOL_T, REQ_HOL_VEL_Q, REQ_HOL_GAMMA, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, &
-       REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY
+       REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, REQ_MASS_DQQ
   implicit none
   private
   public :: compiled_model_t, compiled_model_new, COMPILED_MODEL_ID
 
   !> The model_id of a compiled model (above every built-in id).
   integer, parameter :: COMPILED_MODEL_ID = 1000
-  integer, parameter :: NMAT = 10
+  integer, parameter :: NMAT = 11
   !> Matrix items, in the order of their patterns in ipar.
   integer, parameter :: MAT_REQ(NMAT) = [REQ_MASS, REQ_MASS_DQ, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL_JAC, &
-                                         REQ_HOL_VEL_Q, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_VEL_Q, REQ_NH_ATL_Q]
+                                         REQ_HOL_VEL_Q, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_VEL_Q, REQ_NH_ATL_Q, &
+                                         REQ_MASS_DQQ]
   integer, parameter :: K_MASS = 1, K_MASS_DQ = 2, K_FQ = 3, K_FV = 4, K_G = 5, K_GVQ = 6, K_GTL = 7, &
-                        K_A = 8, K_AVQ = 9, K_ATL = 10
+                        K_A = 8, K_AVQ = 9, K_ATL = 10, K_MASS_DQQ = 11
 
   abstract interface
     subroutine eval_i(req, t, q, v, w, rpar, out) bind(C)
@@ -57,6 +58,7 @@ module pyint_compiled_model
     procedure :: mass => cm_mass
     procedure :: force => cm_force
     procedure :: mass_dq => cm_mass_dq
+    procedure :: mass_dqq => cm_mass_dqq
     procedure :: force_jac => cm_force_jac
     procedure :: hol => cm_hol
     procedure :: hol_jac => cm_hol_jac
@@ -235,6 +237,13 @@ contains
     real(wp), intent(in) :: q(self%n), a(self%n)
     real(wp), intent(out) :: d(self%n, self%n)
     call dense(self, K_MASS_DQ, 0.0_wp, q, q, a, d)
+  end subroutine
+
+  subroutine cm_mass_dqq(self, q, a, w, k)
+    class(compiled_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n), w(self%n)
+    real(wp), intent(out) :: k(self%n, self%n)
+    call dense(self, K_MASS_DQQ, 0.0_wp, q, a, w, k)
   end subroutine
 
   subroutine cm_force(self, t, q, v, f)

@@ -19,9 +19,9 @@
 !>     H_qp = K_v M^{-1},        H_qq = K_q + K_v H_pq,
 !> where K(q, v) = -f - D(q, v) v with
 !>     K_v = -f_v - Mdot - D(q, v),   Mdot(:, l) = D(q, e_l) v   (= sum_k M_k v_k),
-!>     K_q = -f_q - d/dq [D(q, v) v] at fixed v.
-!> The model interface has no second derivatives of M, so for a q-dependent mass
-!> matrix the last term is a central difference of model%mass_dq; for a constant
+!>     K_q = -f_q - d/dq [D(q, v) v] at fixed v = -f_q - model%mass_dqq(q, v, v)
+!> (the second derivatives of M: exact when the model defines mass_dqq, a central
+!> difference of mass_dq by default, fortran/core/model.f90); for a constant
 !> mass matrix (every seed-004 model) D = 0 and everything is analytic:
 !>     H_p = M^{-1} p,  H_q = -f,  H_pp = M^{-1},  H_pq = 0,  H_qp = -f_v M^{-1},  H_qq = -f_q.
 module pyint_dual
@@ -31,8 +31,6 @@ module pyint_dual
   implicit none
   private
   public :: dual_work_t, dual_init, dual_grad, dual_hess
-
-  real(wp), parameter :: FD_EPS = 6.0e-6_wp   !< relative step of the central difference of mass_dq
 
   !> Scratch of the dual form (allocated once per integration: reentrant).
   type :: dual_work_t
@@ -109,7 +107,7 @@ contains
     type(dual_work_t), intent(inout) :: w
     real(wp), intent(out) :: hpq(:, :), hpp(:, :), hqq(:, :), hqp(:, :)
     integer, intent(out) :: info
-    real(wp) :: v(w%n), x(w%n), gp(w%n), gm(w%n), e
+    real(wp) :: v(w%n), x(w%n)
     integer :: j, n
     n = w%n
     info = 0
@@ -137,18 +135,9 @@ contains
       call model%mass_dq(q, x, w%kq)               ! kq used as scratch: D(q, e_j)
       w%kv(:, j) = w%kv(:, j) - matmul(w%kq, v)
     end do
-    ! K_q = -f_q - d/dq [D(q, v) v] (v fixed): central difference of mass_dq
-    do j = 1, n
-      e = FD_EPS * max(1.0_wp, abs(q(j)))
-      x = q
-      x(j) = q(j) + e
-      call model%mass_dq(x, v, w%dm)
-      gp = matmul(w%dm, v)
-      x(j) = q(j) - e
-      call model%mass_dq(x, v, w%dm)
-      gm = matmul(w%dm, v)
-      w%kq(:, j) = -w%fq(:, j) - (gp - gm) / (2 * e)
-    end do
+    ! K_q = -f_q - d/dq [D(q, v) v] (v fixed)
+    call model%mass_dqq(q, v, v, w%kq)
+    w%kq = -w%fq - w%kq
     hqp = matmul(w%kv, w%minv_q)
     hqq = w%kq + matmul(w%kv, hpq)
   end subroutine

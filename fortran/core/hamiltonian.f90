@@ -20,9 +20,10 @@
 !>   psi_v = f_v + D + Mdot,              psi_p = psi_v M^{-1}
 !>   psi_q = f_q + K + psi_v phi_q,       K = d/dq (D(q, v) v)|_v
 !> For a constant mass matrix D = Mdot = K = 0 and M^{-1} is formed once.
-!> Mdot and K need second derivatives of M, which the model interface does
-!> not provide: they are central differences of mass and mass_dq (they only
-!> enter Newton matrices, never the equations).
+!> Mdot(:, l) = D(q, e_l) v (model%mass_dq) and K = model%mass_dqq(q, v, v), the
+!> second derivatives of M (exact when the model defines mass_dqq; its default is
+!> a central difference of mass_dq, fortran/core/model.f90).  Both only enter
+!> Newton matrices, never the equations.
 module pyint_hamiltonian
   use pyint_kinds
   use pyint_model, only: model_t
@@ -31,15 +32,13 @@ module pyint_hamiltonian
   private
   public :: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
 
-  real(wp), parameter :: FD_EPS = 6.0e-6_wp
-
   !> Per-trajectory workspace (allocated once per call).
   type :: ham_work_t
     integer :: n = 0
     logical :: const_mass = .true.
     real(wp), allocatable :: minv(:, :)   !< M^{-1} (constant mass: once; else of the last q)
     real(wp), allocatable :: mq(:, :), d(:, :), fq(:, :), fv(:, :), psiv(:, :), kq(:, :)
-    real(wp), allocatable :: x(:), gp(:), gm(:)
+    real(wp), allocatable :: x(:)
     integer, allocatable :: ipiv(:)
   end type
 
@@ -56,7 +55,7 @@ contains
     w%n = n
     w%const_mass = model%const_mass
     allocate(w%minv(n, n), w%mq(n, n), w%d(n, n), w%fq(n, n), w%fv(n, n), w%psiv(n, n), &
-             w%kq(n, n), w%x(n), w%gp(n), w%gm(n), w%ipiv(n))
+             w%kq(n, n), w%x(n), w%ipiv(n))
     w%d = 0; w%kq = 0
     info = 0
     if (w%const_mass) call invert_mass(model, w, q0, info)
@@ -119,7 +118,6 @@ contains
     real(wp), intent(out) :: v(:), psi(:), phq(:, :), php(:, :), psq(:, :), psp(:, :)
     integer, intent(out) :: info
     integer :: j
-    real(wp) :: e
     call ham_field(model, w, t, q, p, v, psi, info)     ! leaves minv at q and, for M(q), D = mass_dq(q, v)
     if (info /= 0) return
     php = w%minv
@@ -131,22 +129,14 @@ contains
       return
     end if
     phq = -matmul(w%minv, w%d)
-    ! K = d/dq (D(q, v) v) at fixed v, by central differences of mass_dq
+    call model%mass_dqq(q, v, v, w%kq)        ! K = d/dq (D(q, v) v) at fixed v
+    ! psi_v without f_v: D + Mdot, Mdot(:, l) = D(q, e_l) v
     do j = 1, w%n
-      e = FD_EPS * max(1.0_wp, abs(q(j)))
-      w%x = q; w%x(j) = q(j) + e
-      call model%mass_dq(w%x, v, w%fq)
-      w%gp = matmul(w%fq, v)
-      w%x(j) = q(j) - e
-      call model%mass_dq(w%x, v, w%fq)
-      w%gm = matmul(w%fq, v)
-      w%kq(:, j) = 0.5_wp * (w%gp - w%gm) / e
+      w%x = 0
+      w%x(j) = 1
+      call model%mass_dq(q, w%x, w%fq)
+      w%psiv(:, j) = matmul(w%fq, v) + w%d(:, j)
     end do
-    ! Mdot = d/de M(q + e v) by a central difference along v
-    e = FD_EPS * max(1.0_wp, maxval(abs(q))) / max(1.0_wp, maxval(abs(v)))
-    call model%mass(q + e * v, w%fq)
-    call model%mass(q - e * v, w%psiv)
-    w%psiv = (w%fq - w%psiv) / (2 * e) + w%d
     call model%force_jac(t, q, v, w%fq, w%fv)
     w%psiv = w%psiv + w%fv
     psq = w%kq + w%fq + matmul(w%psiv, phq)

@@ -10,7 +10,7 @@
 !> names, the same sign conventions.  A model extends model_t and overrides
 !> what it knows analytically; everything not overridden falls back to a
 !> central finite difference of the items it is derived from (correct, slower),
-!> except what the model's flags make zero: mass_dq for const_mass, force_jac
+!> except what the model's flags make zero: mass_dq and mass_dqq for const_mass, force_jac
 !> for const_force, hol_t for scleronomic; a constant mass matrix may be set
 !> once (mconst) instead of overriding mass.  energy is 1/2 v^T M v + potential
 !> (a model with forces from a potential overrides potential only).  Built-in
@@ -57,7 +57,7 @@ module pyint_model
   real(wp), parameter :: FD_EPS = 6.0e-6_wp   !< ~ eps**(1/3), relative step of the fallbacks
   !> The items the finite-difference fallbacks differentiate (fd_item), and by what.
   integer, parameter :: IT_MASS_A = 1, IT_FORCE = 2, IT_HOL = 3, IT_HOL_VEL = 4, IT_HOL_TL = 5, &
-                        IT_NH_VEL = 6, IT_NH_TL = 7
+                        IT_NH_VEL = 6, IT_NH_TL = 7, IT_MASS_DQ_W = 8
   integer, parameter :: BY_Q = 1, BY_V = 2, BY_T = 3
 
   type, abstract :: model_t
@@ -73,6 +73,7 @@ module pyint_model
     procedure :: mass          !< M(q)                                    (n, n)
     procedure(force_i), deferred :: force
     procedure :: mass_dq       !< D = d(M(q) a)/dq                      (n, n)
+    procedure :: mass_dqq      !< K = d(D(q, a) w)/dq                   (n, n)
     procedure :: force_jac     !< fq = df/dq, fv = df/dv                 (n, n) each
     procedure :: hol           !< g(t, q)                                (mh)
     procedure :: hol_jac       !< G = g_q                                (mh, n)
@@ -117,7 +118,8 @@ contains
     fd_step = FD_EPS * max(1.0_wp, abs(x))
   end function
 
-  !> Item `it` (IT_*) at (t, q, v) with its extra vector w (a for IT_MASS_A, lam for *_TL):
+  !> Item `it` (IT_*) at (t, q, v) with its extra vector w (a for IT_MASS_A, lam for *_TL;
+  !> IT_MASS_DQ_W: D(q, v) w, v standing for mass_dqq's a):
   !> the vector whose central differences are the finite-difference defaults.
   subroutine fd_item(self, it, t, q, v, w, y)
     class(model_t), intent(in) :: self
@@ -129,6 +131,10 @@ contains
     case (IT_MASS_A)
       allocate(b(self%n, self%n))
       call self%mass(q, b)
+      y = matmul(b, w)
+    case (IT_MASS_DQ_W)
+      allocate(b(self%n, self%n))
+      call self%mass_dq(q, v, b)
       y = matmul(b, w)
     case (IT_FORCE)
       call self%force(t, q, v, y)
@@ -156,7 +162,7 @@ contains
     integer, intent(in) :: it, wrt
     real(wp), intent(in) :: t, q(:), v(:), w(:)
     real(wp), intent(out) :: d(:, :)
-    real(wp) :: x(self%n), yp(size(d, 1)), ym(size(d, 1)), e
+    real(wp) :: x(self%n), yp(size(d, 1)), ym(size(d, 1)), e, x0
     integer :: j
     if (wrt == BY_T) then
       e = fd_step(t)
@@ -167,12 +173,13 @@ contains
     end if
     x = merge(q, v, wrt == BY_Q)
     do j = 1, self%n
-      e = fd_step(x(j))
-      x(j) = x(j) + e
+      x0 = x(j)
+      e = fd_step(x0)
+      x(j) = x0 + e
       call at(yp)
-      x(j) = x(j) - 2 * e
+      x(j) = x0 - e
       call at(ym)
-      x(j) = x(j) + e
+      x(j) = x0            ! restored exactly: the next columns are taken at (q, v) itself
       d(:, j) = (yp - ym) / (2 * e)
     end do
   contains
@@ -227,6 +234,18 @@ contains
     real(wp), intent(out) :: d(self%n, self%n)
     d = 0
     if (.not. self%const_mass) call central_difference(self, IT_MASS_A, BY_Q, 0.0_wp, q, q, a, d)
+  end subroutine
+
+  !> K(q, a, w) = d/dq [D(q, a) w] (w held fixed), D(q, a) = (M(q) a)_q: the second derivatives
+  !> of M that the canonical and dual-variable forms' Newton matrices need (K(q, v, v) there;
+  !> fortran/core/hamiltonian.f90, fortran/core/dual_form.f90).  Default: a central difference
+  !> of mass_dq; zero for const_mass.
+  subroutine mass_dqq(self, q, a, w, k)
+    class(model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n), w(self%n)
+    real(wp), intent(out) :: k(self%n, self%n)
+    k = 0
+    if (.not. self%const_mass) call central_difference(self, IT_MASS_DQ_W, BY_Q, 0.0_wp, q, a, w, k)
   end subroutine
 
   subroutine force_jac(self, t, q, v, fq, fv)

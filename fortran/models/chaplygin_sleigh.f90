@@ -27,6 +27,7 @@ module model_chaplygin_sleigh
     procedure :: mass => cs_mass
     procedure :: force => cs_force
     procedure :: mass_dq => cs_mass_dq
+    procedure :: mass_dqq => cs_mass_dqq
     procedure :: force_jac => cs_force_jac
     procedure :: potential => cs_potential
   end type
@@ -68,6 +69,18 @@ contains
     s = sin(q(3)); c = cos(q(3))
     d = 0
     d(:, 3) = [-ma * c * a(3), -ma * s * a(3), -ma * (c * a(1) + s * a(2))]
+  end subroutine
+
+  !> d/dq [D(q, a) w]: D w = w(3) D(:, 3), a function of q(3) only.
+  subroutine cs_mass_dqq(self, q, a, w, k)
+    class(chaplygin_sleigh_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n), w(self%n)
+    real(wp), intent(out) :: k(self%n, self%n)
+    real(wp) :: ma, s, c
+    ma = self%m * self%a
+    s = sin(q(3)); c = cos(q(3))
+    k = 0
+    k(:, 3) = w(3) * [ma * s * a(3), -ma * c * a(3), ma * (s * a(1) - c * a(2))]
   end subroutine
 
   subroutine cs_force(self, t, q, v, f)

@@ -16,6 +16,7 @@ module model_two_link_angles
     procedure :: init => tl_init
     procedure :: mass => tl_mass
     procedure :: mass_dq => tl_mass_dq
+    procedure :: mass_dqq => tl_mass_dqq
     procedure :: force => tl_force
     procedure :: force_jac => tl_force_jac
     procedure :: potential => tl_potential
@@ -61,6 +62,18 @@ contains
     d(:, 1) = 0
     d(1, 2) = -self%k * s2 * (2 * a(1) + a(2))
     d(2, 2) = -self%k * s2 * a(1)
+  end subroutine
+
+  !> d/dq [D(q, a) w]: only q(2) enters, D w = -k sin(q2) w(2) [2 a(1) + a(2), a(1)].
+  subroutine tl_mass_dqq(self, q, a, w, k)
+    class(two_link_angles_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n), w(self%n)
+    real(wp), intent(out) :: k(self%n, self%n)
+    real(wp) :: c2
+    c2 = cos(q(2))
+    k(:, 1) = 0
+    k(1, 2) = -self%k * c2 * (2 * a(1) + a(2)) * w(2)
+    k(2, 2) = -self%k * c2 * a(1) * w(2)
   end subroutine
 
   subroutine tl_force(self, t, q, v, f)

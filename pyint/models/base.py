@@ -34,7 +34,7 @@ CALLBACK_REQUESTS = {
     1: "mass", 2: "mass_dq", 3: "force", 4: "force_q", 5: "force_v",
     6: "hol", 7: "hol_jac", 8: "hol_t", 9: "hol_vel_q", 10: "hol_gamma",
     11: "hol_gtl_q", 12: "nh_A", 13: "nh_b", 14: "nh_vel_q", 15: "nh_gamma",
-    16: "nh_atl_q", 17: "energy",
+    16: "nh_atl_q", 17: "energy", 18: "mass_dqq",
 }
 
 
@@ -62,7 +62,7 @@ def callback_shapes(n, mh, mn):
     return {"mass": (n, n), "mass_dq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
             "hol": (mh,), "hol_jac": (mh, n), "hol_t": (mh,), "hol_vel_q": (mh, n), "hol_gamma": (mh,),
             "hol_gtl_q": (n, n), "nh_A": (mn, n), "nh_b": (mn,), "nh_vel_q": (mn, n),
-            "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}
+            "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": (), "mass_dqq": (n, n)}
 
 
 def check_item_shape(model_name, item, value, shape):
@@ -224,6 +224,13 @@ class Model:
         if self.constant_mass:
             return np.zeros((self.n, self.n))
         return fd_jacobian(lambda x: self.mass(x) @ a, q)
+
+    def mass_dqq(self, q, a, w):
+        """d/dq [(M(q) a)_q w] (w held fixed), shape (n, n): the second derivatives of M the canonical
+        and dual-variable forms' Newton matrices need (at a = w = v); zero for a constant mass matrix."""
+        if self.constant_mass:
+            return np.zeros((self.n, self.n))
+        return fd_jacobian(lambda x: self.mass_dq(x, a) @ w, q)
 
     def force_jac(self, t, q, v):
         """(f_q, f_v), each (n, n)."""
@@ -420,11 +427,12 @@ class Model:
             15: lambda t, q, v, w: self.nh_gamma(t, q, v),
             16: lambda t, q, v, w: self.nh_atl_q(t, q, w[:mn]),
             17: lambda t, q, v, w: self.energy(t, q, v),
+            18: lambda t, q, v, w: self.mass_dqq(q, v, w[:n]),
         }
         # the items one method computes together: one call for both when a bundle holds both
         pairs = {(4, 5): lambda t, q, v, w: self.force_jac(t, q, v),
                  (12, 13): lambda t, q, v, w: (self.nh_A(t, q), self.nh_b(t, q))}
-        timeless = {1, 2}   # mass and mass_dq: no t in an error message
+        timeless = {1, 2, 18}   # mass, mass_dq, mass_dqq: no t in an error message
         plans = {}   # bundle request -> (items alone, pairs): (f, name, lo, hi, shape, timed), (f, (...), (...))
 
         def one(req, t, q, v, w):

@@ -108,6 +108,13 @@ class ChaplyginSleigh(Model):
         d[:, 2] = (-ma * c * a[2], -ma * s * a[2], -ma * (c * a[0] + s * a[1]))
         return d
 
+    def mass_dqq(self, q, a, w):
+        ma = self.m * self.a
+        s, c = np.sin(q[2]), np.cos(q[2])
+        k = np.zeros((3, 3))
+        k[:, 2] = w[2] * np.array([ma * s * a[2], -ma * c * a[2], ma * (s * a[0] - c * a[1])])
+        return k
+
     def force(self, t, q, v):
         ma, k = self.m * self.a, self.k
         s, c = np.sin(q[2]), np.cos(q[2])

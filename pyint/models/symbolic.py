@@ -8,8 +8,8 @@
     model = SymbolicModel([x, y], [vx, vy], mass=sp.diag(m, m), potential=m * g * y,
                           hol=[(x**2 + y**2 - l**2) / 2], params={m: 1.0, l: 1.0, g: 9.81})
 
-Every item of the model interface (pyint/models/base.py: mass, (M a)_q, f,
-f_q, f_v, g, G, g_t, (G v + g_t)_q, hol_gamma, (G^T lam)_q, A, b,
+Every item of the model interface (pyint/models/base.py: mass, (M a)_q,
+((M a)_q w)_q, f, f_q, f_v, g, G, g_t, (G v + g_t)_q, hol_gamma, (G^T lam)_q, A, b,
 (A v + b)_q, nh_gamma, (A^T lam)_q, energy) is derived exactly by SymPy
 differentiation, with common subexpressions eliminated (sympy.cse), and serves
 twice:
@@ -57,12 +57,12 @@ from .base import CALLBACK_REQUESTS, Model
 COMPILED_MODEL_ID = 1000
 #: Matrix items, in the order of their sparsity patterns in ipar (MAT_REQ there).
 MATRIX_ITEMS = ("mass", "mass_dq", "force_q", "force_v", "hol_jac", "hol_vel_q", "hol_gtl_q",
-                "nh_A", "nh_vel_q", "nh_atl_q")
+                "nh_A", "nh_vel_q", "nh_atl_q", "mass_dqq")
 #: Vector items (and energy) of the compiled routine.
 VECTOR_ITEMS = ("force", "hol", "hol_t", "hol_gamma", "nh_b", "nh_gamma", "energy")
 _REQUEST_CODES = {name: code for code, name in CALLBACK_REQUESTS.items()}
 #: Version of the code generator (part of every cache key).
-GENERATOR = "pyint-symbolic-1"
+GENERATOR = "pyint-symbolic-2"
 #: gfortran flags (-frecursive: every local on the stack, so OpenMP batches may share the routine).
 FFLAGS = ("-O2", "-fPIC", "-shared", "-frecursive", "-ffree-line-length-none")
 _KEY_LEN = 64
@@ -414,7 +414,8 @@ class SymbolicModel(Model):
         hv = G * v + gt
         av = A * v + b
         items = {
-            "mass": M, "mass_dq": jac(M * wn, q), "force": f, "force_q": jac(f, q), "force_v": jac(f, v),
+            # mass_dqq(q, a, w) = d/dq [(M a)_q w]: its a is the routine's v (compiled_model.f90)
+            "mass": M, "mass_dq": jac(M * wn, q), "mass_dqq": jac(jac(M * v, q) * wn, q), "force": f, "force_q": jac(f, q), "force_v": jac(f, v),
             "hol": g, "hol_jac": G, "hol_t": gt, "hol_jac_t": G.diff(t), "hol_tt": gt.diff(t),
             "hol_vel_q": jac(hv, q), "hol_gamma": jac(hv, q) * v + hv.diff(t),
             "hol_gtl_q": jac(G.T * wh, q) if mh else sp.zeros(n, n),
@@ -456,7 +457,7 @@ class SymbolicModel(Model):
     # -- NumPy items ---------------------------------------------------------------
     def _shape(self, name):
         n, mh, mn = self.n, self.n_hol, self.n_nonhol
-        return {"mass": (n, n), "mass_dq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
+        return {"mass": (n, n), "mass_dq": (n, n), "mass_dqq": (n, n), "force": (n,), "force_q": (n, n), "force_v": (n, n),
                 "hol": (mh,), "hol_jac": (mh, n), "hol_t": (mh,), "hol_jac_t": (mh, n), "hol_tt": (mh,),
                 "hol_vel_q": (mh, n), "hol_gamma": (mh,), "hol_gtl_q": (n, n), "nh_A": (mn, n), "nh_b": (mn,),
                 "nh_vel_q": (mn, n), "nh_dt": (mn,), "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}[name]
@@ -559,7 +560,8 @@ class SymbolicModel(Model):
             patterns = {k: (list(map(int, r)), list(map(int, c))) for k, (r, c) in data["patterns"].items()}
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if set(patterns) - set(MATRIX_ITEMS) or not _valid(os.path.join(cache_dir(), f"{key}.so"), key):
+        # an index of another generator (a matrix item more or less) is stale: derived and written again
+        if set(patterns) != set(MATRIX_ITEMS) or not _valid(os.path.join(cache_dir(), f"{key}.so"), key):
             return None
         return key, None, patterns
 
@@ -648,19 +650,22 @@ class SymbolicModel(Model):
 
 # -- SymbolicModel's items as Model methods ---------------------------------------------------
 #: The Model items a SymbolicModel evaluates as they are (force_jac pairs force_q and force_v).
-_ITEMS = ("mass", "mass_dq", "force", "hol", "hol_jac", "hol_t", "hol_jac_t", "hol_tt", "hol_vel_q", "hol_gamma",
+_ITEMS = ("mass", "mass_dq", "mass_dqq", "force", "hol", "hol_jac", "hol_t", "hol_jac_t", "hol_tt", "hol_vel_q", "hol_gamma",
           "hol_gtl_q", "nh_A", "nh_b", "nh_vel_q", "nh_dt", "nh_gamma", "nh_atl_q", "energy")
-#: Model's argument names -> SymbolicModel._eval's (a, lam: the vector w of the contractions).
+#: Model's argument names -> SymbolicModel._eval's (a, lam: the vector w of the contractions;
+#: mass_dqq(q, a, w): a is v, as in the compiled routine).
 _EVAL_ARGUMENT = {"t": "t", "q": "q", "v": "v", "a": "w", "lam": "w"}
+_EVAL_ARGUMENT_OF = {"mass_dqq": {"q": "q", "a": "v", "w": "w"}}
 
 
 def _item_method(name):
     """``SymbolicModel.<name>``: its item evaluated, with the arguments of ``Model.<name>``."""
     signature = inspect.signature(getattr(Model, name))
-    keys = [_EVAL_ARGUMENT[k] for k in list(signature.parameters)[1:]]
+    arg = _EVAL_ARGUMENT_OF.get(name, _EVAL_ARGUMENT)
+    keys = [arg[k] for k in list(signature.parameters)[1:]]
 
     def item(self, *args, **kwargs):
-        return self._eval(name, **dict(zip(keys, args)), **{_EVAL_ARGUMENT[k]: x for k, x in kwargs.items()})
+        return self._eval(name, **dict(zip(keys, args)), **{arg[k]: x for k, x in kwargs.items()})
     item.__name__, item.__qualname__, item.__signature__ = name, f"SymbolicModel.{name}", signature
     item.__doc__ = f"The item {name} of the model's expressions (compiled once the library is loaded)."
     return item

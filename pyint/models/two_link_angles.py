@@ -61,6 +61,10 @@ class TwoLinkAngles(Model):
         s2 = np.sin(q[1])
         return np.array([[0.0, -self.k * s2 * (2 * a[0] + a[1])], [0.0, -self.k * s2 * a[0]]])
 
+    def mass_dqq(self, q, a, w):
+        c2 = np.cos(q[1])
+        return np.array([[0.0, -self.k * c2 * (2 * a[0] + a[1]) * w[1]], [0.0, -self.k * c2 * a[0] * w[1]]])
+
     def _gravity(self, q):
         c1, c12 = np.cos(q[0]), np.cos(q[0] + q[1])
         g2 = 0.5 * self.m2 * self.g * self.L2 * c12
