@@ -903,23 +903,29 @@ contains
     real(wp), intent(in) :: t1
     type(state_t), intent(in) :: s
     integer, intent(out) :: info
-    integer :: n, mh, mn, m
+    integer :: n, mh, mn, m, i, j
     info = 0
     n = self%nv; mh = self%model%mh; mn = self%model%mn; m = mh + mn
     if (m == 0) return
     associate (pj => self%pj, w => self%w)
       if (mh > 0) call self%model%hol_jac(t1, s%q, pj%c(1:mh, :))
       if (mn > 0) call self%model%nh(t1, s%q, pj%c(mh + 1:m, :), pj%bn)
-      if (mh > 0) then
-        pj%cd(:, :) = matmul(pj%c(1:mh, :), w%g0t)
+      if (mh > 0) then     ! (m x m products in loops: no temporaries)
+        do j = 1, mh
+          do i = 1, mh
+            pj%cd(i, j) = dot_product(pj%c(i, :), w%g0t(:, j))
+          end do
+          pj%y(j) = dot_product(pj%c(j, :), self%err_q)
+        end do
         call slu_factor(pj%cd, pj%piv, info)
         if (info /= 0) then
           info = STATUS_SINGULAR
           return
         end if
-        pj%y(:) = matmul(pj%c(1:mh, :), self%err_q)
         call slu_solve(pj%cd, pj%piv, pj%y)
-        self%err_q = self%err_q - matmul(w%g0t, pj%y)
+        do j = 1, mh
+          self%err_q(:) = self%err_q - pj%y(j) * w%g0t(:, j)
+        end do
       end if
       if (.not. self%has_err_v) return
       if (.not. self%model%const_mass) call self%model%mass(s%q, pj%mq)
