@@ -962,45 +962,15 @@ contains
     class(alpha_stepper_t), intent(inout) :: self
     integer, intent(in) :: slot
     call sync(self%var, self%hist, self%w, .true.)
-    call copy_var(self%slots(slot), self%var)
+    self%slots(slot) = self%var
   end subroutine
 
   subroutine alpha_restore(self, slot)
     class(alpha_stepper_t), intent(inout) :: self
     integer, intent(in) :: slot
-    call copy_var(self%var, self%slots(slot))
+    self%var = self%slots(slot)
     call sync(self%var, self%hist, self%w, .false.)
     self%w%have_factor = .false.
-  end subroutine
-
-  !> dst = var, dst's arrays kept once allocated (the derived-type assignment would reallocate
-  !> them at every step).
-  subroutine copy_var(dst, var)
-    type(alpha_var_t), intent(inout) :: dst
-    type(alpha_var_t), intent(in) :: var
-    dst%off = var%off; dst%s_start = var%s_start; dst%t_prev_end = var%t_prev_end
-    dst%has_start = var%has_start; dst%have_prev = var%have_prev; dst%trusted = var%trusted
-    call keep(dst%a_start, var%a_start)
-    call keep(dst%hist, var%hist)
-    call keep(dst%xn, var%xn)
-    call keep(dst%xprev, var%xprev)
-    call keep(dst%mu, var%mu)
-  contains
-    subroutine keep(d, x)
-      real(wp), allocatable, intent(inout) :: d(:)
-      real(wp), allocatable, intent(in) :: x(:)
-      if (.not. allocated(x)) then
-        if (allocated(d)) deallocate(d)
-      else if (allocated(d)) then
-        if (size(d) == size(x)) then
-          d(:) = x
-        else
-          d = x
-        end if
-      else
-        d = x
-      end if
-    end subroutine
   end subroutine
 
   !> Copy the history term, mu and Newton's start data into var (to_var) or back.

@@ -63,6 +63,7 @@ module pyint_driver
   real(wp), parameter :: RANK_TOL = 1e-14_wp
 
   !> The state of a trajectory at time t.
+  !> (copy_state copies each component: a new one goes there too)
   type :: state_t
     real(wp) :: t = 0
     real(wp), allocatable :: q(:)     !< configuration (nq)
