@@ -76,11 +76,13 @@ module genalpha
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
-  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE, SMALL_MAX
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, &
                                   local_error_scale, local_error_trusted
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants, FORM_PAPER, FORM_ARNOLD_BRULS
   use pyint_driver, only: stepper_t, state_t, consistent_start
+  use pyint_small_lu, only: slu_factor, slu_solve
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
   implicit none
   private
   public :: alpha_stepper_t, VARIANT_GENALPHA, VARIANT_RATTLE, VARIANT_STAB2, NSTATS
@@ -99,6 +101,11 @@ module genalpha
     integer :: ns = 0                  !< VARIANT_STAB2: mu's unknowns (mh); else 0
     integer :: nm = 0                  !< n + m: x = (a, lam_h, lam_n, mu), mu = x(nm + 1:nx)
     real(wp) :: h_factor = 0           !< the h of the kept factorization (a new h refactors)
+    !> variable steps (alpha_stepper_t%adaptive).  A new h still refactors: a factorization kept
+    !> from an earlier step contracts the stabilized velocity rows only ~1e-2 per iteration
+    !> (stiff_fast, rtol 1e-5: 4.7 iterations per step instead of 2, slower than a fresh one;
+    !> docs/adaptive_steps.md 1.7)
+    logical :: h_varies = .false.
     integer :: variant = VARIANT_GENALPHA, mass_mode = 0
     logical :: dense_mass = .false.    !< M held as a dense array (dense solver)
     logical :: reuse = .false.         !< simplified Newton
@@ -139,6 +146,16 @@ module genalpha
     integer :: nr = 0
   end type
 
+  !> The variable-step workspace (allocated once, project_setup): project_estimates' C = [G; A](q_{n+1}),
+  !> C D and its LU (err_q), M and the KKT factorization (err_v), the right-hand side x; alpha_advance's vectors.
+  type :: alpha_proj_t
+    real(wp), allocatable :: c(:, :), bn(:), cd(:, :), y(:), mq(:, :), x(:)
+    real(wp), allocatable :: da(:), a0(:), d1(:)     !< alpha_advance's shift, shifted a_n, divided difference
+    integer, allocatable :: piv(:)
+    type(kkt_data_t) :: kd
+    type(kkt_factor_t), allocatable :: kf(:)
+  end type
+
   !> The stepper of the one driver (fortran/core/driver.f90).  Options:
   !> iopt = [variant, form, mass_mode, start_mode, maxit, solver, reuse], ropt = [rho_inf, tol];
   !> solver: SOLVER_AUTO/DENSE/BANDED/SPARSE (pyint_newton_matrix); reuse: 1 = simplified
@@ -152,6 +169,7 @@ module genalpha
     real(wp), allocatable :: hist(:)
     type(alpha_var_t) :: var, slots(2)
     real(wp) :: cq = 0, cv = 0         !< local error constants C_q, C_v (eqs. (7), (8))
+    type(alpha_proj_t) :: pj           !< project_estimates' workspace
   contains
     procedure :: init => alpha_init
     procedure :: step => alpha_advance
@@ -220,6 +238,8 @@ contains
     end if
     w%dense_mass = w%jm%kind == SOLVER_DENSE
     if (w%dense_mass) allocate(w%mq(w%n, w%n))
+    ! variable steps: a small dense matrix by plain loops (the fixed-step results stay LAPACK's)
+    w%jm%small = w%h_varies .and. w%dense_mass .and. w%nx <= SMALL_MAX
   end subroutine
 
   !> Residual of the step at the iterate w%x = (a, lam_h, lam_n); also leaves
@@ -740,6 +760,7 @@ contains
     end if
     associate (model => self%model, p => self%p, w => self%w, stats => self%stats)
       call alpha_work_init(w, model, self%variant, self%mass_mode, reuse /= 0)
+      w%h_varies = self%adaptive        ! (before alpha_setup_solver)
       a0 = s%a
       allocate(self%hist(self%nv), f0(self%nv), ftot0(self%nv))
       ! the Newton matrix: pattern at the initial state, solver choice
@@ -761,6 +782,10 @@ contains
         if (info /= 0) return
       end if
       call start_history(s%a, self%hist)
+      if (self%adaptive) then
+        call project_setup(self, s, info)
+        if (info /= 0) return
+      end if
       self%var%off = 0
       self%var%has_start = .false.
     end associate
@@ -853,14 +878,13 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     integer :: iters, nfact, nreuse
-    real(wp) :: off0, off1, s_n, s_1, da(self%nv), a0(self%nv), d1(self%nv), t0, q0(self%nq)
+    real(wp) :: off0, off1, s_n, s_1, t0
     if (.not. self%adaptive) then
       call alpha_step(self%model, self%p, s%t, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
                       self%w, iters, nfact, nreuse, info)
     else
-      associate (p => self%p, var => self%var)
+      associate (p => self%p, var => self%var, da => self%pj%da, a0 => self%pj%a0, d1 => self%pj%d1)
         t0 = s%t
-        q0 = s%q
         off0 = var%off
         a0 = s%a
         if (var%has_start .and. p%alpha * h /= var%off) then
@@ -889,7 +913,7 @@ contains
           if (self%has_err_v) &                                            ! eq. (10)
             self%err_v = h**3 * self%cv * 2 * (d1 - (a0 - var%a_start) / (s_n - var%s_start)) / (s_1 - var%s_start)
           if (self%variant == VARIANT_RATTLE) call rattle_estimates(self, t0, h, q0, s, info)   ! eq. (11a)
-          if (info == 0) call project_estimates(self, t0, t1, q0, s, info)     ! eq. (11)
+          if (info == 0) call project_estimates(self, t1, s, info)     ! eq. (11)
           var%a_start = a0
           var%s_start = s_n
           var%has_start = .true.
@@ -936,57 +960,67 @@ contains
   !> eq. (11): the estimates projected onto the constraints' tangent space at q_{n+1} along the
   !> direction in which the step's constraint rows move the solution, P = I - D (C D)^-1 C:
   !> err_q with C = G(q_{n+1}), D = G(q_n)^T (mu's direction; the stabilized variant: with
-  !> holonomic constraints the only adaptive one); err_v with C = [G; A](q_{n+1}), D = M^-1 C^T.
-  !> Dense (one LU of M and of C D per step).
-  subroutine project_estimates(self, t0, t1, q0, s, info)
+  !> holonomic constraints the only adaptive one; D is taken as the step's w%g0t = beta h^2 G(q_n)^T,
+  !> P does not depend on D's scale); err_v with C = [G; A](q_{n+1}), D = M^-1 C^T: P e is the
+  !> first block of K^-1 (M e, 0), K the index-1 KKT matrix [M C^T; C 0] (pyint_kkt: the Schur
+  !> complement C M^-1 C^T with M^-1 formed once when M is constant, else one LU of K).
+  !> Small dense LUs (pyint_small_lu) in workspace allocated once (project_setup).
+  subroutine project_estimates(self, t1, s, info)
     class(alpha_stepper_t), intent(inout) :: self
-    real(wp), intent(in) :: t0, t1, q0(:)
+    real(wp), intent(in) :: t1
     type(state_t), intent(in) :: s
     integer, intent(out) :: info
-    integer :: n, mh, mn, m, j
-    real(wp), allocatable :: c(:, :), d(:, :), cd(:, :), mm(:, :), g0(:, :), bn(:), y(:)
-    integer, allocatable :: ipiv(:), ipm(:)
+    integer :: n, mh, mn, m, i, j
     info = 0
     n = self%nv; mh = self%model%mh; mn = self%model%mn; m = mh + mn
     if (m == 0) return
-    allocate(c(m, n), d(n, m), cd(m, m), ipiv(m), bn(max(mn, 1)), y(m))
-    if (mh > 0) call self%model%hol_jac(t1, s%q, c(1:mh, :))
-    if (mn > 0) call self%model%nh(t1, s%q, c(mh + 1:m, :), bn(1:mn))
-    if (mh > 0) then
-      allocate(g0(mh, n))
-      call self%model%hol_jac(t0, q0, g0)
-      d(:, 1:mh) = transpose(g0)
-      cd(1:mh, 1:mh) = matmul(c(1:mh, :), d(:, 1:mh))
-      call lu_factor(cd(1:mh, 1:mh), ipiv(1:mh), info)
-      if (info /= 0) then
-        info = STATUS_SINGULAR
-        return
+    associate (pj => self%pj, w => self%w)
+      if (mh > 0) call self%model%hol_jac(t1, s%q, pj%c(1:mh, :))
+      if (mn > 0) call self%model%nh(t1, s%q, pj%c(mh + 1:m, :), pj%bn)
+      if (mh > 0) then     ! (m x m products in loops: no temporaries)
+        do j = 1, mh
+          do i = 1, mh
+            pj%cd(i, j) = dot_product(pj%c(i, :), w%g0t(:, j))
+          end do
+          pj%y(j) = dot_product(pj%c(j, :), self%err_q)
+        end do
+        call slu_factor(pj%cd, pj%piv, info)
+        if (info /= 0) then
+          info = STATUS_SINGULAR
+          return
+        end if
+        call slu_solve(pj%cd, pj%piv, pj%y)
+        do j = 1, mh
+          self%err_q(:) = self%err_q - pj%y(j) * w%g0t(:, j)
+        end do
       end if
-      y(1:mh) = matmul(c(1:mh, :), self%err_q)
-      call lu_solve(cd(1:mh, 1:mh), ipiv(1:mh), y(1:mh))
-      self%err_q = self%err_q - matmul(d(:, 1:mh), y(1:mh))
-    end if
-    if (.not. self%has_err_v) return
-    allocate(mm(n, n), ipm(n))
-    call self%model%mass(s%q, mm)
-    call lu_factor(mm, ipm, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    d = transpose(c)
-    do j = 1, m
-      call lu_solve(mm, ipm, d(:, j))
-    end do
-    cd = matmul(c, d)
-    call lu_factor(cd, ipiv, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    y = matmul(c, self%err_v)
-    call lu_solve(cd, ipiv, y)
-    self%err_v = self%err_v - matmul(d, y)
+      if (.not. self%has_err_v) return
+      if (.not. self%model%const_mass) call self%model%mass(s%q, pj%mq)
+      call kkt_factor(pj%kd, pj%mq, pj%c(1:mh, :), pj%c(mh + 1:m, :), pj%kf(1), info)
+      if (info /= 0) return
+      call self%model%mass_mul(s%q, self%err_v, pj%x(1:n))
+      pj%x(n + 1:) = 0
+      call kkt_solve(pj%kd, pj%kf(1), pj%x)
+      self%err_v = pj%x(1:n)
+    end associate
+  end subroutine
+
+  !> The workspace of project_estimates at the start state s (M(q_0): constant M is factored once).
+  subroutine project_setup(self, s, info)
+    class(alpha_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    integer, intent(out) :: info
+    integer :: n, mh, m
+    info = 0
+    n = self%nv; mh = self%model%mh; m = mh + self%model%mn
+    allocate(self%pj%da(n), self%pj%a0(n), self%pj%d1(n))
+    if (m == 0) return
+    associate (pj => self%pj)
+      allocate(pj%c(m, n), pj%bn(self%model%mn), pj%cd(mh, mh), pj%piv(mh), pj%y(mh), pj%mq(n, n), &
+               pj%x(n + m), pj%kf(1))
+      call self%model%mass(s%q, pj%mq)
+      call kkt_setup(pj%kd, n, m, self%model%const_mass, pj%mq, pj%kf, info)
+    end associate
   end subroutine
 
   !> The driver's save / restore of the variable-step state (slot 1: before the step tried,

@@ -244,6 +244,10 @@ def test_run_limits_stop_with_a_status():
     assert e.value.result.status == "max_steps" and e.value.result.h.size <= 10
     r = _run("chain2", 1e-5, max_steps=10, raise_on_failure=False)
     assert r.status == "max_steps" and r.t.size == r.h.size + 1
+    # the samples are the steps the driver wrote (its buffers for max_steps are left unset:
+    # integrator.driver_buffers(room=True)), never what lay in the unwritten room
+    assert r.t[0] == 0.0 and np.max(np.abs(np.diff(r.t) - r.h)) <= 4 * EPS * prob.t_end
+    assert np.all(np.isfinite(r.q)) and np.all(np.isfinite(r.v)) and np.max(r.residual[:, 0]) <= 10 * EPS
     with pytest.raises(IntegrationError, match="below h_min"):
         _run("chain2", 1e-8, h_min=1e-3)
     assert prob.t_end == 1.0

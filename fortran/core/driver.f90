@@ -67,6 +67,7 @@ module pyint_driver
   real(wp), parameter :: RANK_TOL = 1e-14_wp
 
   !> The state of a trajectory at time t.
+  !> (copy_state copies each component: a new one goes there too)
   type :: state_t
     real(wp) :: t = 0
     real(wp), allocatable :: q(:)     !< configuration (nq)
@@ -360,6 +361,22 @@ contains
     finite = all(abs(x) <= huge(1.0_wp))
   end function
 
+  !> dst = src, dst's arrays kept (the same sizes: one run's states) once allocated: the
+  !> adaptive loop's copy per step without the allocations of a derived-type assignment.
+  subroutine copy_state(dst, src)
+    type(state_t), intent(inout) :: dst
+    type(state_t), intent(in) :: src
+    if (.not. allocated(dst%q)) then
+      dst = src
+      return
+    end if
+    dst%t = src%t
+    dst%q(:) = src%q
+    dst%v(:) = src%v
+    dst%a(:) = src%a
+    dst%lam(:) = src%lam
+  end subroutine
+
   !> The residuals and energy at s, and the per-step maxima (first: E0 = this energy).
   subroutine measure(st, s, res, energy, e0, stepmax, first)
     class(stepper_t), intent(inout) :: st
@@ -466,7 +483,7 @@ contains
         h = t_end - s%t
         t1 = t_end
       end if
-      s_old = s
+      call copy_state(s_old, s)
       call st%save_state(1)
       call take_step(st, h, t1, s, info)
       if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE) then
@@ -536,7 +553,7 @@ contains
       real(wp), value :: h_new
       counts(counter) = counts(counter) + 1
       call st%restore_state(1)
-      s = s_old
+      call copy_state(s, s_old)
       h = h_new
       just_rejected = .true.
       rejected = h < h_min

@@ -22,6 +22,7 @@ module pyint_newton_matrix
   use iso_c_binding, only: c_ptr, c_null_ptr, c_associated, c_int, c_double
   use pyint_kinds, only: wp
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_small_lu, only: slu_factor, slu_solve
   implicit none
   private
   public :: newton_matrix_t, klu_available, choose_solver
@@ -37,12 +38,17 @@ module pyint_newton_matrix
   !> reuse is the fastest from N = 2 (6 unknowns, where reference LAPACK's
   !> call overhead dominates) up; banded LU is within 10-30 %, dense far behind.
   integer, parameter :: DENSE_MIN = 40
+  !> pyint_small_lu is 2-3 times faster than reference LAPACK for n ~ 10-60 (small_lu.F90)
+  integer, parameter, public :: SMALL_MAX = 60
   real(wp), parameter :: DENSE_FILL = 0.3_wp
 
   type :: newton_matrix_t
     integer :: kind = UNSET
     integer :: nx = 0, kl = 0, ku = 0, ldab = 0, nnz = 0
     logical :: out_of_pattern = .false.
+    !> dense: factor and solve by pyint_small_lu's plain loops instead of LAPACK (set by a kernel
+    !> for a matrix of at most SMALL_MAX unknowns, before its first factor)
+    logical :: small = .false.
     integer :: np = 0
     integer, allocatable :: pi(:), pj(:)          !< recorded (row, col) pairs
     integer, allocatable :: perm(:), iperm(:)     !< band order: position k holds unknown perm(k)
@@ -306,7 +312,11 @@ contains
     integer, intent(out) :: info
     select case (self%kind)
     case (SOLVER_DENSE)
-      call lu_factor(self%a, self%ipiv, info)
+      if (self%small) then
+        call slu_factor(self%a, self%ipiv, info)
+      else
+        call lu_factor(self%a, self%ipiv, info)
+      end if
     case (SOLVER_BANDED)
       call dgbtrf(self%nx, self%nx, self%kl, self%ku, self%ab, self%ldab, self%ipiv, info)
     case (SOLVER_SPARSE)
@@ -323,7 +333,11 @@ contains
     integer :: info, k
     select case (self%kind)
     case (SOLVER_DENSE)
-      call lu_solve(self%a, self%ipiv, b)
+      if (self%small) then
+        call slu_solve(self%a, self%ipiv, b)
+      else
+        call lu_solve(self%a, self%ipiv, b)
+      end if
     case (SOLVER_BANDED)
       do k = 1, self%nx
         self%tmp(k) = b(self%perm(k))
