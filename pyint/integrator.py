@@ -292,8 +292,8 @@ class Integrator:
 
     #: Why the method does not run with variable steps (rtol), or None when it does (its stepper
     #: sets est_power: fortran/core/driver.f90, drive_adaptive).
-    ADAPTIVE_REFUSAL: str | None = ("it has no local error estimate yet (docs/adaptive_steps.md; generalized-alpha "
-                                    "and rk4_index1 have one)")
+    ADAPTIVE_REFUSAL: str | None = ("it has no local error estimate yet (docs/adaptive_steps.md; generalized-alpha, "
+                                    "rk4_index1 and the block methods have one)")
 
     #: The error of a variable-step run is controlled per unit step (the estimate of the solution the
     #: method advances: global error ~ tol) or per step (an embedded lower-order estimate with local
@@ -325,11 +325,11 @@ class Integrator:
         """Integrate from (t0, q0, v0) to t_end with step h; keep every `every`-th step.
 
         Variable steps: give ``rtol`` instead of ``h`` (one of the two, never both) for a
-        method with a local error estimate (generalized-alpha; the others raise a ValueError
-        naming why).  The step controller of the one driver (docs/adaptive_steps.md section 5):
+        method with a local error estimate (generalized-alpha, rk4_index1, the block methods; the
+        others raise a ValueError naming why).  The step controller of the one driver (docs/adaptive_steps.md section 5):
         the error per unit step (``per_unit_step``; else per step) in the RMS norm of the estimate
         scaled by ``atol + rtol abs(y)`` (atol default rtol; per_unit_step default the method's:
-        generalized-alpha per unit step, RK4 per step), PI control, rejected steps on the error
+        generalized-alpha and the block methods per unit step, RK4 per step), PI control, rejected steps on the error
         test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
         step), h_min (default 1e-12 (t_end - t0)) / h_max (default t_end - t0): bounds,
         max_steps: the step attempts allowed (the run stops with an IntegrationError beyond it, or
