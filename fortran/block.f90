@@ -63,7 +63,10 @@
 !> the order is kept (as in a Nordsieck rescaling).  It is not charged to the new block:
 !> shrinking h' cannot reduce it (charged through E_k + sum_l U_kl om_l, the controller
 !> rejected block 3 of the manipulator forty times at rtol 1e-5).  Milne's factor then tends
-!> to 0 like (h'/H)^(p+1) and the estimate to the new block's own error.  The start takes two blocks by RK4 (the 2r history
+!> to 0 like (h'/H)^(p+1) and the estimate to the new block's own error.  A block shorter
+!> than RESTART_RATIO H (after a large rejection) restarts instead: the RK4 start blocks from
+!> the current state (block_legendre on the manipulator: without, the error at rtol 1e-6
+!> exceeded that at 1e-5; with, it falls monotonically).  The start takes two blocks by RK4 (the 2r history
 !> nodes), with the sum of |h/6 (k4 - k5)| over its substeps as the estimate (the error of
 !> the embedded order-3 solution: a bound of RK4's).  est_power p + 1, order p.  Fixed
 !> steps run none of this (the results are bit-identical to the fixed-step kernel's).
@@ -78,6 +81,9 @@ module block_method
   implicit none
   private
   public :: block_stepper_t
+
+  !> Variable steps: a block shorter than RESTART_RATIO times the last restarts the history.
+  real(wp), parameter :: RESTART_RATIO = 0.5_wp
 
   type :: block_work_t
     integer :: n, mh, mn, nx, r, ref
@@ -112,7 +118,8 @@ module block_method
   !> Re mu, Im mu (r), Re T, Im T, Re T^-1, Im T^-1 (r x r)] with A = T diag(mu) T^-1, the
   !> matrices column by column.  stats = [Newton iterations, coupling refreshes, max
   !> iterations in a block, start-up RK4 steps, blocks retried with a fresh coupling
-  !> matrix, max observed contraction, blocks solved with the exact Newton matrix].
+  !> matrix, max observed contraction, blocks solved with the exact Newton matrix,
+  !> restarts of the variable-step history].
   type, extends(stepper_t) :: block_stepper_t
     type(block_work_t) :: w
     type(index1_work_t) :: iw
@@ -492,7 +499,7 @@ contains
     integer :: r, k, n
     real(wp), allocatable :: cc(:), ca(:, :), cu(:, :), cw(:, :), cw2(:, :), mure(:), muim(:), tre(:, :), &
                              tim(:, :), tire(:, :), tiim(:, :)
-    if (.not. self%options_fit(nstats=7, niopt=3, nropt=2, info=info)) return
+    if (.not. self%options_fit(nstats=8, niopt=3, nropt=2, info=info)) return
     r = self%iopt(1); self%maxit = self%iopt(2); self%start_substeps = self%iopt(3)
     if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(self%ropt) < 2 + 3 * r + 9 * r * r) return
     self%r = r
@@ -562,6 +569,13 @@ contains
     n = self%model%n
     r = self%r
     self%b = self%b + 1
+    ! a block much shorter than the last (a large rejection): the history's nodes are too far
+    ! apart for the re-interpolation (its error O(H^(2r)) in the old length H is not charged to
+    ! the new block, see the module comment): restart from s with the RK4 start blocks
+    if (self%adaptive .and. self%b > 2 .and. h < RESTART_RATIO * self%hprev) then
+      self%b = 1
+      self%stats(8) = self%stats(8) + 1
+    end if
     associate (model => self%model, w => self%w, stats => self%stats, cc => self%w%cc)
       if (self%b == 1 .or. (self%adaptive .and. self%b == 2)) then     ! the start-up block(s) by RK4
         t = s%t

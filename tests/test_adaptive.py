@@ -82,16 +82,16 @@ K = {   # name: ((generalized-alpha q, v), (RK4 q, v)); the measured ranges alph
 # block_uniform_rk (seed 003, order 4; Milne's estimate (15), per unit step): the geometric middle
 # of the measured ranges err/rtol over rtol 1e-3..1e-8 (one run each, in the comment q / v).
 K_BLOCK = {
-    "chain2": (0.34, 1.6),               # q 0.248-0.479, v 1.28-2.09
+    "chain2": (0.35, 1.6),               # q 0.248-0.505, v 1.28-1.96
     "skate": (0.92, 0.98),               # q 0.358-2.36, v 0.29-3.30
-    "snakeboard": (0.105, 0.83),         # q 0.0545-0.203, v 0.416-1.65
-    "sleigh_qmass": (0.59, 1.73),        # q 0.249-1.40, v 0.99-3.03
-    "driven_pendulum": (0.105, 0.49),    # q 0.0607-0.181, v 0.226-1.05
-    "manipulator": (0.29, 2.3),          # q 0.221-0.382, v 1.82-2.93
-    "triple_pendulum": (0.23, 0.77),     # q 0.0795-0.689, v 0.502-1.19
-    "anharmonic_chain2": (0.51, 1.14),   # q 0.223-1.15, v 0.638-2.04
+    "snakeboard": (0.11, 0.88),          # q 0.0545-0.204, v 0.42-1.86
+    "sleigh_qmass": (0.48, 1.4),         # q 0.164-1.40, v 0.607-3.03
+    "driven_pendulum": (0.1, 0.49),      # q 0.0607-0.181, v 0.226-1.05
+    "manipulator": (0.19, 1.5),          # q 0.111-0.31, v 1.27-1.86
+    "triple_pendulum": (0.26, 0.4),      # q 0.0988-0.689, v 0.205-0.797
+    "anharmonic_chain2": (0.46, 0.73),   # q 0.218-0.967, v 0.357-1.51
     "stiff_fast": (0.054, 26.0),         # q 0.037-0.0802, v 16.9-40.3
-    "skate_torsion": (0.38, 1.03),       # q 0.160-0.914, v 0.315-3.38
+    "skate_torsion": (0.54, 1.2),        # q 0.317-0.914, v 0.393-3.38
 }
 
 
@@ -248,7 +248,7 @@ def test_rk4_tolerance_proportionality(name, method):
     (q, v) and (v, a), quintic in (q, v, a) for the block method; re-imposed) fall monotonically and
     stay within 10x of K rtol.  The block method keeps what it keeps at a fixed step (``keeps``: the
     acceleration level, a at a block end from the index-1 system) after EVERY accepted step:
-    |G a + gamma|, |A a + gamma_n| <= 100 eps (1 + |a|) (measured <= 1.52 eps (1 + |a|), manipulator);
+    |G a + gamma|, |A a + gamma_n| <= 100 eps (1 + |a|) (measured <= 1.61 eps (1 + |a|), manipulator);
     positions and velocities drift ~ rtol, as at a fixed step (not asserted)."""
     prob = PROBLEMS[name]
     q0, v0 = prob.initial_state

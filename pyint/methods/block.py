@@ -57,7 +57,7 @@ class BlockMethod(Integrator):
     KERNEL = 4   # fortran/block.f90 (fortran/methods.f90: METHOD_BLOCK)
     #: The names of the stepper's stats array (fortran/block.f90: block_stepper_t).
     STATS = ("newton_iterations", "coupling_refreshes", "max_newton_iterations", "startup_rk4_steps",
-             "retried_blocks", "max_contraction", "exact_newton_blocks")
+             "retried_blocks", "max_contraction", "exact_newton_blocks", "history_restarts")
     STATS_REALS = frozenset({"max_contraction"})
     #: Variable steps: the estimate (15) of the kernel, per unit step (module docstring).
     ADAPTIVE_REFUSAL = None
