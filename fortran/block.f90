@@ -44,6 +44,32 @@
 !> index-1 form with start_substeps steps per node interval (local error
 !> O((h / start_substeps)^5) per node).  That error enters the global error
 !> once, so the start keeps order 5 (and 4).
+!>
+!> Variable block lengths (drive_adaptive; docs/adaptive_steps.md section 3), with
+!> p = the scheme's degree, iopt(4) = p, ropt's tail = E (r), the block's error constants
+!>     Y_k - y(t_i + c_k h) = -E_k h^(p+1) y^(p+1) + O(h^(p+2)),                           (14)
+!>     E_k = c_k^(p+1)/(p+1)! - sum_l A_kl c_l^p / p! - sum_l U_kl (c_l - 1)^(p+1)/(p+1)!.
+!> The history is the last two blocks' 2r nodes (q, z, and (a, lam) for Newton's start) at
+!> their own times.  Milne's device (Hairer, Wanner, Solving ODEs II, III.5): the predictor
+!> P_k is the Lagrange extrapolation of degree p through the last p + 1 history nodes
+!> x_j (in units of the new h, relative to the block start), P_k - y = -pi_k h^(p+1) y^(p+1),
+!> pi_k = prod_j (c_k - x_j) / (p+1)!, so that
+!>     est_k = -E_k / (pi_k - E_k) (Y_k - P_k) = Y_k - y + O(h^(p+2))                       (15)
+!> node by node, for q and z alike; err_q, err_v = the max over the nodes of |est_k|
+!> (every node feeds the next block).  A change of block length h -> h': the previous
+!> block's nodes at (c - 1) h' (the inputs of (9)) are re-interpolated from the
+!> degree-(2r - 1) polynomial through the 2r history nodes: error O(H^(2r)) in the old
+!> length H, at most the order of the last block's accepted local error (p + 1 <= 2r), so
+!> the order is kept (as in a Nordsieck rescaling).  It is not charged to the new block:
+!> shrinking h' cannot reduce it (charged through E_k + sum_l U_kl om_l, the controller
+!> rejected block 3 of the manipulator forty times at rtol 1e-5).  Milne's factor then tends
+!> to 0 like (h'/H)^(p+1) and the estimate to the new block's own error.  A block shorter
+!> than RESTART_RATIO H (after a large rejection) restarts instead: the RK4 start blocks from
+!> the current state (block_legendre on the manipulator: without, the error at rtol 1e-6
+!> exceeded that at 1e-5; with, it falls monotonically).  The start takes two blocks by RK4 (the 2r history
+!> nodes), with the sum of |h/6 (k4 - k5)| over its substeps as the estimate (the error of
+!> the embedded order-3 solution: a bound of RK4's).  est_power p + 1, order p.  Fixed
+!> steps run none of this (the results are bit-identical to the fixed-step kernel's).
 module block_method
   use pyint_kinds
   use pyint_model, only: model_t
@@ -55,6 +81,9 @@ module block_method
   implicit none
   private
   public :: block_stepper_t
+
+  !> Variable steps: a block shorter than RESTART_RATIO times the last restarts the history.
+  real(wp), parameter :: RESTART_RATIO = 0.5_wp
 
   type :: block_work_t
     integer :: n, mh, mn, nx, r, ref
@@ -72,6 +101,16 @@ module block_method
     real(wp), allocatable :: mq(:, :), ch(:, :), cn(:, :), bn(:), f(:), fq(:, :), fv(:, :), dtmp(:, :)
     real(wp), allocatable :: dh(:, :), dn(:, :)
     logical :: have_mass = .false.
+    real(wp) :: href = -1                       !< the h the coupling blocks w%b were built at
+  end type
+
+  !> The variable-step state the driver saves and restores around a step (save_state).
+  type :: block_var_t
+    integer :: b = 0
+    logical :: stale = .true.
+    real(wp) :: hprev = 0
+    type(newton_control_t) :: nc
+    real(wp), allocatable :: ht(:), hq(:, :), hz(:, :), hx(:, :)
   end type
 
   !> Options: iopt = [r, maxit, start_substeps]; ropt = [tol, theta_refresh, c (r), A (r x r),
@@ -79,16 +118,27 @@ module block_method
   !> Re mu, Im mu (r), Re T, Im T, Re T^-1, Im T^-1 (r x r)] with A = T diag(mu) T^-1, the
   !> matrices column by column.  stats = [Newton iterations, coupling refreshes, max
   !> iterations in a block, start-up RK4 steps, blocks retried with a fresh coupling
-  !> matrix, max observed contraction, blocks solved with the exact Newton matrix].
+  !> matrix, max observed contraction, blocks solved with the exact Newton matrix,
+  !> restarts of the variable-step history].
   type, extends(stepper_t) :: block_stepper_t
     type(block_work_t) :: w
     type(index1_work_t) :: iw
     integer :: r = 1, maxit = 1, start_substeps = 1, b = 0
     real(wp) :: tol = 0, theta_refresh = 0
     logical :: stale = .true.
+    ! variable steps: p, E (14), the history (2r nodes, oldest first: times, q, z, (a, lam)),
+    ! the last block's length, the step's predictor (pq, pz), Newton's start weights lx and
+    ! Milne's factors fac (15); slots: the driver's save_state
+    integer :: p = 0
+    real(wp) :: hprev = 0
+    real(wp), allocatable :: econst(:), fac(:), ht(:), hq(:, :), hz(:, :), hx(:, :), pq(:, :), pz(:, :), lx(:, :)
+    type(block_var_t) :: slots(2)
   contains
     procedure :: init => block_init
     procedure :: step => block_step
+    procedure :: aux => block_aux
+    procedure :: save_state => block_save
+    procedure :: restore_state => block_restore
   end type
 
 contains
@@ -254,9 +304,11 @@ contains
       call zlu_factor(w%b(:, :, j), w%bpiv(:, j), info)
       if (info /= 0) then
         info = STATUS_SINGULAR
+        w%href = -1
         return
       end if
     end do
+    w%href = h
     info = 0
   end subroutine
 
@@ -447,7 +499,7 @@ contains
     integer :: r, k, n
     real(wp), allocatable :: cc(:), ca(:, :), cu(:, :), cw(:, :), cw2(:, :), mure(:), muim(:), tre(:, :), &
                              tim(:, :), tire(:, :), tiim(:, :)
-    if (.not. self%options_fit(nstats=7, niopt=3, nropt=2, info=info)) return
+    if (.not. self%options_fit(nstats=8, niopt=3, nropt=2, info=info)) return
     r = self%iopt(1); self%maxit = self%iopt(2); self%start_substeps = self%iopt(3)
     if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(self%ropt) < 2 + 3 * r + 9 * r * r) return
     self%r = r
@@ -464,6 +516,21 @@ contains
     self%w%have_mass = self%model%const_mass
     if (info /= 0) return
     call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)
+    if (info /= 0 .or. .not. self%adaptive) return
+    info = STATUS_BAD_INPUT     ! variable steps: p and E (14) after the fixed-step options
+    if (size(self%iopt) < 4 .or. size(self%ropt) < k - 1 + r) return
+    self%p = self%iopt(4)
+    if (self%p < 1 .or. self%p + 1 > 2 * r) return
+    self%econst = take(r)
+    self%est_power = self%p + 1
+    self%order = self%p
+    self%naux = 2 * n
+    allocate(self%fac(r), self%ht(2 * r), self%hq(n, 2 * r), self%hz(n, 2 * r), &
+             self%hx(self%w%nx, 2 * r), self%pq(n, r), self%pz(n, r), self%lx(r, 2 * r))
+    self%ht = 0; self%hq = 0; self%hz = 0; self%hx = 0
+    allocate(self%err_q(n), self%err_v(n))
+    self%err_q = 0; self%err_v = 0
+    info = 0
 
   contains
 
@@ -485,42 +552,68 @@ contains
 
   end subroutine block_init
 
-  !> One block: the first by RK4 on the index-1 form (start_substeps steps per node interval),
-  !> the others by the block Newton iteration, retried with a fresh coupling matrix, then with
-  !> the exact Newton matrix; a, lam at the block end from the index-1 system.
+  !> One block: the first by RK4 on the index-1 form (start_substeps steps per node interval;
+  !> with variable steps the first two), the others by the block Newton iteration, retried with
+  !> a fresh coupling matrix, then with the exact Newton matrix; a, lam at the block end from
+  !> the index-1 system.  With variable steps: the inputs re-interpolated after a change of h,
+  !> the estimate (15), the history shifted (see the module comment).
   subroutine block_step(self, h, t1, s, info)
     class(block_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     real(wp) :: t, tb, dt, theta
+    real(wp) :: v4(self%model%n), a4(self%model%n)
     integer :: k, j, iters, n, r
     logical :: fresh
     n = self%model%n
     r = self%r
     self%b = self%b + 1
+    ! a block much shorter than the last (a large rejection): the history's nodes are too far
+    ! apart for the re-interpolation (its error O(H^(2r)) in the old length H is not charged to
+    ! the new block, see the module comment): restart from s with the RK4 start blocks
+    if (self%adaptive .and. self%b > 2 .and. h < RESTART_RATIO * self%hprev) then
+      self%b = 1
+      self%stats(8) = self%stats(8) + 1
+    end if
     associate (model => self%model, w => self%w, stats => self%stats, cc => self%w%cc)
-      if (self%b == 1) then     ! the start-up block by RK4
+      if (self%b == 1 .or. (self%adaptive .and. self%b == 2)) then     ! the start-up block(s) by RK4
         t = s%t
+        tb = s%t
+        if (self%adaptive) then
+          self%err_q = 0; self%err_v = 0
+        end if
         do k = 1, r
           dt = (cc(k) - merge(0.0_wp, cc(max(k - 1, 1)), k == 1)) * h / self%start_substeps
           do j = 1, self%start_substeps
-            call rk4_step(model, t, dt, s%q, s%v, s%a, self%iw, info)
+            call rk4_step(model, t, dt, s%q, s%v, s%a, self%iw, info, v4, a4)
             t = t + dt
             if (info == 0) call index1_accel(model, t, s%q, s%v, self%iw, s%a, s%lam, info)
             stats(4) = stats(4) + 1
             if (info /= 0) return
+            if (self%adaptive) then      ! the embedded estimate h/6 (k4 - k5) of each substep
+              self%err_q = self%err_q + abs((dt / 6) * (v4 - s%v))
+              self%err_v = self%err_v + abs((dt / 6) * (a4 - s%a))
+            end if
           end do
           w%qold(:, k) = s%q; w%zold(:, k) = s%v
           w%xold(1:n, k) = s%a; w%xold(n + 1:, k) = s%lam
         end do
+        if (self%adaptive) then
+          call push_history(tb, w%qold, w%zold, w%xold)
+          self%has_err_v = .true.
+        end if
         return     ! s holds node r of the start-up block
       end if
       tb = s%t
       fresh = self%stale
+      if (self%adaptive) then
+        call adaptive_inputs(self, tb, h)
+        fresh = fresh .or. h /= w%href
+      end if
       call predict()
-      call block_newton(model, tb, h, self%tol, self%maxit, self%stale, w, iters, theta, info)
-      call count(iters, theta, self%stale)
+      call block_newton(model, tb, h, self%tol, self%maxit, fresh, w, iters, theta, info)
+      call count(iters, theta, fresh)
       if (info /= 0 .and. info /= STATUS_SINGULAR .and. .not. fresh) then
         stats(5) = stats(5) + 1
         call predict()
@@ -536,6 +629,14 @@ contains
       end if
       if (info /= 0) return
       self%stale = theta > self%theta_refresh
+      if (self%adaptive) then      ! the estimate (15), max over the nodes
+        do j = 1, n
+          self%err_q(j) = maxval(abs(self%fac * (w%q(j, :) - self%pq(j, :))))
+          self%err_v(j) = maxval(abs(self%fac * (w%z(j, :) - self%pz(j, :))))
+        end do
+        self%has_err_v = .true.
+        call push_history(tb, w%q, w%z, w%x)
+      end if
       w%qold = w%q; w%zold = w%z; w%xold2 = w%xold; w%xold = w%x
       s%q = w%q(:, r); s%v = w%z(:, r)
       call index1_accel(model, tb + h, s%q, s%v, self%iw, s%a, s%lam, info)
@@ -544,15 +645,27 @@ contains
   contains
 
     !> Newton's start: extrapolation of (a, lam) from the last block (degree r - 1)
-    !> or the last two blocks (degree 2 r - 1).
+    !> or the last two blocks (degree 2 r - 1; with variable steps at the history's times).
     subroutine predict()
       associate (w => self%w)
-        if (self%b == 2) then
+        if (self%adaptive) then
+          w%x = matmul(self%hx, transpose(self%lx))
+        else if (self%b == 2) then
           w%x = matmul(w%xold, transpose(w%cw))
         else
           w%x = matmul(w%xold2, transpose(w%cw2(:, 1:r))) + matmul(w%xold, transpose(w%cw2(:, r + 1:2 * r)))
         end if
       end associate
+    end subroutine
+
+    !> The block just taken (start tb, length h) becomes the newest half of the history.
+    subroutine push_history(tb, q, z, x)
+      real(wp), intent(in) :: tb, q(:, :), z(:, :), x(:, :)
+      self%ht(1:r) = self%ht(r + 1:2 * r); self%ht(r + 1:2 * r) = tb + self%w%cc * h
+      self%hq(:, 1:r) = self%hq(:, r + 1:2 * r); self%hq(:, r + 1:2 * r) = q
+      self%hz(:, 1:r) = self%hz(:, r + 1:2 * r); self%hz(:, r + 1:2 * r) = z
+      self%hx(:, 1:r) = self%hx(:, r + 1:2 * r); self%hx(:, r + 1:2 * r) = x
+      self%hprev = h
     end subroutine
 
     subroutine count(iters, theta, refreshed)
@@ -566,5 +679,79 @@ contains
     end subroutine
 
   end subroutine block_step
+
+  !> A variable-step block from tb of length h: the inputs of (9) (w%qold, w%zold: the
+  !> history's newest nodes, re-interpolated at (c - 1) h when h changed), Newton's start
+  !> weights lx, the predictor (pq, pz) of degree p at the history's times and Milne's
+  !> factors (15) (module comment).
+  subroutine adaptive_inputs(self, tb, h)
+    class(block_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: tb, h
+    real(wp) :: xs(2 * self%r), pik(self%r), l(self%r, 2 * self%r), lp(self%r, self%p + 1)
+    integer :: r, m, p, k
+    r = self%r; m = 2 * r; p = self%p
+    associate (w => self%w, cc => self%w%cc)
+      xs = (self%ht - tb) / h
+      if (h == self%hprev) then
+        w%qold = self%hq(:, r + 1:m); w%zold = self%hz(:, r + 1:m)
+      else
+        l = lagrange(xs, cc - 1)
+        w%qold = matmul(self%hq, transpose(l)); w%zold = matmul(self%hz, transpose(l))
+      end if
+      self%lx = lagrange(xs, cc)
+      lp = lagrange(xs(m - p:m), cc)
+      self%pq = matmul(self%hq(:, m - p:m), transpose(lp))
+      self%pz = matmul(self%hz(:, m - p:m), transpose(lp))
+      do k = 1, r
+        pik(k) = product(cc(k) - xs(m - p:m)) / gamma(real(p + 2, wp))
+      end do
+      self%fac = -self%econst / (pik - self%econst)
+    end associate
+  end subroutine
+
+  !> l(k, j) = the j-th Lagrange basis polynomial of the points x at xe(k).
+  pure function lagrange(x, xe) result(l)
+    real(wp), intent(in) :: x(:), xe(:)
+    real(wp) :: l(size(xe), size(x))
+    integer :: j, m
+    l = 1
+    do j = 1, size(x)
+      do m = 1, size(x)
+        if (m /= j) l(:, j) = l(:, j) * (xe - x(m)) / (x(j) - x(m))
+      end do
+    end do
+  end function
+
+  !> With variable steps the auxiliary vector of a sample is the estimate of the step into it
+  !> (err_q, err_v; zero at the start).
+  subroutine block_aux(self, s, aux)
+    class(block_stepper_t), intent(inout) :: self
+    type(state_t), intent(in) :: s
+    real(wp), intent(out) :: aux(:)
+    integer :: n
+    n = self%model%n
+    aux = 0
+    if (self%adaptive) then
+      aux(1:n) = self%err_q
+      aux(n + 1:2 * n) = self%err_v
+    end if
+  end subroutine
+
+  !> The driver's save / restore of the variable-step state (slot 1: before the step tried,
+  !> 2: the start): the block count, the history, the refresh flag, Newton's rate.
+  subroutine block_save(self, slot)
+    class(block_stepper_t), intent(inout) :: self
+    integer, intent(in) :: slot
+    self%slots(slot) = block_var_t(self%b, self%stale, self%hprev, self%w%nc, self%ht, self%hq, self%hz, self%hx)
+  end subroutine
+
+  subroutine block_restore(self, slot)
+    class(block_stepper_t), intent(inout) :: self
+    integer, intent(in) :: slot
+    associate (v => self%slots(slot))
+      self%b = v%b; self%stale = v%stale; self%hprev = v%hprev; self%w%nc = v%nc
+      self%ht = v%ht; self%hq = v%hq; self%hz = v%hz; self%hx = v%hx
+    end associate
+  end subroutine
 
 end module block_method

@@ -145,13 +145,13 @@ class Integrator:
         """``Result.stats`` of one run from the kernel's istat and stats arrays."""
         return kernel_stats(self.STATS, istat, stats, self.STATS_REALS)
 
-    def _driver_raw(self, model, buf, nl, istat):
+    def _driver_raw(self, model, buf, nl, istat, aux_parts=None):
         """Time-major views of the driver's outputs of one trajectory (:func:`driver_raw`) with
-        the stepper's auxiliary vector split into ``extra`` (:meth:`kernel_aux`)."""
+        the stepper's auxiliary vector split into ``extra`` (``aux_parts``, default :meth:`kernel_aux`)."""
         raw = driver_raw(buf, nl, istat, self.decode_stats(istat, buf["stats"]))
         aux, k = buf["auxout"].T, 0
         raw["extra"] = {}
-        for name, size in self.kernel_aux(model).items():
+        for name, size in (self.kernel_aux(model) if aux_parts is None else aux_parts).items():
             raw["extra"][name] = aux[:, k:k + size]
             k += size
         return raw
@@ -325,8 +325,8 @@ class Integrator:
 
     #: Why the method does not run with variable steps (rtol), or None when it does (its stepper
     #: sets est_power: fortran/core/driver.f90, drive_adaptive).
-    ADAPTIVE_REFUSAL: str | None = ("it has no local error estimate yet (docs/adaptive_steps.md; generalized-alpha "
-                                    "and rk4_index1 have one)")
+    ADAPTIVE_REFUSAL: str | None = ("it has no local error estimate yet (docs/adaptive_steps.md; generalized-alpha, "
+                                    "rk4_index1 and the block methods have one)")
 
     #: The error of a variable-step run is controlled per equal share of the steps (None: the local
     #: error of the solution the method advances at most tol / N, N the steps the run is expected to
@@ -337,6 +337,9 @@ class Integrator:
     #: ``a`` at a sample is qddot there (not an algorithmic acceleration): outputs at t_eval
     #: interpolate v with it (cubic Hermite in (v, a), O(h^4)) instead of differentiating q's.
     ACCELERATION_IS_QDDOT = False
+    #: Outputs at t_eval by quintic Hermite in (q, v, a) (q: O(h^6), v its derivative: O(h^5); needs
+    #: ACCELERATION_IS_QDDOT): for a method of order above 4, whose steps cubic Hermite would spoil.
+    OUTPUT_QUINTIC = False
 
     def adaptive_refusal(self, model):
         """None when the method runs ``model`` with variable steps, else the reason it does not."""
@@ -346,18 +349,23 @@ class Integrator:
         """(iopt, ropt) of a variable-step run (default: the fixed-step ones)."""
         return iopt, ropt
 
+    def adaptive_aux(self, model):
+        """The stepper's auxiliary vector per sample of a variable-step run (as :meth:`kernel_aux`;
+        default: the fixed-step one)."""
+        return self.kernel_aux(model)
+
     def integrate(self, model, q0, v0, t_end, h=None, t0=0.0, every=1, backend="auto", project=False,
                   raise_on_failure=True, *, rtol=None, atol=None, h0=None, h_min=None, h_max=None, t_eval=None,
                   max_steps=100_000, per_unit_step=None):
         """Integrate from (t0, q0, v0) to t_end with step h; keep every `every`-th step.
 
         Variable steps: give ``rtol`` instead of ``h`` (one of the two, never both) for a
-        method with a local error estimate (generalized-alpha; the others raise a ValueError
-        naming why).  The step controller of the one driver (docs/adaptive_steps.md section 5):
+        method with a local error estimate (generalized-alpha, alpha-RATTLE, lie_genalpha_s2, rk4_index1, the
+        block methods; the others raise a ValueError naming why).  The step controller of the one driver (docs/adaptive_steps.md section 5):
         the RMS norm of the estimate scaled by ``atol + rtol abs(y)`` (atol default rtol), per unit
         step (``per_unit_step=True``: times span / h), per step (False) or, by default for
         generalized-alpha, per equal share of the steps (times the number of steps expected at the mean
-        step so far; RK4's default: per step), PI control, rejected steps on the error
+        step so far; RK4's default: per step, the block methods': per unit step), PI control, rejected steps on the error
         test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
         step), h_min (default 1e-12 (t_end - t0)) / h_max (default t_end - t0): bounds,
         max_steps: the step attempts allowed (the run stops with an IntegrationError beyond it, or
@@ -450,7 +458,7 @@ class Integrator:
         """The driver's outputs for max_steps accepted steps (per trajectory) and its variable-step block."""
         try:   # the driver writes every accepted step: buffers for max_steps of them
             buf = driver_buffers(nq, nv, nl, max_steps, 1, nstats=len(self.STATS),
-                                 naux=sum(self.kernel_aux(model).values()), nres=self.NRES, nb=nb, warn=False,
+                                 naux=sum(self.adaptive_aux(model).values()), nres=self.NRES, nb=nb, warn=False,
                                  room=True)
         except ValueError as e:
             raise ValueError(f"{self.name}: max_steps = {max_steps} accepted steps of model {model.name!r} do not "
@@ -462,7 +470,7 @@ class Integrator:
 
     def _adaptive_result(self, model, buf, nl, istat, aopt, t0, t_eval, cpu, backend, raise_on_failure, run):
         """The Result of one variable-step trajectory from its driver outputs (``buf`` of one trajectory)."""
-        raw = self._driver_raw(model, buf, nl, istat)
+        raw = self._driver_raw(model, buf, nl, istat, self.adaptive_aux(model))
         counts = buf["counts"]
         raw["stats"].update(accepted=int(counts[0]), rejected=int(counts[1]), newton_failures=int(counts[2]),
                             rtol=float(aopt[1]), atol=float(aopt[2]),
@@ -470,7 +478,8 @@ class Integrator:
         hs = buf["hout"][:int(istat[1])].copy()
         result = self._make_result(model, raw, t0, hs, cpu, backend, raise_on_failure, run)
         if t_eval is not None and result.status == "ok":
-            result = _outputs_at(result, t_eval, backend, self.ACCELERATION_IS_QDDOT)
+            result = _outputs_at(result, t_eval, backend, self.ACCELERATION_IS_QDDOT,
+                                 self.ACCELERATION_IS_QDDOT and self.OUTPUT_QUINTIC)
         return result
 
     def _integrate_adaptive(self, model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol, h0,
@@ -535,10 +544,11 @@ def _twin_levels(model, backend):
     return levels
 
 
-def _outputs_at(result, t_eval, backend, a_is_qddot=False):
+def _outputs_at(result, t_eval, backend, a_is_qddot=False, quintic=False):
     """``result`` (the accepted steps of a variable-step run) at the times t_eval: cubic Hermite
     interpolation in (q, v) over the step holding each time (v its derivative: errors O(h^4) in q,
-    O(h^3) in v; with ``a_is_qddot`` v by cubic Hermite in (v, a): O(h^4)), then re-imposed as pyint.reference does: q
+    O(h^3) in v; with ``a_is_qddot`` v by cubic Hermite in (v, a): O(h^4); with ``quintic`` q by
+    quintic Hermite in (q, v, a), v its derivative: O(h^6), O(h^5)), then re-imposed as pyint.reference does: q
     projected onto g = 0 (M-orthogonal Gauss-Newton), v onto G v + g_t = 0, A v + b = 0, a and lam
     from the index-1 system there (docs/adaptive_steps.md section 5)."""
     model, t = result.model, result.t
@@ -551,7 +561,17 @@ def _outputs_at(result, t_eval, backend, a_is_qddot=False):
         h00, h10, h01, h11 = 2 * th**3 - 3 * th**2 + 1, th**3 - 2 * th**2 + th, -2 * th**3 + 3 * th**2, th**3 - th**2
         d00, d10, d01, d11 = 6 * th**2 - 6 * th, 3 * th**2 - 4 * th + 1, -6 * th**2 + 6 * th, 3 * th**2 - 2 * th
         q = h00 * q0 + h10 * h * v0 + h01 * q1 + h11 * h * v1
-        if a_is_qddot:
+        if quintic:
+            a0, a1 = result.a[i], result.a[i + 1]
+            b = (1 - 10 * th**3 + 15 * th**4 - 6 * th**5, th - 6 * th**3 + 8 * th**4 - 3 * th**5,
+                 (th**2 - 3 * th**3 + 3 * th**4 - th**5) / 2, 10 * th**3 - 15 * th**4 + 6 * th**5,
+                 -4 * th**3 + 7 * th**4 - 3 * th**5, (th**3 - 2 * th**4 + th**5) / 2)
+            d = (-30 * th**2 + 60 * th**3 - 30 * th**4, 1 - 18 * th**2 + 32 * th**3 - 15 * th**4,
+                 (2 * th - 9 * th**2 + 12 * th**3 - 5 * th**4) / 2, 30 * th**2 - 60 * th**3 + 30 * th**4,
+                 -12 * th**2 + 28 * th**3 - 15 * th**4, (3 * th**2 - 8 * th**3 + 5 * th**4) / 2)
+            q = b[0] * q0 + b[1] * h * v0 + b[2] * h * h * a0 + b[3] * q1 + b[4] * h * v1 + b[5] * h * h * a1
+            v = (d[0] * q0 + d[1] * h * v0 + d[2] * h * h * a0 + d[3] * q1 + d[4] * h * v1 + d[5] * h * h * a1) / h
+        elif a_is_qddot:
             v = h00 * v0 + h10 * h * result.a[i] + h01 * v1 + h11 * h * result.a[i + 1]
         else:
             v = (d00 * q0 + d10 * h * v0 + d01 * q1 + d11 * h * v1) / h

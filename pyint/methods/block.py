@@ -26,6 +26,18 @@ name                   scheme                                      order
 The acceleration-level constraints are equations of every block, so they hold
 to the Newton tolerance (round-off) at every sample; positions and velocities
 drift, as for every index-1 integration.
+
+Variable block lengths (``rtol``; docs/adaptive_steps.md section 3): the local error
+estimate is Milne's device on the degree-p extrapolation of the last two blocks' nodes
+(eq. (15), p = the scheme's degree), the max over the nodes for q and qdot alike; after a
+change of block length the previous block's nodes are re-interpolated (degree 2r - 1, the
+order is kept); the first two blocks are RK4 (the history the estimate needs).  The error is
+controlled per unit step by default (the estimate is that of the solution the method
+advances: the global error is then proportional to rtol, as generalized-alpha's);
+``per_unit_step=False`` controls it per step (global error ~ rtol^(p/(p+1)), fewer steps in
+a burst).  ``Result.extra["error_estimate_q"]``, ``["error_estimate_v"]``: the estimate of
+every accepted block (zero at t0).  Samples (or ``t_eval``) as for every variable-step run;
+the fixed-step samples stay the block ends.
 """
 from __future__ import annotations
 
@@ -45,8 +57,13 @@ class BlockMethod(Integrator):
     KERNEL = 4   # fortran/block.f90 (fortran/methods.f90: METHOD_BLOCK)
     #: The names of the stepper's stats array (fortran/block.f90: block_stepper_t).
     STATS = ("newton_iterations", "coupling_refreshes", "max_newton_iterations", "startup_rk4_steps",
-             "retried_blocks", "max_contraction", "exact_newton_blocks")
+             "retried_blocks", "max_contraction", "exact_newton_blocks", "history_restarts")
     STATS_REALS = frozenset({"max_contraction"})
+    #: Variable steps: the estimate (15) of the kernel, per unit step (module docstring).
+    ADAPTIVE_REFUSAL = None
+    ADAPTIVE_PER_UNIT_STEP = True
+    ACCELERATION_IS_QDDOT = True     # a at a block end: the index-1 acceleration there
+    OUTPUT_QUINTIC = True            # order 4-5: outputs at t_eval by quintic Hermite in (q, v, a)
     _preset = None
 
     def __init__(self, scheme=None, tol=1e-12, maxit=12, theta_refresh=0.005, start_substeps=4):
@@ -85,6 +102,13 @@ class BlockMethod(Integrator):
                               + [mu.real, mu.imag] + [np.ravel(m, order="F") for m in
                                                       (tm.real, tm.imag, tinv.real, tinv.imag)])
         return (s.r, self.maxit, self.start_substeps), ropt
+
+    def adaptive_options(self, model, iopt, ropt):
+        """The fixed-step options, then the degree p (iopt) and the error constants E (ropt, eq. (14))."""
+        return (*iopt, self.scheme.degree), (*ropt, *self.scheme.error_constants())
+
+    def adaptive_aux(self, model):
+        return {"error_estimate_q": model.n, "error_estimate_v": model.n}
 
 
 def _preset_class(preset, doc):

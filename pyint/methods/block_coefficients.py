@@ -284,6 +284,14 @@ class BlockScheme:
                     W[:, j] *= (self.c - x[m]) / (x[j] - x[m])
         return W
 
+    def error_constants(self):
+        """E_k of the block's local error at node k (docs/adaptive_steps.md eq. (14)), p = degree:
+        Y_k - y(t_i + c_k h) = -E_k h^(p+1) y^(p+1) + O(h^(p+2)), the residual of (9) on
+        t^(p+1)/(p+1)!; the variable-step kernel's estimate (15) is built on them."""
+        c, p = self.c.astype(float), self.degree
+        return (c ** (p + 1) / math.factorial(p + 1) - self.A @ (c ** p) / math.factorial(p)
+                - self.U @ ((c - 1) ** (p + 1)) / math.factorial(p + 1))
+
     def diagonalization(self):
         """(mu, T, T^-1) with A = T diag(mu) T^-1 (the Newton matrix's coupling splits along it)."""
         mu, tm = np.linalg.eig(self.A)

@@ -66,8 +66,9 @@ class LieIntegrator(Integrator):
         n = self._naux(model)
         return {"aux": n} if n else {}
 
-    def _driver_raw(self, model, buf, nl, istat):
-        """Time-major views of the driver's outputs (one trajectory), the method's extra arrays."""
+    def _driver_raw(self, model, buf, nl, istat, aux_parts=None):
+        """Time-major views of the driver's outputs (one trajectory), the method's extra arrays
+        (its auxiliary vector whole: ``aux``)."""
         raw = dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:nl].T,
                    aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
                    step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),
