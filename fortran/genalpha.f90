@@ -151,6 +151,7 @@ module genalpha
   type :: alpha_proj_t
     real(wp), allocatable :: c(:, :), bn(:), cd(:, :), y(:), mq(:, :), x(:)
     real(wp), allocatable :: da(:), a0(:), d1(:)     !< alpha_advance's shift, shifted a_n, divided difference
+    real(wp), allocatable :: qn(:)                   !< alpha-RATTLE: q_n (rattle_estimates' midpoint)
     integer, allocatable :: piv(:)
     type(kkt_data_t) :: kd
     type(kkt_factor_t), allocatable :: kf(:)
@@ -883,8 +884,10 @@ contains
       call alpha_step(self%model, self%p, s%t, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
                       self%w, iters, nfact, nreuse, info)
     else
-      associate (p => self%p, var => self%var, da => self%pj%da, a0 => self%pj%a0, d1 => self%pj%d1)
+      associate (p => self%p, var => self%var, da => self%pj%da, a0 => self%pj%a0, d1 => self%pj%d1, &
+                 q0 => self%pj%qn)
         t0 = s%t
+        if (self%variant == VARIANT_RATTLE) q0 = s%q
         off0 = var%off
         a0 = s%a
         if (var%has_start .and. p%alpha * h /= var%off) then
@@ -1013,7 +1016,7 @@ contains
     integer :: n, mh, m
     info = 0
     n = self%nv; mh = self%model%mh; m = mh + self%model%mn
-    allocate(self%pj%da(n), self%pj%a0(n), self%pj%d1(n))
+    allocate(self%pj%da(n), self%pj%a0(n), self%pj%d1(n), self%pj%qn(self%nq))
     if (m == 0) return
     associate (pj => self%pj)
       allocate(pj%c(m, n), pj%bn(self%model%mn), pj%cd(mh, mh), pj%piv(mh), pj%y(mh), pj%mq(n, n), &
