@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from adaptive_numpy import AlphaStepper, integrate_adaptive
+from test_adaptive_derivation import BLOCK_CASES
 from pyint.errors import IntegrationError
 from pyint.integrator import METHODS
 from pyint.methods.block import BlockLegendre
@@ -385,14 +386,7 @@ def test_rk4_tolerance_proportionality(name, method):
 # errors, ~5e-10: Newton's and the start's round-off); node r agrees to 8.6e-14 (1 + |v|), bound
 # 1e-11 (1 + |v|); bounds 10x.
 KERNEL_VS_PROTOTYPE = {"chain2": 2.53e-4, "stiff_fast": 2.28e-3}
-BLOCK_ESTIMATE_CASES = [
-    ("chain2", "uniform_rk", [1 / 32, 1 / 64, 1 / 128], 14.4),
-    ("chain2", "uniform_eq8", [1 / 32, 1 / 64, 1 / 128], 15.6),
-    ("chain2", "chebyshev", [1 / 32, 1 / 64, 1 / 128], 15.4),
-    ("chain2", "legendre", [1 / 32, 1 / 64, 1 / 128], 15.2),
-    ("stiff_fast", "uniform_rk", [0.02 / 64, 0.02 / 128, 0.02 / 256], 484.0),
-    ("stiff_fast", "legendre", [0.02 / 32, 0.02 / 64, 0.02 / 128], 492.0),
-]
+BLOCK_ESTIMATE_CASES = BLOCK_CASES      # the prototype's cases and constants
 
 
 @pytest.mark.parametrize("name,preset,hs,k", BLOCK_ESTIMATE_CASES)
