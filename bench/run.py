@@ -591,7 +591,8 @@ def section_adaptive(args):
             # from rtol 1e-2: generalized-alpha's error is ~0.04 rtol on stiff_fast, a sweep from 1e-3
             # starts below 1e-4 and time_at_error would read the 1e-3 run's time (an upper bound)
             curves["genalpha, adaptive (rtol)"] = sweep("genalpha adaptive", lambda r: meth.integrate(
-                m, q0, v0, T, rtol=r, atol=r, max_steps=2_000_000).q[-1], np.concatenate([[1e-2], rtols]), qref, args.repeats)
+                m, q0, v0, T, rtol=r, atol=r, max_steps=2_000_000).q[-1], np.concatenate([[1e-2], rtols]), qref,
+                args.repeats)
         else:
             print("adaptive generalized-alpha: integrate(..., rtol=) is not available on this branch")
         if ida is not None:
