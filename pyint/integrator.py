@@ -373,7 +373,8 @@ class Integrator:
         ``stats``: accepted, rejected, newton_failures); with ``t_eval`` the outputs are at those
         times instead, by cubic Hermite interpolation in (q, v) over the accepted step, then
         re-imposed as pyint.reference does (q onto g = 0, v onto the velocity constraints, M-orthogonal;
-        a and lam from the index-1 system).
+        a and lam from the index-1 system; on a Lie group, :meth:`outputs_at` of the Lie methods, R
+        interpolated in the algebra: docs/adaptive_steps.md section 8.4).
 
         project: project an inconsistent initial state onto the constraints
         instead of raising.  backend: "auto" (built-in Fortran model when the
@@ -478,9 +479,14 @@ class Integrator:
         hs = buf["hout"][:int(istat[1])].copy()
         result = self._make_result(model, raw, t0, hs, cpu, backend, raise_on_failure, run)
         if t_eval is not None and result.status == "ok":
-            result = _outputs_at(result, t_eval, backend, self.ACCELERATION_IS_QDDOT,
-                                 self.ACCELERATION_IS_QDDOT and self.OUTPUT_QUINTIC)
+            result = self.outputs_at(result, t_eval, backend)
         return result
+
+    def outputs_at(self, result, t_eval, backend):
+        """``result`` (the accepted steps of a variable-step run) at the times t_eval, interpolated and
+        re-imposed (:func:`_outputs_at`; a configuration space that is not R^n overrides it)."""
+        return _outputs_at(result, t_eval, backend, self.ACCELERATION_IS_QDDOT,
+                           self.ACCELERATION_IS_QDDOT and self.OUTPUT_QUINTIC)
 
     def _integrate_adaptive(self, model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol, atol, h0,
                             h_min, h_max, t_eval, max_steps, per_unit_step, every):
@@ -585,6 +591,13 @@ def _outputs_at(result, t_eval, backend, a_is_qddot=False, quintic=False):
         out_l.append(np.concatenate([np.atleast_1d(lh), np.atleast_1d(ln)]))
     q, v, a = np.array(out_q), np.array(out_v), np.array(out_a)
     lam = np.array(out_l).reshape(len(t_eval), model.n_hol + model.n_nonhol)
+    return replace_samples(result, t_eval, q, v, a, lam, backend)
+
+
+def replace_samples(result, t_eval, q, v, a, lam, backend):
+    """``result`` with its samples (the accepted steps) replaced by the outputs (q, v, a, lam) at t_eval,
+    their residuals and energy measured; extra["steps_t"]: the accepted steps' end times."""
+    model, t = result.model, result.t
     res, energy, extra = model_residuals(model, t_eval, q, v, a, backend)
     result.extra.update(extra)
     result.extra["steps_t"] = t.copy()      # the accepted steps' end times (t_eval replaces the samples)

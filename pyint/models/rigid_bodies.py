@@ -38,7 +38,7 @@ import numpy as np
 
 from .. import _fortran
 from .. import _validate as V
-from .so3 import cross, expm, hat
+from .so3 import cross, expm, hat, logm, tangent
 from ._params import positive, real, vector
 
 GROUND = None
@@ -539,8 +539,9 @@ def as_configuration(system, q0):
     return x, rot
 
 
-def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_TOL, maxit=50):
-    """Check (or with project=True enforce) Phi = 0 and B V = 0; raise ValueError naming the level.
+def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_TOL, maxit=50, where="initial"):
+    """Check (or with project=True enforce) Phi = 0 and B V = 0; raise ValueError naming the level
+    (``where``: which state, in the messages).  tol = 0 with project=True: always project.
 
     The projections are M-orthogonal: Gauss-Newton steps
     q <- q o exp(-M^-1 B^T (B M^-1 B^T)^-1 Phi) and V <- V - M^-1 B^T (B M^-1 B^T)^-1 B V.
@@ -557,27 +558,63 @@ def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_T
     bm = system.bmat(rot)
     s = np.linalg.svd(bm, compute_uv=False)
     if s[-1] <= 1e-12 * max(1.0, s[0]) or bm.shape[0] > bm.shape[1]:
-        raise ValueError(f"the constraint Jacobian B is singular at the initial configuration "
+        raise ValueError(f"the constraint Jacobian B is singular at the {where} configuration "
                          f"(smallest singular value {s[-1]:.3e}): redundant or degenerate joints")
     scale_q = max(1.0, float(np.max(np.abs(x))))
     err = float(np.max(np.abs(system.phi(x, rot))))
     if err > tol * scale_q:
         if not project:
-            raise ValueError(f"the initial configuration violates the joints: max|Phi| = {err:.3e} "
+            raise ValueError(f"the {where} configuration violates the joints: max|Phi| = {err:.3e} "
                              f"> {tol * scale_q:.1e}; pass project=True to project it onto Phi = 0")
-        for _ in range(maxit):
+        for it in range(maxit):
             phi = system.phi(x, rot)
-            if np.max(np.abs(phi)) <= 1e-14 * scale_q:
+            if np.max(np.abs(phi)) <= 1e-14 * scale_q and (it or tol > 0):     # tol = 0: one step at least
                 break
             x, rot = system.advance(x, rot, -correction(rot, phi))
         else:
-            raise ValueError(f"could not project the initial configuration onto Phi = 0 "
+            raise ValueError(f"could not project the {where} configuration onto Phi = 0 "
                              f"(|Phi| = {np.max(np.abs(system.phi(x, rot))):.3e})")
     scale_v = max(1.0, float(np.max(np.abs(v))))
     err = float(np.max(np.abs(system.bmat(rot) @ v)))
     if err > tol * scale_v:
         if not project:
-            raise ValueError(f"the initial velocity violates the joints: max|B V| = {err:.3e} "
+            raise ValueError(f"the {where} velocity violates the joints: max|B V| = {err:.3e} "
                              f"> {tol * scale_v:.1e}; pass project=True to project it onto B V = 0")
         v = v - correction(rot, system.bmat(rot) @ v)
     return x, rot, v
+
+
+def interpolated_states(system, t, q, v, a, t_eval):
+    """The states (q, V, Vdot, lam) at the times t_eval between the samples (t, q, V, a = Vdot) of a run
+    (the accepted steps of a variable-step one), theta = (t - t_n) / h on the step [t_n, t_n + h] holding
+    each time.  x by cubic Hermite in (x, xdot = v world); R_i = R_n,i expm(psi(theta)), psi the cubic
+    Hermite in the algebra with psi(0) = 0, psi(1) = log(R_n,i^T R_n+1,i), psi'(0) = h Omega_n,
+    psi'(1) = h dexp^-1_psi(1) Omega_n+1 (``tangent(psi(1))`` T: expm(psi + d) = expm(psi) expm(T d),
+    so Omega = T(psi) psi' / h); V by cubic Hermite in (V, Vdot).  Errors O(h^4) in x, R and V against
+    exact samples.  Then re-imposed as the initial state is (:func:`consistent_rigid_state`, always
+    projecting): (x, R) onto Phi = 0 by Gauss-Newton on the group, V onto B V = 0, both M-orthogonal;
+    Vdot and lam from the index-1 system (:meth:`RigidBodySystem.consistent_acceleration`)."""
+    t, t_eval = np.asarray(t, dtype=float), np.asarray(t_eval, dtype=float)
+    k = np.clip(np.searchsorted(t, t_eval, side="left") - 1, 0, t.size - 2)
+    nb = system.nb
+    out = np.empty((len(t_eval), 12 * nb)), np.empty((len(t_eval), system.nv)), \
+        np.empty((len(t_eval), system.nv)), np.empty((len(t_eval), system.m))
+    for j, (ti, i) in enumerate(zip(t_eval, k)):
+        h = t[i + 1] - t[i]
+        th = (ti - t[i]) / h
+        h00, h10, h01, h11 = 2 * th**3 - 3 * th**2 + 1, th**3 - 2 * th**2 + th, -2 * th**3 + 3 * th**2, th**3 - th**2
+        x0, r0 = system.unpack(q[i])
+        x1, r1 = system.unpack(q[i + 1])
+        v0, v1 = v[i].reshape(nb, 6), v[i + 1].reshape(nb, 6)
+        x = h00 * x0 + h10 * h * v0[:, :3] + h01 * x1 + h11 * h * v1[:, :3]
+        rot = np.empty((nb, 3, 3))
+        for b in range(nb):
+            psi1 = logm(r0[b].T @ r1[b])
+            dpsi1 = np.linalg.solve(tangent(psi1), h * v1[b, 3:])
+            rot[b] = r0[b] @ expm(h10 * h * v0[b, 3:] + h01 * psi1 + h11 * dpsi1)
+        vel = h00 * v[i] + h10 * h * a[i] + h01 * v[i + 1] + h11 * h * a[i + 1]
+        x, rot, vel = consistent_rigid_state(system, x, rot, vel, project=True, tol=0.0,
+                                             where=f"interpolated (t = {ti!r})")
+        acc, lam = system.consistent_acceleration(rot, vel)
+        out[0][j], out[1][j], out[2][j], out[3][j] = system.pack(x, rot), vel, acc, lam
+    return out

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...models._fortran_model import _never_called
-from ...integrator import Integrator, decode
-from ...models.rigid_bodies import RigidBodySystem
+from ...integrator import Integrator, decode, replace_samples
+from ...models.rigid_bodies import RigidBodySystem, interpolated_states
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
 RIGID_MODEL_ID = -1
@@ -76,13 +76,11 @@ class LieIntegrator(Integrator):
         raw["extra"] = self._extra(model, raw)
         return raw
 
-    def _adaptive_setup(self, model, t0, t_end, rtol, atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step,
-                        every):
-        if t_eval is not None and self.adaptive_refusal(model) is None:
-            raise ValueError(f"{self.name}: t_eval is not available on a Lie group (the interpolation and "
-                             "re-imposition at t_eval are written for q in R^n); the samples are the accepted steps")
-        return super()._adaptive_setup(model, t0, t_end, rtol, atol, h0, h_min, h_max, t_eval, max_steps,
-                                       per_unit_step, every)
+    def outputs_at(self, result, t_eval, backend):
+        """Outputs at t_eval on the group: interpolated in the algebra and re-imposed
+        (:func:`pyint.models.rigid_bodies.interpolated_states`, docs/adaptive_steps.md section 8)."""
+        q, v, a, lam = interpolated_states(result.model, result.t, result.q, result.v, result.a, t_eval)
+        return replace_samples(result, t_eval, q, v, a, lam, backend)
 
     def _batch_inputs(self, models, q0s, v0s):
         """q0s: one configuration per trajectory ((x0, R0) or the flat q), v0s (nb, 6 nb);
