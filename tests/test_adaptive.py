@@ -740,3 +740,25 @@ def test_lie_kernel_matches_the_prototype_step_for_step(name):
     fac = 0.9 * np.maximum(errs[1:], 1e-10) ** (-0.7 / 2) * np.maximum(errs[:-1], 1e-4) ** (0.4 / 2)
     pred = r.h[1:-2] * np.clip(fac[:-2], 0.2, 2.0)     # the last step is stretched to t_end
     assert np.max(np.abs(pred / r.h[2:-1] - 1)) <= bh
+
+
+def test_lie_outputs_in_a_step_turning_beyond_pi():
+    """A step may turn a body beyond pi, where the principal log of R_n^T R_n+1 takes the other way
+    round: the branch nearest h (Omega_n + Omega_n+1) / 2 is interpolated (a symmetric free body
+    spinning about its axis at 1.2 pi per step: psi(theta) = theta 1.2 pi z exactly, R at the midpoint
+    expm(0.6 pi z) to round-off); a step whose log is not within pi/2 of that is refused with a message."""
+    from pyint.models.rigid_bodies import Body, RigidBodySystem, interpolated_states
+    from pyint.models.so3 import expm
+    s = RigidBodySystem([Body(1.0, (0.3, 0.3, 0.1))], [], gravity=(0.0, 0.0, -9.81), name="free_top")
+    h, w = 0.1, 12 * np.pi     # h w = 1.2 pi
+    v = np.array([[1.0, 0.0, 0.0, 0.0, 0.0, w], [1.0, 0.0, -9.81 * h, 0.0, 0.0, w]])
+    a = np.array([[0.0, 0.0, -9.81, 0.0, 0.0, 0.0]] * 2)
+    q = np.array([s.pack([[0.0, 0.0, 0.0]], [np.eye(3)]),
+                  s.pack([[h, 0.0, -9.81 * h * h / 2]], [expm([0.0, 0.0, h * w])])])
+    qo, vo, _, _ = interpolated_states(s, [0.0, h], q, v, a, [h / 2])
+    xo, ro = s.split(qo)
+    assert np.max(np.abs(ro[0, 0] - expm([0.0, 0.0, 0.6 * np.pi]))) <= 10 * EPS
+    np.testing.assert_allclose(xo[0, 0], [h / 2, 0.0, -9.81 * h * h / 8], rtol=0, atol=10 * EPS)
+    v[:, 5] = 0.0               # no rotation rate, yet R turns by 1.2 pi: ambiguous
+    with pytest.raises(ValueError, match=r"body 0: the rotation of the step \[0.0, 0.1\] is ambiguous"):
+        interpolated_states(s, [0.0, h], q, v, a, [h / 2])

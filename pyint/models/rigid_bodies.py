@@ -584,11 +584,28 @@ def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_T
     return x, rot, v
 
 
+def _step_rotation(psi, pred, t, h, body):
+    """The rotation vector of a step R_n^T R_n+1 whose principal log is ``psi`` (|psi| <= pi): the
+    branch u (|psi| + 2 pi k) nearest the step's rotation by the trapezoidal rule, ``pred`` =
+    h (Omega_n + Omega_n+1) / 2 (a step may turn beyond pi), checked to lie within pi/2 of it
+    (ValueError otherwise: the step's rotation is ambiguous)."""
+    n = float(np.linalg.norm(psi))
+    if n > 0:
+        u = psi / n
+        psi = u * (n + 2 * np.pi * np.round((u @ pred - n) / (2 * np.pi)))
+    if np.linalg.norm(psi - pred) > np.pi / 2:
+        raise ValueError(f"body {body}: the rotation of the step [{float(t)!r}, {float(t + h)!r}] is ambiguous "
+                         f"(its log {psi} and h (Omega_n + Omega_n+1) / 2 = {pred} differ by more than pi/2): no output "
+                         "interpolated in it; lower h_max")
+    return psi
+
+
 def interpolated_states(system, t, q, v, a, t_eval):
     """The states (q, V, Vdot, lam) at the times t_eval between the samples (t, q, V, a = Vdot) of a run
     (the accepted steps of a variable-step one), theta = (t - t_n) / h on the step [t_n, t_n + h] holding
     each time.  x by cubic Hermite in (x, xdot = v world); R_i = R_n,i expm(psi(theta)), psi the cubic
-    Hermite in the algebra with psi(0) = 0, psi(1) = log(R_n,i^T R_n+1,i), psi'(0) = h Omega_n,
+    Hermite in the algebra with psi(0) = 0, psi(1) = log(R_n,i^T R_n+1,i) (the branch of
+    :func:`_step_rotation`), psi'(0) = h Omega_n,
     psi'(1) = h dexp^-1_psi(1) Omega_n+1 (``tangent(psi(1))`` T: expm(psi + d) = expm(psi) expm(T d),
     so Omega = T(psi) psi' / h); V by cubic Hermite in (V, Vdot).  Errors O(h^4) in x, R and V against
     exact samples.  Then re-imposed as the initial state is (:func:`consistent_rigid_state`, always
@@ -609,12 +626,12 @@ def interpolated_states(system, t, q, v, a, t_eval):
         x = h00 * x0 + h10 * h * v0[:, :3] + h01 * x1 + h11 * h * v1[:, :3]
         rot = np.empty((nb, 3, 3))
         for b in range(nb):
-            psi1 = logm(r0[b].T @ r1[b])
+            psi1 = _step_rotation(logm(r0[b].T @ r1[b]), h * (v0[b, 3:] + v1[b, 3:]) / 2, t[i], h, b)
             dpsi1 = np.linalg.solve(tangent(psi1), h * v1[b, 3:])
             rot[b] = r0[b] @ expm(h10 * h * v0[b, 3:] + h01 * psi1 + h11 * dpsi1)
         vel = h00 * v[i] + h10 * h * a[i] + h01 * v[i + 1] + h11 * h * a[i + 1]
         x, rot, vel = consistent_rigid_state(system, x, rot, vel, project=True, tol=0.0,
-                                             where=f"interpolated (t = {ti!r})")
+                                             where=f"interpolated (t = {float(ti)!r})")
         acc, lam = system.consistent_acceleration(rot, vel)
         out[0][j], out[1][j], out[2][j], out[3][j] = system.pack(x, rot), vel, acc, lam
     return out
