@@ -326,7 +326,7 @@ class Integrator:
     #: Why the method does not run with variable steps (rtol), or None when it does (its stepper
     #: sets est_power: fortran/core/driver.f90, drive_adaptive).
     ADAPTIVE_REFUSAL: str | None = ("it has no local error estimate yet (docs/adaptive_steps.md; generalized-alpha, "
-                                    "rk4_index1 and the block methods have one)")
+                                    "alpha-RATTLE, lie_genalpha_s2, rk4_index1 and the block methods have one)")
 
     #: The error of a variable-step run is controlled per equal share of the steps (None: the local
     #: error of the solution the method advances at most tol / N, N the steps the run is expected to
@@ -360,13 +360,14 @@ class Integrator:
         """Integrate from (t0, q0, v0) to t_end with step h; keep every `every`-th step.
 
         Variable steps: give ``rtol`` instead of ``h`` (one of the two, never both) for a
-        method with a local error estimate (generalized-alpha, alpha-RATTLE, lie_genalpha_s2, rk4_index1, the
-        block methods; the others raise a ValueError naming why).  The step controller of the one driver (docs/adaptive_steps.md section 5):
-        the RMS norm of the estimate scaled by ``atol + rtol abs(y)`` (atol default rtol), per unit
-        step (``per_unit_step=True``: times span / h), per step (False) or, by default for
-        generalized-alpha, per equal share of the steps (times the number of steps expected at the mean
-        step so far; RK4's default: per step, the block methods': per unit step), PI control, rejected steps on the error
-        test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
+        method with a local error estimate (generalized-alpha, alpha-RATTLE, lie_genalpha_s2,
+        rk4_index1, the block methods; the others raise a ValueError naming why).  The step
+        controller of the one driver (docs/adaptive_steps.md section 5): the RMS norm of the
+        estimate scaled by ``atol + rtol abs(y)`` (atol default rtol), per unit step
+        (``per_unit_step=True``: times span / h), per step (False) or, by default for the alpha
+        family, per equal share of the steps (times the number of steps expected at the mean step
+        so far; RK4's default: per step, the block methods': per unit step), PI control, rejected
+        steps on the error test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
         step), h_min (default 1e-12 (t_end - t0)) / h_max (default t_end - t0): bounds,
         max_steps: the step attempts allowed (the run stops with an IntegrationError beyond it, or
         below h_min).  The samples are the accepted steps (``Result.h``: their sizes, an array;
