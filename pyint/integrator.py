@@ -204,15 +204,12 @@ class Integrator:
                     for m, q, v in zip(models, q0s, v0s)]
         for m in models:
             self.check_model(m)
+        self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval)
         if rtol is not None:
-            if h is not None:
-                raise ValueError(f"{self.name}: give either h (a fixed step) or rtol (variable steps), not both")
             t0, aopt, t_eval, max_steps = self._adaptive_setup(first, t0, t_end, rtol, atol, h0, h_min, h_max,
                                                                t_eval, max_steps, per_unit_step, every)
             h, nsteps = 0.0, 0
         else:
-            if h is None:
-                raise ValueError(f"{self.name}: give the step h (a fixed step) or rtol (variable steps)")
             h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
             aopt = FIXED_STEP
         kms = [self.kernel_model(m, "fortran") for m in models]
@@ -233,12 +230,11 @@ class Integrator:
         opts = [self._ropt_start(m, t0, q0f[:, k], v0f[:, k]) for k, m in enumerate(models)]
         if rtol is not None:
             opts = [self.adaptive_options(m, *o) for m, o in zip(models, opts)]
-        opts = [_option_arrays(o) for o in opts]
-        if rtol is not None:
             buf = self._adaptive_buffers(first, nq, nv, nl, max_steps, aopt, nb=nb)
         else:
             buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(self.STATS),
                                  naux=sum(self.kernel_aux(first).values()), nres=self.NRES, nb=nb)
+        opts = [_option_arrays(o) for o in opts]
         iopt = opts[0][0]
         ropt = np.asfortranarray(np.stack([o[1] for o in opts], axis=1))
         a = args[0]
@@ -393,17 +389,10 @@ class Integrator:
         self.check_model(model)
         if backend not in self.backends:
             raise ValueError(f"{self.name}: backend must be one of {list(self.backends)}, got {backend!r}")
+        self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval)
         if rtol is not None:
-            if h is not None:
-                raise ValueError(f"{self.name}: give either h (a fixed step) or rtol (variable steps), not both")
             return self._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol,
                                             atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
-        if h is None:
-            raise ValueError(f"{self.name}: give the step h (a fixed step) or rtol (variable steps)")
-        for name, value in (("atol", atol), ("h0", h0), ("h_min", h_min), ("h_max", h_max), ("t_eval", t_eval)):
-            if value is not None:
-                raise ValueError(f"{self.name}: {name} is an option of variable steps (rtol); a fixed-step run "
-                                 f"(h = {h!r}) takes none")
         h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
 
@@ -412,6 +401,20 @@ class Integrator:
             raw = self._run(model, t0, h, nsteps, every, q0, v0, backend)
         cpu = time.process_time() - cpu
         return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure, run)
+
+    def _check_step_choice(self, h, rtol, atol, h0, h_min, h_max, t_eval):
+        """Exactly one of h (a fixed step) and rtol (variable steps), and no option of variable
+        steps with a fixed step (integrate and integrate_batch)."""
+        if rtol is not None:
+            if h is not None:
+                raise ValueError(f"{self.name}: give either h (a fixed step) or rtol (variable steps), not both")
+            return
+        if h is None:
+            raise ValueError(f"{self.name}: give the step h (a fixed step) or rtol (variable steps)")
+        for name, value in (("atol", atol), ("h0", h0), ("h_min", h_min), ("h_max", h_max), ("t_eval", t_eval)):
+            if value is not None:
+                raise ValueError(f"{self.name}: {name} is an option of variable steps (rtol); a fixed-step run "
+                                 f"(h = {h!r}) takes none")
 
     def _adaptive_setup(self, model, t0, t_end, rtol, atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step,
                         every):

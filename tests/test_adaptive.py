@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from adaptive_numpy import AlphaStepper, integrate_adaptive
-from test_adaptive_derivation import BLOCK_CASES
+from test_adaptive_derivation import BLOCK_CASES, block_case
 from pyint.errors import IntegrationError
 from pyint.integrator import METHODS
 from pyint.methods.block import BlockLegendre
@@ -395,14 +395,8 @@ def test_block_estimate_in_the_kernel(name, preset, hs, k):
     against the block's true local error (max over the nodes and q, z; the block solved by the
     prototype from the reference's nodes, equal to the kernel's at node r): 1 + O(h)."""
     from adaptive_numpy import block_step
-    from pyint.methods.block_coefficients import PRESETS
     from pyint.reference.ode import ode_reference
-    sc = PRESETS[preset]
-    prob = PROBLEMS[name]
-    m = prob.model
-    q0, v0 = prob.initial_state
-    tns = [0.25, 0.55, 0.75] if name == "chain2" else [0.005, 0.01, 0.015]
-    nodes = np.concatenate([sc.c - 2, sc.c - 1, sc.c])
+    sc, m, q0, v0, tns, nodes = block_case(name, preset)
     for h in hs:
         for tn in tns:
             rq, rv, _ = ode_reference(m, q0, v0, [tn - 2 * h] + [tn + ck * h for ck in nodes])

@@ -185,18 +185,23 @@ BLOCK_CASES = [
 ]
 
 
+def block_case(name, preset):
+    """A block-estimate case: the scheme, the problem's model and start, the block starts t_n
+    checked, and the nodes of the last two blocks and the new one (in units of h from t_n)."""
+    sc = PRESETS[preset]
+    prob = PROBLEMS[name]
+    q0, v0 = prob.initial_state
+    tns = [0.25, 0.55, 0.75] if name == "chain2" else [0.005, 0.01, 0.015]
+    return sc, prob.model, q0, v0, tns, np.concatenate([sc.c - 2, sc.c - 1, sc.c])
+
+
 @pytest.mark.parametrize("name,preset,hs,k", BLOCK_CASES)
 def test_block_estimate(name, preset, hs, k):
     """Block methods (seed 003): Milne's device on the degree-p extrapolation predictor
     (docs/adaptive_steps.md eq. (15)) estimates the block's local error to 1 + O(h): one block
     from the reference's values at the last two blocks' nodes, ratio of max-norms over the
     nodes, q and z, at t_i = 0.25, 0.55, 0.75 (stiff_fast: 0.005, 0.01, 0.015)."""
-    sc = PRESETS[preset]
-    prob = PROBLEMS[name]
-    m = prob.model
-    q0, v0 = prob.initial_state
-    tns = [0.25, 0.55, 0.75] if name == "chain2" else [0.005, 0.01, 0.015]
-    nodes = np.concatenate([sc.c - 2, sc.c - 1, sc.c])
+    sc, m, q0, v0, tns, nodes = block_case(name, preset)
     times = sorted(set(float(tn + ck * h) for tn in tns for h in hs for ck in nodes))
     rq, rv, _ = ode_reference(m, q0, v0, times)
     idx = {t: i for i, t in enumerate(times)}

@@ -101,6 +101,8 @@ def test_variable_step_batch_of_a_parameter_sweep():
         assert r.t[-1] == pytest.approx(1.0, abs=4 * np.finfo(float).eps)
     with pytest.raises(ValueError, match="not both"):
         meth.integrate_batch(models, q0, v0, 1.0, 0.01, rtol=1e-5)
+    with pytest.raises(ValueError, match="atol is an option of variable steps"):
+        meth.integrate_batch(models, q0, v0, 1.0, 0.01, atol=1e-5)
     with pytest.raises(IntegrationError, match="more than max_steps") as e:   # each trajectory's own limit
         meth.integrate_batch(models, q0, v0, 1.0, rtol=1e-5, max_steps=10)
     assert len(e.value.result.h) == 9
