@@ -12,6 +12,11 @@
 !>   QUERY_GALERKIN_SYSTEM   [s, variant]     t, h, q0(n), p0(n), lam0(mn), x(nu)        e(nu), jac(nu,nu)
 !>   QUERY_DUAL              []               t, q, p                                    v, hq, hpq, hpp, hqq, hqp
 !>   QUERY_CANONICAL         []               t, q, p                                    v, psi, phq, php, psq, psp
+!>   QUERY_OUTPUTS           [nt, solver]     t(nt), q(n,nt), v(n,nt)                    q, v, a (n,nt), lam(mh+mn,nt), k
+!>
+!> QUERY_OUTPUTS: impose_constraints at every sample (variable-step outputs at t_eval,
+!> pyint/integrator.py); it stops at the first sample k that fails or where the run control
+!> says stop (Ctrl-C, a callback's exception: ierr its status; out's last slot: k, else 0).
 !>
 !> ierr: 0 ok, STATUS_BAD_INPUT (3) for an unknown query or sizes that do not match,
 !> else the status of the routine called (e.g. 1 singular for QUERY_CONSISTENT_ACC).
@@ -21,6 +26,7 @@ module pyint_queries
   use pyint_callback_model
   use pyint_newton_matrix
   use pyint_metrics, only: trajectory_residuals
+  use pyint_control, only: stop_status
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_field_jac
   use galerkin, only: gl_work_t, gl_work_init, gl_residual, gl_jacobian
@@ -31,7 +37,7 @@ module pyint_queries
   !> Query codes (mirrored by QUERIES in pyint/models/_fortran_model.py).
   integer, parameter, public :: QUERY_ITEM = 1, QUERY_RESIDUALS = 2, QUERY_STRUCTURED = 3, &
                                 QUERY_CONSISTENT_ACC = 4, QUERY_GALERKIN_SYSTEM = 5, QUERY_DUAL = 6, &
-                                QUERY_CANONICAL = 7
+                                QUERY_CANONICAL = 7, QUERY_OUTPUTS = 8
 
 contains
 
@@ -42,7 +48,7 @@ contains
     real(wp), intent(in) :: x(:)
     real(wp), intent(out) :: out(:)
     integer, intent(out) :: ierr
-    integer :: n, mh, mn, nt, nu
+    integer :: n, mh, mn, nt, nu, k, nl
     n = m%n; mh = m%mh; mn = m%mn
     out = 0
     ierr = STATUS_BAD_INPUT
@@ -64,6 +70,23 @@ contains
                       x(3 * n + 2:3 * n + 1 + mh), x(3 * n + 2 + mh:3 * n + 1 + mh + mn), &
                       x(3 * n + 2 + mh + mn:3 * n + 7 + mh + mn), x(size(x)), out(1:7 * n * n), out(7 * n * n + 1:))
       ierr = 0
+    case (QUERY_OUTPUTS)
+      if (size(iarg) < 2) return
+      nt = iarg(1)
+      nl = mh + mn
+      if (nt < 1 .or. size(x) /= nt * (1 + 2 * n) .or. size(out) /= nt * (3 * n + nl) + 1) return
+      out(1:2 * n * nt) = x(nt + 1:)
+      ierr = 0
+      do k = 1, nt
+        call impose_constraints(m, x(k), out((k - 1) * n + 1:k * n), out((nt + k - 1) * n + 1:(nt + k) * n), &
+                                iarg(2), out((2 * nt + k - 1) * n + 1:(2 * nt + k) * n), &
+                                out(3 * n * nt + (k - 1) * nl + 1:3 * n * nt + k * nl), ierr)
+        if (ierr == 0) ierr = stop_status()   ! Ctrl-C, a callback's exception
+        if (ierr /= 0) then
+          out(size(out)) = k
+          return
+        end if
+      end do
     case (QUERY_CONSISTENT_ACC)
       if (size(iarg) < 1 .or. size(x) /= 1 + 2 * n .or. size(out) /= n + mh + mn) return
       call consistent_acceleration(m, x(1), x(2:n + 1), x(n + 2:), iarg(1), out(1:n), out(n + 1:), ierr)

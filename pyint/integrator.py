@@ -560,42 +560,65 @@ def _outputs_at(result, t_eval, backend, a_is_qddot=False, quintic=False):
     O(h^3) in v; with ``a_is_qddot`` v by cubic Hermite in (v, a): O(h^4); with ``quintic`` q by
     quintic Hermite in (q, v, a), v its derivative: O(h^6), O(h^5)), then re-imposed as pyint.reference does: q
     projected onto g = 0 (M-orthogonal Gauss-Newton), v onto G v + g_t = 0, A v + b = 0, a and lam
-    from the index-1 system there (docs/adaptive_steps.md section 5)."""
+    from the index-1 system there (docs/adaptive_steps.md section 5), all samples in one Fortran
+    call (fortran/core/model.f90: impose_constraints)."""
     model, t = result.model, result.t
     k = np.clip(np.searchsorted(t, t_eval, side="left") - 1, 0, t.size - 2)
-    out_q, out_v, out_a, out_l = [], [], [], []
-    for ti, i in zip(t_eval, k):
-        h = t[i + 1] - t[i]
-        th = (ti - t[i]) / h
-        q0, v0, q1, v1 = result.q[i], result.v[i], result.q[i + 1], result.v[i + 1]
+    h = (t[k + 1] - t[k])[:, None]
+    th = ((t_eval - t[k]) / h[:, 0])[:, None]
+    q0, v0, q1, v1 = result.q[k], result.v[k], result.q[k + 1], result.v[k + 1]
+    if quintic:
+        a0, a1 = h * h * result.a[k], h * h * result.a[k + 1]
+        b = (1 - 10 * th**3 + 15 * th**4 - 6 * th**5, th - 6 * th**3 + 8 * th**4 - 3 * th**5,
+             (th**2 - 3 * th**3 + 3 * th**4 - th**5) / 2, 10 * th**3 - 15 * th**4 + 6 * th**5,
+             -4 * th**3 + 7 * th**4 - 3 * th**5, (th**3 - 2 * th**4 + th**5) / 2)
+        d = (-30 * th**2 + 60 * th**3 - 30 * th**4, 1 - 18 * th**2 + 32 * th**3 - 15 * th**4,
+             (2 * th - 9 * th**2 + 12 * th**3 - 5 * th**4) / 2, 30 * th**2 - 60 * th**3 + 30 * th**4,
+             -12 * th**2 + 28 * th**3 - 15 * th**4, (3 * th**2 - 8 * th**3 + 5 * th**4) / 2)
+        q = b[0] * q0 + b[1] * h * v0 + b[2] * a0 + b[3] * q1 + b[4] * h * v1 + b[5] * a1
+        v = (d[0] * q0 + d[1] * h * v0 + d[2] * a0 + d[3] * q1 + d[4] * h * v1 + d[5] * a1) / h
+    else:
         h00, h10, h01, h11 = 2 * th**3 - 3 * th**2 + 1, th**3 - 2 * th**2 + th, -2 * th**3 + 3 * th**2, th**3 - th**2
-        d00, d10, d01, d11 = 6 * th**2 - 6 * th, 3 * th**2 - 4 * th + 1, -6 * th**2 + 6 * th, 3 * th**2 - 2 * th
         q = h00 * q0 + h10 * h * v0 + h01 * q1 + h11 * h * v1
-        if quintic:
-            a0, a1 = result.a[i], result.a[i + 1]
-            b = (1 - 10 * th**3 + 15 * th**4 - 6 * th**5, th - 6 * th**3 + 8 * th**4 - 3 * th**5,
-                 (th**2 - 3 * th**3 + 3 * th**4 - th**5) / 2, 10 * th**3 - 15 * th**4 + 6 * th**5,
-                 -4 * th**3 + 7 * th**4 - 3 * th**5, (th**3 - 2 * th**4 + th**5) / 2)
-            d = (-30 * th**2 + 60 * th**3 - 30 * th**4, 1 - 18 * th**2 + 32 * th**3 - 15 * th**4,
-                 (2 * th - 9 * th**2 + 12 * th**3 - 5 * th**4) / 2, 30 * th**2 - 60 * th**3 + 30 * th**4,
-                 -12 * th**2 + 28 * th**3 - 15 * th**4, (3 * th**2 - 8 * th**3 + 5 * th**4) / 2)
-            q = b[0] * q0 + b[1] * h * v0 + b[2] * h * h * a0 + b[3] * q1 + b[4] * h * v1 + b[5] * h * h * a1
-            v = (d[0] * q0 + d[1] * h * v0 + d[2] * h * h * a0 + d[3] * q1 + d[4] * h * v1 + d[5] * h * h * a1) / h
-        elif a_is_qddot:
-            v = h00 * v0 + h10 * h * result.a[i] + h01 * v1 + h11 * h * result.a[i + 1]
+        if a_is_qddot:
+            v = h00 * v0 + h10 * h * result.a[k] + h01 * v1 + h11 * h * result.a[k + 1]
         else:
+            d00, d10, d01, d11 = 6 * th**2 - 6 * th, 3 * th**2 - 4 * th + 1, -6 * th**2 + 6 * th, 3 * th**2 - 2 * th
             v = (d00 * q0 + d10 * h * v0 + d01 * q1 + d11 * h * v1) / h
-        if model.n_hol:
-            q = V.project_position(model, ti, q)
-        v = V.project_velocity(model, ti, q, v)
-        a, lh, ln = model.consistent_acceleration(ti, q, v)
-        out_q.append(q)
-        out_v.append(v)
-        out_a.append(a)
-        out_l.append(np.concatenate([np.atleast_1d(lh), np.atleast_1d(ln)]))
-    q, v, a = np.array(out_q), np.array(out_v), np.array(out_a)
-    lam = np.array(out_l).reshape(len(t_eval), model.n_hol + model.n_nonhol)
+    q, v, a, lam = impose_constraints(model, t_eval, q, v, backend, result)
     return replace_samples(result, t_eval, q, v, a, lam, backend)
+
+
+def impose_constraints(model, t, q, v, backend="auto", result=None):
+    """(q, v, a, lam) at the times t (nt,) from states (nt, n) near the constraints: q projected onto
+    g = 0 (M-orthogonal Gauss-Newton, max |g| <= 1e-13), v onto G v + g_t = 0, A v + b = 0
+    (M-orthogonal), a and lam from the index-1 system: one Fortran call for all samples through the
+    model's Fortran twin, compiled library or callback (fortran/core/model.f90: impose_constraints).
+    A model item's exception is raised again; a failure raises IntegrationError naming the sample's
+    time, Ctrl-C Interrupted, each carrying ``result`` (the steps the outputs come from)."""
+    from .errors import IntegrationError
+    from .models._fortran_model import QueryFailed, model_query
+    n, nl, nt = model.n, model.n_hol + model.n_nonhol, len(t)
+    shapes = [(n, nt), (n, nt), (n, nt), (nl, nt)]
+    x = [np.asarray(t, dtype=float), np.asarray(q).T, np.asarray(v).T]
+    with _control.kernel_run() as run:
+        try:
+            *out, _ = model_query(model, "outputs", x, [*shapes, (1,)], [nt, 0], backend)   # solver 0: auto
+            failed = None
+        except QueryFailed as exc:
+            failed, k = exc.ierr, int(exc.out[-1]) if exc.out is not None else 0
+    if run.error is not None:
+        raise run.error
+    if failed is not None:
+        where = f" at t = {t[k - 1]:.6g} (output {k} of {nt})" if 1 <= k <= nt else ""
+        if run.interrupted or failed == STATUS_INTERRUPTED:
+            raise Interrupted(f"interrupted while re-imposing the constraints at the outputs (t_eval){where}",
+                              result=result)
+        why = {1: "the index-1 matrix [M C^T; C 0] is singular", 2: "no linear solver could be set up",
+               4: "the projection onto g = 0 did not converge"}.get(failed, f"status {failed}")
+        raise IntegrationError(f"re-imposing the constraints at the outputs (t_eval) failed{where}: {why}",
+                               result=result)
+    return tuple(o.T.copy() for o in out)
 
 
 def replace_samples(result, t_eval, q, v, a, lam, backend):

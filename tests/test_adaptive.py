@@ -18,6 +18,7 @@ from pyint.errors import IntegrationError
 from pyint.integrator import METHODS
 from pyint.methods.block import BlockLegendre
 from pyint.methods.genalpha import AlphaRattle, GeneralizedAlpha
+from pyint.models import Model
 from pyint.problems import PROBLEMS
 
 EPS = np.finfo(float).eps
@@ -242,6 +243,89 @@ def test_samples_are_the_accepted_steps():
     assert r.t.size == r.h.size + 1 and r.t[0] == 0.0 and r.t[-1] == prob.t_end
     assert np.max(np.abs(np.diff(r.t) - r.h)) <= 4 * EPS * prob.t_end
     assert np.max(r.residual[:, 0]) <= 10 * EPS and r.stats["rejected"] >= 1   # chain2 at 1e-4: 1 rejection
+
+
+def _knife_on_circle():
+    """A SymbolicModel with both kinds of constraint: a point on the unit circle carrying a knife edge
+    (-sin th vx + cos th vy + 0.2 vth = 0), a torsion spring on th."""
+    import sympy as sp
+    from pyint.models import SymbolicModel
+    x, y, th, vx, vy, vt = sp.symbols("x y theta vx vy vtheta")
+    model = SymbolicModel([x, y, th], [vx, vy, vt], mass=sp.diag(1, 1, 0.1), potential=(th - 0.3) ** 2 / 2,
+                          hol=[(x ** 2 + y ** 2 - 1) / 2], nonhol=([[-sp.sin(th), sp.cos(th), 0.2]], None),
+                          name="knife_on_circle")
+    q0 = np.array([np.cos(0.2), np.sin(0.2), 0.3])
+    c = np.vstack([model.hol_jac(0.0, q0), model.nh_A(0.0, q0)])
+    v0 = np.array([-np.sin(0.2), np.cos(0.2), 0.0])
+    return model, q0, v0 - np.linalg.pinv(c) @ (c @ v0), 1.0
+
+
+# impose_constraints (the outputs at t_eval, in Fortran) against the Python projections it replaced
+# (pyint._validate.project_position / project_velocity, Model.consistent_acceleration) at states of a
+# fixed-step run moved off the constraints by 1e-6: measured max differences in eps (1 + |y|): q 0.3,
+# v 0.7, a 12.4 (manipulator), lam 14.7 (chain2); bounds 10 and 200.
+IMPOSE_CASES = ["chain2", "driven_pendulum", "manipulator", "snakeboard", "sleigh_qmass", "chain2 callback",
+                "knife_on_circle"]
+
+
+@pytest.mark.parametrize("case", IMPOSE_CASES)
+def test_outputs_are_reimposed_as_the_python_projections(case):
+    from pyint import _validate as V
+    from pyint.integrator import impose_constraints
+    if case == "knife_on_circle":
+        model, q0, v0, T = _knife_on_circle()
+    else:
+        prob = PROBLEMS[case.split()[0]]
+        (q0, v0), model, T = prob.initial_state, prob.model, prob.t_end
+    backend = "callback" if case.endswith("callback") else "auto"
+    r = GeneralizedAlpha().integrate(model, q0, v0, T, T / 64, every=8)
+    rng = np.random.default_rng(3)
+    ts = r.t[1:]
+    qs, vs = r.q[1:] + 1e-6 * rng.standard_normal(r.q[1:].shape), r.v[1:] + 1e-6 * rng.standard_normal(r.v[1:].shape)
+    q, v, a, lam = impose_constraints(model, ts, qs, vs, backend)
+    for k, t in enumerate(ts):
+        qp = V.project_position(model, t, qs[k]) if model.n_hol else qs[k]
+        vp = V.project_velocity(model, t, qp, vs[k])
+        ap, lh, ln = model.consistent_acceleration(t, qp, vp)
+        lp = np.concatenate([np.atleast_1d(lh), np.atleast_1d(ln)])
+        for got, want, bound in ((q[k], qp, 10), (v[k], vp, 10), (a[k], ap, 200), (lam[k], lp, 200)):
+            assert np.max(np.abs(got - want), initial=0.0) <= bound * EPS * (1 + np.max(np.abs(want), initial=0.0))
+        if model.n_hol:
+            assert np.max(np.abs(model.hol(t, q[k]))) <= 1e-13     # the projection's stop
+
+
+class _NoRootCircle(Model):
+    """A Python model whose constraint g = x^2 + 1 has no real root (Gauss-Newton cannot converge), or
+    whose hol raises (raising=True)."""
+    n, n_hol, n_nonhol = 2, 1, 0
+
+    def __init__(self, raising=False):
+        self.raising = raising
+
+    def mass(self, q):
+        return np.eye(2)
+
+    def force(self, t, q, v):
+        return np.zeros(2)
+
+    def hol(self, t, q):
+        if self.raising:
+            raise ValueError("the user's hol failed")
+        return np.array([q[0] ** 2 + 1.0])
+
+    def hol_jac(self, t, q):
+        return np.array([[2 * q[0], 0.0]])
+
+
+def test_outputs_that_cannot_be_reimposed_raise_naming_the_sample():
+    """impose_constraints: a projection that does not converge is an IntegrationError naming the output
+    and its time (never silent NaN); a model item that raises there is raised again as it is."""
+    from pyint.integrator import impose_constraints
+    t, q, v = np.array([0.25, 0.5]), np.array([[0.5, 0.0], [0.7, 0.1]]), np.zeros((2, 2))
+    with pytest.raises(IntegrationError, match=r"at t = 0\.25 \(output 1 of 2\).*did not converge"):
+        impose_constraints(_NoRootCircle(), t, q, v, "callback")
+    with pytest.raises(ValueError, match="the user's hol failed"):
+        impose_constraints(_NoRootCircle(raising=True), t, q, v, "callback")
 
 
 def test_newton_failures_are_rejected_steps():

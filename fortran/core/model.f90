@@ -50,7 +50,7 @@ module pyint_model
   use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: model_t, consistent_acceleration, index1_matrix, diagonal_matrix, rpar_error
+  public :: model_t, consistent_acceleration, impose_constraints, index1_matrix, diagonal_matrix, rpar_error
   public :: default_mass_mul, default_hol_jac_tmul, default_nh_jac_tmul, default_add_qq, &
             default_add_hol_jac, default_add_hol_vel_q, default_add_nh_jac, default_add_nh_vel_q
 
@@ -438,23 +438,90 @@ contains
     lam = x(n + 1:)
   end subroutine
 
+  !> A state interpolated between steps made consistent, as pyint.reference does at its outputs:
+  !> q projected onto g(t, q) = 0 by M-orthogonal Gauss-Newton (steps d from [M G^T; G 0] [d; mu] =
+  !> [0; -g] until max |g| <= 1e-13, at most 50), then v onto G v + g_t = 0, A v + b = 0
+  !> (M-orthogonal: [M C^T; C 0] [dv; mu] = [0; -(C v + c_t)]), then a and lam from the index-1
+  !> system (consistent_acceleration).  Every matrix through the structured hooks and `solver`.
+  !> info: 0; 1 a singular matrix; 2 no solver; 4 the position projection did not converge.
+  subroutine impose_constraints(model, t, q, v, solver, a, lam, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t
+    real(wp), intent(inout) :: q(:), v(:)
+    integer, intent(in) :: solver
+    real(wp), intent(out) :: a(:), lam(:)
+    integer, intent(out) :: info
+    real(wp), parameter :: GTOL = 1e-13_wp
+    integer, parameter :: MAXIT = 50
+    type(newton_matrix_t) :: nm
+    real(wp), allocatable :: x(:)
+    integer :: n, mh, mn, it
+    n = model%n; mh = model%mh; mn = model%mn
+    allocate(x(n + mh + mn))
+    info = 0
+    if (mh > 0) then
+      do it = 0, MAXIT
+        call model%hol(t, q, x(n + 1:n + mh))
+        if (maxval(abs(x(n + 1:n + mh))) <= GTOL) exit
+        if (it == MAXIT .or. .not. all(abs(x(n + 1:n + mh)) <= huge(1.0_wp))) then
+          info = 4
+          return
+        end if
+        call factored(.true.)
+        if (info /= 0) return
+        x(1:n) = 0
+        x(n + 1:n + mh) = -x(n + 1:n + mh)
+        call nm%solve(x(1:n + mh))
+        call nm%release()
+        q = q + x(1:n)
+      end do
+    end if
+    if (mh + mn > 0) then
+      call factored(.false.)
+      if (info /= 0) return
+      x(1:n) = 0
+      if (mh > 0) call model%hol_vel(t, q, v, x(n + 1:n + mh))
+      if (mn > 0) call model%nh_vel(t, q, v, x(n + mh + 1:))
+      x(n + 1:) = -x(n + 1:)
+      call nm%solve(x)
+      call nm%release()
+      v = v + x(1:n)
+    end if
+    call consistent_acceleration(model, t, q, v, solver, a, lam, info)
+  contains
+    subroutine factored(hol_only)
+      logical, intent(in) :: hol_only
+      call index1_matrix(model, t, q, v, .true., solver, nm, info, hol_only)
+      if (info /= 0) return
+      call nm%factor(info)
+      if (info /= 0 .or. nm%out_of_pattern) then
+        info = merge(1, 2, info /= 0)
+        call nm%release()
+      end if
+    end subroutine
+  end subroutine
+
   !> The index-1 matrix [D C^T; C 0], C = [G; A] at (t, q), assembled into the fresh nm through
   !> the structured hooks (its pattern recorded, then the solver `solver` set up): D = M(q)
-  !> (mass_block) or the identity (the rank test of C, fortran/core/driver.f90).  info: 0, or 2
-  !> when no solver could be set up (nm released).
-  subroutine index1_matrix(model, t, q, v, mass_block, solver, nm, info)
+  !> (mass_block) or the identity (the rank test of C, fortran/core/driver.f90); with hol_only
+  !> C = G.  info: 0, or 2 when no solver could be set up (nm released).
+  subroutine index1_matrix(model, t, q, v, mass_block, solver, nm, info, hol_only)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, q(:), v(:)
     logical, intent(in) :: mass_block
     integer, intent(in) :: solver
     type(newton_matrix_t), intent(inout) :: nm
     integer, intent(out) :: info
+    logical, intent(in), optional :: hol_only   !< C = G only (the position projection)
     real(wp) :: x(model%n + model%mh + model%mn)
-    integer :: n, mh, pass, i
-    n = model%n; mh = model%mh
+    integer :: n, mh, mn, pass, i
+    n = model%n; mh = model%mh; mn = model%mn
+    if (present(hol_only)) then
+      if (hol_only) mn = 0
+    end if
     x = 0
     info = 0
-    call nm%record(n + mh + model%mn)
+    call nm%record(n + mh + mn)
     do pass = 1, 2
       if (mass_block) then
         call model%add_qq(t, q, v, x(1:n), x(n + 1:n + mh), x(n + mh + 1:), &
@@ -466,8 +533,10 @@ contains
       end if
       call model%add_hol_jac(t, q, 1.0_wp, .true., nm, 0, n)
       call model%add_hol_jac(t, q, 1.0_wp, .false., nm, n, 0)
-      call model%add_nh_jac(t, q, 1.0_wp, .true., nm, 0, n + mh)
-      call model%add_nh_jac(t, q, 1.0_wp, .false., nm, n + mh, 0)
+      if (mn > 0) then
+        call model%add_nh_jac(t, q, 1.0_wp, .true., nm, 0, n + mh)
+        call model%add_nh_jac(t, q, 1.0_wp, .false., nm, n + mh, 0)
+      end if
       if (pass == 1) then
         call nm%setup(solver, info)
         if (info /= 0) then

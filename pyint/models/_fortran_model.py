@@ -63,16 +63,17 @@ def model_args(model, backend="auto"):
 
 #: The query codes of ``_fortran.model_query`` (fortran/queries.f90: QUERY_*).
 QUERIES = {"item": 1, "residuals": 2, "structured": 3, "consistent_acceleration": 4,
-           "galerkin_system": 5, "dual": 6, "canonical_field": 7}
+           "galerkin_system": 5, "dual": 6, "canonical_field": 7, "outputs": 8}
 
 
 class QueryFailed(RuntimeError):
     """A ``model_query`` call returned a nonzero status (``ierr``: 3 bad model or sizes,
     else the status of the Fortran routine behind the query)."""
 
-    def __init__(self, what, ierr):
+    def __init__(self, what, ierr, out=None):
         super().__init__(f"model_query {what!r} failed (ierr={ierr})")
         self.ierr = ierr
+        self.out = out     # the query's packed output as the Fortran side left it
 
 
 def model_query(model, what, x, shapes, iarg=(), backend="auto"):
@@ -81,7 +82,7 @@ def model_query(model, what, x, shapes, iarg=(), backend="auto"):
     x: the query's real inputs in the order of fortran/queries.f90 (scalars and arrays, each
     flattened in Fortran order); iarg: its integer inputs; shapes: the shapes of its outputs
     in their order.  Returns the list of outputs (Fortran-ordered views of one buffer);
-    raises :class:`QueryFailed` on a nonzero status.
+    raises :class:`QueryFailed` (holding the buffer) on a nonzero status.
     """
     args = model_args(model, backend)
     xs = np.concatenate([np.ravel(np.asarray(p, dtype=float), order="F") for p in x])
@@ -90,7 +91,7 @@ def model_query(model, what, x, shapes, iarg=(), backend="auto"):
                                      model.n, args["mh"], args["mn"], args["mflags"],
                                      np.array([*iarg, 0], dtype=np.int32), xs, sum(sizes))
     if ierr != 0:
-        raise QueryFailed(what, int(ierr))
+        raise QueryFailed(what, int(ierr), out)
     ends = np.cumsum(sizes)
     return [out[e - k:e].reshape(shape, order="F") for e, k, shape in zip(ends, sizes, shapes)]
 
