@@ -26,10 +26,11 @@ wp        work-precision on the 2-link chain (problem chain2, T = 1): final
           bench/results/wp.png from the NetCDF file.
 adaptive  issue 18's work-precision: adaptive generalized-alpha (rtol sweep)
           against the fixed step (h sweep) and IDA on the dummy-derivative form,
-          on stiff_fast and on the snakeboard over T = 1.2 (up to its singular
+          on stiff_fast, on the snakeboard over T = 1.2 (up to its singular
           configuration at t = 1.2534, past which round-off decides the motion:
-          printed first); the time each needs for errors 1e-4 and 1e-6 and their
-          ratios; bench/results/adaptive_*.png.
+          printed first) and on a problem with bursts (the magnet pendulum of
+          tests/symbolic_models.py, error the maximum over 64 samples); the time each needs for errors 1e-4
+          and 1e-6 and their ratios; bench/results/adaptive_*.png.
 batch     batched trajectories (integrate_batch) with 1 and 2 OpenMP threads
           against one-by-one integrate calls: trajectories per second.
 versus    side by side, interleaved in one run: this build's generalized-alpha
@@ -416,8 +417,9 @@ def time_at_error(errs, times, target):
     return float(np.exp(t[0])) if len(e) and e[0] <= lt else float("nan")
 
 
-def ida_runner(form="ggl"):
-    """IDA on the named form of pyint.reference, or None when it is not importable.
+def ida_runner(form="ggl", times=None):
+    """IDA on the named form of pyint.reference, or None when it is not importable: run(model, q0,
+    v0, t_end, rtol) gives q at t_end, or at times[1:] when `times` (from 0) are given.
     Adapt here if pyint.reference's signature changes."""
     try:
         from pyint import reference
@@ -426,8 +428,9 @@ def ida_runner(form="ggl"):
         return None
 
     def run(model, q0, v0, t_end, rtol):
-        r = reference.integrate(model, [0.0, t_end], q0, v0, form=form, rtol=rtol, atol=rtol)
-        return r.q[-1]
+        r = reference.integrate(model, [0.0, t_end] if times is None else times, q0, v0, form=form, rtol=rtol,
+                                atol=rtol)
+        return r.q[-1] if times is None else r.q[1:]
     return run
 
 
@@ -518,6 +521,23 @@ def section_wp(args):
 #: phase up to T = 1.2: at t = 1.2534 it passes its singular configuration (phi_b = phi_f, where the
 #: nonholonomic Jacobian loses rank) and past it round-off decides the motion (snakeboard_sensitivity).
 ADAPTIVE_CASES = (("stiff_fast", None), ("snakeboard", 1.2))
+#: a problem with bursts (tests/symbolic_models.py: symbolic_magnet_pendulum): errors are the maximum
+#: over these samples
+MAGNET_T, MAGNET_SAMPLES = 3.0, 64
+
+
+def magnet_case():
+    """(name, model, q0, v0, T, sample times from 0, q_ref at them after 0, source, IDA's rtols) of the
+    magnet pendulum (tests/symbolic_models.py: a SymbolicModel, its reference the angle ODE)."""
+    from symbolic_models import magnet_pendulum_reference, magnet_pendulum_state, symbolic_magnet_pendulum
+    times = np.linspace(0.0, MAGNET_T, MAGNET_SAMPLES + 1)
+    qref = magnet_pendulum_reference(times)[1:]
+    print(f"magnet_pendulum: reference DOP853 rtol 1e-13 vs 1e-12: "
+          f"{np.max(np.abs(magnet_pendulum_reference(times, 1e-12)[1:] - qref)):.1e}")
+    # IDA's error here is ~1e3 rtol (1.2e-3 at rtol 1e-6, 1.2e-7 at 1e-10): its sweep goes to 1e-10
+    return ("magnet_pendulum", symbolic_magnet_pendulum(), *magnet_pendulum_state(), MAGNET_T, times, qref,
+            "angle ODE by DOP853, rtol = atol = 1e-13; error: max over 64 equally spaced samples",
+            10.0 ** -np.arange(4, 11))
 
 
 def snakeboard_sensitivity(T=2.0, k=18):
@@ -564,25 +584,17 @@ def section_adaptive(args):
     violent phase up to its singular configuration, snakeboard_sensitivity): DOP853 does not get
     through it (it stops near t = 1) and IDA at rtol 1e-11 takes minutes, so the reference is
     fixed-step generalized-alpha at h = T / 2^20; its distance to h = T / 2^19 is printed: errors
-    below it mean nothing."""
+    below it mean nothing.  magnet_pendulum (magnet_case): a problem with bursts, its error the
+    maximum over 64 sample times."""
     from pyint.methods.genalpha import GeneralizedAlpha as GA
     snakeboard_sensitivity()
-    ida = ida_runner("dummy_derivative")
-    for pname, T in ADAPTIVE_CASES:
-        prob = PROBLEMS[pname]
-        m = prob.model
-        q0, v0 = prob.initial_state
-        T = prob.t_end if T is None else T
+    cases = [adaptive_case(pname, T) for pname, T in ADAPTIVE_CASES] + [magnet_case()]
+    for pname, m, q0, v0, T, times, qref, source, ida_rtols in cases:
         meth = GA()
+        per = len(times) - 1   # samples after t = 0; the fixed steps are T / 2^k, k >= 6: every divides
 
         def fixed(h):
-            return meth.integrate(m, q0, v0, T, h, every=int(round(T / h))).q[-1]
-        if T == prob.t_end:
-            qref, source = prob.reference[0][-1], prob.source
-        else:
-            qref = fixed(T * 2.0 ** -20)
-            source = "generalized-alpha (rho_inf = 0.9), fixed h = T / 2^20"
-            print(f"{pname}: reference h = T/2^20 vs h = T/2^19: {np.max(np.abs(fixed(T * 2.0 ** -19) - qref)):.2e}")
+            return meth.integrate(m, q0, v0, T, h, every=int(round(T / h)) // per).q[1:]
         kmax = 14 if args.quick else 18
         hs = [T * 2.0 ** -k for k in range(6, kmax)]
         curves = {"genalpha, fixed h": sweep("genalpha fixed", fixed, hs, qref, args.repeats)}
@@ -591,12 +603,14 @@ def section_adaptive(args):
             # from rtol 1e-2: generalized-alpha's error is ~0.04 rtol on stiff_fast, a sweep from 1e-3
             # starts below 1e-4 and time_at_error would read the 1e-3 run's time (an upper bound)
             curves["genalpha, adaptive (rtol)"] = sweep("genalpha adaptive", lambda r: meth.integrate(
-                m, q0, v0, T, rtol=r, atol=r, max_steps=2_000_000).q[-1], np.concatenate([[1e-2], rtols]), qref,
-                args.repeats)
+                m, q0, v0, T, rtol=r, atol=r, max_steps=2_000_000, t_eval=times[1:]).q, np.concatenate([[1e-2], rtols]),
+                qref, args.repeats)
         else:
             print("adaptive generalized-alpha: integrate(..., rtol=) is not available on this branch")
+        ida = ida_runner("dummy_derivative", times)
         if ida is not None:
-            curves["IDA (dummy-derivative form)"] = sweep("IDA", lambda r: ida(m, q0, v0, T, r), rtols[:5], qref,
+            curves["IDA (dummy-derivative form)"] = sweep("IDA", lambda r: ida(m, q0, v0, T, r),
+                                                          rtols[:5] if ida_rtols is None else ida_rtols, qref,
                                                           args.repeats)
         summary = report_wp(f"adaptive_{pname}", T, curves, {"problem": pname, "reference": source})
         ad = summary.get("genalpha, adaptive (rtol)")
@@ -605,6 +619,24 @@ def section_adaptive(args):
                 if other in summary:
                     print(f"acceptance ({pname}): adaptive / {other}: {ad[0] / summary[other][0]:.2f} at 1e-4, "
                           f"{ad[1] / summary[other][1]:.2f} at 1e-6 (issue 18: <= 0.5 fixed, <= 0.2 IDA)")
+
+
+def adaptive_case(pname, T):
+    """(name, model, q0, v0, T, sample times [0, T], q_ref at T, source, None) of a problem of pyint.problems
+    over [0, T] (T None: the problem's t_end and reference; else a fixed-step reference at T / 2^20)."""
+    from pyint.methods.genalpha import GeneralizedAlpha as GA
+    prob = PROBLEMS[pname]
+    m = prob.model
+    q0, v0 = prob.initial_state
+    if T is None:
+        return pname, m, q0, v0, prob.t_end, np.array([0.0, prob.t_end]), prob.reference[0][-1:], prob.source, None
+
+    def fixed(h):
+        return GA().integrate(m, q0, v0, T, h, every=int(round(T / h))).q[-1:]
+    qref = fixed(T * 2.0 ** -20)
+    print(f"{pname}: reference h = T/2^20 vs h = T/2^19: {np.max(np.abs(fixed(T * 2.0 ** -19) - qref)):.2e}")
+    return (pname, m, q0, v0, T, np.array([0.0, T]), qref,
+            "generalized-alpha (rho_inf = 0.9), fixed h = T / 2^20", None)
 
 
 def plot_wp(path):

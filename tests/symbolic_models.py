@@ -73,3 +73,52 @@ def symbolic_sleigh(mass=1.0, inertia=0.05, offset=0.3, stiffness=2.0, damping=0
     return SymbolicModel([x, y, th], [vx, vy, w], mass=M, force=f, potential=k * (rc.T * rc)[0, 0] / 2,
                          nonhol=([[-sp.sin(th), sp.cos(th), 0]], None),
                          params=dict(zip(p, (mass, inertia, offset, stiffness, damping))), name="symbolic_sleigh")
+
+
+# -- a problem with bursts (bench/run.py, section adaptive) ------------------------------
+#: the magnet pendulum's values and start angle (from the downward vertical)
+MAGNET = dict(m=1.0, l=1.0, g=9.81, k=2.0, x_m=0.0, y_m=-1.02, epsilon=0.01)
+MAGNET_THETA0 = 1.5707963267948966   # pi / 2: at rest, rod horizontal
+
+
+def _magnet_potential(sp, x, y):
+    m, l, g, k, xm, ym, eps = p = sp.symbols("m l g k x_m y_m epsilon")
+    return m * g * y - k / sp.sqrt((x - xm) ** 2 + (y - ym) ** 2 + eps ** 2), p
+
+
+def symbolic_magnet_pendulum(**values):
+    """A point mass m on a rigid rod of length l (Cartesian q = (x, y), g = (x^2 + y^2 - l^2) / 2) under
+    gravity and a magnet just below its lowest point, V = m g y - k / sqrt(|q - q_m|^2 + eps^2), q_m =
+    (x_m, y_m); MAGNET updated by `values`.  Released from the horizontal (magnet_pendulum_state) it
+    passes the magnet at |v| ~ 14 m/s with accelerations up to ~1.6e3 m/s^2 (~10 elsewhere): bursts of
+    ~2 ms, twice per swing."""
+    x, y, vx, vy = sp.symbols("x y vx vy")
+    V, p = _magnet_potential(sp, x, y)
+    vals = {s: float({**MAGNET, **values}[s.name]) for s in p}
+    return SymbolicModel([x, y], [vx, vy], mass=sp.diag(p[0], p[0]), potential=V,
+                         hol=[(x ** 2 + y ** 2 - p[1] ** 2) / 2], params=vals, name="magnet_pendulum",
+                         coord_units=("m", "m"))
+
+
+def magnet_pendulum_state(**values):
+    """(q0, v0): at rest, the rod horizontal."""
+    import numpy as np
+    l_ = float({**MAGNET, **values}["l"])
+    return np.array([l_ * np.sin(MAGNET_THETA0), -l_ * np.cos(MAGNET_THETA0)]), np.zeros(2)
+
+
+def magnet_pendulum_reference(times, rtol=1e-13, **values):
+    """q at `times` (from 0, increasing), (len(times), 2): the angle ODE theta'' = -V'(theta) / (m l^2)
+    (x = l sin theta, y = -l cos theta) of the same V, derived by SymPy, solved by DOP853 at rtol = atol
+    = `rtol`."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+    th = sp.Symbol("theta")
+    V, p = _magnet_potential(sp, sp.Symbol("l") * sp.sin(th), -sp.Symbol("l") * sp.cos(th))
+    vals = {s: float({**MAGNET, **values}[s.name]) for s in p}
+    acc = sp.lambdify(th, (-sp.diff(V, th) / (p[0] * p[1] ** 2)).subs(vals))
+    sol = solve_ivp(lambda t, z: [z[1], acc(z[0])], (0.0, times[-1]), [MAGNET_THETA0, 0.0], method="DOP853",
+                    rtol=rtol, atol=rtol, t_eval=times)
+    if not sol.success:
+        raise RuntimeError(f"magnet pendulum reference: {sol.message}")
+    return vals[p[1]] * np.stack([np.sin(sol.y[0]), -np.cos(sol.y[0])], axis=1)
