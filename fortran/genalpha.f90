@@ -100,6 +100,10 @@ module genalpha
     integer :: n, mh, mn, m, nx
     integer :: ns = 0                  !< VARIANT_STAB2: mu's unknowns (mh); else 0
     integer :: nm = 0                  !< n + m: x = (a, lam_h, lam_n, mu), mu = x(nm + 1:nx)
+    !> VARIANT_STAB2 with a banded/sparse solver: the Newton matrix's auxiliary unknowns
+    !> z = G(q_n)^T mu (n of them, after x; stab2_blocks); else 0
+    integer :: nz = 0
+    logical :: stab2_dense = .false.   !< VARIANT_STAB2 with the dense matrix (stab2_jacobian)
     real(wp) :: h_factor = 0           !< the h of the kept factorization (a new h refactors)
     !> variable steps (alpha_stepper_t%adaptive).  A new h still refactors: a factorization kept
     !> from an earlier step contracts the stabilized velocity rows only ~1e-2 per iteration
@@ -127,8 +131,10 @@ module genalpha
     real(wp), allocatable :: mq(:, :)  !< dense M (dense_mass only)
     ! alpha-RATTLE only: R_{1/2} = -M^{-1} A^T at the half step, and dense items
     real(wp), allocatable :: rm(:, :), cn(:, :), bn(:), fq(:, :), fv(:, :), dq(:, :), dtmp(:, :), pn(:, :)
-    ! VARIANT_STAB2 only: g0t = beta h^2 G(q_n)^T (mu's direction), G(q_{n+1}), (G v + g_t)_q; mu
-    real(wp), allocatable :: g0t(:, :), gq(:, :), gvq(:, :), mu(:)
+    ! VARIANT_STAB2 only: g0t = beta h^2 G(q_n)^T (mu's direction), G(q_{n+1}), (G v + g_t)_q; mu;
+    ! the step's start (t0, q0: G(q_n) of the structured matrix) and its solve's (dx, dz) (dxz)
+    real(wp), allocatable :: g0t(:, :), gq(:, :), gvq(:, :), mu(:), q0(:), dxz(:)
+    real(wp) :: t0 = 0
   end type
 
   !> The variable-step state of a trajectory (docs/adaptive_steps.md 1.3): a approximates
@@ -210,8 +216,9 @@ contains
     end if
     if (variant == VARIANT_STAB2) then
       allocate(w%cn(mn, n), w%bn(mn), w%fq(n, n), w%fv(n, n), w%dq(n, n), w%dtmp(n, n), w%pn(mn, n), &
-               w%g0t(n, w%mh), w%gq(w%mh, n), w%gvq(w%mh, n), w%mu(w%mh))
+               w%g0t(n, w%mh), w%gq(w%mh, n), w%gvq(w%mh, n), w%mu(w%mh), w%q0(n))
       w%mu = 0
+      w%q0 = 0
     end if
     call w%jm%record(w%nx)
   end subroutine
@@ -227,16 +234,34 @@ contains
     integer, intent(out) :: info
     integer :: req
     req = requested
-    if (w%variant == VARIANT_RATTLE .or. w%variant == VARIANT_STAB2) req = SOLVER_DENSE
+    if (w%variant == VARIANT_RATTLE) req = SOLVER_DENSE
+    if (w%variant == VARIANT_STAB2) then
+      ! the stabilized variant: the dense matrix (stab2_jacobian) when asked for, or automatic with
+      ! at most SMALL_MAX unknowns; else the structured one with the auxiliary z (stab2_blocks)
+      if (req == SOLVER_AUTO .and. w%nx <= SMALL_MAX) req = SOLVER_DENSE
+      if (req /= SOLVER_DENSE .and. w%ns > 0) then
+        w%nz = w%n
+        allocate(w%dxz(w%nx + w%nz))
+        call w%jm%record(w%nx + w%nz)
+      end if
+    end if
     if (req /= SOLVER_DENSE) then
       w%dense_mass = .false.
       call alpha_jacobian(model, p, t1, h, w)
     end if
     call w%jm%setup(req, info)
+    if (info == 0 .and. w%variant == VARIANT_STAB2 .and. req /= SOLVER_DENSE .and. w%jm%kind == SOLVER_DENSE) then
+      ! the automatic choice found the pattern too full for KLU: the dense matrix without z
+      w%nz = 0
+      if (allocated(w%dxz)) deallocate(w%dxz)
+      call w%jm%record(w%nx)
+      call w%jm%setup(SOLVER_DENSE, info)
+    end if
     if (info /= 0) then
       info = STATUS_BAD_INPUT
       return
     end if
+    w%stab2_dense = w%variant == VARIANT_STAB2 .and. w%jm%kind == SOLVER_DENSE
     w%dense_mass = w%jm%kind == SOLVER_DENSE
     if (w%dense_mass) allocate(w%mq(w%n, w%n))
     ! variable steps: a small dense matrix by plain loops (the fixed-step results stay LAPACK's)
@@ -333,7 +358,7 @@ contains
       call rattle_jacobian(model, p, t1, h, w)
       return
     end if
-    if (w%variant == VARIANT_STAB2) then
+    if (w%stab2_dense) then
       call stab2_jacobian(model, p, t1, h, w)
       return
     end if
@@ -367,6 +392,47 @@ contains
         call model%add_nh_jac(t1, w%q, p%gamma, .false., w%jm, n + mh, 0)
         call model%add_nh_vel_q(t1, w%q, w%v, p%beta * h, w%jm, n + mh, 0)
       end if
+      if (w%nz > 0) then
+        coef(4) = 0       ! z moves q only: sh D_q
+        call stab2_blocks(model, p, t1, h, coef, w)
+      end if
+    end associate
+  end subroutine
+
+  !> The structured stabilized matrix's blocks beyond the plain variant's (alpha_jacobian adds
+  !> those: rows 1-3, columns a, lam_h, lam_n): with the auxiliary unknowns z = G(q_n)^T mu
+  !> (so beta h^2 z = G0t mu, the position change of mu) the mu columns of stab2_jacobian's
+  !> products become sparse blocks, every one an add_* of the model (pyint_model):
+  !>   [ M + beta h^2 D_q + gamma h D_v   c G^T   c A^T   0           beta h^2 D_q           ]
+  !>   [ G                                0       0       0           G                      ]
+  !>   [ beta h (A v + b)_q + gamma A     0       0       0           beta h (A v + b)_q     ]
+  !>   [ (beta h / gamma) (G v)_q + G     0       0       0           (beta h / gamma) (G v)_q ]
+  !>   [ 0                                0       0       -G(q_n)^T   I                      ]
+  !> the last row z - G(q_n)^T mu = 0 with right-hand side 0 (alpha_newton): eliminating z
+  !> (z = G(q_n)^T mu) gives back stab2_jacobian's matrix, so (da, dlam, dmu) are its Newton
+  !> step.  coef: add_qq's coefficients of sh D_q (alpha_jacobian's without the f_v term).
+  subroutine stab2_blocks(model, p, t1, h, coef, w)
+    class(model_t), intent(in) :: model
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(in) :: t1, h, coef(6)
+    type(alpha_work_t), intent(inout) :: w
+    integer :: n, mh, mn, nm, zc, i
+    n = w%n; mh = w%mh; mn = w%mn; nm = w%nm
+    zc = w%nx          ! z's columns (and its rows) start after x's
+    associate (lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:nm))
+      ! (G v + g_t) / (gamma h): its a columns
+      call model%add_hol_vel_q(t1, w%q, w%v, p%beta * h / p%gamma, w%jm, nm, 0)
+      call model%add_hol_jac(t1, w%q, 1.0_wp, .false., w%jm, nm, 0)
+      ! z's columns: q_{n+1} moves by beta h^2 z
+      call model%add_qq(t1, w%q, w%v, w%av, lh, ln, coef, w%jm, 0, zc)
+      call model%add_hol_jac(t1, w%q, 1.0_wp, .false., w%jm, n, zc)
+      if (mn > 0) call model%add_nh_vel_q(t1, w%q, w%v, p%beta * h, w%jm, n + mh, zc)
+      call model%add_hol_vel_q(t1, w%q, w%v, p%beta * h / p%gamma, w%jm, nm, zc)
+      ! z - G(q_n)^T mu = 0
+      call model%add_hol_jac(w%t0, w%q0, -1.0_wp, .true., w%jm, zc, nm)
+      do i = 1, n
+        call w%jm%add(zc + i, zc + i, 1.0_wp)
+      end do
     end associate
   end subroutine
 
@@ -517,8 +583,15 @@ contains
       else
         nreuse = nreuse + 1
       end if
-      w%dx(:) = -w%e
-      call w%jm%solve(w%dx)
+      if (w%nz > 0) then      ! the structured stabilized matrix: z's rows have right-hand side 0
+        w%dxz(1:w%nx) = -w%e
+        w%dxz(w%nx + 1:) = 0
+        call w%jm%solve(w%dxz)
+        w%dx(:) = w%dxz(1:w%nx)
+      else
+        w%dx(:) = -w%e
+        call w%jm%solve(w%dx)
+      end if
       w%x(:) = w%x + w%dx
       iters = iters + 1
       amax = maxval(abs(w%x(1:w%n)))
@@ -685,6 +758,8 @@ contains
     if (w%variant == VARIANT_STAB2 .and. w%mh > 0) then
       call model%hol_jac(t, q, w%gq)
       w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
+      w%t0 = t
+      w%q0(:) = q
     end if
     if (w%reuse .and. w%have_factor .and. h /= w%h_factor) w%have_factor = .false.
     w%xn(1:w%n) = a
@@ -770,6 +845,10 @@ contains
       w%x(w%n + 1:w%nm) = s%lam
       w%av = s%a
       w%q = s%q; w%v = s%v; w%qm = s%q
+      if (self%variant == VARIANT_STAB2) then
+        w%t0 = s%t
+        w%q0 = s%q
+      end if
       call alpha_setup_solver(model, p, s%t, self%h, solver, w, info)
       stats(6) = w%jm%kind
       stats(7) = w%jm%kl
