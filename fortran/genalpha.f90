@@ -161,6 +161,12 @@ module genalpha
     integer, allocatable :: piv(:)
     type(kkt_data_t) :: kd
     type(kkt_factor_t), allocatable :: kf(:)
+    !> structured (the stabilized variant's Newton matrix structured, w%nz > 0): the projections'
+    !> saddle-point matrices kq, kv (project_structured) by the Newton matrix's solver; xs their
+    !> right-hand side
+    logical :: structured = .false.
+    type(newton_matrix_t) :: kq, kv
+    real(wp), allocatable :: xs(:)
   end type
 
   !> The stepper of the one driver (fortran/core/driver.f90).  Options:
@@ -294,7 +300,10 @@ contains
           w%av(i) = w%x(i)
         end if
       end do
-      if (w%ns > 0) w%q(:) = w%q + matmul(w%g0t, w%x(w%nm + 1:w%nx))    ! + beta h^2 G(q_n)^T mu
+      if (w%ns > 0) then     ! + beta h^2 G(q_n)^T mu
+        call g0t_mul(model, p, h, w, w%x(w%nm + 1:w%nx), w%tmp)
+        w%q(:) = w%q + w%tmp
+      end if
       if (w%variant == VARIANT_RATTLE .and. mn > 0) then
         w%tmp(:) = matmul(w%rm, ln)
         w%q(:) = w%q + 0.5_wp * h * h * w%tmp
@@ -525,6 +534,22 @@ contains
     end associate
   end subroutine
 
+  !> y = beta h^2 G(q_n)^T x (mu's position change): the dense matrix's g0t, or (structured,
+  !> w%nz > 0) the model's hol_jac_tmul at the step's start, O(nnz) instead of O(n mh).
+  subroutine g0t_mul(model, p, h, w, x, y)
+    class(model_t), intent(in) :: model
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(in) :: h, x(:)
+    type(alpha_work_t), intent(in) :: w
+    real(wp), intent(out) :: y(:)
+    if (w%nz > 0) then
+      call model%hol_jac_tmul(w%t0, w%q0, x, y)
+      y(:) = (p%beta * h * h) * y
+    else
+      y(:) = matmul(w%g0t, x)
+    end if
+  end subroutine
+
   !> Solve the step equations for w%x (start value on entry) by Newton (or
   !> simplified Newton, w%reuse), stopped by the rule of pyint_newton_control:
   !> accelerations measured against 1 + |a|, each multiplier group against
@@ -616,8 +641,10 @@ contains
       if (w%nm > ih) call w%nc%group_max(maxval(abs(w%dx(ih + 1:w%nm))), scale(ih + 1, w%nm, 1 + lnmax), &
                                          merge(max(lnmax, qfloor), huge(1.0_wp), w%variant == VARIANT_RATTLE))
       ! mu (stabilized variant): measured by the position change beta h^2 G(q_n)^T dmu
-      if (w%ns > 0) call w%nc%group(matmul(w%g0t, w%dx(w%nm + 1:w%nx)), 1 + maxval(abs(w%q)), &
-                                    maxval(abs(w%q)))
+      if (w%ns > 0) then
+        call g0t_mul(model, p, h, w, w%dx(w%nm + 1:w%nx), w%tmp)
+        call w%nc%group(w%tmp, 1 + maxval(abs(w%q)), maxval(abs(w%q)))
+      end if
       status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
       if (.not. w%reuse .or. w%nc%refresh) then
         w%have_factor = .false.
@@ -756,8 +783,10 @@ contains
       if (info /= 0) return
     end if
     if (w%variant == VARIANT_STAB2 .and. w%mh > 0) then
-      call model%hol_jac(t, q, w%gq)
-      w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
+      if (w%nz == 0) then     ! (the structured matrix applies G(q_n)^T as an operator: g0t_mul)
+        call model%hol_jac(t, q, w%gq)
+        w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
+      end if
       w%t0 = t
       w%q0(:) = q
     end if
@@ -1056,6 +1085,10 @@ contains
     info = 0
     n = self%nv; mh = self%model%mh; mn = self%model%mn; m = mh + mn
     if (m == 0) return
+    if (self%pj%structured) then
+      call project_structured(self, t1, s, info)
+      return
+    end if
     associate (pj => self%pj, w => self%w)
       if (mh > 0) call self%model%hol_jac(t1, s%q, pj%c(1:mh, :))
       if (mn > 0) call self%model%nh(t1, s%q, pj%c(mh + 1:m, :), pj%bn)
@@ -1087,7 +1120,84 @@ contains
     end associate
   end subroutine
 
-  !> The workspace of project_estimates at the start state s (M(q_0): constant M is factored once).
+  !> project_estimates through the structured solvers (the stabilized variant with its structured
+  !> Newton matrix, pj%structured): the same projections as first blocks of saddle-point solves,
+  !>   err_q = P e = x of [I  G(q_n)^T; G(q_{n+1}) 0] (x, y) = (e, 0)   (x = e - D y, C x = 0),
+  !>   err_v = x of [M  C^T; C  0] (x, y) = (M e, 0),   C = [G; A](q_{n+1}),
+  !> both assembled from the model's add_* (project_assemble) and factored by the Newton matrix's
+  !> solver: O(nnz) per step instead of project_estimates' dense C D and KKT (O(n m^2)).
+  subroutine project_structured(self, t1, s, info)
+    class(alpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: t1
+    type(state_t), intent(in) :: s
+    integer, intent(out) :: info
+    integer :: n, mh, m
+    n = self%nv; mh = self%model%mh; m = mh + self%model%mn
+    associate (pj => self%pj)
+      call project_assemble(self, t1, s, .true.)
+      call project_factor(pj%kq, info)
+      if (info /= 0) return
+      pj%xs(1:n) = self%err_q
+      pj%xs(n + 1:n + mh) = 0
+      call pj%kq%solve(pj%xs(1:n + mh))
+      self%err_q = pj%xs(1:n)
+      if (.not. self%has_err_v) return
+      call project_assemble(self, t1, s, .false.)
+      call project_factor(pj%kv, info)
+      if (info /= 0) return
+      call self%model%mass_mul(s%q, self%err_v, pj%xs(1:n))
+      pj%xs(n + 1:n + m) = 0
+      call pj%kv%solve(pj%xs)
+      self%err_v = pj%xs(1:n)
+    end associate
+  contains
+    subroutine project_factor(k, info)
+      type(newton_matrix_t), intent(inout) :: k
+      integer, intent(out) :: info
+      if (k%out_of_pattern) then
+        info = STATUS_BAD_INPUT
+        return
+      end if
+      call k%factor(info)
+      if (info /= 0) info = STATUS_SINGULAR
+    end subroutine
+  end subroutine
+
+  !> project_structured's matrices at the state s at t1 (the step's end; G(q_n) at the step's start
+  !> w%t0, w%q0): kq (err_q) or kv (err_v); zeroed first, or recording the pattern (project_setup).
+  subroutine project_assemble(self, t1, s, err_q)
+    class(alpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: t1
+    type(state_t), intent(in) :: s
+    logical, intent(in) :: err_q
+    integer :: n, mh, mn, i
+    n = self%nv; mh = self%model%mh; mn = self%model%mn
+    associate (pj => self%pj, model => self%model, w => self%w)
+      if (err_q) then
+        call pj%kq%zero()
+        do i = 1, n
+          call pj%kq%add(i, i, 1.0_wp)
+        end do
+        call model%add_hol_jac(w%t0, w%q0, 1.0_wp, .true., pj%kq, 0, n)
+        call model%add_hol_jac(t1, s%q, 1.0_wp, .false., pj%kq, n, 0)
+      else
+        call pj%kv%zero()
+        call model%add_qq(t1, s%q, s%v, s%a, s%lam(1:mh), s%lam(mh + 1:mh + mn), &
+                          [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], pj%kv, 0, 0)
+        if (mh > 0) then
+          call model%add_hol_jac(t1, s%q, 1.0_wp, .true., pj%kv, 0, n)
+          call model%add_hol_jac(t1, s%q, 1.0_wp, .false., pj%kv, n, 0)
+        end if
+        if (mn > 0) then
+          call model%add_nh_jac(t1, s%q, 1.0_wp, .true., pj%kv, 0, n + mh)
+          call model%add_nh_jac(t1, s%q, 1.0_wp, .false., pj%kv, n + mh, 0)
+        end if
+      end if
+    end associate
+  end subroutine
+
+  !> The workspace of project_estimates at the start state s (M(q_0): constant M is factored once;
+  !> structured: project_structured's patterns, recorded at s, and the Newton matrix's solver).
   subroutine project_setup(self, s, info)
     class(alpha_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
@@ -1097,6 +1207,22 @@ contains
     n = self%nv; mh = self%model%mh; m = mh + self%model%mn
     allocate(self%pj%da(n), self%pj%a0(n), self%pj%d1(n), self%pj%qn(self%nq))
     if (m == 0) return
+    if (self%w%nz > 0) then
+      associate (pj => self%pj)
+        pj%structured = .true.
+        allocate(pj%xs(n + m))
+        call pj%kq%record(n + mh)
+        call project_assemble(self, s%t, s, .true.)
+        call pj%kq%setup(self%w%jm%kind, info)
+        if (info == 0) then
+          call pj%kv%record(n + m)
+          call project_assemble(self, s%t, s, .false.)
+          call pj%kv%setup(self%w%jm%kind, info)
+        end if
+        if (info /= 0) info = STATUS_BAD_INPUT
+      end associate
+      return
+    end if
     associate (pj => self%pj)
       allocate(pj%c(m, n), pj%bn(self%model%mn), pj%cd(mh, mh), pj%piv(mh), pj%y(mh), pj%mq(n, n), &
                pj%x(n + m), pj%kf(1))
@@ -1150,6 +1276,8 @@ contains
   subroutine alpha_finish(self)
     class(alpha_stepper_t), intent(inout) :: self
     call self%w%jm%release()
+    call self%pj%kq%release()
+    call self%pj%kv%release()
   end subroutine
 
   !> f and F = f - G^T lam_h - A^T lam_n at (t, q, v).
