@@ -33,7 +33,12 @@
 !> The residual uses operator applications only (mass_mul, hol_jac_tmul,
 !> nh_jac_tmul, nh_vel), so a model with O(N) hooks costs O(N) per step.
 !> alpha-RATTLE's matrix contains the dense products with R_{1/2}: it always
-!> uses the dense solver.
+!> uses the dense solver.  The stabilized variant's (below) contains products with
+!> G(q_n)^T: dense (stab2_jacobian) for SOLVER_DENSE and for SOLVER_AUTO with at most
+!> SMALL_MAX unknowns; otherwise (banded, sparse, or AUTO's choose_solver on the pattern
+!> unless that picks dense) the structured form with auxiliary unknowns z = G(q_n)^T mu
+!> (stab2_blocks), and the variable-step estimates' projections through the same solver
+!> (project_structured): O(nnz) per step for a model with structured add_* items.
 !>
 !> Jacobian reuse (reuse = 1, simplified Newton): the factorization is kept
 !> across iterations and steps; the matrix is re-assembled and refactored at
@@ -45,7 +50,7 @@
 !>
 !> Stabilized index 2 (VARIANT_STAB2; Arnold, Bruls, Cardona, Numer. Math. 129 (2015), the vector
 !> form of fortran/lie_genalpha.f90's variant 1): q_{n+1} gains beta h^2 G(q_n)^T mu and
-!> (G v_{n+1} + g_t) / (gamma h) = 0 is solved with g = 0: both levels at round-off (dense solver).
+!> (G v_{n+1} + g_t) / (gamma h) = 0 is solved with g = 0: both levels at round-off.
 !>
 !> Variable steps (self%adaptive, fortran/core/driver.f90 drive_adaptive; the derivation is
 !> docs/adaptive_steps.md section 1, checked on its NumPy prototype tests/adaptive_numpy.py):
