@@ -130,3 +130,17 @@ def test_adaptive_run_equals_the_dense_one(label, solver):
     assert np.max(np.abs(r.q - d.q)) <= 2.4e-11 and np.max(np.abs(r.v - d.v)) <= 4.8e-11
     assert r.step_max("eps_pos") <= 10 * EPS * (1 + np.max(np.abs(r.q)))
     assert r.step_max("eps_vel") <= 100 * EPS * (1 + np.max(np.abs(r.v)))
+
+
+def test_a_full_pattern_keeps_the_dense_matrix():
+    """"auto" above 60 unknowns asks choose_solver about the structured pattern: the chain through the
+    Python callback has the dense add_* defaults (a full pattern), so it keeps the dense matrix
+    (stab2_jacobian, without z), the same run as the built-in chain's "dense" (fixed step h = 0.01,
+    16 steps, full Newton at tol 1e-13: bound 1e-12 as test_fixed_step_run_equals_the_dense_one)."""
+    m = PendulumChain(16)
+    q0, v0 = random_chain_state(m, 1)
+    opts = dict(jacobian_reuse=False, tol=1e-13, stabilized=True)
+    r = GeneralizedAlpha(**opts).integrate(m, q0, v0, 0.16, 0.01, backend="callback")
+    d = GeneralizedAlpha(linear_solver="dense", **opts).integrate(m, q0, v0, 0.16, 0.01)
+    assert r.stats["linear_solver"] == "dense"
+    assert np.max(np.abs(r.q - d.q)) <= 1e-12 and np.max(np.abs(r.v - d.v)) <= 1e-12
