@@ -225,9 +225,8 @@ contains
                w%dtmp(n, n), w%pn(mn, n))
       w%rm = 0
     end if
-    if (variant == VARIANT_STAB2) then
-      allocate(w%cn(mn, n), w%bn(mn), w%fq(n, n), w%fv(n, n), w%dq(n, n), w%dtmp(n, n), w%pn(mn, n), &
-               w%g0t(n, w%mh), w%gq(w%mh, n), w%gvq(w%mh, n), w%mu(w%mh), w%q0(n))
+    if (variant == VARIANT_STAB2) then     ! (the dense matrix's items: alpha_setup_solver)
+      allocate(w%mu(w%mh), w%q0(n))
       w%mu = 0
       w%q0 = 0
     end if
@@ -273,6 +272,9 @@ contains
       return
     end if
     w%stab2_dense = w%variant == VARIANT_STAB2 .and. w%jm%kind == SOLVER_DENSE
+    if (w%stab2_dense) allocate(w%cn(w%mn, w%n), w%bn(w%mn), w%fq(w%n, w%n), w%fv(w%n, w%n), w%dq(w%n, w%n), &
+                                w%dtmp(w%n, w%n), w%pn(w%mn, w%n), w%g0t(w%n, w%mh), w%gq(w%mh, w%n), &
+                                w%gvq(w%mh, w%n))
     w%dense_mass = w%jm%kind == SOLVER_DENSE
     if (w%dense_mass) allocate(w%mq(w%n, w%n))
     ! variable steps: a small dense matrix by plain loops (the fixed-step results stay LAPACK's)
