@@ -260,8 +260,9 @@ contains
       call alpha_jacobian(model, p, t1, h, w)
     end if
     call w%jm%setup(req, info)
-    if (info == 0 .and. w%variant == VARIANT_STAB2 .and. req /= SOLVER_DENSE .and. w%jm%kind == SOLVER_DENSE) then
-      ! the automatic choice found the pattern too full for KLU: the dense matrix without z
+    if (info == 0 .and. w%variant == VARIANT_STAB2 .and. req /= SOLVER_DENSE .and. &
+        w%jm%kind == SOLVER_DENSE) then
+      ! the automatic choice (choose_solver) found the pattern too full: the dense matrix without z
       w%nz = 0
       if (allocated(w%dxz)) deallocate(w%dxz)
       call w%jm%record(w%nx)
@@ -1158,15 +1159,15 @@ contains
       self%err_v = pj%xs(1:n)
     end associate
   contains
-    subroutine project_factor(k, info)
+    subroutine project_factor(k, ierr)
       type(newton_matrix_t), intent(inout) :: k
-      integer, intent(out) :: info
+      integer, intent(out) :: ierr
       if (k%out_of_pattern) then
-        info = STATUS_BAD_INPUT
+        ierr = STATUS_BAD_INPUT
         return
       end if
-      call k%factor(info)
-      if (info /= 0) info = STATUS_SINGULAR
+      call k%factor(ierr)
+      if (ierr /= 0) ierr = STATUS_SINGULAR
     end subroutine
   end subroutine
 
