@@ -33,7 +33,12 @@
 !> The residual uses operator applications only (mass_mul, hol_jac_tmul,
 !> nh_jac_tmul, nh_vel), so a model with O(N) hooks costs O(N) per step.
 !> alpha-RATTLE's matrix contains the dense products with R_{1/2}: it always
-!> uses the dense solver.
+!> uses the dense solver.  The stabilized variant's (below) contains products with
+!> G(q_n)^T: dense (stab2_jacobian) for SOLVER_DENSE and for SOLVER_AUTO with at most
+!> SMALL_MAX unknowns; otherwise (banded, sparse, or AUTO's choose_solver on the pattern
+!> unless that picks dense) the structured form with auxiliary unknowns z = G(q_n)^T mu
+!> (stab2_blocks), and the variable-step estimates' projections through the same solver
+!> (project_structured): O(nnz) per step for a model with structured add_* items.
 !>
 !> Jacobian reuse (reuse = 1, simplified Newton): the factorization is kept
 !> across iterations and steps; the matrix is re-assembled and refactored at
@@ -45,7 +50,7 @@
 !>
 !> Stabilized index 2 (VARIANT_STAB2; Arnold, Bruls, Cardona, Numer. Math. 129 (2015), the vector
 !> form of fortran/lie_genalpha.f90's variant 1): q_{n+1} gains beta h^2 G(q_n)^T mu and
-!> (G v_{n+1} + g_t) / (gamma h) = 0 is solved with g = 0: both levels at round-off (dense solver).
+!> (G v_{n+1} + g_t) / (gamma h) = 0 is solved with g = 0: both levels at round-off.
 !>
 !> Variable steps (self%adaptive, fortran/core/driver.f90 drive_adaptive; the derivation is
 !> docs/adaptive_steps.md section 1, checked on its NumPy prototype tests/adaptive_numpy.py):
@@ -100,6 +105,10 @@ module genalpha
     integer :: n, mh, mn, m, nx
     integer :: ns = 0                  !< VARIANT_STAB2: mu's unknowns (mh); else 0
     integer :: nm = 0                  !< n + m: x = (a, lam_h, lam_n, mu), mu = x(nm + 1:nx)
+    !> VARIANT_STAB2 with a banded/sparse solver: the Newton matrix's auxiliary unknowns
+    !> z = G(q_n)^T mu (n of them, after x; stab2_blocks); else 0
+    integer :: nz = 0
+    logical :: stab2_dense = .false.   !< VARIANT_STAB2 with the dense matrix (stab2_jacobian)
     real(wp) :: h_factor = 0           !< the h of the kept factorization (a new h refactors)
     !> variable steps (alpha_stepper_t%adaptive).  A new h still refactors: a factorization kept
     !> from an earlier step contracts the stabilized velocity rows only ~1e-2 per iteration
@@ -127,8 +136,10 @@ module genalpha
     real(wp), allocatable :: mq(:, :)  !< dense M (dense_mass only)
     ! alpha-RATTLE only: R_{1/2} = -M^{-1} A^T at the half step, and dense items
     real(wp), allocatable :: rm(:, :), cn(:, :), bn(:), fq(:, :), fv(:, :), dq(:, :), dtmp(:, :), pn(:, :)
-    ! VARIANT_STAB2 only: g0t = beta h^2 G(q_n)^T (mu's direction), G(q_{n+1}), (G v + g_t)_q; mu
-    real(wp), allocatable :: g0t(:, :), gq(:, :), gvq(:, :), mu(:)
+    ! VARIANT_STAB2 only: g0t = beta h^2 G(q_n)^T (mu's direction), G(q_{n+1}), (G v + g_t)_q; mu;
+    ! the step's start (t0, q0: G(q_n) of the structured matrix) and its solve's (dx, dz) (dxz)
+    real(wp), allocatable :: g0t(:, :), gq(:, :), gvq(:, :), mu(:), q0(:), dxz(:)
+    real(wp) :: t0 = 0
   end type
 
   !> The variable-step state of a trajectory (docs/adaptive_steps.md 1.3): a approximates
@@ -155,6 +166,12 @@ module genalpha
     integer, allocatable :: piv(:)
     type(kkt_data_t) :: kd
     type(kkt_factor_t), allocatable :: kf(:)
+    !> structured (the stabilized variant's Newton matrix structured, w%nz > 0): the projections'
+    !> saddle-point matrices kq, kv (project_structured) by the Newton matrix's solver; xs their
+    !> right-hand side
+    logical :: structured = .false.
+    type(newton_matrix_t) :: kq, kv
+    real(wp), allocatable :: xs(:)
   end type
 
   !> The stepper of the one driver (fortran/core/driver.f90).  Options:
@@ -208,10 +225,10 @@ contains
                w%dtmp(n, n), w%pn(mn, n))
       w%rm = 0
     end if
-    if (variant == VARIANT_STAB2) then
-      allocate(w%cn(mn, n), w%bn(mn), w%fq(n, n), w%fv(n, n), w%dq(n, n), w%dtmp(n, n), w%pn(mn, n), &
-               w%g0t(n, w%mh), w%gq(w%mh, n), w%gvq(w%mh, n), w%mu(w%mh))
+    if (variant == VARIANT_STAB2) then     ! (the dense matrix's items: alpha_setup_solver)
+      allocate(w%mu(w%mh), w%q0(n))
       w%mu = 0
+      w%q0 = 0
     end if
     call w%jm%record(w%nx)
   end subroutine
@@ -227,16 +244,38 @@ contains
     integer, intent(out) :: info
     integer :: req
     req = requested
-    if (w%variant == VARIANT_RATTLE .or. w%variant == VARIANT_STAB2) req = SOLVER_DENSE
+    if (w%variant == VARIANT_RATTLE) req = SOLVER_DENSE
+    if (w%variant == VARIANT_STAB2) then
+      ! the stabilized variant: the dense matrix (stab2_jacobian) when asked for, or automatic with
+      ! at most SMALL_MAX unknowns; else the structured one with the auxiliary z (stab2_blocks)
+      if (req == SOLVER_AUTO .and. w%nx <= SMALL_MAX) req = SOLVER_DENSE
+      if (req /= SOLVER_DENSE .and. w%ns > 0) then
+        w%nz = w%n
+        allocate(w%dxz(w%nx + w%nz))
+        call w%jm%record(w%nx + w%nz)
+      end if
+    end if
     if (req /= SOLVER_DENSE) then
       w%dense_mass = .false.
       call alpha_jacobian(model, p, t1, h, w)
     end if
     call w%jm%setup(req, info)
+    if (info == 0 .and. w%variant == VARIANT_STAB2 .and. req /= SOLVER_DENSE .and. &
+        w%jm%kind == SOLVER_DENSE) then
+      ! the automatic choice (choose_solver) found the pattern too full: the dense matrix without z
+      w%nz = 0
+      if (allocated(w%dxz)) deallocate(w%dxz)
+      call w%jm%record(w%nx)
+      call w%jm%setup(SOLVER_DENSE, info)
+    end if
     if (info /= 0) then
       info = STATUS_BAD_INPUT
       return
     end if
+    w%stab2_dense = w%variant == VARIANT_STAB2 .and. w%jm%kind == SOLVER_DENSE
+    if (w%stab2_dense) allocate(w%cn(w%mn, w%n), w%bn(w%mn), w%fq(w%n, w%n), w%fv(w%n, w%n), w%dq(w%n, w%n), &
+                                w%dtmp(w%n, w%n), w%pn(w%mn, w%n), w%g0t(w%n, w%mh), w%gq(w%mh, w%n), &
+                                w%gvq(w%mh, w%n))
     w%dense_mass = w%jm%kind == SOLVER_DENSE
     if (w%dense_mass) allocate(w%mq(w%n, w%n))
     ! variable steps: a small dense matrix by plain loops (the fixed-step results stay LAPACK's)
@@ -269,7 +308,10 @@ contains
           w%av(i) = w%x(i)
         end if
       end do
-      if (w%ns > 0) w%q(:) = w%q + matmul(w%g0t, w%x(w%nm + 1:w%nx))    ! + beta h^2 G(q_n)^T mu
+      if (w%ns > 0) then     ! + beta h^2 G(q_n)^T mu
+        call g0t_mul(model, p, h, w, w%x(w%nm + 1:w%nx), w%tmp)
+        w%q(:) = w%q + w%tmp
+      end if
       if (w%variant == VARIANT_RATTLE .and. mn > 0) then
         w%tmp(:) = matmul(w%rm, ln)
         w%q(:) = w%q + 0.5_wp * h * h * w%tmp
@@ -333,7 +375,7 @@ contains
       call rattle_jacobian(model, p, t1, h, w)
       return
     end if
-    if (w%variant == VARIANT_STAB2) then
+    if (w%stab2_dense) then
       call stab2_jacobian(model, p, t1, h, w)
       return
     end if
@@ -367,6 +409,47 @@ contains
         call model%add_nh_jac(t1, w%q, p%gamma, .false., w%jm, n + mh, 0)
         call model%add_nh_vel_q(t1, w%q, w%v, p%beta * h, w%jm, n + mh, 0)
       end if
+      if (w%nz > 0) then
+        coef(4) = 0       ! z moves q only: sh D_q
+        call stab2_blocks(model, p, t1, h, coef, w)
+      end if
+    end associate
+  end subroutine
+
+  !> The structured stabilized matrix's blocks beyond the plain variant's (alpha_jacobian adds
+  !> those: rows 1-3, columns a, lam_h, lam_n): with the auxiliary unknowns z = G(q_n)^T mu
+  !> (so beta h^2 z = G0t mu, the position change of mu) the mu columns of stab2_jacobian's
+  !> products become sparse blocks, every one an add_* of the model (pyint_model):
+  !>   [ M + beta h^2 D_q + gamma h D_v   c G^T   c A^T   0           beta h^2 D_q           ]
+  !>   [ G                                0       0       0           G                      ]
+  !>   [ beta h (A v + b)_q + gamma A     0       0       0           beta h (A v + b)_q     ]
+  !>   [ (beta h / gamma) (G v)_q + G     0       0       0           (beta h / gamma) (G v)_q ]
+  !>   [ 0                                0       0       -G(q_n)^T   I                      ]
+  !> the last row z - G(q_n)^T mu = 0 with right-hand side 0 (alpha_newton): eliminating z
+  !> (z = G(q_n)^T mu) gives back stab2_jacobian's matrix, so (da, dlam, dmu) are its Newton
+  !> step.  coef: add_qq's coefficients of sh D_q (alpha_jacobian's without the f_v term).
+  subroutine stab2_blocks(model, p, t1, h, coef, w)
+    class(model_t), intent(in) :: model
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(in) :: t1, h, coef(6)
+    type(alpha_work_t), intent(inout) :: w
+    integer :: n, mh, mn, nm, zc, i
+    n = w%n; mh = w%mh; mn = w%mn; nm = w%nm
+    zc = w%nx          ! z's columns (and its rows) start after x's
+    associate (lh => w%x(n + 1:n + mh), ln => w%x(n + mh + 1:nm))
+      ! (G v + g_t) / (gamma h): its a columns
+      call model%add_hol_vel_q(t1, w%q, w%v, p%beta * h / p%gamma, w%jm, nm, 0)
+      call model%add_hol_jac(t1, w%q, 1.0_wp, .false., w%jm, nm, 0)
+      ! z's columns: q_{n+1} moves by beta h^2 z
+      call model%add_qq(t1, w%q, w%v, w%av, lh, ln, coef, w%jm, 0, zc)
+      call model%add_hol_jac(t1, w%q, 1.0_wp, .false., w%jm, n, zc)
+      if (mn > 0) call model%add_nh_vel_q(t1, w%q, w%v, p%beta * h, w%jm, n + mh, zc)
+      call model%add_hol_vel_q(t1, w%q, w%v, p%beta * h / p%gamma, w%jm, nm, zc)
+      ! z - G(q_n)^T mu = 0
+      call model%add_hol_jac(w%t0, w%q0, -1.0_wp, .true., w%jm, zc, nm)
+      do i = 1, n
+        call w%jm%add(zc + i, zc + i, 1.0_wp)
+      end do
     end associate
   end subroutine
 
@@ -459,6 +542,22 @@ contains
     end associate
   end subroutine
 
+  !> y = beta h^2 G(q_n)^T x (mu's position change): the dense matrix's g0t, or (structured,
+  !> w%nz > 0) the model's hol_jac_tmul at the step's start, O(nnz) instead of O(n mh).
+  subroutine g0t_mul(model, p, h, w, x, y)
+    class(model_t), intent(in) :: model
+    type(alpha_params_t), intent(in) :: p
+    real(wp), intent(in) :: h, x(:)
+    type(alpha_work_t), intent(in) :: w
+    real(wp), intent(out) :: y(:)
+    if (w%nz > 0) then
+      call model%hol_jac_tmul(w%t0, w%q0, x, y)
+      y(:) = (p%beta * h * h) * y
+    else
+      y(:) = matmul(w%g0t, x)
+    end if
+  end subroutine
+
   !> Solve the step equations for w%x (start value on entry) by Newton (or
   !> simplified Newton, w%reuse), stopped by the rule of pyint_newton_control:
   !> accelerations measured against 1 + |a|, each multiplier group against
@@ -517,8 +616,15 @@ contains
       else
         nreuse = nreuse + 1
       end if
-      w%dx(:) = -w%e
-      call w%jm%solve(w%dx)
+      if (w%nz > 0) then      ! the structured stabilized matrix: z's rows have right-hand side 0
+        w%dxz(1:w%nx) = -w%e
+        w%dxz(w%nx + 1:) = 0
+        call w%jm%solve(w%dxz)
+        w%dx(:) = w%dxz(1:w%nx)
+      else
+        w%dx(:) = -w%e
+        call w%jm%solve(w%dx)
+      end if
       w%x(:) = w%x + w%dx
       iters = iters + 1
       amax = maxval(abs(w%x(1:w%n)))
@@ -543,8 +649,10 @@ contains
       if (w%nm > ih) call w%nc%group_max(maxval(abs(w%dx(ih + 1:w%nm))), scale(ih + 1, w%nm, 1 + lnmax), &
                                          merge(max(lnmax, qfloor), huge(1.0_wp), w%variant == VARIANT_RATTLE))
       ! mu (stabilized variant): measured by the position change beta h^2 G(q_n)^T dmu
-      if (w%ns > 0) call w%nc%group(matmul(w%g0t, w%dx(w%nm + 1:w%nx)), 1 + maxval(abs(w%q)), &
-                                    maxval(abs(w%q)))
+      if (w%ns > 0) then
+        call g0t_mul(model, p, h, w, w%dx(w%nm + 1:w%nx), w%tmp)
+        call w%nc%group(w%tmp, 1 + maxval(abs(w%q)), maxval(abs(w%q)))
+      end if
       status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
       if (.not. w%reuse .or. w%nc%refresh) then
         w%have_factor = .false.
@@ -683,8 +791,12 @@ contains
       if (info /= 0) return
     end if
     if (w%variant == VARIANT_STAB2 .and. w%mh > 0) then
-      call model%hol_jac(t, q, w%gq)
-      w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
+      if (w%nz == 0) then     ! (the structured matrix applies G(q_n)^T as an operator: g0t_mul)
+        call model%hol_jac(t, q, w%gq)
+        w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
+      end if
+      w%t0 = t
+      w%q0(:) = q
     end if
     if (w%reuse .and. w%have_factor .and. h /= w%h_factor) w%have_factor = .false.
     w%xn(1:w%n) = a
@@ -770,6 +882,10 @@ contains
       w%x(w%n + 1:w%nm) = s%lam
       w%av = s%a
       w%q = s%q; w%v = s%v; w%qm = s%q
+      if (self%variant == VARIANT_STAB2) then
+        w%t0 = s%t
+        w%q0 = s%q
+      end if
       call alpha_setup_solver(model, p, s%t, self%h, solver, w, info)
       stats(6) = w%jm%kind
       stats(7) = w%jm%kl
@@ -977,6 +1093,10 @@ contains
     info = 0
     n = self%nv; mh = self%model%mh; mn = self%model%mn; m = mh + mn
     if (m == 0) return
+    if (self%pj%structured) then
+      call project_structured(self, t1, s, info)
+      return
+    end if
     associate (pj => self%pj, w => self%w)
       if (mh > 0) call self%model%hol_jac(t1, s%q, pj%c(1:mh, :))
       if (mn > 0) call self%model%nh(t1, s%q, pj%c(mh + 1:m, :), pj%bn)
@@ -1008,7 +1128,84 @@ contains
     end associate
   end subroutine
 
-  !> The workspace of project_estimates at the start state s (M(q_0): constant M is factored once).
+  !> project_estimates through the structured solvers (the stabilized variant with its structured
+  !> Newton matrix, pj%structured): the same projections as first blocks of saddle-point solves,
+  !>   err_q = P e = x of [I  G(q_n)^T; G(q_{n+1}) 0] (x, y) = (e, 0)   (x = e - D y, C x = 0),
+  !>   err_v = x of [M  C^T; C  0] (x, y) = (M e, 0),   C = [G; A](q_{n+1}),
+  !> both assembled from the model's add_* (project_assemble) and factored by the Newton matrix's
+  !> solver: O(nnz) per step instead of project_estimates' dense C D and KKT (O(n m^2)).
+  subroutine project_structured(self, t1, s, info)
+    class(alpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: t1
+    type(state_t), intent(in) :: s
+    integer, intent(out) :: info
+    integer :: n, mh, m
+    n = self%nv; mh = self%model%mh; m = mh + self%model%mn
+    associate (pj => self%pj)
+      call project_assemble(self, t1, s, .true.)
+      call project_factor(pj%kq, info)
+      if (info /= 0) return
+      pj%xs(1:n) = self%err_q
+      pj%xs(n + 1:n + mh) = 0
+      call pj%kq%solve(pj%xs(1:n + mh))
+      self%err_q = pj%xs(1:n)
+      if (.not. self%has_err_v) return
+      call project_assemble(self, t1, s, .false.)
+      call project_factor(pj%kv, info)
+      if (info /= 0) return
+      call self%model%mass_mul(s%q, self%err_v, pj%xs(1:n))
+      pj%xs(n + 1:n + m) = 0
+      call pj%kv%solve(pj%xs)
+      self%err_v = pj%xs(1:n)
+    end associate
+  contains
+    subroutine project_factor(k, ierr)
+      type(newton_matrix_t), intent(inout) :: k
+      integer, intent(out) :: ierr
+      if (k%out_of_pattern) then
+        ierr = STATUS_BAD_INPUT
+        return
+      end if
+      call k%factor(ierr)
+      if (ierr /= 0) ierr = STATUS_SINGULAR
+    end subroutine
+  end subroutine
+
+  !> project_structured's matrices at the state s at t1 (the step's end; G(q_n) at the step's start
+  !> w%t0, w%q0): kq (err_q) or kv (err_v); zeroed first, or recording the pattern (project_setup).
+  subroutine project_assemble(self, t1, s, err_q)
+    class(alpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: t1
+    type(state_t), intent(in) :: s
+    logical, intent(in) :: err_q
+    integer :: n, mh, mn, i
+    n = self%nv; mh = self%model%mh; mn = self%model%mn
+    associate (pj => self%pj, model => self%model, w => self%w)
+      if (err_q) then
+        call pj%kq%zero()
+        do i = 1, n
+          call pj%kq%add(i, i, 1.0_wp)
+        end do
+        call model%add_hol_jac(w%t0, w%q0, 1.0_wp, .true., pj%kq, 0, n)
+        call model%add_hol_jac(t1, s%q, 1.0_wp, .false., pj%kq, n, 0)
+      else
+        call pj%kv%zero()
+        call model%add_qq(t1, s%q, s%v, s%a, s%lam(1:mh), s%lam(mh + 1:mh + mn), &
+                          [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], pj%kv, 0, 0)
+        if (mh > 0) then
+          call model%add_hol_jac(t1, s%q, 1.0_wp, .true., pj%kv, 0, n)
+          call model%add_hol_jac(t1, s%q, 1.0_wp, .false., pj%kv, n, 0)
+        end if
+        if (mn > 0) then
+          call model%add_nh_jac(t1, s%q, 1.0_wp, .true., pj%kv, 0, n + mh)
+          call model%add_nh_jac(t1, s%q, 1.0_wp, .false., pj%kv, n + mh, 0)
+        end if
+      end if
+    end associate
+  end subroutine
+
+  !> The workspace of project_estimates at the start state s (M(q_0): constant M is factored once;
+  !> structured: project_structured's patterns, recorded at s, and the Newton matrix's solver).
   subroutine project_setup(self, s, info)
     class(alpha_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
@@ -1018,6 +1215,22 @@ contains
     n = self%nv; mh = self%model%mh; m = mh + self%model%mn
     allocate(self%pj%da(n), self%pj%a0(n), self%pj%d1(n), self%pj%qn(self%nq))
     if (m == 0) return
+    if (self%w%nz > 0) then
+      associate (pj => self%pj)
+        pj%structured = .true.
+        allocate(pj%xs(n + m))
+        call pj%kq%record(n + mh)
+        call project_assemble(self, s%t, s, .true.)
+        call pj%kq%setup(self%w%jm%kind, info)
+        if (info == 0) then
+          call pj%kv%record(n + m)
+          call project_assemble(self, s%t, s, .false.)
+          call pj%kv%setup(self%w%jm%kind, info)
+        end if
+        if (info /= 0) info = STATUS_BAD_INPUT
+      end associate
+      return
+    end if
     associate (pj => self%pj)
       allocate(pj%c(m, n), pj%bn(self%model%mn), pj%cd(mh, mh), pj%piv(mh), pj%y(mh), pj%mq(n, n), &
                pj%x(n + m), pj%kf(1))
@@ -1071,6 +1284,8 @@ contains
   subroutine alpha_finish(self)
     class(alpha_stepper_t), intent(inout) :: self
     call self%w%jm%release()
+    call self%pj%kq%release()
+    call self%pj%kv%release()
   end subroutine
 
   !> f and F = f - G^T lam_h - A^T lam_n at (t, q, v).

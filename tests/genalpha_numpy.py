@@ -64,6 +64,50 @@ def rattle_operator(model, t, q):
     return -np.linalg.solve(model.mass(q), model.nh_A(t, q).T)
 
 
+def newton_matrix(model, p, t1, h, q1, v1, av, l1, g0t=None, rh=None):
+    """alpha_step's Newton matrix at the iterate (q1, v1, av, l1) (av: the vector M multiplies), dense:
+    rows (dynamics; g / (beta h^2); (A v + b) / h; with g0t = beta h^2 G(q_n)^T, the stabilized
+    variant's (G v + g_t) / (gamma h)), columns (a, lam_h, lam_n, mu); rh: alpha-RATTLE's R_1/2."""
+    beta, gamma, c = p["beta"], p["gamma"], p["c"]
+    n, mh, mn = model.n, model.n_hol, model.n_nonhol
+    ns = 0 if g0t is None else mh
+    rattle = rh is not None
+    nx = n + mh + mn + ns
+    sh = beta * h * h
+    mq = model.mass(q1)
+    fq, fv = model.force_jac(t1, q1, v1)
+    dq = model.mass_dq(q1, av) - c * fq
+    jac = np.zeros((nx, nx))
+    if mh:
+        dq += c * model.hol_gtl_q(t1, q1, l1[:mh])
+        gq = model.hol_jac(t1, q1)
+        jac[:n, n:n + mh] = c * gq.T
+        jac[n:n + mh, :n] = gq
+    if mn:
+        dq += c * model.nh_atl_q(t1, q1, l1[mh:])
+        an = model.nh_A(t1, q1)
+        jac[:n, n + mh:n + mh + mn] = c * an.T
+        jac[n + mh:n + mh + mn, :n] = beta * h * model.nh_vel_q(t1, q1, v1) + gamma * an
+    jac[:n, :n] = mq + sh * dq - gamma * h * c * fv
+    if rattle:     # the multipliers act through R_1/2 (fortran/genalpha.f90 rattle_jacobian)
+        dq = model.mass_dq(q1, av) - c * fq
+        an = model.nh_A(t1, q1)
+        pn = model.nh_vel_q(t1, q1, v1)
+        jac[:n, :n] = mq + sh * dq - gamma * h * c * fv
+        jac[:n, n:] = (0.5 * h * h * dq - h * c * fv) @ rh
+        jac[n:, :n] = beta * h * pn + gamma * an
+        jac[n:, n:] = (0.5 * h * pn + an) @ rh
+    if ns:
+        gvq = model.hol_vel_q(t1, q1, v1)
+        jac[:n, n + mh + mn:] = dq @ g0t
+        jac[n:n + mh, n + mh + mn:] = gq @ g0t / sh
+        jac[n + mh + mn:, :n] = (beta * h / gamma) * gvq + gq
+        jac[n + mh + mn:, n + mh + mn:] = gvq @ g0t / (gamma * h)
+        if mn:
+            jac[n + mh:n + mh + mn, n + mh + mn:] = model.nh_vel_q(t1, q1, v1) @ g0t / h
+    return jac
+
+
 def alpha_step(model, p, t0, h, q, v, a, lam, hist, tol=1e-10, maxit=25, form="paper", stabilized=False,
                mu=None, rattle=False):
     """One step t0 -> t0 + h from (q, v, a, lam, hist) by Newton's method.
@@ -114,36 +158,7 @@ def alpha_step(model, p, t0, h, q, v, a, lam, hist, tol=1e-10, maxit=25, form="p
             break
         if it == maxit or not np.all(np.isfinite(e)):
             raise NewtonFailure(f"Newton did not converge at t = {t1} (h = {h})")
-        fq, fv = model.force_jac(t1, q1, v1)
-        dq = model.mass_dq(q1, av) - c * fq
-        jac = np.zeros((nx, nx))
-        if mh:
-            dq += c * model.hol_gtl_q(t1, q1, l1[:mh])
-            gq = model.hol_jac(t1, q1)
-            jac[:n, n:n + mh] = c * gq.T
-            jac[n:n + mh, :n] = gq
-        if mn:
-            dq += c * model.nh_atl_q(t1, q1, l1[mh:])
-            an = model.nh_A(t1, q1)
-            jac[:n, n + mh:n + mh + mn] = c * an.T
-            jac[n + mh:n + mh + mn, :n] = beta * h * model.nh_vel_q(t1, q1, v1) + gamma * an
-        jac[:n, :n] = mq + sh * dq - gamma * h * c * fv
-        if rattle:     # the multipliers act through R_1/2 (fortran/genalpha.f90 rattle_jacobian)
-            dq = model.mass_dq(q1, av) - c * fq
-            an = model.nh_A(t1, q1)
-            pn = model.nh_vel_q(t1, q1, v1)
-            jac[:n, :n] = mq + sh * dq - gamma * h * c * fv
-            jac[:n, n:] = (0.5 * h * h * dq - h * c * fv) @ rh
-            jac[n:, :n] = beta * h * pn + gamma * an
-            jac[n:, n:] = (0.5 * h * pn + an) @ rh
-        if ns:
-            gvq = model.hol_vel_q(t1, q1, v1)
-            jac[:n, n + mh + mn:] = dq @ g0t
-            jac[n:n + mh, n + mh + mn:] = gq @ g0t / sh
-            jac[n + mh + mn:, :n] = (beta * h / gamma) * gvq + gq
-            jac[n + mh + mn:, n + mh + mn:] = gvq @ g0t / (gamma * h)
-            if mn:
-                jac[n + mh:n + mh + mn, n + mh + mn:] = model.nh_vel_q(t1, q1, v1) @ g0t / h
+        jac = newton_matrix(model, p, t1, h, q1, v1, av, l1, g0t if ns else None, rh if rattle else None)
         dx = np.linalg.solve(jac, -e)
         x = x + dx
         converged = (np.all(np.abs(dx[:n]) * sh <= tol * (1 + np.abs(q1)))

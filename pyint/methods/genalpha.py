@@ -89,8 +89,9 @@ class _AlphaFamily(Integrator):
         iterations and steps while the contraction rate stays below 0.1 (False:
         Newton's method, a new matrix every iteration).
         stabilized (generalized-alpha only): the stabilized index-2 variant (q_{n+1} gains
-        beta h^2 G(q_n)^T mu, G v + g_t = 0 is solved with g = 0: both levels at round-off; dense
-        linear algebra); None (default): index 3 at a fixed step h, the stabilized variant with
+        beta h^2 G(q_n)^T mu, G v + g_t = 0 is solved with g = 0: both levels at round-off; its
+        Newton matrix dense for linear_solver "dense" and for "auto" up to 60 unknowns, else
+        structured through auxiliary unknowns z = G(q_n)^T mu, docs/adaptive_steps.md 6.1); None (default): index 3 at a fixed step h, the stabilized variant with
         variable steps (rtol: index 3 collapses under step control, docs/adaptive_steps.md 1.6);
         False with rtol on a model with holonomic constraints: a ValueError.
         """
