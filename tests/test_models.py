@@ -118,7 +118,8 @@ def test_model_query_rejects_packed_inputs_of_the_wrong_size(backend):
            "consistent_acceleration": ([t, q, q[1:]], [(n,), (m.n_nonhol,)], [1]),
            "galerkin_system": ([t, 0.1, q, q], [(1,), (1, 1)], [1, 0]),
            "dual": ([t, q, q, [0.0]], field, []),
-           "canonical_field": ([t, q, q], field[:-1], [])}
+           "canonical_field": ([t, q, q], field[:-1], []),
+           "outputs": ([[t], q, q[1:]], [(n, 1), (n, 1), (n, 1), (m.n_nonhol, 1), (1,)], [1, 0])}
     assert sorted(bad) == sorted(QUERIES)
     for what, (x, shapes, iarg) in bad.items():
         with pytest.raises(QueryFailed, match=f"model_query '{what}' failed \\(ierr=3\\)"):
