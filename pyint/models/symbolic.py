@@ -447,6 +447,7 @@ class SymbolicModel(Model):
         state = dict(self.__dict__)
         state["_num"] = {}
         state.pop("_lib", None)
+        state.pop("_eval_fn", None)
         return state
 
     @property
@@ -463,33 +464,39 @@ class SymbolicModel(Model):
                 "nh_vel_q": (mn, n), "nh_dt": (mn,), "nh_gamma": (mn,), "nh_atl_q": (n, n), "energy": ()}[name]
 
     def _eval_compiled(self, lib, name, shape, t, q, v, w):
-        """Item ``name`` from the loaded compiled library (ctypes): the same Fortran the kernels call."""
-        code = _REQUEST_CODES[name]
-        n = self.n
-        z = np.zeros(n)
-        qa = np.ascontiguousarray(q if q is not None else z, dtype=float)
-        va = np.ascontiguousarray(v if v is not None else z, dtype=float)
-        wa = np.zeros(max(n, self.n_hol, self.n_nonhol, 1))
-        if w is not None:
-            wa[:len(w)] = w
-        rp = self._pvals if self._pvals.size else np.zeros(1)
-        rp = np.ascontiguousarray(rp, dtype=float)
+        """Item ``name`` from the loaded compiled library (ctypes): the same Fortran the kernels call.
+        One buffer per call holds q, v, w, rpar and the output (one address taken, the rest offsets)."""
         pattern = self._lib_state[2].get(name) if name in MATRIX_ITEMS else None
-        size = 1 if shape == () else (len(pattern[0]) if name in MATRIX_ITEMS and pattern else int(np.prod(shape)))
         if name in MATRIX_ITEMS and not pattern:
             return np.zeros(shape)   # no structural nonzero: no case in the routine
-        out = np.zeros(max(size, 1))
-        dp = ctypes.POINTER(ctypes.c_double)
-        lib.pyint_model_eval(ctypes.c_int(code), ctypes.c_double(float(t)), qa.ctypes.data_as(dp),
-                             va.ctypes.data_as(dp), wa.ctypes.data_as(dp), rp.ctypes.data_as(dp),
-                             out.ctypes.data_as(dp))
+        size = 1 if shape == () else (len(pattern[0]) if pattern else int(np.prod(shape)))
+        fn = self.__dict__.get("_eval_fn")
+        if fn is None or fn[0] is not lib:
+            f = lib.pyint_model_eval
+            f.argtypes = [ctypes.c_int, ctypes.c_double] + [ctypes.c_void_p] * 5
+            f.restype = None
+            fn = self._eval_fn = (lib, f)
+        n, nw, rp = self.n, max(self.n, self.n_hol, self.n_nonhol, 1), self._pvals
+        npar = max(rp.size, 1)
+        buf = np.zeros(2 * n + nw + npar + size)
+        if q is not None:
+            buf[:n] = q
+        if v is not None:
+            buf[n:2 * n] = v
+        if w is not None:
+            buf[2 * n:2 * n + len(w)] = w
+        o = 2 * n + nw
+        buf[o:o + rp.size] = rp
+        base = buf.ctypes.data
+        fn[1](_REQUEST_CODES[name], float(t), base, base + 8 * n, base + 16 * n, base + 8 * o, base + 8 * (o + npar))
+        out = buf[o + npar:]
         if shape == ():
             return float(out[0])
         if name in MATRIX_ITEMS:
             full = np.zeros(shape)
-            full[pattern[0], pattern[1]] = out[:size]
+            full[pattern[0], pattern[1]] = out
             return full
-        return out[:size].reshape(shape)
+        return out.reshape(shape)
 
     def _eval(self, name, t=0.0, q=None, v=None, w=None):
         shape = self._shape(name)
