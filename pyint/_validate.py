@@ -92,16 +92,23 @@ def max_output_bytes() -> int:
         raise ValueError(f"PYINT_MAX_OUTPUT_BYTES must be an integer number of bytes, got {text!r}") from None
 
 
-def check_output_size(nsamples, values_per_sample, nsteps, every, warn=True):
+def check_output_size(nsamples, values_per_sample, nsteps, every, warn=True, max_steps=False):
     """Refuse (ValueError) output arrays of nsamples x values_per_sample float64 above
     :func:`max_output_bytes`, warn (ResourceWarning) above :data:`WARN_OUTPUT_BYTES`;
     both before anything is allocated, naming ``every``.  warn=False: no warning (a
     variable-step run's buffers for max_steps accepted steps, whose pages stay unused
-    until a step is written)."""
+    until a step is written).  max_steps: nsteps is a variable-step run's max_steps (which
+    the refusal names instead of every, an option of fixed steps)."""
     size = 8 * int(nsamples) * int(values_per_sample)
     limit = max_output_bytes()
     if size <= limit and (not warn or size <= WARN_OUTPUT_BYTES):
         return size
+    if max_steps and size > limit:
+        fits = max(limit // (8 * int(values_per_sample)) - 1, 0)
+        raise ValueError(f"max_steps = {nsteps} accepted steps keep up to {nsamples} samples of {values_per_sample} "
+                         f"values: {size / 1024**2:.0f} MiB of output, above the limit of {limit / 1024**2:.0f} MiB; "
+                         f"lower max_steps (max_steps <= {fits} fits) or raise the limit (environment variable "
+                         "PYINT_MAX_OUTPUT_BYTES, in bytes)")
     text = (f"{nsteps} steps with every={every} keep {nsamples} samples of {values_per_sample} values: "
             f"{size / 1024**2:.0f} MiB of output")
     if size > limit:

@@ -309,6 +309,32 @@ def test_bad_input(make):
         AlphaRattle(stabilized=True)
 
 
+@pytest.mark.parametrize("make", [GeneralizedAlpha, BlockLegendre, METHODS["rk4_index1"]])
+def test_options_that_cannot_work_are_refused_by_name(make, monkeypatch):
+    """atol = 0 divided by zero at a component that is zero (the chain at rest: the starting step
+    took t to NaN, or the step fell below h_min), per_unit_step with a fixed step was ignored, and
+    max_steps above the output limit was told to take a larger every, an option of fixed steps."""
+    prob = PROBLEMS["chain2"]
+    m, (q0, v0) = prob.model, prob.initial_state
+    assert np.any(v0 == 0)
+    g = make()
+    with pytest.raises(ValueError, match=r"atol = 0 .*give atol > 0"):
+        g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, atol=0.0)
+    with pytest.raises(ValueError, match="per_unit_step is an option of variable steps"):
+        g.integrate(m, q0, v0, prob.t_end, h=0.01, per_unit_step=True)
+    with pytest.raises(ValueError, match="per_unit_step is an option of variable steps"):
+        g.integrate_batch(m, [q0, q0], [v0, v0], prob.t_end, h=0.01, per_unit_step=False)
+    monkeypatch.setenv("PYINT_MAX_OUTPUT_BYTES", str(10**6))
+    with pytest.raises(ValueError, match=r"lower max_steps \(max_steps <= \d+ fits\)") as err:
+        g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, max_steps=100_000)
+    assert "every" not in str(err.value)
+    fits = int(str(err.value).split("max_steps <= ")[1].split()[0])
+    res = g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, max_steps=fits, raise_on_failure=False)   # it does
+    assert res.status in ("ok", "max_steps")
+    with pytest.raises(ValueError, match="lower max_steps"):
+        g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, max_steps=fits + 1)
+
+
 def test_methods_without_an_estimate_refuse_rtol():
     """Every other registered method says, by name, why it runs at a fixed step only (the
     symplectic and variational ones: variable steps destroy what they preserve)."""
