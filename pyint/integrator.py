@@ -199,9 +199,17 @@ class Integrator:
         adaptive = dict(rtol=rtol, atol=atol, h0=h0, h_min=h_min, h_max=h_max, t_eval=t_eval,
                         max_steps=max_steps, per_unit_step=per_unit_step)
         if not self._batch_runs_in_threads(first):
-            return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
-                                   raise_on_failure=raise_on_failure, **adaptive)
-                    for m, q, v in zip(models, q0s, v0s)]
+            results = []
+            try:
+                for m, q, v in zip(models, q0s, v0s):
+                    results.append(self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
+                                                  raise_on_failure=raise_on_failure, **adaptive))
+            except KeyboardInterrupt as e:   # Ctrl-C: the list of the finished trajectories and the interrupted one
+                part = getattr(e, "result", None)
+                raise Interrupted(str(e) or f"{self.name}: interrupted (Ctrl-C) after {len(results)} of {nb} "
+                                  "trajectories", result=results + ([] if part is None else [part]),
+                                  step=getattr(e, "step", None), time=getattr(e, "time", None)) from e
+            return results
         for m in models:
             self.check_model(m)
         self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval, per_unit_step)

@@ -243,6 +243,59 @@ def test_ctrl_c_stops_a_long_run_and_keeps_its_result(kind):
     assert nsamples > 1 and 0 < t_last < 1e4 and status == "interrupted"
 
 
+_PYTHON_BATCH = """
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # also when started with SIGINT ignored
+    import numpy as np
+    from pyint.methods.genalpha import GeneralizedAlpha
+    from pyint.models import Model
+
+    class Pendulum(Model):                  # a user's model: no Fortran twin, its batch runs one by one
+        name, n, n_hol = "pendulum", 2, 1
+
+        def mass(self, q):
+            return np.eye(2)
+
+        def force(self, t, q, v):
+            return np.array([0.0, -9.81])
+
+        def hol(self, t, q):
+            return np.array([0.5 * (q @ q - 1.0)])
+
+    nb = 100_000
+    q0, v0 = np.tile([np.sin(1.0), -np.cos(1.0)], (nb, 1)), np.zeros((nb, 2))
+    print("start", flush=True)
+    try:
+        GeneralizedAlpha().integrate_batch([Pendulum()] * nb, q0, v0, 0.05, rtol=1e-6)
+        print("finished")
+    except KeyboardInterrupt as err:
+        print("interrupted", type(err).__name__, type(err.result).__name__, len(err.result),
+              *(r.status for r in err.result), flush=True)
+"""
+
+
+def test_ctrl_c_in_a_batch_of_python_models_keeps_the_finished_trajectories():
+    """A batch of models without a Fortran twin runs its trajectories one after another: Ctrl-C
+    raised the interrupted trajectory's Interrupted alone (its result one Result, the finished
+    trajectories lost) instead of the list of results a batch's Interrupted holds."""
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_PYTHON_BATCH)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "start"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    words = out.split()
+    assert words[:3] == ["interrupted", "Interrupted", "list"], out + err
+    n, statuses = int(words[3]), words[4:]
+    assert n == len(statuses) >= 2 and set(statuses[:-1]) == {"ok"}, out    # >= 2: 1 s holds many 0.05 s runs
+    assert statuses[-1] in ("ok", "interrupted")     # Ctrl-C between two trajectories, or within one
+
+
 # -- item 7: a callback exception frees the kernel's workspace ------------------------------
 
 class _Boom(Model):
