@@ -367,7 +367,7 @@ class Integrator:
         method with a local error estimate (generalized-alpha, alpha-RATTLE, lie_genalpha_s2,
         rk4_index1, the block methods; the others raise a ValueError naming why).  The step
         controller of the one driver (docs/adaptive_steps.md section 5): the RMS norm of the
-        estimate scaled by ``atol + rtol abs(y)`` (atol default rtol), per unit step
+        estimate scaled by ``atol + rtol abs(y)`` (atol > 0, default rtol), per unit step
         (``per_unit_step=True``: times span / h), per step (False) or, by default for the alpha
         family, per equal share of the steps (times the number of steps expected at the mean step
         so far; RK4's default: per step, the block methods': per unit step), PI control, rejected
