@@ -228,6 +228,34 @@ def check_model_items(model, t, q, v):
         items += [("nh_A", lambda: model.nh_A(t, q)), ("nh_b", lambda: model.nh_b(t, q))]
     for name, item in items:
         model.checked(name, item(), t)
+    if model.constant_mass and getattr(model, "fortran_name", None) is None:
+        check_constant_mass(model, q)
+
+
+def check_constant_mass(model, q):
+    """A Python model declaring a constant mass matrix (``constant_mass = True``, the default of
+    pyint.models.Model) has the same M at q and at a nearby point (ValueError otherwise): the
+    kernels trust the declaration (M(q0) kept for the whole run, (M a)_q = 0), so an M(q) left
+    declared constant gave a wrong trajectory with status "ok".  Second-order changes are seen too
+    (|dq| = 1e-3 (1 + max|q|), bound 1e-10 max|M|, round-off far below it); a point where mass()
+    fails or is not finite is left to the run's own checks."""
+    rng = np.random.default_rng(0)
+    d = rng.standard_normal(model.n)
+    dq = 1e-3 * (1.0 + float(np.max(np.abs(q), initial=0.0))) * d / np.max(np.abs(d))
+    try:
+        m0 = np.array(model.mass(q), dtype=float)      # copies: a model may return one buffer it refills
+        m1 = np.array(model.mass(q + dq), dtype=float)
+    except Exception:  # noqa: BLE001 - the run reports a failing item itself
+        return
+    if m0.shape != (model.n, model.n) or m1.shape != m0.shape or not (np.all(np.isfinite(m0))
+                                                                       and np.all(np.isfinite(m1))):
+        return
+    change = float(np.max(np.abs(m1 - m0), initial=0.0))
+    if change > 1e-10 * max(float(np.max(np.abs(m0), initial=0.0)), 1e-300):
+        raise ValueError(f"model {model.name!r} declares constant_mass = True (the default of pyint.models.Model) "
+                         f"but mass(q) changes with q (max|M(q + dq) - M(q)| = {change:.3e} at |dq| <= "
+                         f"{np.max(np.abs(dq)):.1e}); the integrators would keep M(q0) for the whole run: set "
+                         "constant_mass = False in the model class")
 
 
 def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL, kernel_checks=False,
