@@ -445,10 +445,10 @@ class Integrator:
         rtol = V.as_real(rtol, "rtol", positive=True)
         if rtol < 1e-13 or rtol >= 1:
             raise ValueError(f"rtol = {rtol!r} must lie in [1e-13, 1) (below, round-off dominates the estimate)")
-        atol = rtol if atol is None else V.as_real(atol, "atol", lo=0.0)
-        if atol == 0:   # the norm divides by atol + rtol |y|: 0/0 at a component that is zero
-            raise ValueError("atol = 0 leaves a component that is zero (a velocity at rest, a coordinate at 0) "
-                             "without an error scale (atol + rtol |y| = 0); give atol > 0")
+        atol = rtol if atol is None else V.as_real(atol, "atol")
+        if not atol > 0:   # the norm divides by atol + rtol |y|: 0/0 at a component that is zero
+            raise ValueError(f"atol = {atol!r} must be > 0: atol + rtol |y| scales the error of each component, and "
+                             "with atol = 0 a component at zero (a velocity at rest) has no scale; give atol > 0")
         h_min = 1e-12 * span if h_min is None else V.as_real(h_min, "h_min", positive=True)
         h_max = span if h_max is None else V.as_real(h_max, "h_max", positive=True)
         if h_max < h_min:

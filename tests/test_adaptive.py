@@ -318,7 +318,7 @@ def test_options_that_cannot_work_are_refused_by_name(make, monkeypatch):
     m, (q0, v0) = prob.model, prob.initial_state
     assert np.any(v0 == 0)
     g = make()
-    with pytest.raises(ValueError, match=r"atol = 0 .*give atol > 0"):
+    with pytest.raises(ValueError, match=r"atol = 0\.0 must be > 0: .*give atol > 0"):
         g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, atol=0.0)
     with pytest.raises(ValueError, match="per_unit_step is an option of variable steps"):
         g.integrate(m, q0, v0, prob.t_end, h=0.01, per_unit_step=True)
