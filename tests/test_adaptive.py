@@ -350,6 +350,23 @@ def test_the_paper_form_on_a_mass_matrix_m_of_q_refuses_rtol():
     assert _run("chain2", 1e-4, method=dict(formulation="paper")).status == "ok"
 
 
+@pytest.mark.parametrize("name", ["genalpha", "rk4_index1"])
+def test_a_step_collapsing_on_nan_says_so(name):
+    """A compiled model whose force is NaN beyond t = 0.5 (sqrt(T - t)): the variable-step run cut its
+    step on every NaN attempt until h < h_min and stopped as "the step size fell below h_min (the error
+    test or Newton kept failing)"; now a NonFiniteError as the fixed step's, at t = 0.5."""
+    import sympy as sp
+    from pyint.errors import NonFiniteError
+    from pyint.models import SymbolicModel
+    x, y, vx, vy, t, T = sp.symbols("x y vx vy t T")
+    model = SymbolicModel([x, y], [vx, vy], t=t, mass=sp.eye(2), force=[0, -9.81 * sp.sqrt(T - t)],
+                          hol=[(x**2 + y**2 - 1) / 2], params={T: 0.5}, name="nan_beyond_T")
+    q0, v0 = np.array([np.sin(1.0), -np.cos(1.0)]), np.zeros(2)
+    with pytest.raises(NonFiniteError, match="NaN or Inf") as err:
+        METHODS[name]().integrate(model, q0, v0, 1.0, rtol=1e-6)
+    assert err.value.result.status == "nonfinite" and 0.49 < err.value.result.t[-1] <= 0.5
+
+
 def test_methods_without_an_estimate_refuse_rtol():
     """Every other registered method says, by name, why it runs at a fixed step only (the
     symplectic and variational ones: variable steps destroy what they preserve)."""
