@@ -92,16 +92,23 @@ def max_output_bytes() -> int:
         raise ValueError(f"PYINT_MAX_OUTPUT_BYTES must be an integer number of bytes, got {text!r}") from None
 
 
-def check_output_size(nsamples, values_per_sample, nsteps, every, warn=True):
+def check_output_size(nsamples, values_per_sample, nsteps, every, warn=True, max_steps=False):
     """Refuse (ValueError) output arrays of nsamples x values_per_sample float64 above
     :func:`max_output_bytes`, warn (ResourceWarning) above :data:`WARN_OUTPUT_BYTES`;
     both before anything is allocated, naming ``every``.  warn=False: no warning (a
     variable-step run's buffers for max_steps accepted steps, whose pages stay unused
-    until a step is written)."""
+    until a step is written).  max_steps: nsteps is a variable-step run's max_steps (which
+    the refusal names instead of every, an option of fixed steps)."""
     size = 8 * int(nsamples) * int(values_per_sample)
     limit = max_output_bytes()
     if size <= limit and (not warn or size <= WARN_OUTPUT_BYTES):
         return size
+    if max_steps and size > limit:
+        fits = max(limit // (8 * int(values_per_sample)) - 1, 0)
+        raise ValueError(f"max_steps = {nsteps} accepted steps keep up to {nsamples} samples of {values_per_sample} "
+                         f"values: {size / 1024**2:.0f} MiB of output, above the limit of {limit / 1024**2:.0f} MiB; "
+                         f"lower max_steps (max_steps <= {fits} fits) or raise the limit (environment variable "
+                         "PYINT_MAX_OUTPUT_BYTES, in bytes)")
     text = (f"{nsteps} steps with every={every} keep {nsamples} samples of {values_per_sample} values: "
             f"{size / 1024**2:.0f} MiB of output")
     if size > limit:
@@ -221,6 +228,34 @@ def check_model_items(model, t, q, v):
         items += [("nh_A", lambda: model.nh_A(t, q)), ("nh_b", lambda: model.nh_b(t, q))]
     for name, item in items:
         model.checked(name, item(), t)
+    if model.constant_mass and getattr(model, "fortran_name", None) is None:
+        check_constant_mass(model, q)
+
+
+def check_constant_mass(model, q):
+    """A Python model declaring a constant mass matrix (``constant_mass = True``, the default of
+    pyint.models.Model) has the same M at q and at a nearby point (ValueError otherwise): the
+    kernels trust the declaration (M(q0) kept for the whole run, (M a)_q = 0), so an M(q) left
+    declared constant gave a wrong trajectory with status "ok".  Second-order changes are seen too
+    (|dq| = 1e-3 (1 + max|q|), bound 1e-10 max|M|, round-off far below it); a point where mass()
+    fails or is not finite is left to the run's own checks."""
+    rng = np.random.default_rng(0)
+    d = rng.standard_normal(model.n)
+    dq = 1e-3 * (1.0 + float(np.max(np.abs(q), initial=0.0))) * d / np.max(np.abs(d))
+    try:
+        m0 = np.array(model.mass(q), dtype=float)      # copies: a model may return one buffer it refills
+        m1 = np.array(model.mass(q + dq), dtype=float)
+    except Exception:  # noqa: BLE001 - the run reports a failing item itself
+        return
+    if m0.shape != (model.n, model.n) or m1.shape != m0.shape or not (np.all(np.isfinite(m0))
+                                                                       and np.all(np.isfinite(m1))):
+        return
+    change = float(np.max(np.abs(m1 - m0), initial=0.0))
+    if change > 1e-10 * max(float(np.max(np.abs(m0), initial=0.0)), 1e-300):
+        raise ValueError(f"model {model.name!r} declares constant_mass = True (the default of pyint.models.Model) "
+                         f"but mass(q) changes with q (max|M(q + dq) - M(q)| = {change:.3e} at |dq| <= "
+                         f"{np.max(np.abs(dq)):.1e}); the integrators would keep M(q0) for the whole run: set "
+                         "constant_mass = False in the model class")
 
 
 def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL, kernel_checks=False,

@@ -199,12 +199,20 @@ class Integrator:
         adaptive = dict(rtol=rtol, atol=atol, h0=h0, h_min=h_min, h_max=h_max, t_eval=t_eval,
                         max_steps=max_steps, per_unit_step=per_unit_step)
         if not self._batch_runs_in_threads(first):
-            return [self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
-                                   raise_on_failure=raise_on_failure, **adaptive)
-                    for m, q, v in zip(models, q0s, v0s)]
+            results = []
+            try:
+                for m, q, v in zip(models, q0s, v0s):
+                    results.append(self.integrate(m, q, v, t_end, h, t0=t0, every=every, project=project,
+                                                  raise_on_failure=raise_on_failure, **adaptive))
+            except KeyboardInterrupt as e:   # Ctrl-C: the list of the finished trajectories and the interrupted one
+                part = getattr(e, "result", None)
+                raise Interrupted(str(e) or f"{self.name}: interrupted (Ctrl-C) after {len(results)} of {nb} "
+                                  "trajectories", result=results + ([] if part is None else [part]),
+                                  step=getattr(e, "step", None), time=getattr(e, "time", None)) from e
+            return results
         for m in models:
             self.check_model(m)
-        self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval)
+        self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval, per_unit_step)
         if rtol is not None:
             t0, aopt, t_eval, max_steps = self._adaptive_setup(first, t0, t_end, rtol, atol, h0, h_min, h_max,
                                                                t_eval, max_steps, per_unit_step, every)
@@ -359,7 +367,7 @@ class Integrator:
         method with a local error estimate (generalized-alpha, alpha-RATTLE, lie_genalpha_s2,
         rk4_index1, the block methods; the others raise a ValueError naming why).  The step
         controller of the one driver (docs/adaptive_steps.md section 5): the RMS norm of the
-        estimate scaled by ``atol + rtol abs(y)`` (atol default rtol), per unit step
+        estimate scaled by ``atol + rtol abs(y)`` (atol > 0, default rtol), per unit step
         (``per_unit_step=True``: times span / h), per step (False) or, by default for the alpha
         family, per equal share of the steps (times the number of steps expected at the mean step
         so far; RK4's default: per step, the block methods': per unit step), PI control, rejected
@@ -389,7 +397,7 @@ class Integrator:
         self.check_model(model)
         if backend not in self.backends:
             raise ValueError(f"{self.name}: backend must be one of {list(self.backends)}, got {backend!r}")
-        self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval)
+        self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval, per_unit_step)
         if rtol is not None:
             return self._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol,
                                             atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
@@ -402,7 +410,7 @@ class Integrator:
         cpu = time.process_time() - cpu
         return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure, run)
 
-    def _check_step_choice(self, h, rtol, atol, h0, h_min, h_max, t_eval):
+    def _check_step_choice(self, h, rtol, atol, h0, h_min, h_max, t_eval, per_unit_step):
         """Exactly one of h (a fixed step) and rtol (variable steps), and no option of variable
         steps with a fixed step (integrate and integrate_batch)."""
         if rtol is not None:
@@ -411,7 +419,8 @@ class Integrator:
             return
         if h is None:
             raise ValueError(f"{self.name}: give the step h (a fixed step) or rtol (variable steps)")
-        for name, value in (("atol", atol), ("h0", h0), ("h_min", h_min), ("h_max", h_max), ("t_eval", t_eval)):
+        for name, value in (("atol", atol), ("h0", h0), ("h_min", h_min), ("h_max", h_max), ("t_eval", t_eval),
+                            ("per_unit_step", per_unit_step)):
             if value is not None:
                 raise ValueError(f"{self.name}: {name} is an option of variable steps (rtol); a fixed-step run "
                                  f"(h = {h!r}) takes none")
@@ -436,7 +445,10 @@ class Integrator:
         rtol = V.as_real(rtol, "rtol", positive=True)
         if rtol < 1e-13 or rtol >= 1:
             raise ValueError(f"rtol = {rtol!r} must lie in [1e-13, 1) (below, round-off dominates the estimate)")
-        atol = rtol if atol is None else V.as_real(atol, "atol", lo=0.0)
+        atol = rtol if atol is None else V.as_real(atol, "atol")
+        if not atol > 0:   # the norm divides by atol + rtol |y|: 0/0 at a component that is zero
+            raise ValueError(f"atol = {atol!r} must be > 0: atol + rtol |y| scales the error of each component, and "
+                             "with atol = 0 a component at zero (a velocity at rest) has no scale; give atol > 0")
         h_min = 1e-12 * span if h_min is None else V.as_real(h_min, "h_min", positive=True)
         h_max = span if h_max is None else V.as_real(h_max, "h_max", positive=True)
         if h_max < h_min:
@@ -466,8 +478,7 @@ class Integrator:
                                  naux=sum(self.adaptive_aux(model).values()), nres=self.NRES, nb=nb, warn=False,
                                  room=True)
         except ValueError as e:
-            raise ValueError(f"{self.name}: max_steps = {max_steps} accepted steps of model {model.name!r} do not "
-                             f"fit the output limit ({e}); lower max_steps") from None
+            raise ValueError(f"{self.name} on model {model.name!r}: {e}") from None
         buf.update(hout=np.empty((max_steps,) + (() if nb is None else (nb,)), order="F"))   # hout[:accepted] read
         if nb is None:
             buf.update(aopt=aopt)
@@ -765,7 +776,7 @@ def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=No
     those the kernel wrote (the adaptive driver's max_steps): left unset (np.empty; zeroing the
     room for 100 000 samples took ~0.4 ms per call, a fifth of a 1e-4 run on stiff_fast)."""
     nout = n_samples(nsteps, every)
-    V.check_output_size(nout, (nb or 1) * (2 + nq + 2 * nv + max(nl, 1) + naux + nres), nsteps, every, warn)
+    V.check_output_size(nout, (nb or 1) * (2 + nq + 2 * nv + max(nl, 1) + naux + nres), nsteps, every, warn, room)
     tail = () if nb is None else (nb,)
     z = lambda *shape: np.zeros(shape + tail, order="F")  # noqa: E731
     r = (lambda *shape: np.empty(shape + tail, order="F")) if room else z  # noqa: E731

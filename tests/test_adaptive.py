@@ -393,6 +393,64 @@ def test_bad_input(make):
         AlphaRattle(stabilized=True)
 
 
+@pytest.mark.parametrize("make", [GeneralizedAlpha, BlockLegendre, METHODS["rk4_index1"]])
+def test_options_that_cannot_work_are_refused_by_name(make, monkeypatch):
+    """atol = 0 divided by zero at a component that is zero (the chain at rest: the starting step
+    took t to NaN, or the step fell below h_min), per_unit_step with a fixed step was ignored, and
+    max_steps above the output limit was told to take a larger every, an option of fixed steps."""
+    prob = PROBLEMS["chain2"]
+    m, (q0, v0) = prob.model, prob.initial_state
+    assert np.any(v0 == 0)
+    g = make()
+    with pytest.raises(ValueError, match=r"atol = 0\.0 must be > 0: .*give atol > 0"):
+        g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, atol=0.0)
+    with pytest.raises(ValueError, match="per_unit_step is an option of variable steps"):
+        g.integrate(m, q0, v0, prob.t_end, h=0.01, per_unit_step=True)
+    with pytest.raises(ValueError, match="per_unit_step is an option of variable steps"):
+        g.integrate_batch(m, [q0, q0], [v0, v0], prob.t_end, h=0.01, per_unit_step=False)
+    monkeypatch.setenv("PYINT_MAX_OUTPUT_BYTES", str(10**6))
+    with pytest.raises(ValueError, match=r"lower max_steps \(max_steps <= \d+ fits\)") as err:
+        g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, max_steps=100_000)
+    assert "every" not in str(err.value)
+    fits = int(str(err.value).split("max_steps <= ")[1].split()[0])
+    res = g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, max_steps=fits, raise_on_failure=False)   # it does
+    assert res.status in ("ok", "max_steps")
+    with pytest.raises(ValueError, match="lower max_steps"):
+        g.integrate(m, q0, v0, prob.t_end, rtol=1e-6, max_steps=fits + 1)
+
+
+def test_the_paper_form_on_a_mass_matrix_m_of_q_refuses_rtol():
+    """The paper's form is first order for M(q) (rho_inf < 1; tests/test_genalpha.py): with rtol on the
+    Chaplygin sleigh it came back "ok" with an error of 26x rtol at 1e-5, 41x at 1e-7 (against IDA).
+    Refused, naming the default form; rho_inf = 1 (second order) and a constant M still run."""
+    prob = PROBLEMS["sleigh_qmass"]
+    q0, v0 = prob.initial_state
+    assert not prob.model.constant_mass
+    for cls in (GeneralizedAlpha, AlphaRattle):
+        with pytest.raises(ValueError, match=r"first order for a mass matrix M\(q\).*formulation='arnold_bruls'"):
+            cls(formulation="paper").integrate(prob.model, q0, v0, prob.t_end, rtol=1e-5)
+    r = GeneralizedAlpha(rho_inf=1.0, formulation="paper").integrate(prob.model, q0, v0, prob.t_end, rtol=1e-5)
+    assert r.status == "ok"
+    assert _run("chain2", 1e-4, method=dict(formulation="paper")).status == "ok"
+
+
+@pytest.mark.parametrize("name", ["genalpha", "rk4_index1"])
+def test_a_step_collapsing_on_nan_says_so(name):
+    """A compiled model whose force is NaN beyond t = 0.5 (sqrt(T - t)): the variable-step run cut its
+    step on every NaN attempt until h < h_min and stopped as "the step size fell below h_min (the error
+    test or Newton kept failing)"; now a NonFiniteError as the fixed step's, at t = 0.5."""
+    import sympy as sp
+    from pyint.errors import NonFiniteError
+    from pyint.models import SymbolicModel
+    x, y, vx, vy, t, T = sp.symbols("x y vx vy t T")
+    model = SymbolicModel([x, y], [vx, vy], t=t, mass=sp.eye(2), force=[0, -9.81 * sp.sqrt(T - t)],
+                          hol=[(x**2 + y**2 - 1) / 2], params={T: 0.5}, name="nan_beyond_T")
+    q0, v0 = np.array([np.sin(1.0), -np.cos(1.0)]), np.zeros(2)
+    with pytest.raises(NonFiniteError, match="NaN or Inf") as err:
+        METHODS[name]().integrate(model, q0, v0, 1.0, rtol=1e-6)
+    assert err.value.result.status == "nonfinite" and 0.49 < err.value.result.t[-1] <= 0.5
+
+
 def test_methods_without_an_estimate_refuse_rtol():
     """Every other registered method says, by name, why it runs at a fixed step only (the
     symplectic and variational ones: variable steps destroy what they preserve)."""

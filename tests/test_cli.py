@@ -121,3 +121,17 @@ def test_a_module_in_pyint_studies_is_discovered_listed_and_run(tmp_path, monkey
     out = capsys.readouterr().out
     assert re.search(r"^0\.05 +ok +0\.0025$", out, re.M), out
     assert (tmp_path / "out" / "demo.nc").is_file() and (tmp_path / "out" / "demo" / "error_vs_h.png").is_file()
+
+
+def test_python_m_pyint_is_the_pyint_command(tmp_path):
+    """``python -m pyint ...`` runs the command as the console script does (there was no
+    pyint/__main__.py: 'pyint' is a package and cannot be directly executed)."""
+    for args in ([], ["study", "list"]):
+        run = subprocess.run([sys.executable, "-m", "pyint", *args], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300)
+        script = subprocess.run([str(PYINT), *args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0 == script.returncode, run.stderr[-2000:]
+        assert run.stdout == script.stdout
+    bad = subprocess.run([sys.executable, "-m", "pyint", "study", "run", "no_such_study"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and "no study named 'no_such_study'" in bad.stderr

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from pyint.cli import ENTRY_POINT_GROUP, load_study_file
 from pyint.study.datasets import check_conventions, load_netcdf
@@ -101,3 +102,47 @@ def test_a_study_installed_by_another_distribution_is_found_through_its_entry_po
                          cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     _check_mychain(tmp_path / "out" / "mychain.nc")
+
+
+#: A variable-step study as a user writes it: the sweep over rtol, each case its Result.to_xarray().
+MYRTOL = '''
+"""My study: a double pendulum with variable steps, against rtol."""
+import numpy as np
+from pyint.methods.genalpha import GeneralizedAlpha
+from pyint.models import PendulumChain
+from pyint.study import Study, study_main
+
+
+def run_case(p):
+    model = PendulumChain(n_links=2)
+    q0, v0 = model.initial_state([1.0, 1.5])
+    res = GeneralizedAlpha().integrate(model, q0, v0, t_end=p["T"], rtol=p["rtol"], atol=p["atol"],
+                                       t_eval=np.linspace(0.0, p["T"], 5))
+    return res.to_xarray()
+
+
+STUDY = Study(name="myrtol", description="my double pendulum, variable steps against rtol",
+              grid={"rtol": [1e-4, 1e-6]}, fixed={"T": 0.2, "atol": 1e-6}, run_case=run_case)
+
+if __name__ == "__main__":
+    raise SystemExit(study_main(STUDY))
+'''
+
+
+def test_a_variable_step_study_sweeps_rtol_with_the_result_dataset(tmp_path):
+    """A case returning a variable-step Result.to_xarray() holds the scalar variables rtol and atol (its
+    stats): with rtol a grid parameter the case was refused as a clash of names (every case failed).  A
+    scalar variable holding the case's own value of a parameter is that parameter; any other use of a
+    parameter's name is still refused."""
+    from pyint.study.runner import _prepare_case
+    script = tmp_path / "myrtol.py"
+    script.write_text(MYRTOL)
+    study = load_study_file(script)
+    ds = load_netcdf(run_study(study, out=tmp_path / "out", workers=1, figures=False, verbose=False).path)
+    assert list(ds["status"].values) == ["ok", "ok"], ds["message"].values
+    assert list(ds["rtol"].values) == [1e-4, 1e-6] and ds["q"].dims == ("rtol", "time", "coord")
+    assert ds["accepted"].values[1] > ds["accepted"].values[0]
+    case = study.run_case({"rtol": 1e-4, "T": 0.2, "atol": 1e-6})
+    assert float(case["rtol"]) == 1e-4
+    with pytest.raises(ValueError, match=r"uses parameter names \['rtol'\]"):
+        _prepare_case(case, {"rtol": 1e-5, "T": 0.2, "atol": 1e-6}, {})      # a different value: a clash

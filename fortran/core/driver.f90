@@ -436,7 +436,7 @@ contains
     type(state_t) :: s, s_old, s_start
     real(wp) :: res(st%nres), energy, e0, t_end, rtol, atol, h, h_min, h_max, span, err, err_prev, fac, kexp, t1
     integer :: info, ns, nacc, max_steps
-    logical :: just_rejected, first_partial
+    logical :: just_rejected, first_partial, nonfinite
     integer :: mode
     stepmax = 0; e0 = 0
     counts = 0
@@ -473,6 +473,7 @@ contains
     err_prev = 1
     just_rejected = .false.
     first_partial = .false.
+    nonfinite = .false.
     do while (s%t < t_end)
       if (nacc + counts(2) + counts(3) >= max_steps) then
         call stop_run(STATUS_MAX_STEPS)
@@ -487,6 +488,7 @@ contains
       call st%save_state(1)
       call take_step(st, h, t1, s, info)
       if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE) then
+        nonfinite = info == STATUS_NONFINITE
         if (rejected(3, h / 4)) return
         cycle
       end if
@@ -497,7 +499,8 @@ contains
         return
       end if
       err = error_norm(s_old, s)
-      if (.not. err <= huge(1.0_wp)) err = 1e10_wp
+      nonfinite = .not. err <= huge(1.0_wp)
+      if (nonfinite) err = 1e10_wp
       if (err > 1 .and. nacc == 1 .and. first_partial) then
         ! step 1 had no v estimate; step 2's spans it: retake step 1 from t0, shorter
         counts(2) = counts(2) + 1
@@ -557,7 +560,8 @@ contains
       h = h_new
       just_rejected = .true.
       rejected = h < h_min
-      if (rejected) call stop_run(STATUS_STEP_TOO_SMALL)
+      ! the step collapsed on NaN/Inf (a model item beyond its domain): say so, as a fixed step does
+      if (rejected) call stop_run(merge(STATUS_NONFINITE, STATUS_STEP_TOO_SMALL, nonfinite))
     end function
 
     !> eq. (12) of docs/adaptive_steps.md

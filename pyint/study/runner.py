@@ -73,10 +73,14 @@ def _describe(exc: BaseException) -> str:
 def _prepare_case(ds, params, meta) -> xr.Dataset:
     if not isinstance(ds, xr.Dataset):
         raise TypeError(f"run_case returned {type(ds).__name__}, expected an xarray.Dataset")
-    clash = sorted((set(map(str, ds.dims)) | set(map(str, ds.variables))) & set(params))
+    names = (set(map(str, ds.dims)) | set(map(str, ds.variables))) & set(params)
+    # a scalar variable holding the case's own value of a parameter (the rtol, atol that a variable-step
+    # Result.to_xarray() records) repeats it: the parameter's coordinate holds it
+    same = sorted(k for k in names if k in ds.data_vars and ds[k].ndim == 0 and ds[k].values.item() == params[k])
+    clash = sorted(names - set(same))
     if clash:
         raise ValueError(f"the case dataset uses parameter names {clash} as dimensions or variables")
-    ds = ds.copy()
+    ds = ds.drop_vars(same)
     if "status" in ds:
         st = ds["status"]
         if st.ndim or not isinstance(st.values.item(), str):
