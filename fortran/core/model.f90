@@ -411,29 +411,50 @@ contains
     real(wp), intent(out) :: a(:), lam(:)
     integer, intent(out) :: info
     type(newton_matrix_t) :: nm
-    real(wp), allocatable :: x(:)
-    integer :: n, mh, mn
-    n = model%n; mh = model%mh; mn = model%mn
-    allocate(x(n + mh + mn))
-    call index1_matrix(model, t, q, v, .true., solver, nm, info)
+    call factored_index1(model, t, q, v, solver, nm, info)
+    if (info /= 0) return
+    call index1_solution(model, t, q, v, nm, a, lam)
+    call nm%release()
+  end subroutine
+
+  !> The index-1 matrix at (t, q) (index1_matrix with D = M(q); hol_only: C = G) factored in nm.
+  !> info: 0; 1 singular; 2 no solver (nm released on failure).
+  subroutine factored_index1(model, t, q, v, solver, nm, info, hol_only)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:)
+    integer, intent(in) :: solver
+    type(newton_matrix_t), intent(inout) :: nm
+    integer, intent(out) :: info
+    logical, intent(in), optional :: hol_only
+    call index1_matrix(model, t, q, v, .true., solver, nm, info, hol_only)
     if (info /= 0) return
     call nm%factor(info)
     if (info /= 0 .or. nm%out_of_pattern) then
       info = merge(1, 2, info /= 0)
       call nm%release()
-      return
     end if
+  end subroutine
+
+  !> a and lam at (t, q, v) from the index-1 system whose matrix nm holds factored
+  !> (factored_index1): right-hand side (f, -hol_gamma, -nh_gamma).
+  subroutine index1_solution(model, t, q, v, nm, a, lam)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:)
+    type(newton_matrix_t), intent(inout) :: nm
+    real(wp), intent(out) :: a(:), lam(:)
+    real(wp) :: x(model%n + model%mh + model%mn)
+    integer :: n, mh
+    n = model%n; mh = model%mh
     call model%force(t, q, v, x(1:n))
     if (mh > 0) then
       call model%hol_gamma(t, q, v, x(n + 1:n + mh))
       x(n + 1:n + mh) = -x(n + 1:n + mh)
     end if
-    if (mn > 0) then
+    if (model%mn > 0) then
       call model%nh_gamma(t, q, v, x(n + mh + 1:))
       x(n + mh + 1:) = -x(n + mh + 1:)
     end if
     call nm%solve(x)
-    call nm%release()
     a = x(1:n)
     lam = x(n + 1:)
   end subroutine
@@ -442,7 +463,8 @@ contains
   !> q projected onto g(t, q) = 0 by M-orthogonal Gauss-Newton (steps d from [M G^T; G 0] [d; mu] =
   !> [0; -g] until max |g| <= 1e-13, at most 50), then v onto G v + g_t = 0, A v + b = 0
   !> (M-orthogonal: [M C^T; C 0] [dv; mu] = [0; -(C v + c_t)]), then a and lam from the index-1
-  !> system (consistent_acceleration).  Every matrix through the structured hooks and `solver`.
+  !> system, whose matrix is the velocity projection's (one factorization for both).  Every matrix
+  !> through the structured hooks and `solver`.
   !> info: 0; 1 a singular matrix; 2 no solver; 4 the position projection did not converge.
   subroutine impose_constraints(model, t, q, v, solver, a, lam, info)
     class(model_t), intent(in) :: model
@@ -454,10 +476,9 @@ contains
     real(wp), parameter :: GTOL = 1e-13_wp
     integer, parameter :: MAXIT = 50
     type(newton_matrix_t) :: nm
-    real(wp), allocatable :: x(:)
+    real(wp) :: x(model%n + model%mh + model%mn)
     integer :: n, mh, mn, it
     n = model%n; mh = model%mh; mn = model%mn
-    allocate(x(n + mh + mn))
     info = 0
     if (mh > 0) then
       do it = 0, MAXIT
@@ -467,7 +488,7 @@ contains
           info = 4
           return
         end if
-        call factored(.true.)
+        call factored_index1(model, t, q, v, solver, nm, info, hol_only=.true.)
         if (info /= 0) return
         x(1:n) = 0
         x(n + 1:n + mh) = -x(n + 1:n + mh)
@@ -476,29 +497,18 @@ contains
         q = q + x(1:n)
       end do
     end if
+    call factored_index1(model, t, q, v, solver, nm, info)
+    if (info /= 0) return
     if (mh + mn > 0) then
-      call factored(.false.)
-      if (info /= 0) return
       x(1:n) = 0
       if (mh > 0) call model%hol_vel(t, q, v, x(n + 1:n + mh))
       if (mn > 0) call model%nh_vel(t, q, v, x(n + mh + 1:))
       x(n + 1:) = -x(n + 1:)
       call nm%solve(x)
-      call nm%release()
       v = v + x(1:n)
     end if
-    call consistent_acceleration(model, t, q, v, solver, a, lam, info)
-  contains
-    subroutine factored(hol_only)
-      logical, intent(in) :: hol_only
-      call index1_matrix(model, t, q, v, .true., solver, nm, info, hol_only)
-      if (info /= 0) return
-      call nm%factor(info)
-      if (info /= 0 .or. nm%out_of_pattern) then
-        info = merge(1, 2, info /= 0)
-        call nm%release()
-      end if
-    end subroutine
+    call index1_solution(model, t, q, v, nm, a, lam)
+    call nm%release()
   end subroutine
 
   !> The index-1 matrix [D C^T; C 0], C = [G; A] at (t, q), assembled into the fresh nm through
