@@ -26,6 +26,7 @@ module pyint_queries
   use pyint_callback_model
   use pyint_newton_matrix
   use pyint_metrics, only: trajectory_residuals
+  use pyint_reduced_model, only: drop_redundant_rows
   use pyint_control, only: stop_status
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_field_jac
@@ -43,12 +44,14 @@ contains
 
   subroutine model_query(what, m, iarg, x, out, ierr)
     integer, intent(in) :: what
-    class(model_t), intent(in) :: m
+    class(model_t), allocatable, intent(inout) :: m   !< QUERY_OUTPUTS may reduce a redundant one
     integer, intent(in) :: iarg(:)
     real(wp), intent(in) :: x(:)
     real(wp), intent(out) :: out(:)
     integer, intent(out) :: ierr
     integer :: n, mh, mn, nt, nu, k, nl
+    integer, allocatable :: rows(:)
+    real(wp) :: lam(m%mh + m%mn)
     n = m%n; mh = m%mh; mn = m%mn
     out = 0
     ierr = STATUS_BAD_INPUT
@@ -76,11 +79,17 @@ contains
       nl = mh + mn
       if (nt < 1 .or. size(x) /= nt * (1 + 2 * n) .or. size(out) /= nt * (3 * n + nl) + 1) return
       out(1:2 * n * nt) = x(nt + 1:)
-      ierr = 0
+      ! a redundant mechanism: its independent rows at the first sample (as the driver's start)
+      call drop_redundant_rows(m, x(1), x(nt + 1:nt + n), x(nt * (1 + n) + 1:nt * (1 + n) + n), rows, ierr)
+      if (ierr /= 0) then
+        out(size(out)) = 1
+        return
+      end if
+      if (.not. allocated(rows)) rows = [(k, k = 1, nl)]
       do k = 1, nt
         call impose_constraints(m, x(k), out((k - 1) * n + 1:k * n), out((nt + k - 1) * n + 1:(nt + k) * n), &
-                                iarg(2), out((2 * nt + k - 1) * n + 1:(2 * nt + k) * n), &
-                                out(3 * n * nt + (k - 1) * nl + 1:3 * n * nt + k * nl), ierr)
+                                iarg(2), out((2 * nt + k - 1) * n + 1:(2 * nt + k) * n), lam(1:size(rows)), ierr)
+        out(3 * n * nt + (k - 1) * nl + rows) = lam(1:size(rows))   ! zero on dropped rows
         if (ierr == 0) ierr = stop_status()   ! Ctrl-C, a callback's exception
         if (ierr /= 0) then
           out(size(out)) = k

@@ -150,69 +150,81 @@ def constraint_matrix(model, t, q):
     return np.vstack([model.checked("hol_jac", model.hol_jac(t, q), t), model.checked("nh_A", model.nh_A(t, q), t)])
 
 
-def check_rank(model, t, q):
-    """Raise if the constraint Jacobian [G; A] is rank deficient at (t, q)."""
-    c = constraint_matrix(model, t, q)
-    if c.shape[0] == 0:
-        return
-    if c.shape[0] > _SVD_MAX and c.shape[0] <= c.shape[1]:
-        return _check_rank_cholesky(c, t)
-    s = np.linalg.svd(c, compute_uv=False)
-    if s[-1] <= 1e-12 * max(1.0, s[0]) or c.shape[0] > c.shape[1]:
-        rank = int(np.sum(s > 1e-12 * max(1.0, s[0])))
-        raise ValueError(
-            f"the constraint Jacobian [G; A] is singular at t={t}: rank {rank} < {c.shape[0]} "
-            f"constraints (smallest singular value {s[-1]:.3e}); redundant or degenerate constraints")
+#: independent_rows' rank threshold on |R_kk| / |R_11| of the column-pivoted QR of C^T: the
+#: kernels' (fortran/core/reduced_model.f90: SIGMA_TOL), so both sides drop the same rows.
+SIGMA_TOL = 1e-7
 
 
-#: Above this many constraints the rank check uses a Cholesky factorization of
-#: C C^T (O(m^3 / 3) after one matrix product) instead of the SVD of C, whose
-#: O(m^2 n) cost with a large constant dominated the start of large models
-#: (6 s for the 1024-link chain).
-_SVD_MAX = 256
+def independent_rows(c):
+    """The rows of the constraint Jacobian ``c`` = [G; A] that a redundant mechanism keeps: the
+    first rank(C) pivots of the column-pivoted QR of C^T (Golub and Van Loan, Matrix
+    Computations, 5.4.2), sorted; all rows when C has full row rank.  The Fortran start
+    (fortran/core/reduced_model.f90: drop_redundant_rows) chooses them the same way."""
+    from scipy.linalg import qr
+
+    m = c.shape[0]
+    if m == 0:
+        return np.arange(0)
+    _, r, piv = qr(c.T, mode="economic", pivoting=True)
+    d = np.abs(np.diag(r))
+    rank = int(np.sum(d > SIGMA_TOL * d[0])) if d.size and d[0] > 0 else 0
+    return np.arange(m) if rank == m else np.sort(piv[:rank])
 
 
-def _check_rank_cholesky(c, t):
-    """Rank check of a wide C from the Cholesky factor of C C^T: it fails, or its
-    smallest pivot is tiny, when C is (numerically) rank deficient.  The pivots
-    estimate the singular values only roughly (sigma_min / sigma_max below about
-    1e-7 is flagged, where the SVD test flags 1e-12)."""
-    from scipy.linalg import LinAlgError, cholesky
-
-    s = c @ c.T
-    try:
-        d = np.abs(np.diag(cholesky(s, lower=True)))
-        ok = d.min() > 1e-7 * np.sqrt(np.max(np.diag(s)))
-    except LinAlgError:
-        d, ok = np.zeros(1), False
-    if not ok:
-        raise ValueError(
-            f"the constraint Jacobian [G; A] is singular at t={t}: {c.shape[0]} constraints, Cholesky of "
-            f"C C^T has a pivot {d.min():.3e} (redundant or degenerate constraints)")
+def _inconsistent(what, labels, resid, rows, tol):
+    """ValueError for constraints that no state near the start satisfies: the dependent rows
+    ``rows`` left at ``resid`` after the independent ones were imposed."""
+    bad = [int(i) for i in rows if abs(resid[i]) > tol]
+    listed = ", ".join(f"{labels(i)} = {resid[i]:.3e}" for i in bad[:6]) + (" ..." if len(bad) > 6 else "")
+    return ValueError(f"inconsistent {what} constraints: with the independent rows imposed, the rows that depend "
+                      f"on them are not satisfied ({listed}; tolerance {tol:.1e}); no state near the start satisfies "
+                      "all of them: check the joints' geometry (two joints that disagree on a length or an axis)")
 
 
 def project_position(model, t, q, tol=1e-13, maxit=50):
-    """Project q onto g(t, q) = 0 (M-orthogonal Gauss-Newton)."""
+    """Project q onto g(t, q) = 0 (M-orthogonal Gauss-Newton on the independent rows of G, which
+    impose the dependent ones of a redundant mechanism; inconsistent rows: ValueError naming them)."""
     q = q.copy()
+    minv = None
     for _ in range(maxit):
         g = model.checked("hol", model.hol(t, q), t)
         if np.max(np.abs(g), initial=0.0) <= tol:
             return q
         gq = model.checked("hol_jac", model.hol_jac(t, q), t)
-        minv_gt = np.linalg.solve(model.checked("mass", model.mass(q)), gq.T)
-        q -= minv_gt @ np.linalg.solve(gq @ minv_gt, g)
-    raise ValueError(f"could not project the initial position onto g = 0 (|g| = {np.max(np.abs(g)):.3e})")
+        keep = independent_rows(gq)
+        if np.max(np.abs(g[keep]), initial=0.0) <= tol:
+            break                     # the dependent rows are not implied by the kept ones
+        if minv is None or not model.constant_mass:
+            minv = np.linalg.inv(model.checked("mass", model.mass(q)))
+        minv_gt = minv @ gq[keep].T
+        q -= minv_gt @ np.linalg.solve(gq[keep] @ minv_gt, g[keep])
+    else:
+        raise ValueError(f"could not project the initial position onto g = 0 (|g| = {np.max(np.abs(g)):.3e})")
+    raise _inconsistent("holonomic", lambda i: f"g[{i}]", g, np.setdiff1d(np.arange(g.size), keep), tol)
 
 
 def project_velocity(model, t, q, v):
-    """M-orthogonal projection of v onto G v + g_t = 0, A v + b = 0."""
+    """M-orthogonal projection of v onto G v + g_t = 0, A v + b = 0 (through the independent rows
+    of [G; A]: a redundant mechanism's dependent rows follow; inconsistent ones: ValueError)."""
     c = constraint_matrix(model, t, q)
     if c.shape[0] == 0:
         return v
-    r = np.concatenate([np.asarray(model.hol_vel(t, q, v), dtype=float).reshape(model.n_hol),
-                        np.asarray(model.nh_vel(t, q, v), dtype=float).reshape(model.n_nonhol)])
-    minv_ct = np.linalg.solve(model.checked("mass", model.mass(q)), c.T)
-    return v - minv_ct @ np.linalg.solve(c @ minv_ct, r)
+
+    def residual(v):
+        return np.concatenate([np.asarray(model.hol_vel(t, q, v), dtype=float).reshape(model.n_hol),
+                               np.asarray(model.nh_vel(t, q, v), dtype=float).reshape(model.n_nonhol)])
+
+    r = residual(v)
+    keep = independent_rows(c)
+    minv_ct = np.linalg.solve(model.checked("mass", model.mass(q)), c[keep].T)
+    v = v - minv_ct @ np.linalg.solve(c[keep] @ minv_ct, r[keep])
+    if keep.size < c.shape[0]:
+        r = residual(v)
+        tol = CONSISTENCY_TOL * max(1.0, float(np.max(np.abs(v), initial=0.0)))
+        if np.max(np.abs(r), initial=0.0) > tol:
+            raise _inconsistent("velocity", lambda i: f"row {i} of [G; A] v + [g_t; b]", r,
+                                np.setdiff1d(np.arange(r.size), keep), tol)
+    return v
 
 
 def check_model_items(model, t, q, v):
@@ -274,7 +286,6 @@ def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_T
     """
     if not kernel_checks or project:
         check_model_items(model, t0, q0, v0)
-        check_rank(model, t0, q0)
     scale_q = max(1.0, float(np.max(np.abs(q0), initial=0.0)))
     at = levels(t0, q0, v0) if levels is not None else None
     if model.n_hol:

@@ -526,9 +526,11 @@ class Integrator:
         always what ``run``, the kernel call's :class:`_control.KernelRun`, recorded)."""
         status, steps_done, nsamples = (int(x) for x in raw["istat"])
         if status == STATUS_RANK_DEFICIENT:   # bad input, found by the kernel's start: as check_rank says it
-            raise ValueError(f"the constraint Jacobian [G; A] is singular at t={t0}: rank below its "
-                             f"{model.n_hol + model.n_nonhol} constraints (the LU of [I C^T; C 0] has a pivot below "
-                             "1e-14 of the largest); redundant or degenerate constraints")
+            raise ValueError(f"the constraint Jacobian [G; A] is singular at t={t0} and its rank is higher at nearby "
+                             "configurations: a start at a singular position (where the mechanism's mobility "
+                             "jumps), not redundant constraints, or degenerate constraints with no independent "
+                             f"subset of its {model.n_hol + model.n_nonhol} rows; start away from the singular "
+                             "position (fortran/core/reduced_model.f90: drop_redundant_rows)")
         if run is not None and run.aborted:
             # samples written while a model item was failing (NaN-filled) are not results
             good = np.all(np.isfinite(raw["q"][:nsamples]), axis=1) & np.all(np.isfinite(raw["v"][:nsamples]), axis=1)
@@ -551,7 +553,7 @@ class Integrator:
             method=self.name, model=model, t=t, q=q, v=v, a=a, lam=lam, residual=res,
             energy=energy if model.has_energy else None, stats=raw["stats"],
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
-            cpu_time=cpu, extra=extra)
+            cpu_time=cpu, extra=extra, redundant=raw.get("redundant", np.zeros(0, dtype=int)))
         return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
 
 
@@ -750,7 +752,7 @@ def raw_result(buf, nl, istat, stats):
 
 #: The driver's output arrays, in the order of the f2py entry run_batch (fortran/api/api_run.f90; then
 #: aopt, hout, counts as run's).
-_OUT_BATCH = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats")
+_OUT_BATCH = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats", "red")
 #: aopt of a fixed-step run (no rtol: the driver's fixed-step loop).
 FIXED_STEP = np.zeros(1)
 #: The f2py entry run's: run_batch's, then the variable-step block (aopt in, the accepted steps hout and
@@ -782,7 +784,8 @@ def driver_buffers(nq, nv, nl, nsteps, every, nstats=0, naux=0, nres=NRES, nb=No
     r = (lambda *shape: np.empty(shape + tail, order="F")) if room else z  # noqa: E731
     buf = dict(tout=r(nout), qout=r(nq, nout), vout=r(nv, nout), aout=r(nv, nout), lout=r(max(nl, 1), nout),
                auxout=r(naux, nout) if naux else z(1, 1), resout=r(nres, nout), eout=r(nout),
-               stepmax=z(nres + 1), stats=z(max(nstats, 1)))
+               stepmax=z(nres + 1), stats=z(max(nstats, 1)),
+               red=np.zeros((max(nl, 1),) + tail, dtype=np.int32, order="F"))   # rows dropped as redundant
     # the variable-step block, unused by the fixed-step loop (aopt: run's; run_batch takes it as an argument)
     buf.update(hout=z(1), counts=np.zeros((3,) + tail, dtype=np.int32, order="F"))
     if nb is None:
@@ -802,6 +805,7 @@ def driver_raw(buf, nl, istat, stats, step_max_keys=None):
     sm = buf["stepmax"]
     raw = dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:nl].T,
                istat=np.asarray(istat), stats=stats, residual=buf["resout"].T, energy=buf["eout"],
+               redundant=np.flatnonzero(buf["red"][:nl]),
                step_max=vector_step_max(sm) if step_max_keys is None else decode(step_max_keys, sm, step_max_keys))
     return raw
 

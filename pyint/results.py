@@ -41,6 +41,11 @@ class Result:
     ``t[k]`` (max norms; zero where the model has no such constraint).
     ``a`` is the method's acceleration variable (for generalized-alpha the
     algorithmic acceleration, which differs from qddot by O(h)).
+    ``redundant`` lists the constraint rows (0-based, holonomic first) that the
+    start found dependent on the others and dropped (a redundant mechanism,
+    docs/guide/redundant.md): the run kept an independent subset; their
+    residuals are still measured, and their multipliers are zero (``lam`` is
+    the non-redundant subset's; the forces ``G^T lam`` are unique).
     """
 
     method: str
@@ -59,6 +64,7 @@ class Result:
     message: str = ""
     cpu_time: float = float("nan")
     extra: dict = field(default_factory=dict)
+    redundant: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
 
     # -- metrics (the seeds' definitions, maxima over the run) -----------------
     def step_max(self, key):
@@ -204,6 +210,9 @@ class Result:
         if variable_steps:
             ds["accepted_step"] = (("step",), np.asarray(self.h, dtype=float),
                                    {"long_name": "accepted step size", "units": "s"})
+        if len(self.redundant):   # a redundant mechanism: which rows the run dropped
+            ds.attrs["redundant_constraints"] = len(self.redundant)
+            ds.attrs["redundant_rows"] = ",".join(mult[i] if i < len(mult) else str(i) for i in self.redundant)
         ds.attrs.update({
             "method": self.method,
             "model": model.name,

@@ -87,8 +87,9 @@ def test_paper_start_same_order():
 
 
 class _Bad(Model):
-    """A pendulum with the same constraint written twice: G is rank deficient."""
-    name = "redundant"
+    """A pendulum whose constraint is written twice and squared: G = 0 on the circle, degenerate
+    (no row of it has full rank; a redundant pair alone runs: tests/test_redundant.py)."""
+    name = "degenerate"
     n = 2
     n_hol = 2
 
@@ -100,7 +101,7 @@ class _Bad(Model):
 
     def hol(self, t, q):
         c = 0.5 * (q @ q - 1)
-        return np.array([c, 2 * c])
+        return np.array([c * c, 2 * c * c])
 
 
 def test_bad_inputs_give_clear_errors():

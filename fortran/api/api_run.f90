@@ -6,7 +6,8 @@
 ! Outputs (caller-allocated, column k = sample k): tout, qout, vout, aout, lout,
 ! auxout (the method's auxiliary vector; (1, 1) when it has none), resout (residuals), eout (energy);
 ! stepmax = the residuals' maxima over every step, then max |E - E0|;
-! stats = the method's counters; istat = [status, steps done, samples].
+! stats = the method's counters; red(i) = 1 where constraint row i was dropped as redundant at the
+! start (fortran/core/reduced_model.f90); istat = [status, steps done, samples].
 ! Variable steps (fortran/core/driver.f90: drive_adaptive): aopt = [t_end, rtol, atol, h0, h_min, h_max,
 ! norm_mode] with rtol > 0 (h, nsteps, every unused; the samples are the accepted steps);
 ! hout(max_steps) receives the accepted steps, counts = [accepted, rejected, Newton failures].
@@ -14,9 +15,9 @@
 
 subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
                t0, h, nsteps, every, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, aout, lout, &
-               auxout, resout, eout, stepmax, nst, stats, naopt, aopt, nhout, hout, counts, istat)
+               auxout, resout, eout, stepmax, nst, stats, red, naopt, aopt, nhout, hout, counts, istat)
   use pyint_kinds
-  use pyint_driver, only: stepper_t, drive, drive_adaptive
+  use pyint_driver, only: stepper_t, drive, drive_adaptive, redundant_flags
   use pyint_methods, only: new_stepper
   implicit none
   integer(c_int), intent(in) :: method, model_id, nipar, nrpar, n, mh, mn, niopt, nropt, nsteps, every
@@ -26,7 +27,7 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
   real(c_double), intent(inout) :: tout(nout), qout(nq, nout), vout(nv, nout), aout(nv, nout), lout(nl, nout), &
                                    auxout(naux, naout), resout(nres, nout), eout(nout), stepmax(nres + 1), stats(nst), &
                                    hout(nhout)
-  integer(c_int), intent(inout) :: counts(3)
+  integer(c_int), intent(inout) :: counts(3), red(nl)
   integer(c_int), intent(out) :: istat(3)
   external usercb
   interface
@@ -49,12 +50,14 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
       call drive_adaptive(st, iopt, ropt, aopt, t0, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
                           stepmax, hout, counts, istat)
       if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
+      call redundant_flags(st, red)
       return
     end if
   end if
   call drive(st, iopt, ropt, t0, h, nsteps, every, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
              stepmax, istat)
   if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
+  call redundant_flags(st, red)
 end subroutine run
 
 !> nb trajectories of one built-in model (model_id /= 0: not a callback) in nthreads OpenMP threads:
@@ -63,7 +66,8 @@ end subroutine run
 !> (variable steps as run's: aopt shared, hout(:, k) and counts(:, k) per trajectory).
 subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
                      t0, h, nsteps, every, nthreads, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, &
-                     aout, lout, auxout, resout, eout, stepmax, nst, stats, naopt, aopt, nhout, hout, counts, istat)
+                     aout, lout, auxout, resout, eout, stepmax, nst, stats, red, naopt, aopt, nhout, hout, counts, &
+                     istat)
   use pyint_kinds
   use pyint_driver, only: drive_batch
   use pyint_methods, only: new_stepper
@@ -75,14 +79,14 @@ subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, 
   real(c_double), intent(inout) :: tout(nout, nb), qout(nq, nout, nb), vout(nv, nout, nb), aout(nv, nout, nb), &
                                    lout(nl, nout, nb), auxout(naux, naout, nb), resout(nres, nout, nb), &
                                    eout(nout, nb), stepmax(nres + 1, nb), stats(nst, nb), hout(nhout, nb)
-  integer(c_int), intent(inout) :: counts(3, nb)
+  integer(c_int), intent(inout) :: counts(3, nb), red(nl, nb)
   integer(c_int), intent(out) :: istat(3, nb)
   istat(1, :) = STATUS_BAD_INPUT
   istat(2:3, :) = 0
   if (model_id == 0) return     ! a callback model cannot run in threads
   call drive_batch(new_stepper, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, nsteps, every, &
-                   nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, aopt, hout, &
-                   counts, istat)
+                   nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, red, aopt, &
+                   hout, counts, istat)
 end subroutine run_batch
 
 !> known = 1 if `method` is the id of a stepper (a case of fortran/methods.f90), else 0:

@@ -54,17 +54,11 @@ module pyint_driver
   use pyint_registry, only: setup_model
   use pyint_control, only: stop_status
   use pyint_metrics, only: point_residuals, residual_work_t, NRES_VECTOR
+  use pyint_reduced_model, only: reduced_model_t, drop_redundant_rows
   implicit none
   private
-  public :: stepper_t, state_t, drive, drive_adaptive, drive_batch, stepper_factory_i, no_callback, consistent_start
-
-  !> consistent_start's rank test of C = [G; A]: the LU of [I C^T; C 0], whose last pivots
-  !> are those of the Schur complement -C C^T (~ the squared singular values of C,
-  !> independent of the masses), is flagged when min |pivot| / max |pivot| <= RANK_TOL.
-  !> A redundant constraint leaves a pivot at round-off, O(eps |C|^2); 1e-14 flags
-  !> sigma_min / sigma_max below about 1e-7 (as the Cholesky test of C C^T that pyint's
-  !> Python start used for large models).
-  real(wp), parameter :: RANK_TOL = 1e-14_wp
+  public :: stepper_t, state_t, drive, drive_adaptive, drive_batch, stepper_factory_i, no_callback, consistent_start, &
+            redundant_flags
 
   !> The state of a trajectory at time t.
   !> (copy_state copies each component: a new one goes there too)
@@ -92,6 +86,10 @@ module pyint_driver
     real(wp), allocatable :: ropt(:)   !< set by the driver before init
     real(wp) :: h = 0                  !< the run's step (the first step, for init)
     class(model_t), allocatable :: model   !< vector methods' model (setup)
+    !> a redundant mechanism's kept constraint rows (start_run: drop_redundant_rows), unallocated
+    !> when none was dropped: model is then seen through them, lam has their size and the
+    !> outputs scatter it into every row (zero on the dropped ones)
+    integer, allocatable :: rows(:)
     type(residual_work_t) :: rw            !< vector_residuals' workspace
   contains
     procedure(init_i), deferred :: init
@@ -184,39 +182,21 @@ contains
 
   !> The start of a vector method: s%a and s%lam at (s%t, s%q, s%v) from the index-1 system,
   !> assembled through the model's structured hooks and solved with the structured solvers
-  !> (model.f90: consistent_acceleration; O(nnz) for a model with structured hooks), and
-  !> with it the rank check of the constraint Jacobian (see RANK_TOL).  info: 0,
-  !> STATUS_RANK_DEFICIENT, or STATUS_BAD_INPUT (no solver could be set up).
+  !> (model.f90: consistent_acceleration; O(nnz) for a model with structured hooks).  The rank
+  !> of the constraint Jacobian was checked (and a redundant one reduced) by start_run.
+  !> info: 0, STATUS_RANK_DEFICIENT (a singular index-1 matrix), or STATUS_BAD_INPUT (no
+  !> solver could be set up).
   subroutine consistent_start(model, s, info)
     class(model_t), intent(in) :: model
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     call consistent_acceleration(model, s%t, s%q, s%v, SOLVER_AUTO, s%a, s%lam, info)
-    if (info == 0) then
-      if (.not. full_rank(model, s%t, s%q, s%v)) info = STATUS_RANK_DEFICIENT
-    else if (info == 1) then
+    if (info == 1) then
       info = STATUS_RANK_DEFICIENT
-    else
+    else if (info /= 0) then
       info = STATUS_BAD_INPUT
     end if
   end subroutine
-
-  !> Does C = [G; A] at (t, q) have full row rank (see RANK_TOL)?  O(nnz) for a model with
-  !> structured hooks: [I C^T; C 0] goes through the structured solvers.
-  logical function full_rank(model, t, q, v)
-    class(model_t), intent(in) :: model
-    real(wp), intent(in) :: t, q(:), v(:)
-    type(newton_matrix_t) :: nm
-    integer :: info
-    full_rank = .true.
-    if (model%mh + model%mn == 0) return
-    full_rank = .false.
-    call index1_matrix(model, t, q, v, .false., SOLVER_AUTO, nm, info)
-    if (info /= 0) return
-    call nm%factor(info)
-    if (info == 0 .and. .not. nm%out_of_pattern) full_rank = nm%pivot_ratio() > RANK_TOL
-    call nm%release()
-  end function
 
   !> The first line of every init: allocate the method's nstats counters (zero), set its
   !> status to STATUS_BAD_INPUT (an init that returns before its start succeeds refuses its
@@ -230,6 +210,16 @@ contains
     info = STATUS_BAD_INPUT
     options_fit = size(self%iopt) >= niopt .and. size(self%ropt) >= nropt
   end function
+
+  !> red(i) = 1 when constraint row i was dropped as redundant at the start (start_run), else 0.
+  subroutine redundant_flags(st, red)
+    class(stepper_t), intent(in) :: st
+    integer(c_int), intent(out) :: red(:)
+    red = 0
+    if (.not. allocated(st%rows)) return
+    red = 1
+    red(st%rows) = 0
+  end subroutine
 
   subroutine no_aux(self, s, aux)
     class(stepper_t), intent(inout) :: self
@@ -331,10 +321,15 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     integer, intent(inout) :: istat(3)
+    info = 0
+    if (allocated(st%model)) then      ! a vector method: a redundant mechanism's independent rows
+      call drop_redundant_rows(st%model, t0, q0, v0, st%rows, info)
+      if (allocated(st%rows)) st%nl = size(st%rows)
+    end if
     allocate(s%q(st%nq), s%v(st%nv), s%a(st%nv), s%lam(st%nl))
     s%t = t0; s%q = q0; s%v = v0; s%a = 0; s%lam = 0
     st%iopt = iopt; st%ropt = ropt; st%adaptive = adaptive
-    call st%init(s, info)
+    if (info == 0) call st%init(s, info)
     if (info == 0 .and. naux_room < st%naux) info = STATUS_BAD_INPUT
     if (info == 0 .and. adaptive .and. (st%est_power < 1 .or. st%order < 1)) info = STATUS_BAD_INPUT
     if (info == 0) info = stop_status()
@@ -406,7 +401,12 @@ contains
     qout(:, k) = s%q
     vout(:, k) = s%v
     aout(:, k) = s%a
-    if (st%nl > 0) lout(1:st%nl, k) = s%lam
+    if (allocated(st%rows)) then
+      lout(:, k) = 0
+      lout(st%rows, k) = s%lam
+    else if (st%nl > 0) then
+      lout(1:st%nl, k) = s%lam
+    end if
     if (st%naux > 0) call st%aux(s, auxout(1:st%naux, k))
     resout(1:st%nres, k) = res
     eout(k) = energy
@@ -626,18 +626,19 @@ contains
   !> parameters rpar(:, k) (same ipar, hence the same sizes, for all) and the real
   !> options ropt(:, k) (a method's start data may depend on the trajectory).  Outputs
   !> as drive's with a trailing trajectory index; stats(:, k) the stepper's stats;
-  !> a trajectory whose model is rejected gets istat(:, k) = [STATUS_BAD_INPUT, 0, 0].
+  !> a trajectory whose model is rejected gets istat(:, k) = [STATUS_BAD_INPUT, 0, 0]; red(:, k) its
+  !> redundant rows (redundant_flags).
   !> aopt with rtol = aopt(2) > 0: every trajectory runs drive_adaptive (hout(:, k), counts(:, k)).
   subroutine drive_batch(make, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, &
                          nsteps, every, nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, &
-                         eout, stepmax, stats, aopt, hout, counts, istat)
+                         eout, stepmax, stats, red, aopt, hout, counts, istat)
     procedure(stepper_factory_i) :: make
     integer, intent(in) :: method, model_id, n, mh, mn, nsteps, every, nthreads
     integer, intent(in) :: ipar(:), mflags(:), iopt(:)
     real(wp), intent(in) :: rpar(:, :), ropt(:, :), t0, h, q0(:, :), v0(:, :), aopt(:)
     real(wp), intent(inout) :: tout(:, :), qout(:, :, :), vout(:, :, :), aout(:, :, :), lout(:, :, :), &
                                auxout(:, :, :), resout(:, :, :), eout(:, :), stepmax(:, :), stats(:, :), hout(:, :)
-    integer, intent(inout) :: counts(:, :)
+    integer, intent(inout) :: counts(:, :), red(:, :)
     integer, intent(out) :: istat(:, :)
     integer :: k
     !$omp parallel do schedule(dynamic, 1) num_threads(max(nthreads, 1)) default(shared) private(k)
@@ -673,6 +674,7 @@ contains
       end if
       if (allocated(st%stats)) stats(1:min(size(stats, 1), size(st%stats)), k) = &
         st%stats(1:min(size(stats, 1), size(st%stats)))
+      call redundant_flags(st, red(:, k))
     end subroutine
 
   end subroutine drive_batch

@@ -1,0 +1,463 @@
+!> Redundant constraints: a model seen through an independent subset of its constraint rows.
+!>
+!> A mechanism with redundant constraints (a parallelogram with a third crank, a planar
+!> loop built in space from revolute joints) has a constraint Jacobian C = [G; A] of
+!> constant rank r below its m rows.  Every Newton and index-1 matrix of the kernels,
+!> [K C^T; C 0], is then singular, and the multipliers are not unique; the motion is,
+!> and so are the constraint forces C^T lam = M a - f.
+!>
+!> pyint takes the route of eliminating the dependent equations (García de Jalón and
+!> Bayo, Kinematic and Dynamic Simulation of Multibody Systems, 1994, sec. 3.4: Gaussian
+!> elimination with full pivoting picks r independent rows; Wojtyra and Frączek, J.
+!> Comput. Nonlinear Dynam. 8 (2013) 021007, compare it with the pseudo-inverse and the
+!> augmented Lagrangian): at the start (pyint/_constraint_basis.py) a column-pivoted QR
+!> of C^T at (t0, q0) chooses r rows whose Jacobian has full rank; by the constant-rank
+!> theorem these r equations describe the same constraint manifold near q0, so the
+!> dependent rows stay satisfied whenever the kept ones are (their residuals are still
+!> measured: the driver's residuals use `base`).  Every kernel, dense, banded or KLU,
+!> then runs unchanged on a full-rank model: this wrapper.  Why elimination rather than
+!> an augmented Lagrangian (ALI3-P: Bayo and Ledesma, Nonlinear Dyn. 9 (1996) 113) or a
+!> regularised KKT solve: it keeps each method's own equations, hence its order,
+!> symmetry and symplecticity and the constraint levels it claims, exactly; a penalty
+!> changes the discrete equations and leaves the constraints at the penalty's accuracy.
+!>
+!> The multipliers returned are those of the kept rows, zero on the dependent rows (a
+!> basic solution of C^T lam = M a - f, the multipliers of the non-redundant twin made
+!> of the kept equations).  The wrapper forwards every item to `base`, selecting rows of
+!> the constraint items and scattering multipliers into the full rows; the structured
+!> add_qq is the base's own, the constraint blocks go through the dense defaults (a
+!> large redundant model pays dense constraint blocks; a non-redundant one never meets
+!> this wrapper).
+module pyint_reduced_model
+  use pyint_kinds
+  use pyint_model, only: model_t, index1_matrix, impose_constraints
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO
+  implicit none
+  private
+  public :: reduced_model_t, reduce_model, drop_redundant_rows, full_rank, RANK_TOL
+
+  !> full_rank's test of C = [G; A]: the LU of [I C^T; C 0], whose last pivots
+  !> are those of the Schur complement -C C^T (~ the squared singular values of C,
+  !> independent of the masses), is flagged when min |pivot| / max |pivot| <= RANK_TOL.
+  !> A redundant constraint leaves a pivot at round-off, O(eps |C|^2); 1e-14 flags
+  !> sigma_min / sigma_max below about 1e-7.
+  real(wp), parameter :: RANK_TOL = 1e-14_wp
+  !> drop_redundant_rows' rank of C: the diagonal of R in the column-pivoted QR of C^T
+  !> (|R_kk| estimates sigma_k within a modest factor) counted above SIGMA_TOL |R_11|, the
+  !> square root of RANK_TOL (the same threshold on sigma).
+  real(wp), parameter :: SIGMA_TOL = 1e-7_wp
+
+  interface
+    subroutine dgeqp3(mm, nn, a, lda, jpvt, tau, work, lwork, info)
+      import :: wp
+      integer, intent(in) :: mm, nn, lda, lwork
+      real(wp), intent(inout) :: a(lda, *)
+      integer, intent(inout) :: jpvt(*)
+      real(wp), intent(out) :: tau(*), work(*)
+      integer, intent(out) :: info
+    end subroutine
+    subroutine dormqr(side, trans, mm, nn, k, a, lda, tau, c, ldc, work, lwork, info)
+      import :: wp
+      character, intent(in) :: side, trans
+      integer, intent(in) :: mm, nn, k, lda, ldc, lwork
+      real(wp), intent(in) :: a(lda, *), tau(*)
+      real(wp), intent(inout) :: c(ldc, *)
+      real(wp), intent(out) :: work(*)
+      integer, intent(out) :: info
+    end subroutine
+  end interface
+
+  type, extends(model_t) :: reduced_model_t
+    class(model_t), allocatable :: base
+    integer, allocatable :: ih(:)   !< kept holonomic rows of base (mh of them)
+    integer, allocatable :: in(:)   !< kept nonholonomic rows of base (mn of them)
+  contains
+    procedure :: mass => r_mass
+    procedure :: force => r_force
+    procedure :: mass_dq => r_mass_dq
+    procedure :: mass_dqq => r_mass_dqq
+    procedure :: force_jac => r_force_jac
+    procedure :: hol => r_hol
+    procedure :: hol_jac => r_hol_jac
+    procedure :: hol_t => r_hol_t
+    procedure :: hol_vel => r_hol_vel
+    procedure :: hol_vel_q => r_hol_vel_q
+    procedure :: hol_gamma => r_hol_gamma
+    procedure :: hol_gtl_q => r_hol_gtl_q
+    procedure :: hol_jac_tmul => r_hol_jac_tmul
+    procedure :: nh => r_nh
+    procedure :: nh_vel => r_nh_vel
+    procedure :: nh_vel_q => r_nh_vel_q
+    procedure :: nh_gamma => r_nh_gamma
+    procedure :: nh_atl_q => r_nh_atl_q
+    procedure :: nh_jac_tmul => r_nh_jac_tmul
+    procedure :: energy => r_energy
+    procedure :: potential => r_potential
+    procedure :: mass_mul => r_mass_mul
+    procedure :: add_qq => r_add_qq
+    procedure :: expect_residual_items => r_expect_residual_items
+  end type
+
+contains
+
+  !> Does C = [G; A] at (t, q) have full row rank (see RANK_TOL)?  O(nnz) for a model with
+  !> structured hooks: [I C^T; C 0] goes through the structured solvers.
+  logical function full_rank(model, t, q, v)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:)
+    type(newton_matrix_t) :: nm
+    integer :: info
+    full_rank = .true.
+    if (model%mh + model%mn == 0) return
+    full_rank = .false.
+    call index1_matrix(model, t, q, v, .false., SOLVER_AUTO, nm, info)
+    if (info /= 0) return
+    call nm%factor(info)
+    if (info == 0 .and. .not. nm%out_of_pattern) full_rank = nm%pivot_ratio() > RANK_TOL
+    call nm%release()
+  end function
+
+  !> The start of a redundant mechanism: when C = [G; A] at (t, q) is rank deficient, m is
+  !> replaced by m seen through r = rank(C) independent rows (reduce_model), chosen by the
+  !> column-pivoted QR of C^T (LAPACK dgeqp3: Golub and Van Loan, Matrix Computations, 5.4.2;
+  !> the pivots take the best conditioned rows first).  rows: the kept rows (1-based in
+  !> [g; A]), left unallocated when C has full rank (m untouched, no dense work).
+  !>
+  !> Redundant or singular?  A rank drop at an isolated configuration (a start exactly at a
+  !> singular position: the N-four-bar's horizontal cranks, the coupled snakeboard's wheels
+  !> perpendicular to the board) looks the same at q0, but there the dropped rows are NOT
+  !> implied by the kept ones: running on the kept rows would leave them violated.  So the
+  !> rank is measured again at a nearby configuration q1 on the kept rows' manifold (q0 moved
+  !> by 1e-3 (1 + max|q0|) along a fixed combination of the directions orthogonal to the
+  !> kept rows, then projected back: impose_constraints): constant rank (a redundant
+  !> mechanism) keeps rank r there, a singular configuration has a larger rank.
+  !> info: 0, or STATUS_RANK_DEFICIENT for a singular configuration (or a set with no
+  !> independent subset of full rank): the run is refused, start away from it.
+  subroutine drop_redundant_rows(m, t, q, v, rows, info)
+    class(model_t), allocatable, intent(inout) :: m
+    real(wp), intent(in) :: t, q(:), v(:)
+    integer, allocatable, intent(out) :: rows(:)
+    integer, intent(out) :: info
+    real(wp), allocatable :: ct(:, :), tau(:), d(:, :)
+    integer, allocatable :: jpvt(:)
+    real(wp) :: q1(size(q)), v1(size(v)), a1(size(q)), lam1(m%mh + m%mn), work(1)
+    integer :: n, mt, r, r1, j, k
+    info = 0
+    n = m%n; mt = m%mh + m%mn
+    if (mt == 0) return
+    if (full_rank(m, t, q, v)) return
+    info = STATUS_RANK_DEFICIENT
+    call pivoted_qr(m, t, q, ct, jpvt, tau, r)
+    if (r == 0) return                          ! C = 0 (or NaN): nothing to keep
+    rows = jpvt(1:r)
+    call sort(rows)
+    call reduce_model(m, rows, k)
+    if (k /= 0) return
+    if (.not. full_rank(m, t, q, v)) return
+    if (r < n) then
+      ! a direction orthogonal to the kept rows: Q_r [0; w], Q_r = H_1 ... H_r of the QR
+      allocate(d(n, 1))
+      d = 0
+      do j = r + 1, n
+        d(j, 1) = sin(1.7_wp * j) + 0.5_wp      ! fixed: the same check on every run
+      end do
+      call dormqr('L', 'N', n, 1, r, ct, n, tau, d, n, work, 1, k)
+      q1 = q + 1e-3_wp * max(1.0_wp, maxval(abs(q))) * d(:, 1) / max(maxval(abs(d(:, 1))), tiny(1.0_wp))
+      v1 = v
+      call impose_constraints(m, t, q1, v1, SOLVER_AUTO, a1, lam1(1:r), k)
+      if (k /= 0) return
+      select type (m)
+      type is (reduced_model_t)
+        call pivoted_qr(m%base, t, q1, ct, jpvt, tau, r1)
+      end select
+      if (r1 /= r) return                       ! a singular configuration, not redundancy
+    end if
+    info = 0
+  contains
+    subroutine sort(x)   ! insertion sort: r <= a few hundred, once per run
+      integer, intent(inout) :: x(:)
+      integer :: i, j, y
+      do i = 2, size(x)
+        y = x(i)
+        j = i - 1
+        do while (j >= 1)
+          if (x(j) <= y) exit
+          x(j + 1) = x(j)
+          j = j - 1
+        end do
+        x(j + 1) = y
+      end do
+    end subroutine
+  end subroutine
+
+  !> The column-pivoted QR of C^T, C = [G; A] at (t, q) (dense, n x m: LAPACK dgeqp3): ct holds
+  !> R and the reflectors, jpvt the pivots, tau the reflectors' factors, and r the rank: the
+  !> count of |R_kk| > SIGMA_TOL |R_11| (0 when R_11 is 0 or NaN).
+  subroutine pivoted_qr(m, t, q, ct, jpvt, tau, r)
+    class(model_t), intent(in) :: m
+    real(wp), intent(in) :: t, q(:)
+    real(wp), allocatable, intent(out) :: ct(:, :), tau(:)
+    integer, allocatable, intent(out) :: jpvt(:)
+    integer, intent(out) :: r
+    real(wp), allocatable :: c(:, :), bn(:), work(:)
+    real(wp) :: wq(1)
+    integer :: n, mh, mt, k, info
+    n = m%n; mh = m%mh; mt = m%mh + m%mn
+    allocate(c(mt, n), bn(m%mn), jpvt(mt), tau(min(n, mt)))
+    if (mh > 0) call m%hol_jac(t, q, c(1:mh, :))
+    if (m%mn > 0) call m%nh(t, q, c(mh + 1:mt, :), bn)
+    ct = transpose(c)
+    jpvt = 0
+    call dgeqp3(n, mt, ct, n, jpvt, tau, wq, -1, info)
+    allocate(work(max(1, int(wq(1)))))
+    call dgeqp3(n, mt, ct, n, jpvt, tau, work, size(work), info)
+    r = 0
+    if (.not. abs(ct(1, 1)) > 0) return
+    do k = 1, min(n, mt)
+      if (abs(ct(k, k)) > SIGMA_TOL * abs(ct(1, 1))) r = k
+    end do
+  end subroutine
+
+  !> Replace m by m seen through its constraint rows `rows` (1-based in [g; A] order,
+  !> increasing; holonomic rows are those <= m%mh).  ierr = 1: a row out of range or
+  !> not increasing.  m is moved into the wrapper (no copy: a callback model keeps its buffers).
+  subroutine reduce_model(m, rows, ierr)
+    class(model_t), allocatable, intent(inout) :: m
+    integer, intent(in) :: rows(:)
+    integer, intent(out) :: ierr
+    class(model_t), allocatable :: w
+    integer :: mh
+    ierr = 1
+    mh = m%mh
+    if (any(rows < 1) .or. any(rows > m%mh + m%mn)) return
+    if (size(rows) > 1) then
+      if (any(rows(2:) <= rows(:size(rows) - 1))) return
+    end if
+    allocate(reduced_model_t :: w)
+    select type (w)
+    type is (reduced_model_t)
+      w%ih = pack(rows, rows <= mh)
+      w%in = pack(rows, rows > mh) - mh
+      w%n = m%n
+      w%mh = size(w%ih)
+      w%mn = size(w%in)
+      w%const_mass = m%const_mass
+      w%has_energy = m%has_energy
+      w%const_force = m%const_force
+      w%scleronomic = m%scleronomic
+      call move_alloc(m, w%base)
+    end select
+    call move_alloc(w, m)
+    ierr = 0
+  end subroutine
+
+  !> lam of the kept holonomic rows scattered into the base's mh rows (zero elsewhere).
+  pure function full_h(self, lam) result(l)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: lam(:)
+    real(wp) :: l(self%base%mh)
+    l = 0
+    l(self%ih) = lam
+  end function
+
+  pure function full_n(self, lam) result(l)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: lam(:)
+    real(wp) :: l(self%base%mn)
+    l = 0
+    l(self%in) = lam
+  end function
+
+  subroutine r_mass(self, q, mq)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n)
+    real(wp), intent(out) :: mq(self%n, self%n)
+    call self%base%mass(q, mq)
+  end subroutine
+
+  subroutine r_force(self, t, q, v, f)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: f(self%n)
+    call self%base%force(t, q, v, f)
+  end subroutine
+
+  subroutine r_mass_dq(self, q, a, d)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n)
+    real(wp), intent(out) :: d(self%n, self%n)
+    call self%base%mass_dq(q, a, d)
+  end subroutine
+
+  subroutine r_mass_dqq(self, q, a, w, k)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n), w(self%n)
+    real(wp), intent(out) :: k(self%n, self%n)
+    call self%base%mass_dqq(q, a, w, k)
+  end subroutine
+
+  subroutine r_force_jac(self, t, q, v, fq, fv)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
+    call self%base%force_jac(t, q, v, fq, fv)
+  end subroutine
+
+  subroutine r_hol(self, t, q, g)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: g(self%mh)
+    real(wp) :: gb(self%base%mh)
+    call self%base%hol(t, q, gb)
+    g = gb(self%ih)
+  end subroutine
+
+  subroutine r_hol_jac(self, t, q, gq)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: gq(self%mh, self%n)
+    real(wp), allocatable :: gb(:, :)
+    allocate(gb(self%base%mh, self%n))
+    call self%base%hol_jac(t, q, gb)
+    gq = gb(self%ih, :)
+  end subroutine
+
+  subroutine r_hol_t(self, t, q, gt)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: gt(self%mh)
+    real(wp) :: gb(self%base%mh)
+    call self%base%hol_t(t, q, gb)
+    gt = gb(self%ih)
+  end subroutine
+
+  subroutine r_hol_vel(self, t, q, v, w)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: w(self%mh)
+    real(wp) :: wb(self%base%mh)
+    call self%base%hol_vel(t, q, v, wb)
+    w = wb(self%ih)
+  end subroutine
+
+  subroutine r_hol_vel_q(self, t, q, v, d)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: d(self%mh, self%n)
+    real(wp), allocatable :: db(:, :)
+    allocate(db(self%base%mh, self%n))
+    call self%base%hol_vel_q(t, q, v, db)
+    d = db(self%ih, :)
+  end subroutine
+
+  subroutine r_hol_gamma(self, t, q, v, gam)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: gam(self%mh)
+    real(wp) :: gb(self%base%mh)
+    call self%base%hol_gamma(t, q, v, gb)
+    gam = gb(self%ih)
+  end subroutine
+
+  subroutine r_hol_gtl_q(self, t, q, lam, d)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
+    real(wp), intent(out) :: d(self%n, self%n)
+    call self%base%hol_gtl_q(t, q, full_h(self, lam), d)
+  end subroutine
+
+  subroutine r_hol_jac_tmul(self, t, q, lam, r)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
+    real(wp), intent(out) :: r(self%n)
+    call self%base%hol_jac_tmul(t, q, full_h(self, lam), r)
+  end subroutine
+
+  subroutine r_nh(self, t, q, a, b)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
+    real(wp), allocatable :: ab(:, :), bb(:)
+    allocate(ab(self%base%mn, self%n), bb(self%base%mn))
+    call self%base%nh(t, q, ab, bb)
+    a = ab(self%in, :)
+    b = bb(self%in)
+  end subroutine
+
+  subroutine r_nh_vel(self, t, q, v, w)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: w(self%mn)
+    real(wp) :: wb(self%base%mn)
+    call self%base%nh_vel(t, q, v, wb)
+    w = wb(self%in)
+  end subroutine
+
+  subroutine r_nh_vel_q(self, t, q, v, d)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: d(self%mn, self%n)
+    real(wp), allocatable :: db(:, :)
+    allocate(db(self%base%mn, self%n))
+    call self%base%nh_vel_q(t, q, v, db)
+    d = db(self%in, :)
+  end subroutine
+
+  subroutine r_nh_gamma(self, t, q, v, gam)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: gam(self%mn)
+    real(wp) :: gb(self%base%mn)
+    call self%base%nh_gamma(t, q, v, gb)
+    gam = gb(self%in)
+  end subroutine
+
+  subroutine r_nh_atl_q(self, t, q, lam, d)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
+    real(wp), intent(out) :: d(self%n, self%n)
+    call self%base%nh_atl_q(t, q, full_n(self, lam), d)
+  end subroutine
+
+  subroutine r_nh_jac_tmul(self, t, q, lam, r)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
+    real(wp), intent(out) :: r(self%n)
+    call self%base%nh_jac_tmul(t, q, full_n(self, lam), r)
+  end subroutine
+
+  real(wp) function r_energy(self, t, q, v)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    r_energy = self%base%energy(t, q, v)
+  end function
+
+  real(wp) function r_potential(self, t, q)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n)
+    r_potential = self%base%potential(t, q)
+  end function
+
+  subroutine r_mass_mul(self, q, a, ma)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n)
+    real(wp), intent(out) :: ma(self%n)
+    call self%base%mass_mul(q, a, ma)
+  end subroutine
+
+  !> The base's own (structured) n x n block, its multiplier terms with the full multipliers.
+  subroutine r_add_qq(self, t, q, v, a, lh, ln, c, asm, r0, c0)
+    use pyint_newton_matrix, only: newton_matrix_t
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), a(self%n), lh(self%mh), ln(self%mn), c(6)
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    call self%base%add_qq(t, q, v, a, full_h(self, lh), full_n(self, ln), c, asm, r0, c0)
+  end subroutine
+
+  subroutine r_expect_residual_items(self)
+    class(reduced_model_t), intent(in) :: self
+    call self%base%expect_residual_items()
+  end subroutine
+
+end module pyint_reduced_model
