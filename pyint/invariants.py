@@ -43,7 +43,9 @@ def symplecticity_defect(method, model, q0, v0, h, nsteps=5, eps=1e-3):
     method is ~1e-12 (round-off and Newton tolerance), that of a non-symplectic one
     of the size of its local error.
     """
+    from .models.subset import independent_subset
     n = model.n
+    mechanism, model = model, independent_subset(model, 0.0, q0)   # a redundant one: its manifold's rows
     p0 = model.mass(q0) @ v0
     g = model.hol_jac(0.0, q0)
     gp_q = fd_jacobian(lambda x: model.hol_jac(0.0, x) @ np.linalg.solve(model.mass(x), p0), q0)
@@ -51,7 +53,7 @@ def symplecticity_defect(method, model, q0, v0, h, nsteps=5, eps=1e-3):
     basis = np.linalg.svd(c)[2][c.shape[0]:]          # rows span the null space of c
 
     def flow(q, p):
-        r = method.integrate(model, q, np.linalg.solve(model.mass(q), p), nsteps * h, h)
+        r = method.integrate(mechanism, q, np.linalg.solve(model.mass(q), p), nsteps * h, h)
         return np.concatenate([r.q[-1], model.mass(r.q[-1]) @ r.v[-1]])
 
     def tangent(fun, xi):

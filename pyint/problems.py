@@ -301,3 +301,89 @@ add_problem(LieProblem(
     name="hinged_pair", make_model=_hinged_pair, make_state=_hinged_pair_state,
     t_end=0.5, h0=2e-3, source=_LIE_SOURCE + " (point + perpendicularity joints)",
     tags=frozenset({"conservative"})))
+
+
+# -- redundant mechanisms (issue 26): every method runs them on an independent subset of their
+# rows (fortran/core/reduced_model.f90); their references come from independent equations ----
+
+def _kept_multipliers(model, times, q, v):
+    """lam at (times, q, v) as the kernels give it for a redundant mechanism: the index-1
+    solution on the rows they keep (the column-pivoted QR of C^T at the first state), zero on
+    the dropped rows (pyint.models.subset)."""
+    from .models.subset import independent_subset
+    sub = independent_subset(model, times[0], q[0])
+    lam = np.array([np.concatenate(sub.consistent_acceleration(t, qk, vk)[1:]) for t, qk, vk in zip(times, q, v)])
+    return sub.full_multipliers(lam) if sub is not model else lam
+
+
+#: the redundant parallelograms' start: cranks 0.6 rad from hanging straight down, at rest;
+#: they swing between -pi/2 -+ 0.6 and never reach the singular horizontal position
+PARALLELOGRAM_THETA0 = -np.pi / 2 + 0.6
+
+
+def parallelogram_reference(model, times):
+    """(q, v, lam) of a :func:`pyint.models.parallelogram` at ``times``: its 1-DOF crank-angle
+    equation by DOP853 (rtol = atol = 1e-13) mapped through ``model.pose``, lam on the kept rows."""
+    from scipy.integrate import solve_ivp
+    sol = solve_ivp(lambda _, y: [y[1], model.theta_rhs(y[0])], (0.0, times[-1]), [PARALLELOGRAM_THETA0, 0.0],
+                    t_eval=np.concatenate([[0.0], times]), method="DOP853", rtol=1e-13, atol=1e-13)
+    q, v = (np.array(x) for x in zip(*(model.pose(th, om) for th, om in sol.y.T)))
+    lam = _kept_multipliers(model, sol.t, q, v)
+    return q[1:], v[1:], lam[1:]
+
+
+def _parallelogram_problem(name, n_cranks, dim):
+    from .models.natural import parallelogram
+    return Problem(
+        name, lambda: parallelogram(n_cranks, dim), t_end=1.0, h0=1 / 32,
+        make_state=lambda m: m.pose(PARALLELOGRAM_THETA0, 0.0),
+        reference_at=lambda times: parallelogram_reference(PROBLEMS[name].model, times),
+        source="pyint.problems.parallelogram_reference: the crank angle's 1-DOF equation (all cranks parallel) "
+               "by DOP853, rtol = 1e-13, mapped to natural coordinates",
+        tags=frozenset({"conservative", "natural_coordinates", "redundant"}))
+
+
+add_problem(_parallelogram_problem("parallelogram_planar", 3, 2))     # 1 redundant row
+add_problem(_parallelogram_problem("parallelogram_spatial", 2, 3))    # the four-bar in space: 3
+
+
+class TwoBladeSkate(Skate):
+    """The skate with a second blade on the same axle (a sledge): the blades' no-side-slip
+    constraints are the same row, one of them redundant.  Its motion is the skate's."""
+
+    name = "two_blade_skate"
+    fortran_name = None
+    n_nonhol = 2
+
+    def nh_A(self, t, q):
+        return np.vstack([super().nh_A(t, q)] * 2)
+
+    def nh_b(self, t, q):
+        return np.zeros(2)
+
+    def nh_vel_q(self, t, q, v):
+        return np.vstack([super().nh_vel_q(t, q, v)] * 2)
+
+    def nh_dt(self, t, q, v):
+        return np.concatenate([np.atleast_1d(super().nh_dt(t, q, v))] * 2)
+
+    def nh_gamma(self, t, q, v):
+        return np.concatenate([np.atleast_1d(super().nh_gamma(t, q, v))] * 2)
+
+    def nh_atl_q(self, t, q, lam):
+        return super().nh_atl_q(t, q, np.array([lam[0] + lam[1]]))
+
+
+def two_blade_reference(times):
+    """(q, v, lam) of the two-blade skate (torsion 0.5, omega 1): the one-blade skate's
+    ode_reference (the same motion), lam on the kept row."""
+    model = PROBLEMS["two_blade_skate"].model
+    q, v, _ = ode_reference(Skate(torsion=0.5), *model.initial_state(omega=1.0), times)
+    return q, v, _kept_multipliers(model, times, q, v)
+
+
+add_problem(Problem(
+    "two_blade_skate", lambda: TwoBladeSkate(torsion=0.5), t_end=3.0, h0=3 / 32,
+    make_state=lambda m: m.initial_state(omega=1.0), reference_at=two_blade_reference,
+    source=ODE_SOURCE + " on the one-blade skate_torsion (the same motion; a redundant nonholonomic row)",
+    tags=frozenset({"conservative", "redundant"})))

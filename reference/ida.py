@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _validate as V
 from ..errors import IntegrationError, NonFiniteError
+from ..models.subset import independent_subset
 from ..results import trajectory_residuals
 from .forms import FORMS
 from .result import ReferenceResult
@@ -202,6 +203,10 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
     q0 = V.as_vector(q0, model.n, "q0")
     v0 = V.as_vector(v0, model.n, "v0")
     V.consistent_initial_state(model, t0, q0, v0)
+    # a redundant mechanism: IDA solves the form of its independent rows, as the kernels run them
+    # (pyint.models.subset); the outputs keep every row (lam zero on the dropped ones)
+    mechanism, model = model, independent_subset(model, t0, q0)
+    redundant = np.setdiff1d(np.arange(mechanism.n_constraints), getattr(model, "rows", []))
 
     fm = FORMS[form](model)
     n, m, nt = model.n, model.n_constraints, times.size
@@ -233,7 +238,9 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
         k = nout
         t = times[:k]
         arrays = {key: val[:k] for key, val in out.items()}
-        res, energy = trajectory_residuals(model, t, arrays["q"], arrays["v"], arrays["a"], backend)
+        if model is not mechanism:
+            arrays["lam"] = model.full_multipliers(arrays["lam"])
+        res, energy = trajectory_residuals(mechanism, t, arrays["q"], arrays["v"], arrays["a"], backend)
         stats = {"steps": counts.steps, "residual_evaluations": counts.residuals,
                  "jacobian_evaluations": counts.jacobians, "failed_step_attempts": counts.failed_attempts,
                  "restarts": max(len(selections) - 1, 0), "initial_correction": ic_correction,
@@ -245,10 +252,11 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
         extra = {key: val[:k] for key, val in extra_out.items()}
         if fm.reselects:
             extra["selections"] = selections
-        return ReferenceResult(method="ida", model=model, t=t, residual=res,
+        return ReferenceResult(method="ida", model=mechanism, t=t, residual=res,
                                energy=energy if model.conservative else None, stats=stats, params=params,
                                h=float("nan"), status=status, message=message,
-                               cpu_time=_time.process_time() - cpu, extra=extra, **arrays)
+                               cpu_time=_time.process_time() - cpu, extra=extra,
+                               redundant=redundant if model is not mechanism else np.zeros(0, dtype=int), **arrays)
 
     def fail(message, flag=None, flag_name="", ida_message="", cause=None):
         result = finish("ida_failed", message)

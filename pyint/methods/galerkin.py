@@ -159,8 +159,10 @@ class GalerkinLobatto(Integrator):
         return (self.s, VARIANTS[self.variant], self.maxit), (self.tol,)
 
     def kernel_start(self, model, t0, q0, v0):
-        """lam_0: the consistent multiplier of (q0, v0) (the index-1 system, NumPy)."""
-        return tuple(model.consistent_acceleration(t0, q0, v0)[2])
+        """lam_0: the consistent multiplier of (q0, v0) (the index-1 system, NumPy); of a redundant
+        mechanism's kept rows, those the kernel runs on (pyint.models.subset)."""
+        from ..models.subset import independent_subset
+        return tuple(independent_subset(model, t0, q0).consistent_acceleration(t0, q0, v0)[2])
 
     def kernel_aux(self, model):
         return {"p": model.n}

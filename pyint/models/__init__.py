@@ -16,7 +16,7 @@ from .snakeboard_coupled import SnakeboardCoupled
 from .chaplygin_sleigh import ChaplyginSleigh
 from .skate import Skate
 from .driven_pendulum import DrivenPendulum
-from .natural import NaturalModel, NaturalSystem, two_link_manipulator
+from .natural import NaturalModel, NaturalSystem, parallelogram, two_link_manipulator
 from .two_link_angles import TwoLinkAngles
 from .symbolic import SymbolicModel, SymbolicModelError
 from .rigid_quaternion import QuaternionRigidBodies  # rigid bodies in Euler parameters (the IDA reference of seed 001)
@@ -36,5 +36,5 @@ BUILTIN_MODELS = {
 
 __all__ = ["Model", "CALLBACK_REQUESTS", "fd_jacobian", "BUILTIN_MODELS", "AnharmonicChain", "PendulumChain"]
 __all__ += ["Snakeboard", "SnakeboardCoupled", "ChaplyginSleigh", "Skate", "DrivenPendulum"]
-__all__ += ["NaturalModel", "NaturalSystem", "two_link_manipulator", "TwoLinkAngles", "QuaternionRigidBodies"]
+__all__ += ["NaturalModel", "NaturalSystem", "parallelogram", "two_link_manipulator", "TwoLinkAngles", "QuaternionRigidBodies"]
 __all__ += ["SymbolicModel", "SymbolicModelError"]
