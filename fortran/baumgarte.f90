@@ -15,14 +15,16 @@
 module baumgarte
   use pyint_kinds
   use pyint_driver, only: stepper_t, state_t
-  use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel, project_step
+  use pyint_kkt, only: SING_TOL_PROJECTED
   implicit none
   private
   public :: baumgarte_stepper_t
 
   type, extends(stepper_t) :: baumgarte_stepper_t
-    type(kkt_work_t) :: kw
+    type(index1_work_t) :: kw
     real(wp) :: alpha = 0, beta = 0
+    logical :: project = .false.     !< projected steps (iopt(1): pyint_index1 project_step)
   contains
     procedure :: init => bg_init
     procedure :: step => bg_step
@@ -38,8 +40,10 @@ contains
     if (self%model%mn /= 0) return
     self%alpha = self%ropt(1)
     self%beta = self%ropt(2)
-    call kkt_init(self%kw, self%model)
-    call kkt_accel(self%model, self%kw, s%t, s%q, s%v, self%alpha, self%beta, s%a, s%lam, info)
+    call index1_init(self%kw, self%model)
+    self%project = self%iopt(1) == 1
+    if (self%project) self%kw%sing_tol = SING_TOL_PROJECTED
+    call index1_accel(self%model, s%t, s%q, s%v, self%kw, s%a, s%lam, info, self%alpha, self%beta)
   end subroutine
 
   !> k_i = (v_i, a(t_i, q_i, v_i)) at the classical nodes 0, 1/2, 1/2, 1; k_1 = s%a.
@@ -62,7 +66,11 @@ contains
     call rhs(s%t + h, qs, vs, kv(:, 4), info); if (info /= 0) return
     s%q = s%q + h / 6 * (kq(:, 1) + 2 * kq(:, 2) + 2 * kq(:, 3) + kq(:, 4))
     s%v = s%v + h / 6 * (kv(:, 1) + 2 * kv(:, 2) + 2 * kv(:, 3) + kv(:, 4))
-    call rhs(t1, s%q, s%v, s%a, info)
+    if (self%project) then
+      call project_step(self%model, t1, s%q, s%v, self%kw, s%a, s%lam, info)
+    else
+      call rhs(t1, s%q, s%v, s%a, info)
+    end if
 
   contains
 
@@ -70,7 +78,7 @@ contains
       real(wp), intent(in) :: ts, qx(:), vx(:)
       real(wp), intent(out) :: acc(:)
       integer, intent(out) :: info
-      call kkt_accel(self%model, self%kw, ts, qx, vx, self%alpha, self%beta, acc, s%lam, info)
+      call index1_accel(self%model, ts, qx, vx, self%kw, acc, s%lam, info, self%alpha, self%beta)
       self%stats(1) = self%stats(1) + 1
     end subroutine
 

@@ -614,13 +614,14 @@ contains
       call predict()
       call block_newton(model, tb, h, self%tol, self%maxit, fresh, w, iters, theta, info)
       call count(iters, theta, fresh)
-      if (info /= 0 .and. info /= STATUS_SINGULAR .and. .not. fresh) then
+      ! a singular position (fortran/core/kkt.f90) or matrix: no retry, the run stops naming it
+      if (info /= 0 .and. info /= STATUS_SINGULAR .and. info /= STATUS_SINGULAR_POSITION .and. .not. fresh) then
         stats(5) = stats(5) + 1
         call predict()
         call block_newton(model, tb, h, self%tol, self%maxit, .true., w, iters, theta, info)
         call count(iters, theta, .true.)
       end if
-      if (info /= 0 .and. info /= STATUS_SINGULAR) then     ! the exact Newton matrix,
+      if (info /= 0 .and. info /= STATUS_SINGULAR .and. info /= STATUS_SINGULAR_POSITION) then   ! exact matrix,
         stats(7) = stats(7) + 1                             ! from the last node's values
         w%x = spread(w%xold(:, r), 2, r)
         call full_newton(model, tb, h, self%tol, 4 * self%maxit, w, iters, info)

@@ -1236,6 +1236,7 @@ contains
                pj%x(n + m), pj%kf(1))
       call self%model%mass(s%q, pj%mq)
       call kkt_setup(pj%kd, n, m, self%model%const_mass, pj%mq, pj%kf, info)
+      pj%kd%sing_tol = 0      ! the estimate's projection: generalized-alpha passes singular positions
     end associate
   end subroutine
 

@@ -19,7 +19,7 @@
 module rk4_index1
   use pyint_kinds
   use pyint_driver, only: state_t
-  use pyint_index1, only: index1_accel, rk4_step
+  use pyint_index1, only: index1_accel, rk4_step, project_step
   use pyint_index1_stepper, only: index1_stepper_t, index1_stepper_init
   implicit none
   private
@@ -53,7 +53,11 @@ contains
     integer, intent(out) :: info
     real(wp) :: v4(self%nv), a4(self%nv)
     call rk4_step(self%model, s%t, h, s%q, s%v, s%a, self%w, info, v4, a4)
-    if (info == 0) call index1_accel(self%model, t1, s%q, s%v, self%w, s%a, s%lam, info)
+    if (info == 0 .and. self%project) then
+      call project_step(self%model, t1, s%q, s%v, self%w, s%a, s%lam, info)
+    else if (info == 0) then
+      call index1_accel(self%model, t1, s%q, s%v, self%w, s%a, s%lam, info)
+    end if
     self%stats(1) = self%stats(1) + 4
     if (info == 0 .and. self%adaptive) then      ! e = h/6 (k4 - k5), k5 = (v_{n+1}, a_{n+1})
       self%err_q = (h / 6) * (v4 - s%v)

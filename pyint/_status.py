@@ -1,6 +1,6 @@
 """Status codes of the Fortran drivers (fortran/core/kinds.f90) and their Python meaning."""
 from .errors import IntegrationError, Interrupted, LapackError, NewtonConvergenceError, NonFiniteError, \
-    SingularMatrixError
+    SingularMatrixError, SingularPositionError
 
 STATUS_OK = 0
 STATUS_NEWTON_FAILED = 1
@@ -13,6 +13,7 @@ STATUS_LAPACK_ERROR = 7     # LAPACK/BLAS rejected an argument (pyint's xerbla)
 STATUS_RANK_DEFICIENT = 8   # the start found [G; A] rank deficient (a ValueError, like every bad input)
 STATUS_MAX_STEPS = 9        # variable steps: more than max_steps step attempts needed
 STATUS_STEP_TOO_SMALL = 10  # variable steps: the step fell below h_min
+STATUS_SINGULAR_POSITION = 11  # the index-1 form met a singular position (fortran/core/kkt.f90)
 
 STATUS_NAMES = {
     STATUS_OK: "ok",
@@ -26,6 +27,7 @@ STATUS_NAMES = {
     STATUS_RANK_DEFICIENT: "rank_deficient",
     STATUS_MAX_STEPS: "max_steps",
     STATUS_STEP_TOO_SMALL: "step_too_small",
+    STATUS_SINGULAR_POSITION: "singular_position",
 }
 
 STATUS_ERRORS = {
@@ -38,6 +40,7 @@ STATUS_ERRORS = {
     STATUS_LAPACK_ERROR: LapackError,
     STATUS_MAX_STEPS: IntegrationError,
     STATUS_STEP_TOO_SMALL: IntegrationError,
+    STATUS_SINGULAR_POSITION: SingularPositionError,
 }
 
 STATUS_TEXT = {
@@ -51,4 +54,9 @@ STATUS_TEXT = {
     STATUS_RANK_DEFICIENT: "the constraint Jacobian [G; A] is rank deficient",
     STATUS_MAX_STEPS: "more than max_steps step attempts were needed (raise max_steps or loosen rtol)",
     STATUS_STEP_TOO_SMALL: "the step size fell below h_min (the error test or Newton kept failing)",
+    STATUS_SINGULAR_POSITION: ("the mechanism reached a singular position: the constraint Jacobian's rank drops "
+                               "(sigma_min / sigma_max of C below 1e-3), where the index-1 form amplifies the "
+                               "constraint drift by 1 / sigma^2 and leaves the branch; pass projection='steps' "
+                               "(rk4_index1, baumgarte_rk4: every step projected onto the constraints) or use a "
+                               "method that keeps the position constraints (genalpha, rattle, symplectic_gl)"),
 }

@@ -76,6 +76,18 @@ def as_int(x, name, minimum=None, maximum=None):
     return x
 
 
+#: The index-1 methods' option ``projection`` (rk4_index1, baumgarte_rk4): "none", the published
+#: scheme, or "steps", every step projected onto the constraints (fortran/core/index1.f90: project_step).
+PROJECTIONS = ("none", "steps")
+
+
+def as_projection(projection):
+    """``projection`` checked against :data:`PROJECTIONS` (a ValueError naming the choices)."""
+    if projection not in PROJECTIONS:
+        raise ValueError(f"projection must be one of {list(PROJECTIONS)}, got {projection!r}")
+    return projection
+
+
 def as_every(every):
     """The output stride ``every``: an integer in [1, 2**31 - 1]."""
     return as_int(every, "every", minimum=1, maximum=C_INT_MAX)

@@ -20,6 +20,12 @@ class SingularMatrixError(IntegrationError):
     """The iteration matrix was singular (e.g. a rank-deficient constraint Jacobian)."""
 
 
+class SingularPositionError(IntegrationError):
+    """The mechanism reached a singular position (its constraint Jacobian loses rank, its mobility
+    jumps) that the method cannot pass: the index-1 form amplifies the constraint drift there
+    (fortran/core/kkt.f90).  ``time`` is where; the message says what to use instead."""
+
+
 class NonFiniteError(IntegrationError):
     """NaN or Inf appeared in the state, or a model item returned NaN or Inf."""
 

@@ -23,11 +23,11 @@ module pyint_index1
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor, lu_solve
-  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED
   implicit none
   private
   public :: kkt_work_t, kkt_init, kkt_accel
-  public :: index1_work_t, index1_init, index1_accel, rk4_step
+  public :: index1_work_t, index1_init, index1_accel, rk4_step, project_step
 
   type :: kkt_work_t
     integer :: n = 0, mh = 0
@@ -39,6 +39,7 @@ module pyint_index1
   type :: index1_work_t
     integer :: n = 0, mh = 0, mn = 0, nx = 0
     logical :: ready = .false.            !< kkt set up (and a constant M evaluated)
+    real(wp) :: sing_tol = SING_TOL       !< pyint_kkt's singular-position flag (SING_TOL_PROJECTED: projected steps)
     real(wp), allocatable :: rhs(:), sol(:), mq(:, :), ch(:, :), cn(:, :), bn(:)
     type(kkt_data_t) :: kd
     type(kkt_factor_t) :: kf(1)
@@ -102,20 +103,24 @@ contains
     w%ready = .false.
   end subroutine
 
-  !> Solve the index-1 system at (t, q, v) for a and lam = (lam_h, lam_n).
-  !> info: 0, or STATUS_SINGULAR (singular M or rank-deficient constraints).
-  subroutine index1_accel(model, t, q, v, w, a, lam, info)
+  !> Solve the index-1 system at (t, q, v) for a and lam = (lam_h, lam_n); with alpha, beta the
+  !> holonomic rows Baumgarte-stabilized, G a + hol_gamma + 2 alpha (G v + g_t) + beta^2 g = 0
+  !> (baumgarte.f90).  info: 0, STATUS_SINGULAR (singular M or rank-deficient constraints) or
+  !> STATUS_SINGULAR_POSITION (pyint_kkt: the rank drops at (t, q)).
+  subroutine index1_accel(model, t, q, v, w, a, lam, info, alpha, beta)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, q(:), v(:)
     type(index1_work_t), intent(inout) :: w
     real(wp), intent(out) :: a(:), lam(:)
     integer, intent(out) :: info
+    real(wp), intent(in), optional :: alpha, beta
     integer :: n, mh, mn
     n = w%n; mh = w%mh; mn = w%mn
     if (.not. (model%const_mass .and. w%ready)) call model%mass(q, w%mq)
     if (.not. w%ready) then
       call kkt_setup(w%kd, n, mh + mn, model%const_mass, w%mq, w%kf, info)
       if (info /= 0) return
+      w%kd%sing_tol = w%sing_tol
       w%ready = .true.
     end if
     call model%force(t, q, v, w%rhs(1:n))
@@ -123,6 +128,18 @@ contains
       call model%hol_jac(t, q, w%ch)
       call model%hol_gamma(t, q, v, w%rhs(n + 1:n + mh))
       w%rhs(n + 1:n + mh) = -w%rhs(n + 1:n + mh)
+      if (present(alpha)) then
+        if (alpha /= 0) then
+          call model%hol_vel(t, q, v, w%sol(n + 1:n + mh))
+          w%rhs(n + 1:n + mh) = w%rhs(n + 1:n + mh) - 2 * alpha * w%sol(n + 1:n + mh)
+        end if
+      end if
+      if (present(beta)) then
+        if (beta /= 0) then
+          call model%hol(t, q, w%sol(n + 1:n + mh))
+          w%rhs(n + 1:n + mh) = w%rhs(n + 1:n + mh) - beta * beta * w%sol(n + 1:n + mh)
+        end if
+      end if
     end if
     if (mn > 0) then
       call model%nh(t, q, w%cn, w%bn)
@@ -148,6 +165,29 @@ contains
     a = w%sol(1:n) + w%rhs(1:n)
     lam = w%sol(n + 1:w%nx) + w%rhs(n + 1:w%nx)
     info = 0
+  end subroutine
+
+  !> Projected steps (the option projection = 'steps' of rk4_index1 and baumgarte_rk4): (q, v) at t
+  !> projected onto the constraints, M-orthogonally (pyint_model: impose_constraints, Gauss-Newton
+  !> on g = 0, then the velocity rows), and a, lam of the index-1 system there.  The standard
+  !> projection method (Hairer, Lubich, Wanner, GNI IV.4; Hairer, Wanner, Solving ODEs II, VII.2)
+  !> keeps the order of the step and holds the drift at round-off, so the index-1 form's
+  !> 1 / sigma^2 amplification (pyint_kkt) passes singular positions: the stage solves then flag
+  !> only sigma ratios below 1e-8 (SING_TOL_PROJECTED).  The first call lowers w%sing_tol.
+  subroutine project_step(model, t, q, v, w, a, lam, info)
+    use pyint_model, only: impose_constraints
+    use pyint_newton_matrix, only: SOLVER_AUTO
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t
+    real(wp), intent(inout) :: q(:), v(:)
+    type(index1_work_t), intent(inout) :: w
+    real(wp), intent(out) :: a(:), lam(:)
+    integer, intent(out) :: info
+    w%sing_tol = SING_TOL_PROJECTED
+    w%kd%sing_tol = SING_TOL_PROJECTED
+    call impose_constraints(model, t, q, v, SOLVER_AUTO, a, lam, info)
+    if (info == 1) info = STATUS_SINGULAR_POSITION     ! a singular projection matrix: exactly there
+    if (info /= 0 .and. info /= STATUS_SINGULAR_POSITION) info = STATUS_NEWTON_FAILED   ! no convergence
   end subroutine
 
   !> One classical RK4 step (rk4_index1.f90, block.f90) of size h from (t, q, v); a0 = a(t, q, v) on entry (the first

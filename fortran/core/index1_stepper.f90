@@ -1,18 +1,20 @@
 !> The base of the steppers on the index-1 form (pyint_index1: q' = v, v' = a(t, q, v)
 !> with a and the multipliers from the index-1 system, seed 003 eq. (7)): its init reads
-!> no options and starts from a, lam of the index-1 system at (t0, q0, v0); stats(1)
-!> counts the index-1 solves.  rk4_index1.f90 and the template explicit_euler.f90
+!> iopt(1) = 1 for projected steps (pyint_index1: project_step) and starts from a, lam of the
+!> index-1 system at (t0, q0, v0); stats(1) counts the index-1 solves.  rk4_index1.f90 and the template explicit_euler.f90
 !> extend it with their step.
 module pyint_index1_stepper
   use pyint_kinds
   use pyint_driver, only: stepper_t, state_t
   use pyint_index1, only: index1_work_t, index1_init, index1_accel
+  use pyint_kkt, only: SING_TOL_PROJECTED
   implicit none
   private
   public :: index1_stepper_t, index1_stepper_init
 
   type, abstract, extends(stepper_t) :: index1_stepper_t
     type(index1_work_t) :: w
+    logical :: project = .false.     !< projected steps (iopt(1))
   contains
     procedure :: init => index1_stepper_init
   end type
@@ -25,6 +27,8 @@ contains
     integer, intent(out) :: info
     if (.not. self%options_fit(nstats=1, niopt=0, nropt=0, info=info)) return
     call index1_init(self%w, self%model)
+    self%project = self%iopt(1) == 1
+    if (self%project) self%w%sing_tol = SING_TOL_PROJECTED
     call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
     self%stats(1) = 1
   end subroutine

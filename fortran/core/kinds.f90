@@ -6,7 +6,7 @@ module pyint_kinds
   public :: wp, c_double, c_int
   public :: STATUS_OK, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_BAD_INPUT, STATUS_NONFINITE
   public :: STATUS_INTERRUPTED, STATUS_ABORTED, STATUS_LAPACK_ERROR, STATUS_RANK_DEFICIENT
-  public :: STATUS_MAX_STEPS, STATUS_STEP_TOO_SMALL
+  public :: STATUS_MAX_STEPS, STATUS_STEP_TOO_SMALL, STATUS_SINGULAR_POSITION
 
   integer, parameter :: wp = c_double
 
@@ -24,4 +24,6 @@ module pyint_kinds
   integer, parameter :: STATUS_RANK_DEFICIENT = 8  !< the constraint Jacobian [G; A] is rank deficient at t0
   integer, parameter :: STATUS_MAX_STEPS = 9       !< variable steps: more than max_steps step attempts needed
   integer, parameter :: STATUS_STEP_TOO_SMALL = 10 !< variable steps: the step fell below h_min
+  !> the index-1 form met a singular position (the constraint Jacobian's rank drops: fortran/core/kkt.f90)
+  integer, parameter :: STATUS_SINGULAR_POSITION = 11
 end module pyint_kinds

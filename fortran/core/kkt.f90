@@ -8,18 +8,34 @@
 !> Schur complement S = C M^(-1) C^T (m x m): cheaper than an LU of the whole
 !> (n + m) matrix, and much cheaper when M is diagonal (natural coordinates,
 !> point masses).  Otherwise the whole K is LU-factorized.
+!>
+!> Singular positions.  Where a mechanism's constraint Jacobian loses rank (the N-four-bar's
+!> cranks horizontal: its mobility jumps), S has an eigenvalue sigma^2 -> 0 and the index-1
+!> solution's multipliers take the constraint drift d (the residual the index-1 form never
+!> corrects) amplified by 1 / sigma^2: a kick that leaves the branch (IFToMM A02: RK4 on the
+!> index-1 form left it at the fifth crossing, status ok, error 1).  So the Schur path flags
+!> min |u_kk| / max |u_kk| of S's LU (~ sigma_min^2 / sigma_max^2; max: also the first
+!> factorization's) below d%sing_tol, and a singular S, as STATUS_SINGULAR_POSITION: the run
+!> stops naming the position instead (sing_tol = 0: no check).  SING_TOL = 1e-6
+!> (sigma ratio 1e-3): A02's crossings at h = 1e-3 reach 6.5e-3 unharmed (drift 3e-12) and
+!> 5.2e-4 with a jump of 1e-6 in q; a method that projects its steps onto the constraints
+!> (drift at round-off) sets d%sing_tol = SING_TOL_PROJECTED.
 module pyint_kkt
   use pyint_kinds
   use pyint_small_lu, only: slu_factor, slu_solve
   implicit none
   private
-  public :: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
+  public :: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED
+
+  real(wp), parameter :: SING_TOL = 1e-6_wp             !< see the module header
+  real(wp), parameter :: SING_TOL_PROJECTED = 1e-16_wp  !< the drift at round-off: sigma ratio 1e-8
 
   !> What all factorizations of one trajectory share.
   type :: kkt_data_t
     integer :: n = 0, m = 0
     logical :: schur = .false.        !< constant M: Schur complement with minv
     logical :: diagonal = .false.     !< ... and M diagonal: minv(:, 1) holds its diagonal
+    real(wp) :: sing_tol = SING_TOL   !< the singular-position flag (module header)
     real(wp), allocatable :: minv(:, :)
   end type
 
@@ -27,6 +43,7 @@ module pyint_kkt
   type :: kkt_factor_t
     real(wp), allocatable :: c(:, :), w(:, :), s(:, :), lu(:, :)
     integer, allocatable :: piv(:)
+    real(wp) :: s_ref = 0     !< the largest pivot of S at the first factorization (the singular-position check)
   end type
 
 contains
@@ -105,6 +122,18 @@ contains
       end if
       call columns_times(f%c, f%w, f%s)
       call slu_factor(f%s, f%piv, info)
+      ! a singular S is a rank drop of C (redundant rows were dropped at the start): a singular
+      ! position; so is a pivot below sing_tol of the largest, this one's or the first one's (a
+      ! single row whose gradient vanishes has no other pivot to compare with)
+      if (info /= 0) then
+        info = merge(STATUS_SINGULAR_POSITION, STATUS_SINGULAR, d%sing_tol > 0)
+        return
+      end if
+      if (f%s_ref == 0) f%s_ref = maxval(pivots(f%s))
+      if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref)) then
+        info = STATUS_SINGULAR_POSITION
+        return
+      end if
     else
       f%lu = 0
       f%lu(1:n, 1:n) = mq
@@ -118,6 +147,16 @@ contains
     end if
     if (info /= 0) info = STATUS_SINGULAR
   end subroutine
+
+  !> |u_kk| of an LU factorization held in place.
+  pure function pivots(lu) result(d)
+    real(wp), intent(in) :: lu(:, :)
+    real(wp) :: d(size(lu, 1))
+    integer :: k
+    do k = 1, size(lu, 1)
+      d(k) = abs(lu(k, k))
+    end do
+  end function
 
   !> x = K^(-1) x in place (x = (a-part, lam-part)).
   subroutine kkt_solve(d, f, x)

@@ -38,14 +38,20 @@ class BaumgarteRK4(Integrator):
     KERNEL = 2   # fortran/baumgarte.f90 (fortran/methods.f90: METHOD_BAUMGARTE)
     STATS = ("kkt_solves",)
 
-    def __init__(self, alpha=5.0, beta=5.0):
+    def __init__(self, alpha=5.0, beta=5.0, projection="none"):
         """alpha, beta >= 0 [1/s]: the damping and stiffness of the feedback
-        e'' + 2 alpha e' + beta^2 e = 0 on the position residual."""
+        e'' + 2 alpha e' + beta^2 e = 0 on the position residual.  projection: "none" (the
+        stabilized ODE alone) or "steps": every step projected onto g = 0 and G v + g_t = 0
+        (M-orthogonal; Hairer, Lubich, Wanner, GNI IV.4): the drift stays at round-off, and the
+        method passes singular positions (where the rank of G drops), at which it otherwise
+        stops with a SingularPositionError (fortran/core/kkt.f90)."""
         self.alpha = V.as_real(alpha, "alpha", lo=0.0)
         self.beta = V.as_real(beta, "beta", lo=0.0)
+        self.projection = V.as_projection(projection)
 
     def params(self):
-        return {"alpha": self.alpha, "beta": self.beta}
+        extra = {} if self.projection == "none" else {"projection": self.projection}
+        return {"alpha": self.alpha, "beta": self.beta, **extra}
 
     def kernel_options(self, model):
-        return (), (self.alpha, self.beta)
+        return (int(self.projection == "steps"),), (self.alpha, self.beta)

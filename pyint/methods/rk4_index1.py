@@ -33,3 +33,18 @@ class RK4Index1(Integrator):
     ADAPTIVE_PER_UNIT_STEP = False
     ACCELERATION_IS_QDDOT = True
     STATS = ("index1_solves",)
+
+    def __init__(self, projection="none"):
+        """projection: "none" (seed 003's scheme: the position and velocity levels drift) or
+        "steps": every step projected onto the constraints (q onto g = 0, v onto the velocity
+        rows, M-orthogonal; Hairer, Lubich, Wanner, GNI IV.4), which keeps the order, holds the
+        drift at round-off and passes singular positions (where the rank of [G; A] drops), at
+        which the plain scheme stops with a SingularPositionError (fortran/core/kkt.f90)."""
+        from .. import _validate as V
+        self.projection = V.as_projection(projection)
+
+    def params(self):
+        return {} if self.projection == "none" else {"projection": self.projection}
+
+    def kernel_options(self, model):
+        return (int(self.projection == "steps"),), ()
