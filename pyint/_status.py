@@ -54,9 +54,10 @@ STATUS_TEXT = {
     STATUS_RANK_DEFICIENT: "the constraint Jacobian [G; A] is rank deficient",
     STATUS_MAX_STEPS: "more than max_steps step attempts were needed (raise max_steps or loosen rtol)",
     STATUS_STEP_TOO_SMALL: "the step size fell below h_min (the error test or Newton kept failing)",
-    STATUS_SINGULAR_POSITION: ("the mechanism reached a singular position: the constraint Jacobian's rank drops "
-                               "(sigma_min / sigma_max of C below 1e-3), where the index-1 form amplifies the "
-                               "constraint drift by 1 / sigma^2 and leaves the branch; pass projection='steps' "
-                               "(rk4_index1, baumgarte_rk4: every step projected onto the constraints) or use a "
-                               "method that keeps the position constraints (genalpha, rattle, symplectic_gl)"),
+    STATUS_SINGULAR_POSITION: ("the mechanism reached a singular position (the constraint Jacobian's rank drops "
+                               "there: its mobility jumps) that this method cannot pass: the index-1 form "
+                               "amplifies the constraint drift by 1 / sigma^2 (sigma_min / sigma_max of C below "
+                               "1e-3), an implicit step's Newton matrix turns singular (below 1e-2); "
+                               "rk4_index1 and baumgarte_rk4 pass it with projection='steps', genalpha, rattle and "
+                               "symplectic_gl pass it as they are (docs/guide/redundant.md)"),
 }

@@ -54,7 +54,7 @@ module pyint_driver
   use pyint_registry, only: setup_model
   use pyint_control, only: stop_status
   use pyint_metrics, only: point_residuals, residual_work_t, NRES_VECTOR
-  use pyint_reduced_model, only: reduced_model_t, drop_redundant_rows
+  use pyint_reduced_model, only: reduced_model_t, drop_redundant_rows, near_singular_position
   implicit none
   private
   public :: stepper_t, state_t, drive, drive_adaptive, drive_batch, stepper_factory_i, no_callback, consistent_start, &
@@ -339,13 +339,21 @@ contains
     end if
   end subroutine
 
-  !> One step to t1 and the check that the new state is finite.
+  !> One step to t1 and the check that the new state is finite.  A step that fails (Newton, a
+  !> singular matrix) near a singular position of a vector method's mechanism says so
+  !> (STATUS_SINGULAR_POSITION: the cause, where the status alone blamed the iteration).
   subroutine take_step(st, h, t1, s, info)
     class(stepper_t), intent(inout) :: st
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
+    real(wp) :: q0(size(s%q)), v0(size(s%v))
+    q0 = s%q; v0 = s%v
     call st%step(h, t1, s, info)
+    if ((info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR) .and. allocated(st%model) &
+        .and. .not. st%adaptive) then
+      if (near_singular_position(st%model, s%t, q0, v0)) info = STATUS_SINGULAR_POSITION
+    end if
     if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
       info = STATUS_NONFINITE
   end subroutine

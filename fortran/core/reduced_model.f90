@@ -34,7 +34,7 @@ module pyint_reduced_model
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO
   implicit none
   private
-  public :: reduced_model_t, reduce_model, drop_redundant_rows, full_rank, RANK_TOL
+  public :: reduced_model_t, reduce_model, drop_redundant_rows, full_rank, RANK_TOL, near_singular_position
 
   !> full_rank's test of C = [G; A]: the LU of [I C^T; C 0], whose last pivots
   !> are those of the Schur complement -C C^T (~ the squared singular values of C,
@@ -114,6 +114,24 @@ contains
     if (info /= 0) return
     call nm%factor(info)
     if (info == 0 .and. .not. nm%out_of_pattern) full_rank = nm%pivot_ratio() > RANK_TOL
+    call nm%release()
+  end function
+
+  !> Is (t, q) near a singular position: sigma_min / sigma_max of C below 1e-2 (the pivot ratio of
+  !> [I C^T; C 0], full_rank's test, below 1e-4)?  The driver asks it after a step failed (Newton,
+  !> a singular matrix), to name the position as the cause (STATUS_SINGULAR_POSITION).
+  logical function near_singular_position(model, t, q, v) result(near)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:)
+    type(newton_matrix_t) :: nm
+    integer :: info
+    near = .false.
+    if (model%mh + model%mn < 1) return
+    call index1_matrix(model, t, q, v, .false., SOLVER_AUTO, nm, info)
+    if (info /= 0) return
+    call nm%factor(info)
+    near = info /= 0
+    if (info == 0 .and. .not. nm%out_of_pattern) near = nm%pivot_ratio() <= 1e-4_wp
     call nm%release()
   end function
 
