@@ -568,8 +568,18 @@ contains
       h = h_new
       just_rejected = .true.
       rejected = h < h_min
-      ! the step collapsed on NaN/Inf (a model item beyond its domain): say so, as a fixed step does
-      if (rejected) call stop_run(merge(STATUS_NONFINITE, STATUS_STEP_TOO_SMALL, nonfinite))
+      ! the step collapsed on NaN/Inf (a model item beyond its domain): say so, as a fixed step does;
+      ! on a singular position of the mechanism (the stabilized index-2 form cannot pass one): that
+      if (rejected) then
+        if (nonfinite) then
+          call stop_run(STATUS_NONFINITE)
+        else if (allocated(st%model)) then
+          call stop_run(merge(STATUS_SINGULAR_POSITION, STATUS_STEP_TOO_SMALL, &
+                              near_singular_position(st%model, s%t, s%q, s%v)))
+        else
+          call stop_run(STATUS_STEP_TOO_SMALL)
+        end if
+      end if
     end function
 
     !> eq. (12) of docs/adaptive_steps.md
