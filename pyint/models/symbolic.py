@@ -62,13 +62,28 @@ MATRIX_ITEMS = ("mass", "mass_dq", "force_q", "force_v", "hol_jac", "hol_vel_q",
 VECTOR_ITEMS = ("force", "hol", "hol_t", "hol_gamma", "nh_b", "nh_gamma", "energy")
 _REQUEST_CODES = {name: code for code, name in CALLBACK_REQUESTS.items()}
 #: Version of the code generator (part of every cache key).
-GENERATOR = "pyint-symbolic-2"
+GENERATOR = "pyint-symbolic-3"
 #: gfortran flags (-frecursive: every local on the stack, so OpenMP batches may share the routine).
 FFLAGS = ("-O2", "-fPIC", "-shared", "-frecursive", "-ffree-line-length-none")
 _KEY_LEN = 64
 
 _lock = threading.Lock()
 _loaded: dict[str, ctypes.CDLL] = {}  # key -> library: loaded once per process, never unloaded
+
+
+#: How to get velocities that are the coordinates' derivatives (the refusals quote it).
+_QDOT_HOWTO = (
+    "pyint integrates q' = v, so every velocity must be its coordinate's time derivative. Choose the "
+    "generalized speeds u = q': in KanesMethod, kd_eqs=[q1.diff(t) - u1, q2.diff(t) - u2, ...] and the "
+    "frames oriented by their angles (orient/orientnew) instead of angular velocities set in u; with joints, "
+    "speeds whose kdes are q' - u (PinJoint, PrismaticJoint, CylindricalJoint and PlanarJoint by default). "
+    "Then pass the KanesMethod or System to SymbolicModel.from_kanes_method / from_system, or give "
+    "v=[q1.diff(t), ...] (or plain symbols standing for q')")
+#: What undefined functions of t usually are.
+_SPEEDS_HINT = (
+    "If they are generalized speeds u(t) of KanesMethod or of a System's joints, the kinematic equations "
+    "(KM.kindiffdict(), system.kdes) relate them to q': use SymbolicModel.from_kanes_method(KM) or "
+    "from_system(system), which read them; if they are specified inputs, give their values with specified=")
 
 
 class SymbolicModelError(RuntimeError):
@@ -198,6 +213,191 @@ def _as_matrix(sp, x, what, shape=None):
     return m
 
 
+def _fortran_ready(sp, e):
+    """``e`` with sign, Heaviside, Max and Min written as Piecewise (Fortran merge): SymPy's Fortran printer
+    has no Heaviside, prints sign(x) as Fortran's sign(1, x) (which is 1 at x = 0, not SymPy's 0) and
+    max/min of mixed integer and real arguments, which gfortran refuses."""
+    if not e.has(sp.sign, sp.Heaviside, sp.Max, sp.Min):
+        return e
+
+    def heaviside(x, h0=sp.S.Half):
+        return sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0)), (1, True))
+    e = e.replace(sp.Heaviside, heaviside)
+    e = e.replace(sp.sign, lambda x: sp.Piecewise((1, x > 0), (-1, x < 0), (0, True)))
+    return e.replace(lambda x: isinstance(x, (sp.Max, sp.Min)), lambda x: x.rewrite(sp.Piecewise))
+
+
+# -- sympy.physics.mechanics: the pieces of from_kanes_method / from_system ----------------------
+
+def _mech_t():
+    from sympy.physics.mechanics import dynamicsymbols
+    return dynamicsymbols._t
+
+
+def _random_values(sp, exprs, rng, fixed=None):
+    """{symbol: value} for every free symbol of exprs (values in [0.6, 1.4]: away from zeros and poles of the
+    usual trigonometric and length expressions), ``fixed`` overriding."""
+    syms = set()
+    for e in exprs:
+        syms |= sp.sympify(e).free_symbols
+    vals = {s_: float(rng.uniform(0.6, 1.4)) for s_ in sorted(syms, key=str)}
+    vals.update(fixed or {})
+    return vals
+
+
+def _plain(sp, exprs, dyn):
+    """exprs with the dynamicsymbols (and derivatives) of ``dyn`` replaced by plain Dummies (for numbers)."""
+    rep = {d: sp.Dummy(str(d).replace("(t)", "").replace("Derivative", "d")) for d in dyn}
+    ders = {d: r for d, r in rep.items() if isinstance(d, sp.Derivative)}
+    rest = {d: r for d, r in rep.items() if not isinstance(d, sp.Derivative)}
+    return [sp.sympify(e).xreplace(ders).xreplace(rest) for e in exprs]
+
+
+def _speeds_are_qdot(sp, who, q, u, kdes):
+    """{u_j: q_i'} when the kinematic differential equations say the speeds are the q' (in some order);
+    else a ValueError quoting the equations solved for q' (q' = N(q) u + c) and how to choose u = q'."""
+    t = _mech_t()
+    qd = [x.diff(t) for x in q]
+    K = sp.Matrix(kdes)
+    if len(u) != len(q) or K.shape[0] != len(q):
+        raise ValueError(f"{who}: {len(q)} coordinates, {len(u)} speeds and {K.shape[0]} kinematic differential "
+                         "equations; pyint needs one speed u = q' per coordinate. " + _QDOT_HOWTO)
+    Kqd, Ku = K.jacobian(qd), K.jacobian(u)
+    c = K.xreplace(dict.fromkeys(qd, 0)).xreplace(dict.fromkeys(u, 0))
+    if Kqd.has(*qd, *u) or Ku.has(*qd, *u):
+        raise ValueError(f"{who}: the kinematic differential equations are not linear in q' and u: "
+                         f"{', '.join(f'{x} = 0' for x in kdes)}")
+    N = sp.simplify(-Kqd.LUsolve(Ku))
+    c = sp.simplify(-Kqd.LUsolve(c))
+    usub = {}
+    ok = all(x == 0 for x in c)
+    for i in range(len(q)):
+        ones = [j for j in range(len(u)) if N[i, j] != 0]
+        if len(ones) != 1 or N[i, ones[0]] != 1 or u[ones[0]] in usub:
+            ok = False
+            break
+        usub[u[ones[0]]] = qd[i]
+    if not ok:
+        solved = "; ".join(f"{q[i].func.__name__}' = {sp.Add(*[N[i, j] * u[j] for j in range(len(u))], c[i])}"
+                           for i in range(len(q)))
+        raise ValueError(f"{who}: the speeds are not the coordinates' derivatives; the kinematic differential "
+                         f"equations {', '.join(f'{x} = 0' for x in kdes)} say q' = N(q) u + c with N != I: "
+                         f"{solved}. " + _QDOT_HOWTO)
+    return usub
+
+
+def _load_potential(sp, frame, origin, point, force, in_qd, q, qd, rng=None):
+    """The potential V(q) of a constant force on ``point`` (a gravity load), or None.
+
+    The force must have constant components in ``frame`` (no dynamicsymbol); V = -F . r, r the point's
+    position from ``origin`` (System.fixed_point) or, without one, from a point of the point's position tree.
+    Accepted only when dV/dt + F . v_P = 0 at three random states (v_P: the point's velocity, u = q'):
+    then -V_q are exactly the load's generalized forces (the check rejects an origin that moves, such as
+    a contact point, along F)."""
+    from sympy.physics.mechanics import find_dynamicsymbols
+    if force == 0:
+        return None
+    comps = force.to_matrix(frame)
+    if find_dynamicsymbols(comps):
+        return None
+    try:
+        vP = in_qd(point.vel(frame).dot(force))
+    except ValueError:
+        return None
+    if origin is not None:
+        cands = [origin]
+    else:   # the points of the position tree, nearest first
+        seen, cands, todo = {point}, [], [point]
+        while todo:
+            p = todo.pop(0)
+            for o in p._pos_dict:
+                if o not in seen:
+                    seen.add(o)
+                    cands.append(o)
+                    todo.append(o)
+    t = _mech_t()
+    rng = rng or np.random.default_rng(12345)
+    for o in cands:
+        try:
+            V = in_qd(-force.dot(point.pos_from(o)))
+        except ValueError:
+            continue
+        if find_dynamicsymbols(sp.Matrix([V])) - set(q):
+            continue
+        dV = V.diff(t)   # the total derivative: q are functions of t
+        resid, scale = _plain(sp, [dV + vP, vP], set(qd) | set(q))
+        good = True
+        for _ in range(3):
+            vals = _random_values(sp, [resid, scale], rng)
+            r_, s_ = float(resid.evalf(subs=vals)), float(scale.evalf(subs=vals))
+            if abs(r_) > 1e-10 * max(1.0, abs(s_)):
+                good = False
+                break
+        if good:
+            return V
+    return None
+
+
+def _check_symmetric(sp, M, dyn, rng=None):
+    rng = rng or np.random.default_rng(7)
+    n = M.shape[0]
+    (Mp,) = _plain(sp, [M], set(dyn))
+    vals = _random_values(sp, [Mp], rng)
+    Mn = np.array(Mp.evalf(subs=vals).tolist(), dtype=float)
+    if np.max(np.abs(Mn - Mn.T)) > 1e-10 * max(1.0, np.max(np.abs(Mn))):  # pragma: no cover - Kane's M is
+        raise ValueError(f"Kane's mass matrix is not symmetric (n = {n}): is every speed independent?")
+
+
+def _independent_of_hol(sp, A, g, q, rng=None):
+    """Rows of A not in the span of G = g_q and of the rows kept before (at a random state): the velocity
+    constraints that are not the derivatives of the configuration constraints."""
+    rng = rng or np.random.default_rng(11)
+    G = sp.Matrix(g).jacobian(q) if g else sp.zeros(0, len(q))
+    Gp, Ap = _plain(sp, [G, A], set(q))
+    vals = _random_values(sp, [Gp, Ap], rng)
+    rows = [np.array(Gp.evalf(subs=vals).tolist(), dtype=float).reshape(G.shape)] if G.shape[0] else []
+    An = np.array(Ap.evalf(subs=vals).tolist(), dtype=float).reshape(A.shape)
+    keep = []
+    base = np.vstack(rows) if rows else np.zeros((0, len(q)))
+    for i in range(A.shape[0]):
+        trial = np.vstack([base, An[i:i + 1]])
+        if np.linalg.matrix_rank(trial, tol=1e-9 * max(1.0, np.max(np.abs(trial)))) > base.shape[0]:
+            keep.append(i)
+            base = trial
+    return keep
+
+
+def _specified(sp, who, exprs, q, qd, specified):
+    """exprs with the specified inputs (dynamicsymbols of t other than q, q') replaced by their values;
+    (exprs, number of inputs)."""
+    from sympy.core.function import AppliedUndef
+    t = _mech_t()
+    known = set(q)
+    found = set()
+    for e in exprs:
+        for x in sp.sympify(e).atoms(AppliedUndef):
+            if x not in known and x.args == (t,):
+                found.add(x)
+    specified = dict(specified or {})
+    bad = [k for k in specified if k not in found]
+    if bad:
+        raise ValueError(f"{who}: specified names {', '.join(map(str, bad))}, which the equations do not contain "
+                         f"(their inputs: {', '.join(sorted(map(str, found))) or 'none'})")
+    left = sorted(str(x) for x in found if x not in specified)
+    if left:
+        raise ValueError(f"{who}: specified inputs without a value: {', '.join(left)}; give "
+                         "specified={input: expression of t and parameters (or a parameter Symbol)}")
+    if not specified:
+        return exprs, 0
+    ders = {}
+    for e in exprs:
+        for d in sp.sympify(e).atoms(sp.Derivative):
+            if d.expr in specified:
+                ders[d] = sp.sympify(specified[d.expr]).diff(*d.variable_count)
+    out = [sp.sympify(e).xreplace(ders).xreplace({k: sp.sympify(x) for k, x in specified.items()}) for e in exprs]
+    return out, len(specified)
+
+
 class SymbolicModel(Model):
     """A model of the shared interface from SymPy expressions (see the module docstring).
 
@@ -236,6 +436,8 @@ class SymbolicModel(Model):
         V = sp.Integer(0) if potential is None else sp.sympify(potential).xreplace(subs)
         if potential is not None:
             f = f - sp.Matrix([V]).jacobian(q).T
+        if hol is not None and isinstance(hol, sp.Basic) and not isinstance(hol, sp.MatrixBase):
+            hol = [hol]  # one constraint given as a bare expression
         g = sp.zeros(0, 1) if hol is None else _as_matrix(sp, list(hol), "hol").xreplace(subs)
         if g.shape[1] != 1:
             g = g.reshape(g.shape[0] * g.shape[1], 1)
@@ -254,18 +456,16 @@ class SymbolicModel(Model):
         T = (sp.Matrix(v).T * M * sp.Matrix(v))[0, 0] / 2
         E = T + V if energy is None else sp.sympify(energy).xreplace(subs)
 
-        # every symbol needs a value
-        params = dict(params or {})
+        # every symbol needs a value; params are keyed by Symbol or by name (as in with_params)
+        exprs = {"mass": M, "force": f, "hol": g, "nh_A": A, "nh_b": b, "energy": sp.Matrix([E])}
+        params = self._param_symbols(sp, params, exprs.values())
         for s_, val in params.items():
-            if not isinstance(s_, sp.Symbol):
-                raise ValueError(f"params keys must be SymPy symbols, got {s_!r}")
             if s_ in q or s_ in v or s_ == tsym:
                 raise ValueError(f"{s_} is a coordinate, velocity or time and cannot be a parameter")
             if not np.isfinite(float(val)):
                 raise ValueError(f"parameter {s_} = {val} is not finite")
         psyms = sorted(params, key=lambda s_: s_.name)
         known = set(q) | set(v) | {tsym} | set(psyms)
-        exprs = {"mass": M, "force": f, "hol": g, "nh_A": A, "nh_b": b, "energy": sp.Matrix([E])}
         for what, e in exprs.items():
             left = sorted((s_ for s_ in e.free_symbols if s_ not in known), key=str)
             if left:
@@ -276,7 +476,12 @@ class SymbolicModel(Model):
             undef = sorted({str(x.func) for x in e.atoms(AppliedUndef)})
             if undef:
                 raise ValueError(f"undefined functions in {what}: {', '.join(undef)} (write them out in SymPy "
-                                 "functions; dynamicsymbols belong in q and v)")
+                                 "functions; dynamicsymbols belong in q and v). " + _SPEEDS_HINT)
+            # a q'(t) left in an expression is not one of the velocities (xreplace left Derivative(q1, t))
+            ders = sorted({str(x) for x in e.atoms(sp.Derivative)})
+            if ders:
+                raise ValueError(f"{what} contains {', '.join(ders)}, a time derivative that is not one of the "
+                                 "velocities v: " + _QDOT_HOWTO)
         for what, e, bad in (("mass", M, set(v) | {tsym}), ("hol", g, set(v)), ("nonhol A", A, set(v)),
                              ("nonhol b", b, set(v)), ("potential", sp.Matrix([V]), set(v))):
             dep = sorted((s_ for s_ in e.free_symbols if s_ in bad), key=str)
@@ -286,6 +491,20 @@ class SymbolicModel(Model):
         if asym:
             raise ValueError(f"the mass matrix is not symmetric: M[{asym[0][0]}, {asym[0][1]}] != "
                              f"M[{asym[0][1]}, {asym[0][0]}]")
+
+        # every variable and parameter real (SymPy's default is complex): d|x|/dx = sign(x),
+        # d max(x, y)/dx = Heaviside(x - y), ... instead of re/im terms (see _derive for the kinks)
+        real = {s_: (sp.Dummy(s_.name, real=True) if isinstance(s_, sp.Dummy) else sp.Symbol(s_.name, real=True))
+                for s_ in [*q, *v, tsym, *psyms] if not s_.is_real}
+        names = [s_.name for s_ in [*q, *v, *psyms]]
+        dup = sorted({x for x in names if names.count(x) > 1})
+        if dup:
+            raise ValueError(f"two symbols of the model share the name {dup[0]!r} (coordinates, velocities and "
+                             "parameters need distinct names)")
+        q, v, psyms = [real.get(s_, s_) for s_ in q], [real.get(s_, s_) for s_ in v], [real.get(s_, s_) for s_ in psyms]
+        params = {real.get(s_, s_): x for s_, x in params.items()}
+        tsym = real.get(tsym, tsym)
+        M, f, g, A, b, E, V = (x.xreplace(real) for x in (M, f, g, A, b, sp.sympify(E), sp.sympify(V)))
 
         self.name = str(name)
         self.n, self.n_hol, self.n_nonhol = n, mh, mn
@@ -330,10 +549,27 @@ class SymbolicModel(Model):
         from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
         if not isinstance(lm, LagrangesMethod):
             raise TypeError(f"from_lagranges_method needs a sympy.physics.mechanics.LagrangesMethod, got {type(lm)}")
-        if lm.eom is None:
-            lm.form_lagranges_equations()
         t = dynamicsymbols._t
         qs, qds = list(lm.q), list(lm._qdots)
+        # a Lagrangian of bodies whose velocities are written in joint speeds u(t) holds u, not q': its
+        # equations would treat u as given functions (and the loads' partial velocities w.r.t. q' as 0)
+        from sympy.core.function import AppliedUndef
+        from sympy.physics.mechanics import Point, find_dynamicsymbols
+        speeds = {x for x in sp.sympify(lm._L).atoms(AppliedUndef) if x not in qs and x.args == (t,)}
+        for load in lm.forcelist or []:
+            if isinstance(load[0], Point) and lm.inertial is not None:
+                vel = load[0].vel(lm.inertial).to_matrix(lm.inertial)
+                speeds |= {x for x in find_dynamicsymbols(vel) if x not in qs and x not in qds}
+        if speeds:
+            names = ", ".join(sorted(str(x) for x in speeds))
+            raise ValueError(f"from_lagranges_method: the Lagrangian or the loads' velocities contain {names}, "
+                             "neither coordinates nor their derivatives: generalized speeds u of joints or of "
+                             "KanesMethod-style kinematics. Their kinematic equations (system.kdes) relate them "
+                             "to q': build the model with SymbolicModel.from_system(system) (or "
+                             "from_kanes_method), which reads them, or substitute u in terms of q' before "
+                             "forming the Lagrangian (L.xreplace(solve(system.kdes, system.u)))")
+        if lm.eom is None:
+            lm.form_lagranges_equations()
         n = len(qs)
         hol = list(lm._hol_coneqs)
         nonhol = list(lm.coneqs)[len(hol):]
@@ -356,35 +592,265 @@ class SymbolicModel(Model):
                    params=params, name=name, coord_names=coord_names, coord_units=coord_units,
                    energy=energy, conservative=conservative)
 
+    @classmethod
+    def from_kanes_method(cls, km, params=None, specified=None, name="kanes_method", coord_names=None,
+                          coord_units=None):
+        """The model of a ``sympy.physics.mechanics.KanesMethod``, if its speeds are the q'.
+
+        pyint integrates M(q) q'' = f(t, q, q') - G^T lam_h - A^T lam_n: its velocities are the
+        coordinates' derivatives. The kinematic differential equations (``kd_eqs``) are read and
+        solved for q'; when they say u = q' (up to the order of the speeds, possibly after a linear
+        solve), Kane's equations of the system with every speed independent are formed again
+        (Kane & Levinson, *Dynamics: Theory and Applications*, 1985, ch. 6: Fr + Fr* = 0 with the
+        partial velocities of all u) from the KanesMethod's bodies and loads, and u is replaced by
+        q'. With the constraints removed from Kane's equations, their forces are pyint's
+        multipliers: M = the generalized inertia matrix (symmetric), f = Kane's forcing.
+
+        What is read:
+
+        * configuration constraints (``configuration_constraints``) become g(t, q) = 0;
+        * velocity constraints (``velocity_constraints``) become A v + b = 0, except those that are
+          the time derivatives of the configuration constraints (tested numerically at a random
+          state: their rows lie in the span of G), which g already imposes;
+        * loads become forces, except a **constant force on a point** (the same vector in the
+          inertial frame at every state, such as gravity m*g*N.z on a mass centre): it becomes the
+          potential V = -F . r_P, r_P the point's position from a point of its position tree,
+          accepted when dV/dt = -F . v_P at three random states (so V's forces are exactly the
+          load's generalized forces), and the energy T + V is then monitored;
+        * specified inputs, dynamicsymbols of t that are neither q nor u, take their values from
+          ``specified``.
+
+        The model is conservative when every load became a potential, nothing depends on t
+        explicitly and b = 0.
+
+        Parameters
+        ----------
+        km : sympy.physics.mechanics.KanesMethod
+            With ``kanes_equations(bodies, loads)`` called (or bodies and forcelist given to it).
+        params : dict, optional
+            {Symbol or name: value} of every other symbol (runtime inputs, see :meth:`with_params`).
+        specified : dict, optional
+            {dynamicsymbol T(t): expression of t and parameters (or a parameter Symbol)}.
+        name, coord_names, coord_units : optional
+            As for the constructor; coordinate names default to the dynamicsymbols' names.
+
+        Returns
+        -------
+        SymbolicModel
+
+        Raises
+        ------
+        ValueError
+            When the kinematic differential equations are not u = q' (q' = N(q) u + c with N not a
+            permutation or c != 0): the message quotes them and says how to choose u = q'; when a
+            specified input has no value; when auxiliary speeds are present.
+        TypeError
+            When ``km`` is not a KanesMethod.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> from sympy.physics.mechanics import (KanesMethod, Particle, Point, ReferenceFrame,
+        ...                                      dynamicsymbols)
+        >>> q, u = dynamicsymbols("q u")
+        >>> m, k = sp.symbols("m k")
+        >>> N = ReferenceFrame("N"); O = Point("O"); O.set_vel(N, 0)
+        >>> P = O.locatenew("P", q * N.x); P.set_vel(N, u * N.x)
+        >>> km = KanesMethod(N, [q], [u], kd_eqs=[q.diff() - u])
+        >>> _ = km.kanes_equations([Particle("p", P, m)], [(P, -k * q * N.x)])
+        >>> model = SymbolicModel.from_kanes_method(km, params={"m": 1.0, "k": 4.0})
+        >>> model.coord_names, model.n
+        (('q',), 1)
+        """
+        from sympy.physics.mechanics import KanesMethod
+        if not isinstance(km, KanesMethod):
+            raise TypeError(f"from_kanes_method needs a sympy.physics.mechanics.KanesMethod, got {type(km)}")
+        if km._uaux:
+            raise ValueError("from_kanes_method: the KanesMethod has auxiliary speeds (u_auxiliary); pyint's "
+                             "multipliers are the constraint forces: build it without them")
+        if not km._bodylist:
+            raise ValueError("from_kanes_method: the KanesMethod has no bodies; call "
+                             "KM.kanes_equations(bodies, loads) first")
+        q, u = list(km.q), list(km.u)
+        qd = [x.diff(_mech_t()) for x in q]
+        if not km._k_kqdot_implicit:
+            raise ValueError("from_kanes_method: the KanesMethod has no kinematic differential equations")
+        kdes = list(km._k_kqdot_implicit * _sp().Matrix(qd) + km._k_ku_implicit * _sp().Matrix(u)
+                    + km._f_k_implicit)
+        vel = list(km._k_nh * _sp().Matrix(u) + km._f_nh) if km._k_nh else []
+        return cls._from_mechanics("from_kanes_method", km._inertial, None, q, u, kdes, list(km._f_h), vel, True,
+                                   km._bodylist, list(km._forcelist or []), params, specified, name, coord_names,
+                                   coord_units)
+
+    @classmethod
+    def from_system(cls, system, params=None, specified=None, name="system", coord_names=None, coord_units=None):
+        """The model of a ``sympy.physics.mechanics.System`` (bodies, joints, loads, actuators).
+
+        As :meth:`from_kanes_method`, from the system's ``q``, ``u``, ``kdes`` (the joints' and
+        the user's), ``holonomic_constraints`` (g), ``nonholonomic_constraints`` (A v + b), bodies,
+        loads and the actuators' loads; whatever ``eom_method`` the system would use (Kane or
+        Lagrange), Kane's equations of the unconstrained system give M and f. The default
+        speeds of PinJoint, PrismaticJoint, CylindricalJoint and PlanarJoint are u = q';
+        SphericalJoint's and WeldJoint-free floating bodies' body rates are not, and are refused.
+        A constant force on a point becomes a potential with the system's ``fixed_point`` as the
+        origin (see :meth:`from_kanes_method`).
+
+        Parameters
+        ----------
+        system : sympy.physics.mechanics.System
+        params, specified, name, coord_names, coord_units : optional
+            As for :meth:`from_kanes_method`.
+
+        Returns
+        -------
+        SymbolicModel
+
+        Raises
+        ------
+        ValueError
+            When the kdes are not u = q' (quoted, with how to choose u = q'), a specified input has
+            no value, or the system has no bodies.
+        TypeError
+            When ``system`` is not a System.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> from sympy.physics.mechanics import PinJoint, Particle, RigidBody, System
+        >>> m, l, g = sp.symbols("m l g")
+        >>> system = System()
+        >>> bob = Particle("bob", mass=m)
+        >>> system.add_joints(PinJoint("pin", system.fixed_point and RigidBody("ground"), bob,
+        ...                            child_point=l * bob.frame.x)) # doctest: +SKIP
+        """
+        from sympy.physics.mechanics import System
+        if not isinstance(system, System):
+            raise TypeError(f"from_system needs a sympy.physics.mechanics.System, got {type(system)}")
+        if not system.bodies:
+            raise ValueError("from_system: the system has no bodies")
+        loads = list(system.loads) + [ld for act in system.actuators for ld in act.to_loads()]
+        return cls._from_mechanics("from_system", system.frame, system.fixed_point, list(system.q), list(system.u),
+                                   list(system.kdes), list(system.holonomic_constraints),
+                                   list(system.nonholonomic_constraints), False, list(system.bodies), loads,
+                                   params, specified, name, coord_names, coord_units)
+
+    @classmethod
+    def _from_mechanics(cls, who, frame, origin, q, u, kdes, hol, vel, vel_has_hol, bodies, loads, params,
+                        specified, name, coord_names, coord_units):
+        """The model of a sympy.physics.mechanics description (from_kanes_method, from_system)."""
+        sp = _sp()
+        from sympy.physics.mechanics import KanesMethod, Point
+        t = _mech_t()
+        qd = [x.diff(t) for x in q]
+        usub = _speeds_are_qdot(sp, who, q, u, kdes)         # {u_j: q_i'} or a ValueError quoting the kdes
+        u_of_q = [next(uj for uj, d in usub.items() if d == qd[i]) for i in range(len(q))]
+        udsub = {uj.diff(t): d.diff(t) for uj, d in usub.items()}
+
+        def in_qd(e):   # u -> q', u' -> q''
+            return sp.sympify(e).xreplace(udsub).xreplace(usub)
+
+        # loads: a constant force on a point becomes a potential, the rest stays a force
+        V, forces = sp.S.Zero, []
+        for load in loads:
+            loc, vec = load[0], load[1]
+            pot = _load_potential(sp, frame, origin, loc, vec, in_qd, q, qd) if isinstance(loc, Point) else None
+            if pot is None:
+                forces.append((loc, vec))
+            else:
+                V += pot
+        # Kane's equations with every speed independent and u ordered as q (Kane & Levinson 1985, ch. 6)
+        kane = KanesMethod(frame, q_ind=q, u_ind=u_of_q, kd_eqs=[qd[i] - u_of_q[i] for i in range(len(q))])
+        kane.kanes_equations(list(bodies), forces or None)
+        M, f = in_qd(kane.mass_matrix), in_qd(kane.forcing)
+        # M_rs = sum m v_r . v_s + w_r . I . w_s is symmetric; SymPy's entries need not be identical
+        # expressions: the mean of M and M^T, after a numerical check that they agree
+        _check_symmetric(sp, M, q + qd)
+        M = (M + M.T) / 2
+        g = [in_qd(x) for x in hol]
+        A = b = None
+        vel = [in_qd(x) for x in vel]
+        if vel:
+            cons = sp.Matrix(vel)
+            A_ = cons.jacobian(qd)
+            if A_.has(*qd):
+                raise ValueError(f"{who}: the velocity constraints are not linear in the speeds")
+            b_ = cons.xreplace(dict.fromkeys(qd, 0))
+            keep = _independent_of_hol(sp, A_, g, q) if vel_has_hol else list(range(A_.shape[0]))
+            if keep:
+                A, b = A_.extract(keep, list(range(len(q)))), b_.extract(keep, [0])
+        exprs = [M, f, sp.Matrix(g or [0]), sp.Matrix([V])] + ([A, b] if A is not None else [])
+        exprs, n_inputs = _specified(sp, who, exprs, q, qd, specified)
+        M, f, gm, Vm = exprs[:4]
+        if A is not None:
+            A, b = exprs[4], exprs[5]
+        plain = {x: sp.Dummy() for x in qd + q}
+        explicit = any(t in sp.sympify(e).xreplace(plain).free_symbols for e in exprs)
+        conservative = not forces and not n_inputs and not explicit and \
+            (b is None or all(sp.simplify(x) == 0 for x in b))
+        return cls(q, qd, t=t, mass=M, force=f, potential=Vm[0] if V != 0 else None,
+                   hol=list(gm) if g else None, nonhol=(A, b) if A is not None else None, params=params,
+                   name=name, coord_names=coord_names, coord_units=coord_units, conservative=conservative)
+
     # -- construction helpers --------------------------------------------------
     @staticmethod
     def _coordinates(sp, q, v):
+        """Plain symbols for q and v (dynamicsymbols q1(t) -> q1, q1'(t) -> q1_d), refusing velocities
+        that are not the coordinates' derivatives: pyint integrates q' = v (pyint/models/base.py)."""
         from sympy.core.function import AppliedUndef
         q, v = list(q), list(v)
         if len(q) == 0 or len(q) != len(v):
             raise ValueError(f"q and v must be non-empty and of equal length; got {len(q)} and {len(v)}")
         subs = {}
-        qs, vs = [], []
+        qs, vs, wrong = [], [], []
         for i, (qi, vi) in enumerate(zip(q, v)):
             if isinstance(qi, sp.Symbol):
                 qs.append(qi)
-            elif isinstance(qi, AppliedUndef):  # a dynamicsymbol q(t)
-                s_ = sp.Symbol(f"q_{i}_{qi.func.__name__}")
+            elif isinstance(qi, AppliedUndef):  # a dynamicsymbol q(t): the function's name
+                s_ = sp.Symbol(qi.func.__name__)
                 subs[qi] = s_
                 qs.append(s_)
             else:
                 raise ValueError(f"q[{i}] = {qi!r} is not a SymPy symbol")
             if isinstance(vi, sp.Symbol):
                 vs.append(vi)
-            elif isinstance(vi, (sp.Derivative, AppliedUndef)):  # q(t)' or a dynamicsymbol u(t)
-                s_ = sp.Symbol(f"v_{i}_{qs[-1].name}")
+            elif isinstance(vi, sp.Derivative) and isinstance(qi, AppliedUndef) and vi == qi.diff(qi.args[0]):
+                s_ = sp.Symbol(f"{qs[-1].name}_d")  # q(t)'
                 subs[vi] = s_
                 vs.append(s_)
+            elif isinstance(vi, (sp.Derivative, AppliedUndef)):  # u(t), or the derivative of something else
+                wrong.append(f"v[{i}] = {vi} is not q[{i}]' = "
+                             + (f"{qi}'" if not isinstance(qi, AppliedUndef) else f"{qi.func.__name__}'(t)"))
+                vs.append(None)
             else:
                 raise ValueError(f"v[{i}] = {vi!r} is not a SymPy symbol")
+        if wrong:
+            raise ValueError("the velocities are not the coordinates' derivatives (" + "; ".join(wrong)
+                             + "): " + _QDOT_HOWTO)
         if len(set(qs) | set(vs)) != 2 * len(qs):
             raise ValueError("q and v must be distinct symbols")
         return qs, vs, subs  # applied with xreplace: q'(t) is replaced whole, before the q(t) inside it
+
+    @staticmethod
+    def _param_symbols(sp, params, exprs):
+        """{Symbol: value} from params keyed by Symbol or by name (a name is the symbol of that name in the
+        expressions, as in :meth:`with_params`)."""
+        by_name = {}
+        for e in exprs:
+            for s_ in sp.sympify(e).free_symbols:
+                by_name.setdefault(s_.name, s_)
+        out = {}
+        for k, val in dict(params or {}).items():
+            if isinstance(k, str):
+                if k not in by_name:
+                    raise ValueError(f"params names {k!r}, which is no symbol of the model (symbols: "
+                                     f"{', '.join(sorted(by_name))})")
+                k = by_name[k]
+            elif not isinstance(k, sp.Symbol):
+                raise ValueError(f"params keys must be SymPy symbols or their names, got {k!r}")
+            if k in out:
+                raise ValueError(f"parameter {k} is given twice (by symbol and by name)")
+            out[k] = val
+        return out
 
     @property
     def _items(self):
@@ -424,15 +890,28 @@ class SymbolicModel(Model):
             "nh_atl_q": jac(A.T * wl, q) if mn else sp.zeros(n, n),
             "energy": E,
         }
+        # Non-smooth functions (the symbols are real): SymPy differentiates |x| to sign(x), max(x, y) to
+        # Heaviside(x - y), sign and Heaviside to DiracDelta; the items take the derivative away from the
+        # kink everywhere, so DiracDelta is 0 (a classical derivative, not the distribution). At the kink the
+        # values are sign(0) = 0 and Heaviside(0) = 1/2 (SymPy's default; Heaviside(x, H0) keeps its H0), so
+        # d|x|/dx = 0 and d max(x, y)/dx = 1/2 at x = y.
+        for k, e in items.items():
+            if e.has(sp.DiracDelta):
+                items[k] = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
         return items
 
-    def with_params(self, **values):
-        """The same model with other parameter values (by symbol name); never recompiles."""
+    def with_params(self, values=None, /, **kw):
+        """The same model with other parameter values; never recompiles.
+
+        ``values`` is a dict keyed by Symbol or by name (as ``params=`` of the constructor), ``kw``
+        by name: ``model.with_params({g: 1.62})`` and ``model.with_params(g=1.62)`` are the same.
+        """
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         names = {s_.name: k for k, s_ in enumerate(self._p)}
         pv = self._pvals.copy()
-        for nm, val in values.items():
+        items = [(getattr(k, "name", k), x) for k, x in dict(values or {}).items()] + list(kw.items())
+        for nm, val in items:
             if nm not in names:
                 raise ValueError(f"{nm!r} is not a parameter of {self.name!r} (parameters: {', '.join(names)})")
             if not np.isfinite(float(val)):
@@ -600,7 +1079,7 @@ class SymbolicModel(Model):
                 entries = [((i, 0), mat[i, 0]) for i in range(mat.shape[0])]
             if not entries:
                 continue
-            exprs = [sp.sympify(x).xreplace(ren) for _, x in entries]
+            exprs = [_fortran_ready(sp, sp.sympify(x)).xreplace(ren) for _, x in entries]
             tmps, red = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
             body = []
             for s_, x in tmps:
