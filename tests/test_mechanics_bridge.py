@@ -21,7 +21,7 @@ from pyint.integrator import METHODS
 from pyint.models import SymbolicModel
 from pyint.problems import Problem
 from mechanics_models import cartesian_pendulum, four_bar, rolling_disc_body_rates, rolling_disc_qdot
-from mechanics_reference import RTOL, sympy_reference
+from mechanics_reference import RTOL, UNCONSTRAINED_ORDER, sympy_reference
 
 pytestmark = pytest.mark.usefixtures("fresh_model_cache")
 t = dynamicsymbols._t
@@ -133,15 +133,6 @@ def test_bridge_reads_structure_names_and_gravity():
     q, v = np.array([0.1, 0.4, 0.2]), np.zeros(3)
     assert abs(disc.energy(0.0, q, v) - 1.0 * 9.81 * 0.5 * np.cos(0.4)) <= 1e-14
     assert set(four.params) == {"l1", "l2", "l3", "l4", "rho", "g"}
-
-
-#: Orders on an unconstrained ODE: the claimed orders of the Gauss-Legendre composition and of the
-#: Galerkin-Lobatto variational methods are their orders under constraints; without constraints the
-#: kicks vanish and symplectic_gl is the 2-stage Gauss-Legendre method (order 2s = 4: Hairer, Lubich,
-#: Wanner, Geometric Numerical Integration, II.1.3), galerkin_s<s> the Lobatto IIIA-IIIB pair with s + 1
-#: nodes (order 2s: Marsden & West 2001, Acta Numerica, 2.6; seed 004's s + 1 / s is the order reduction by
-#: the nonholonomic constraint). Measured on the rolling disc: 4.00; 1.98, 4.00, 5.96, 7.96.
-UNCONSTRAINED_ORDER = {"symplectic_gl": 4, "galerkin_s1": 2, "galerkin_s2": 4, "galerkin_s3": 6, "galerkin_s4": 8}
 
 
 def _bridge_pairs():

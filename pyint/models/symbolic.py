@@ -217,14 +217,19 @@ def _fortran_ready(sp, e):
     """``e`` with sign, Heaviside, Max and Min written as Piecewise (Fortran merge): SymPy's Fortran printer
     has no Heaviside, prints sign(x) as Fortran's sign(1, x) (which is 1 at x = 0, not SymPy's 0) and
     max/min of mixed integer and real arguments, which gfortran refuses."""
-    if not e.has(sp.sign, sp.Heaviside, sp.Max, sp.Min):
+    if not e.has(sp.sign, sp.Heaviside, sp.Max, sp.Min, sp.Piecewise):
         return e
 
     def heaviside(x, h0=sp.S.Half):
         return sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0)), (1, True))
     e = e.replace(sp.Heaviside, heaviside)
     e = e.replace(sp.sign, lambda x: sp.Piecewise((1, x > 0), (-1, x < 0), (0, True)))
-    return e.replace(lambda x: isinstance(x, (sp.Max, sp.Min)), lambda x: x.rewrite(sp.Piecewise))
+    e = e.replace(lambda x: isinstance(x, (sp.Max, sp.Min)), lambda x: x.rewrite(sp.Piecewise))
+
+    # merge(tsource, fsource, mask) needs both values real: integer and rational branches become reals
+    def real_branches(*args):
+        return sp.Piecewise(*[(sp.Float(x, 20) if x.is_Number else x, c) for x, c in args])
+    return e.replace(sp.Piecewise, real_branches)
 
 
 # -- sympy.physics.mechanics: the pieces of from_kanes_method / from_system ----------------------
@@ -396,6 +401,23 @@ def _specified(sp, who, exprs, q, qd, specified):
                 ders[d] = sp.sympify(specified[d.expr]).diff(*d.variable_count)
     out = [sp.sympify(e).xreplace(ders).xreplace({k: sp.sympify(x) for k, x in specified.items()}) for e in exprs]
     return out, len(specified)
+
+
+def _inline_conditions(sp, tmps, red):
+    """cse's temporaries that are conditions (x1 = q(2) <= 0.1, from a Piecewise) put back in place: the
+    temporaries are declared real(c_double)."""
+    from sympy.logic.boolalg import Boolean
+    cond = {}
+    kept = []
+    for s_, x in tmps:
+        x = x.xreplace(cond) if cond else x
+        if isinstance(x, Boolean):
+            cond[s_] = x
+        else:
+            kept.append((s_, x))
+    if not cond:
+        return tmps, red
+    return kept, [r.xreplace(cond) for r in red]
 
 
 class SymbolicModel(Model):
@@ -1081,6 +1103,7 @@ class SymbolicModel(Model):
                 continue
             exprs = [_fortran_ready(sp, sp.sympify(x)).xreplace(ren) for _, x in entries]
             tmps, red = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
+            tmps, red = _inline_conditions(sp, tmps, red)
             body = []
             for s_, x in tmps:
                 body.append(fcode(x, assign_to=s_, source_format="free", standard=2008))
