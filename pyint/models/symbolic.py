@@ -76,7 +76,7 @@ _QDOT_HOWTO = (
     "pyint integrates q' = v, so every velocity must be its coordinate's time derivative. Choose the "
     "generalized speeds u = q': in KanesMethod, kd_eqs=[q1.diff(t) - u1, q2.diff(t) - u2, ...] and the "
     "frames oriented by their angles (orient/orientnew) instead of angular velocities set in u; with joints, "
-    "speeds whose kdes are q' - u (PinJoint, PrismaticJoint, CylindricalJoint and PlanarJoint by default). "
+    "speeds whose kdes are q' - u (every joint's default). "
     "Then pass the KanesMethod or System to SymbolicModel.from_kanes_method / from_system, or give "
     "v=[q1.diff(t), ...] (or plain symbols standing for q')")
 #: What undefined functions of t usually are.
@@ -711,9 +711,9 @@ class SymbolicModel(Model):
         As :meth:`from_kanes_method`, from the system's ``q``, ``u``, ``kdes`` (the joints' and
         the user's), ``holonomic_constraints`` (g), ``nonholonomic_constraints`` (A v + b), bodies,
         loads and the actuators' loads; whatever ``eom_method`` the system would use (Kane or
-        Lagrange), Kane's equations of the unconstrained system give M and f. The default
-        speeds of PinJoint, PrismaticJoint, CylindricalJoint and PlanarJoint are u = q';
-        SphericalJoint's and WeldJoint-free floating bodies' body rates are not, and are refused.
+        Lagrange), Kane's equations of the unconstrained system give M and f. The joints' default
+        speeds are u = q' (PinJoint, PrismaticJoint, CylindricalJoint, PlanarJoint, SphericalJoint
+        in SymPy 1.14); speeds given other kinematic equations (body rates) are refused.
         A constant force on a point becomes a potential with the system's ``fixed_point`` as the
         origin (see :meth:`from_kanes_method`).
 
@@ -737,13 +737,21 @@ class SymbolicModel(Model):
 
         Examples
         --------
+        A rod on a pin, gravity as a load (it becomes the potential m g (l/2) sin(theta)):
+
         >>> import sympy as sp
-        >>> from sympy.physics.mechanics import PinJoint, Particle, RigidBody, System
+        >>> from sympy.physics.mechanics import PinJoint, RigidBody, System, dynamicsymbols
         >>> m, l, g = sp.symbols("m l g")
-        >>> system = System()
-        >>> bob = Particle("bob", mass=m)
-        >>> system.add_joints(PinJoint("pin", system.fixed_point and RigidBody("ground"), bob,
-        ...                            child_point=l * bob.frame.x)) # doctest: +SKIP
+        >>> theta, omega = dynamicsymbols("theta omega")
+        >>> ground, rod = RigidBody("ground"), RigidBody("rod", mass=m)
+        >>> rod.central_inertia = (m * l**2 / 12) * rod.z.outer(rod.z)
+        >>> system = System.from_newtonian(ground)
+        >>> system.add_joints(PinJoint("pin", ground, rod, coordinates=theta, speeds=omega,
+        ...                            joint_axis=ground.z, child_point=-l / 2 * rod.x))
+        >>> system.add_loads((rod.masscenter, -m * g * ground.y))
+        >>> model = SymbolicModel.from_system(system, params={"m": 1.0, "l": 1.0, "g": 9.81})
+        >>> model.coord_names, model.conservative
+        (('theta',), True)
         """
         from sympy.physics.mechanics import System
         if not isinstance(system, System):
