@@ -261,3 +261,25 @@ def test_gallery_rolling_disc_refuses_the_tutorial_and_agrees_with_it():
     ns = _run_example("plot_11_rolling_disc_from_sympy.py")
     assert "q1' = u3(t)/cos(q2(t))" in str(ns["refusal"])
     assert ns["errors"]["RK4 index-1"] <= 5.8e-8 and ns["errors"]["Lobatto IIIA-IIIB"] <= 2.9e-8
+
+
+def test_lagranges_method_with_a_specified_input():
+    """A pendulum in its angle with a specified torque T(t) in the forcelist: named when missing, an
+    explicit function of t when given; f = T(t) - m g l sin(theta)."""
+    th, T = dynamicsymbols("theta T")
+    m, l, g, A = sp.symbols("m l g A")
+    N = ReferenceFrame("N")
+    B = N.orientnew("B", "Axis", [th, N.z])
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", -l * B.y)
+    P.v2pt_theory(O, N, B)
+    L = Lagrangian(N, Particle("p", P, m)) - m * g * P.pos_from(O).dot(N.y)
+    lm = LagrangesMethod(L, [th], forcelist=[(B, T * N.z)], frame=N)
+    with pytest.raises(ValueError, match=r"specified inputs without a value: T\(t\); give specified="):
+        SymbolicModel.from_lagranges_method(lm, params={m: 1.0, l: 1.0, g: 9.81})
+    model = SymbolicModel.from_lagranges_method(lm, params={m: 2.0, l: 0.5, g: 9.81, A: 0.3},
+                                                specified={T: A * sp.cos(t)})
+    assert not model.conservative and model.coord_names == ("theta",)
+    want = 0.3 * np.cos(0.7) - 2.0 * 9.81 * 0.5 * np.sin(0.4)
+    assert abs(model.force(0.7, np.array([0.4]), np.array([1.0]))[0] - want) <= 1e-13

@@ -83,7 +83,9 @@ _QDOT_HOWTO = (
 _SPEEDS_HINT = (
     "If they are generalized speeds u(t) of KanesMethod or of a System's joints, the kinematic equations "
     "(KM.kindiffdict(), system.kdes) relate them to q': use SymbolicModel.from_kanes_method(KM) or "
-    "from_system(system), which read them; if they are specified inputs, give their values with specified=")
+    "from_system(system), which read them; if they are specified inputs (dynamicsymbols of t), write them as "
+    "expressions of t, or give specified={input: expression} to from_kanes_method, from_system or "
+    "from_lagranges_method")
 
 
 class SymbolicModelError(RuntimeError):
@@ -557,7 +559,7 @@ class SymbolicModel(Model):
 
     @classmethod
     def from_lagranges_method(cls, lm, params=None, name="lagranges_method", coord_names=None,
-                              coord_units=None, conservative=None):
+                              coord_units=None, conservative=None, specified=None):
         """The model of a ``sympy.physics.mechanics.LagrangesMethod``.
 
         M = the dynamic mass matrix, f = the forcing (Coriolis, potential and
@@ -566,6 +568,10 @@ class SymbolicModel(Model):
         q'^T L_q' - L.  Multipliers follow pyint's convention
         (M a = f - G^T lam_h - A^T lam_n).  Conservative by default when there
         is no ``forcelist``, nothing depends on t explicitly and b = 0.
+        ``specified``: {dynamicsymbol T(t): expression of t and parameters} for
+        specified inputs, as in :meth:`from_kanes_method`.  A Lagrangian (or a
+        load's point velocity) written in generalized speeds u(t) of joints is
+        refused, naming them and pointing to ``system.kdes`` and :meth:`from_system`.
         """
         sp = _sp()
         from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
@@ -577,11 +583,13 @@ class SymbolicModel(Model):
         # equations would treat u as given functions (and the loads' partial velocities w.r.t. q' as 0)
         from sympy.core.function import AppliedUndef
         from sympy.physics.mechanics import Point, find_dynamicsymbols
-        speeds = {x for x in sp.sympify(lm._L).atoms(AppliedUndef) if x not in qs and x.args == (t,)}
+        given = set(specified or {})
+        speeds = {x for x in sp.sympify(lm._L).atoms(AppliedUndef)
+                  if x not in qs and x not in given and x.args == (t,)}
         for load in lm.forcelist or []:
             if isinstance(load[0], Point) and lm.inertial is not None:
                 vel = load[0].vel(lm.inertial).to_matrix(lm.inertial)
-                speeds |= {x for x in find_dynamicsymbols(vel) if x not in qs and x not in qds}
+                speeds |= {x for x in find_dynamicsymbols(vel) if x not in qs and x not in qds and x not in given}
         if speeds:
             names = ", ".join(sorted(str(x) for x in speeds))
             raise ValueError(f"from_lagranges_method: the Lagrangian or the loads' velocities contain {names}, "
@@ -605,12 +613,19 @@ class SymbolicModel(Model):
             nh = (A, b)
         L = lm._L[0, 0]
         energy = (sp.Matrix([L]).jacobian(qds) * sp.Matrix(qds))[0, 0] - L
+        # specified inputs (dynamicsymbols of t only) -> their expressions, as in from_kanes_method
+        exprs = [lm._m_d[:, :n], sp.Matrix(lm._f_d), sp.Matrix([energy, L, *hol])] + (list(nh) if nh else [])
+        exprs, n_inputs = _specified(sp, "from_lagranges_method", exprs, qs, qds, specified)
+        M, f, rest = exprs[:3]
+        energy, L, hol = rest[0], rest[1], list(rest[2:])
+        if nh:
+            nh = (exprs[3], exprs[4])
         if conservative is None:  # explicit time dependence: t left once q(t), q'(t) are symbols
             plain = {x: sp.Dummy() for x in qds + qs}
             explicit = any(t in sp.sympify(e).xreplace(plain).free_symbols for e in [L, *hol])
-            conservative = not lm.forcelist and not explicit and \
+            conservative = not lm.forcelist and not explicit and not n_inputs and \
                 (nh is None or all(sp.simplify(x) == 0 for x in nh[1]))
-        return cls(qs, qds, t=t, mass=lm._m_d[:, :n], force=list(lm._f_d), hol=hol or None, nonhol=nh,
+        return cls(qs, qds, t=t, mass=M, force=list(f), hol=hol or None, nonhol=nh,
                    params=params, name=name, coord_names=coord_names, coord_units=coord_units,
                    energy=energy, conservative=conservative)
 
