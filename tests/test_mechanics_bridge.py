@@ -97,7 +97,7 @@ def _bridged(name):
     if name == "four_bar":
         system, p = four_bar()
         model = SymbolicModel.from_system(system, params=p, name="four_bar")
-        q1 = 0.7   # crank angle; the coupler and rocker angles close the loop; released from rest
+        q1 = -0.5  # crank angle; the coupler and rocker angles close the loop; released from rest
         q0 = np.array([q1, *fsolve(lambda x: model.hol(0.0, np.array([q1, *x])), [1.5, 1.5], xtol=1e-13)])
         v0 = np.zeros(3)
         system.form_eoms()
@@ -152,7 +152,9 @@ def _bridge_pairs():
 def test_tutorial_models_converge_at_the_claimed_order(name, method):
     """Every method that accepts the model: the q and v slopes against SymPy + DOP853 within 0.2 of the
     order (the claimed one; on the unconstrained disc UNCONSTRAINED_ORDER), and the constraint levels the
-    method claims at round-off (as tests/test_methods.py). Measured slopes: see the closing note of issue 29."""
+    method claims at round-off (as tests/test_methods.py). Measured (q, v): rolling disc 1.97-2.07 (order
+    2), 3.98-4.00 (4), 4.97-5.01 (5), galerkin_s3 5.96, galerkin_s4 7.96 / 7.87; four-bar 2.00, 3.89-4.04,
+    4.90-5.04; Cartesian pendulum 2.00-2.04, 3.98-4.05, 4.96-4.98."""
     problem = _problem(name)
     model = problem.model
     cls = METHODS[method]
@@ -180,15 +182,15 @@ def test_rolling_disc_reformulated_matches_the_tutorial_to_1e8():
     assert np.max(np.abs(r.q[-1] - qr[0])) <= 1e-8 and np.max(np.abs(r.v[-1] - qdr[0])) <= 1e-8
 
 
-#: Relative energy drift of Lobatto IIIA-IIIB (order 4) at h0 over t_end, measured 4.9e-7 (disc), 4.7e-5
+#: Relative energy drift of Lobatto IIIA-IIIB (order 4) at h0 over t_end, measured 4.9e-7 (disc), 2.6e-6
 #: (four-bar), 1.8e-7 (Cartesian pendulum); bounds 10x.
-ENERGY_DRIFT_BOUND = {"rolling_disc": 5e-6, "four_bar": 5e-4, "cartesian_pendulum": 2e-6}
+ENERGY_DRIFT_BOUND = {"rolling_disc": 5e-6, "four_bar": 2.6e-5, "cartesian_pendulum": 2e-6}
 
 
 @pytest.mark.parametrize("name", ["rolling_disc", "four_bar", "cartesian_pendulum"])
 def test_energy_of_the_bridged_models_is_monitored(name):
     """Gravity became a potential, so the energy T + V is the model's and is conserved: Lobatto IIIA-IIIB's
-    drift is small and falls like h^4 (measured 16.0-16.8x per halving; bound 8x, one order less)."""
+    drift is small and falls like h^4 (measured 16.0-16.1x per halving; bound 8x, one order less)."""
     problem = _problem(name)
     q0, v0 = problem.initial_state
     drifts = []
