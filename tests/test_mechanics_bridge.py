@@ -285,3 +285,35 @@ def test_lagranges_method_with_a_specified_input():
     assert not model.conservative and model.coord_names == ("theta",)
     want = 0.3 * np.cos(0.7) - 2.0 * 9.81 * 0.5 * np.sin(0.4)
     assert abs(model.force(0.7, np.array([0.4]), np.array([1.0]))[0] - want) <= 1e-13
+
+
+def test_kanes_method_knife_edge_equals_the_builtin_skate():
+    """A velocity constraint that is not the derivative of a configuration constraint becomes A v + b: the
+    knife edge on an incline (KanesMethod with a dependent speed) is pyint's Skate (seed 004). Same
+    trajectory as the built-in twin (its A row is the negative of this one: lam changes sign); measured
+    bit-identical q and -lam, bounds 1e-12 and 1e-10 (roundoff of a few operations, lam ~ 5)."""
+    from pyint.models import Skate
+    x, y, th, u1, u2, u3 = dynamicsymbols("x y theta u1 u2 u3")
+    m, J, g, alpha = sp.symbols("m J g alpha")
+    N = ReferenceFrame("N")                    # x down the slope
+    B = N.orientnew("B", "Axis", [th, N.z])    # the blade along B.x
+    O = Point("O")
+    O.set_vel(N, 0)
+    P = O.locatenew("P", x * N.x + y * N.y)
+    P.set_vel(N, u1 * N.x + u2 * N.y)
+    B.set_ang_vel(N, u3 * N.z)
+    body = RigidBody("skate", P, B, m, (J * B.z.outer(B.z), P))
+    km = KanesMethod(N, q_ind=[x, y, th], u_ind=[u1, u3], u_dependent=[u2],
+                     kd_eqs=[x.diff(t) - u1, y.diff(t) - u2, th.diff(t) - u3],
+                     velocity_constraints=[P.vel(N).dot(B.y)])
+    km.kanes_equations([body], [(P, m * g * sp.sin(alpha) * N.x)])
+    model = SymbolicModel.from_kanes_method(km, params={m: 1.0, J: 1.0, g: 10.0, alpha: np.pi / 12})
+    ref = Skate()
+    assert (model.n, model.n_hol, model.n_nonhol, model.coord_names) == (3, 0, 1, ("x", "y", "theta"))
+    assert model.conservative
+    q0, v0 = np.zeros(3), np.array([0.0, 0.0, 2.0])
+    for name in ("genalpha", "galerkin_s2", "rk4_index1"):
+        a = METHODS[name]().integrate(model, q0, v0, 1.0, 0.01)
+        b = METHODS[name]().integrate(ref, q0, v0, 1.0, 0.01)
+        assert a.status == "ok"
+        assert np.max(np.abs(a.q - b.q)) <= 1e-12 and np.max(np.abs(a.lam + b.lam)) <= 1e-10, name
