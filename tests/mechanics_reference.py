@@ -22,9 +22,8 @@ def sympy_reference(eom, params, q0, u0, times):
     qs, us = sp.symbols(f"_q0:{n}"), sp.symbols(f"_u0:{len(u)}")
     rep = dict(zip(u, us))
     rep.update(dict(zip(q, qs)))
-    MM = eom.mass_matrix_full.xreplace(params)
-    FF = eom.forcing_full.xreplace(params)
-    MM, FF = (e.xreplace({d: sp.Dummy() for d in []}).xreplace(rep) for e in (MM, FF))
+    MM = eom.mass_matrix_full.xreplace(params).xreplace(rep)
+    FF = eom.forcing_full.xreplace(params).xreplace(rep)
     t = dynamicsymbols._t
     mm = sp.lambdify([t, qs, us], MM, modules="numpy", cse=True)
     ff = sp.lambdify([t, qs, us], FF, modules="numpy", cse=True)
