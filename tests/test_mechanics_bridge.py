@@ -317,3 +317,14 @@ def test_kanes_method_knife_edge_equals_the_builtin_skate():
         b = METHODS[name]().integrate(ref, q0, v0, 1.0, 0.01)
         assert a.status == "ok"
         assert np.max(np.abs(a.q - b.q)) <= 1e-12 and np.max(np.abs(a.lam + b.lam)) <= 1e-10, name
+
+
+def test_redundant_configuration_constraints_keep_a_true_velocity_constraint():
+    """The span test of the velocity constraints against G uses ranks: with a configuration constraint
+    given twice (G rank-deficient), a velocity constraint outside G's span is still kept, and one inside
+    it dropped."""
+    from pyint.models.symbolic import _independent_of_hol
+    a, b_, c = sp.symbols("a b c")
+    g = [a - b_, 2 * a - 2 * b_]                       # the same constraint twice: rank 1
+    A = sp.Matrix([[1, -1, 0], [0, 0, 1], [3, -3, 0]])  # row 0 and 2 in G's span, row 1 not
+    assert _independent_of_hol(sp, A, g, [a, b_, c]) == [1]
