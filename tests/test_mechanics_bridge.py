@@ -328,3 +328,37 @@ def test_redundant_configuration_constraints_keep_a_true_velocity_constraint():
     g = [a - b_, 2 * a - 2 * b_]                       # the same constraint twice: rank 1
     A = sp.Matrix([[1, -1, 0], [0, 0, 1], [3, -3, 0]])  # row 0 and 2 in G's span, row 1 not
     assert _independent_of_hol(sp, A, g, [a, b_, c]) == [1]
+
+
+def _double_pendulum_kane(permuted):
+    """A double pendulum of point masses in absolute angles; permuted: u1 = q2', u2 = q1'."""
+    q1, q2, u1, u2 = dynamicsymbols("q1 q2 u1 u2")
+    m, l, g = sp.symbols("m l g")
+    N = ReferenceFrame("N")
+    A, B = N.orientnew("A", "Axis", [q1, N.z]), N.orientnew("B", "Axis", [q2, N.z])
+    O = Point("O")
+    O.set_vel(N, 0)
+    P1 = O.locatenew("P1", -l * A.y)
+    P2 = P1.locatenew("P2", -l * B.y)
+    P1.v2pt_theory(O, N, A)
+    P2.v2pt_theory(P1, N, B)
+    kd = [q1.diff(t) - u2, q2.diff(t) - u1] if permuted else [q1.diff(t) - u1, q2.diff(t) - u2]
+    km = KanesMethod(N, q_ind=[q1, q2], u_ind=[u1, u2], kd_eqs=kd)
+    km.kanes_equations([Particle("p1", P1, m), Particle("p2", P2, m)], [(P1, -m * g * N.y), (P2, -m * g * N.y)])
+    return km, {m: 1.0, l: 0.7, g: 9.81}
+
+
+def test_speeds_that_are_the_q_derivatives_in_another_order():
+    """kdes u1 = q2', u2 = q1' (a permutation: N is not I but u is q' reordered) give the same model as
+    u = q': every item equal at random states (to roundoff)."""
+    km, p = _double_pendulum_kane(False)
+    a = SymbolicModel.from_kanes_method(km, params=p)
+    km, p = _double_pendulum_kane(True)
+    b = SymbolicModel.from_kanes_method(km, params=p)
+    assert b.coord_names == ("q1", "q2") and a.conservative and b.conservative
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        q, v = rng.uniform(-1, 1, (2, 2))
+        assert np.max(np.abs(a.mass(q) - b.mass(q))) <= 1e-14
+        assert np.max(np.abs(a.force(0.0, q, v) - b.force(0.0, q, v))) <= 1e-13
+        assert abs(a.energy(0.0, q, v) - b.energy(0.0, q, v)) <= 1e-13
