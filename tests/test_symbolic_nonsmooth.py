@@ -150,3 +150,14 @@ def test_quadratic_drag_crosses_its_kink_at_the_order_it_allows(method):
     p = UNCONSTRAINED_ORDER.get(method, METHODS[method].order)
     slopes, errs = _slopes(*_drag(), method, first=0)
     assert np.all(slopes >= min(p, 3) - 0.2), (slopes, errs)
+
+
+def test_what_cannot_be_differentiated_or_printed_is_named():
+    """No deep traceback: a derivative SymPy leaves unevaluated (Mod) is named with its item, a function
+    SymPy's Fortran printer lacks (gamma; floor) is named with its item and what to write instead."""
+    from pyint.models import SymbolicModelError
+    with pytest.raises(ValueError, match=r"cannot differentiate Derivative\(Mod\(x, 1\), x\) \(in the item force_q"):
+        SymbolicModel([x], [vx], mass=[[1]], force=[sp.Mod(x, 1)], name="mod").compiled_ipar()
+    for f, what in ((sp.gamma(x), "gamma"), (sp.floor(x), "floor")):
+        with pytest.raises(SymbolicModelError, match=rf"item force.* cannot be written in Fortran.*{what}.*Piecewise"):
+            SymbolicModel([x], [vx], mass=[[1]], force=[f], name=what).compiled_ipar()

@@ -943,9 +943,19 @@ class SymbolicModel(Model):
         # kink everywhere, so DiracDelta is 0 (a classical derivative, not the distribution). At the kink the
         # values are sign(0) = 0 and Heaviside(0) = 1/2 (SymPy's default; Heaviside(x, H0) keeps its H0), so
         # d|x|/dx = 0 and d max(x, y)/dx = 1/2 at x = y.
+        # floor and ceiling are piecewise constant: their derivative is 0 away from the jumps, as Heaviside's.
+        def stepwise(d):
+            return isinstance(d, sp.Derivative) and isinstance(d.expr, (sp.floor, sp.ceiling))
         for k, e in items.items():
             if e.has(sp.DiracDelta):
-                items[k] = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
+                e = items[k] = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
+            if e.has(sp.Derivative):
+                e = items[k] = e.replace(stepwise, lambda d: sp.S.Zero)
+                left = sorted({str(d) for d in e.atoms(sp.Derivative)})
+                if left:
+                    raise ValueError(f"SymPy cannot differentiate {left[0]} (in the item {k} of model "
+                                     f"{self.name!r}): write that part of the model with functions SymPy "
+                                     "differentiates (or as a Piecewise of such functions)")
         return items
 
     def with_params(self, values=None, /, **kw):
@@ -1131,10 +1141,18 @@ class SymbolicModel(Model):
             tmps, red = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
             tmps, red = _inline_conditions(sp, tmps, red)
             body = []
-            for s_, x in tmps:
-                body.append(fcode(x, assign_to=s_, source_format="free", standard=2008))
-            for k, x in enumerate(red):
-                body.append(fcode(x, assign_to=sp.Symbol(f"out({k + 1})"), source_format="free", standard=2008))
+            try:
+                for s_, x in tmps:
+                    body.append(fcode(x, assign_to=s_, source_format="free", standard=2008))
+                for k, x in enumerate(red):
+                    body.append(fcode(x, assign_to=sp.Symbol(f"out({k + 1})"), source_format="free",
+                                      standard=2008))
+            except Exception as exc:  # SymPy's printer: PrintMethodNotImplementedError, ValueError, ...
+                raise SymbolicModelError(
+                    f"the item {name} of model {self.name!r} cannot be written in Fortran by SymPy's printer "
+                    f"({type(exc).__name__}: {str(exc).splitlines()[0]}); write the model with functions "
+                    "Fortran has (elementary functions; the non-smooth Abs, Max, Min, Heaviside, sign, "
+                    "Piecewise)") from None
             decl = f"      real(c_double) :: {', '.join(str(s_) for s_, _ in tmps)}\n" if tmps else ""
             lines = "\n".join("      " + ln for b_ in body for ln in b_.splitlines())
             cases.append(f"  case ({codes[name]})  ! {name}\n    block\n{decl}{lines}\n    end block")
