@@ -429,13 +429,20 @@ class SymbolicModel(Model):
     """A model of the shared interface from SymPy expressions (see the module docstring).
 
     q, v: the coordinates and velocities (equal-length sequences of SymPy
-    symbols; dynamicsymbols q(t) are accepted with v their derivatives or
-    plain symbols).  t: the time symbol (None: the model does not depend on
-    time).  mass: the n x n mass matrix M(q) (symmetric).  force: applied forces
+    symbols; dynamicsymbols q(t) are accepted, named after their function
+    (q1), with v their derivatives q1'(t) or plain symbols).  pyint integrates
+    q' = v: a velocity that is a dynamicsymbol other than its coordinate's
+    derivative (a generalized speed u(t) of KanesMethod) is refused by name, as
+    is a q'(t) left in an expression whose velocity is a plain symbol (see
+    :meth:`from_kanes_method` and :meth:`from_system` for Kane's speeds).
+    t: the time symbol (None: the model does not depend on time).  mass: the n x n mass matrix M(q) (symmetric).  force: applied forces
     f(t, q, v) (n); potential: a potential energy V(t, q), whose forces -V_q are
-    added to ``force``.  hol: holonomic constraints g(t, q) = 0; nonhol: (A, b)
-    with A v + b = 0 (b may be None).  params: {symbol: value} of every other
-    symbol (runtime inputs of the compiled model).  energy: the reported energy
+    added to ``force``.  hol: holonomic constraints g(t, q) = 0 (a list, or one
+    expression); nonhol: (A, b) with A v + b = 0 (b may be None).  params:
+    {symbol or its name: value} of every other symbol (runtime inputs of the
+    compiled model, see :meth:`with_params`).  Abs, Max, Min, Heaviside, sign
+    and Piecewise are allowed: derivatives away from the kinks, sign(0) = 0,
+    Heaviside(0) = 1/2 (every symbol is made real).  energy: the reported energy
     (default T + V with T = v^T M v / 2).  conservative: whether ``energy`` is
     conserved (default: no ``force`` term, nothing depends on t, b = 0).
     """
