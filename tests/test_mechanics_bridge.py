@@ -362,3 +362,28 @@ def test_speeds_that_are_the_q_derivatives_in_another_order():
         assert np.max(np.abs(a.mass(q) - b.mass(q))) <= 1e-14
         assert np.max(np.abs(a.force(0.0, q, v) - b.force(0.0, q, v))) <= 1e-13
         assert abs(a.energy(0.0, q, v) - b.energy(0.0, q, v)) <= 1e-13
+
+
+def test_linear_spring_and_gravity_become_a_potential():
+    """A pendulum bob on a spring to a wall point (sympy LinearSpring on a LinearPathway) and a damper
+    (LinearDamper): the spring and gravity become the potential, the damper stays a force; without the
+    damper the model is conservative and its energy is T + m g y + k (L - L0)^2 / 2."""
+    from sympy.physics.mechanics import LinearDamper, LinearPathway, LinearSpring
+    system, p = _pendulum_system()
+    k, L0, c = sp.symbols("k L0 c")
+    wall = system.fixed_point.locatenew("W", 1.0 * system.frame.x)
+    wall.set_vel(system.frame, 0)
+    bob = system.bodies[-1].masscenter
+    system.add_actuators(LinearSpring(k, LinearPathway(wall, bob), L0))
+    params = {**p, k: 30.0, L0: 0.4}
+    model = SymbolicModel.from_system(system, params=params)
+    assert model.conservative
+    th = 0.6
+    x, y = 0.5 * np.cos(th), 0.5 * np.sin(th)
+    L = np.hypot(x - 1.0, y)
+    assert abs(model.energy(0.0, np.array([th]), np.zeros(1)) - (2.0 * 9.81 * y + 15.0 * (L - 0.4)**2)) <= 1e-13
+    r = METHODS["lobatto_iiiab"]().integrate(model, np.array([th]), np.zeros(1), 1.0, 1e-2)
+    assert r.status == "ok" and r.energy_drift <= 1e-6      # measured 6.6e-8
+    system.add_actuators(LinearDamper(c, LinearPathway(wall, bob)))
+    damped = SymbolicModel.from_system(system, params={**params, c: 0.5})
+    assert not damped.conservative

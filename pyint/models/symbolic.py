@@ -345,6 +345,31 @@ def _load_potential(sp, frame, origin, point, force, in_qd, q, qd, rng=None):
     return None
 
 
+def _spring_potential(sp, frame, act, in_qd, q, rng=None):
+    """k (L - L0)^2 / 2 of a sympy.physics.mechanics.LinearSpring (L: its pathway's length), or None for
+    another actuator; accepted when its rate is minus the power of the spring's loads at three random states
+    (as :func:`_load_potential`)."""
+    from sympy.physics.mechanics import LinearSpring, Point, find_dynamicsymbols
+    if not isinstance(act, LinearSpring):
+        return None
+    try:
+        V = in_qd(act.stiffness * (act.pathway.length - act.equilibrium_length) ** 2 / 2)
+        power = in_qd(sum(ld[1].dot(ld[0].vel(frame)) for ld in act.to_loads() if isinstance(ld[0], Point)))
+    except ValueError:
+        return None
+    if find_dynamicsymbols(sp.Matrix([V])) - set(q):
+        return None
+    t = _mech_t()
+    qd = [x.diff(t) for x in q]
+    resid, scale = _plain(sp, [V.diff(t) + power, power], set(qd) | set(q))
+    rng = rng or np.random.default_rng(54321)
+    for _ in range(3):
+        vals = _random_values(sp, [resid, scale], rng)
+        if abs(float(resid.evalf(subs=vals))) > 1e-10 * max(1.0, abs(float(scale.evalf(subs=vals)))):
+            return None
+    return V
+
+
 def _check_symmetric(sp, M, dyn, rng=None):
     rng = rng or np.random.default_rng(7)
     n = M.shape[0]
@@ -735,8 +760,9 @@ class SymbolicModel(Model):
 
         As :meth:`from_kanes_method`, from the system's ``q``, ``u``, ``kdes`` (the joints' and
         the user's), ``holonomic_constraints`` (g), ``nonholonomic_constraints`` (A v + b), bodies,
-        loads and the actuators' loads; whatever ``eom_method`` the system would use (Kane or
-        Lagrange), Kane's equations of the unconstrained system give M and f. The joints' default
+        loads and the actuators' loads (a LinearSpring becomes the potential k (L - L0)^2 / 2);
+        whatever ``eom_method`` the system would use (Kane or Lagrange), Kane's equations of the
+        unconstrained system give M and f. The joints' default
         speeds are u = q' (PinJoint, PrismaticJoint, CylindricalJoint, PlanarJoint, SphericalJoint
         in SymPy 1.14); speeds given other kinematic equations (body rates) are refused.
         A constant force on a point becomes a potential with the system's ``fixed_point`` as the
@@ -783,15 +809,15 @@ class SymbolicModel(Model):
             raise TypeError(f"from_system needs a sympy.physics.mechanics.System, got {type(system)}")
         if not system.bodies:
             raise ValueError("from_system: the system has no bodies")
-        loads = list(system.loads) + [ld for act in system.actuators for ld in act.to_loads()]
         return cls._from_mechanics("from_system", system.frame, system.fixed_point, list(system.q), list(system.u),
                                    list(system.kdes), list(system.holonomic_constraints),
-                                   list(system.nonholonomic_constraints), False, list(system.bodies), loads,
-                                   params, specified, name, coord_names, coord_units)
+                                   list(system.nonholonomic_constraints), False, list(system.bodies),
+                                   list(system.loads), params, specified, name, coord_names, coord_units,
+                                   actuators=list(system.actuators))
 
     @classmethod
     def _from_mechanics(cls, who, frame, origin, q, u, kdes, hol, vel, vel_has_hol, bodies, loads, params,
-                        specified, name, coord_names, coord_units):
+                        specified, name, coord_names, coord_units, actuators=()):
         """The model of a sympy.physics.mechanics description (from_kanes_method, from_system)."""
         sp = _sp()
         from sympy.physics.mechanics import KanesMethod, Point
@@ -811,6 +837,12 @@ class SymbolicModel(Model):
             pot = _load_potential(sp, frame, origin, loc, vec, in_qd, q, qd) if isinstance(loc, Point) else None
             if pot is None:
                 forces.append((loc, vec))
+            else:
+                V += pot
+        for act in actuators:   # a linear spring's potential, the other actuators' loads
+            pot = _spring_potential(sp, frame, act, in_qd, q)
+            if pot is None:
+                forces.extend((ld[0], ld[1]) for ld in act.to_loads())
             else:
                 V += pot
         # Kane's equations with every speed independent and u ordered as q (Kane & Levinson 1985, ch. 6)
