@@ -387,3 +387,13 @@ def test_linear_spring_and_gravity_become_a_potential():
     system.add_actuators(LinearDamper(c, LinearPathway(wall, bob)))
     damped = SymbolicModel.from_system(system, params={**params, c: 0.5})
     assert not damped.conservative
+
+
+def test_kanes_constrained_mass_matrix_passed_by_hand_points_to_the_bridge():
+    """The Cartesian pendulum's KM.mass_matrix (its last row: the velocity constraint's derivative) passed to
+    the constructor with v = q': refused as not symmetric, pointing to from_kanes_method."""
+    km, p = cartesian_pendulum()
+    qd = [x.diff(t) for x in km.q]
+    rep = dict(zip(km.u, qd))
+    with pytest.raises(ValueError, match="not symmetric.*from_kanes_method"):
+        SymbolicModel(km.q, qd, mass=km.mass_matrix.xreplace(rep), force=km.forcing.xreplace(rep), params=p)

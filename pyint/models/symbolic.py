@@ -549,7 +549,8 @@ class SymbolicModel(Model):
         asym = [(i, j) for i in range(n) for j in range(i + 1, n) if sp.expand(M[i, j] - M[j, i]) != 0]
         if asym:
             raise ValueError(f"the mass matrix is not symmetric: M[{asym[0][0]}, {asym[0][1]}] != "
-                             f"M[{asym[0][1]}, {asym[0][0]}]")
+                             f"M[{asym[0][1]}, {asym[0][0]}] (a KanesMethod's mass_matrix with dependent speeds "
+                             "holds the constraints' rows: build the model with SymbolicModel.from_kanes_method)")
 
         # every variable and parameter real (SymPy's default is complex): d|x|/dx = sign(x),
         # d max(x, y)/dx = Heaviside(x - y), ... instead of re/im terms (see _derive for the kinks)
