@@ -45,8 +45,9 @@ versus    side by side, interleaved in one run: this build's generalized-alpha
 symbolic  user models as SymbolicModels (tests/symbolic_models.py): generalized-
           alpha steps/s of the compiled chain (N = 2, 8, 32) and snakeboard
           beside their built-in twins and the same model through the Python
-          callback; the 8-link chain's first compile and cached load, each in
-          a fresh process (SymbolicModel(...) timed apart from the compile/load).
+          callback; the 8-link chain's and SymPy's four-bar linkage's (through
+          SymbolicModel.from_system) first compile and cached load, each in
+          a fresh process (the model's construction timed apart from the compile/load).
 
 Exudyn is installed by dev.sh into build/bench-deps only (never a pyint dependency).
 """
@@ -715,16 +716,25 @@ def section_batch(args):
 
 
 # --- user models compiled from SymPy -------------------------------------------------
-def _compile_time(n_links, cache):
+#: Models timed by _compile_time: the 8-link chain (tests/symbolic_models.py) and SymPy's four-bar linkage
+#: through SymbolicModel.from_system (tests/mechanics_models.py; SymPy's System built before the timing).
+COMPILE_CASES = {
+    "chain 8": ("from symbolic_models import symbolic_chain", "m = symbolic_chain(8)"),
+    "four-bar (from_system)": ("from mechanics_models import four_bar\nfrom pyint.models import SymbolicModel\n"
+                               "s, p = four_bar()", "m = SymbolicModel.from_system(s, params=p)"),
+}
+
+
+def _compile_time(case, cache):
     """(seconds to write the model, seconds to compile or load it) in a fresh process with sympy imported:
-    SymbolicModel(...) from the user's expressions, then compiled_ipar() (cache miss: derivation, code
-    generation, gfortran; hit: the cache's index and dlopen)."""
+    SymbolicModel(...) from the user's expressions (or the bridge from SymPy's System), then compiled_ipar()
+    (cache miss: derivation, code generation, gfortran; hit: the cache's index and dlopen)."""
     import subprocess
-    code = ("import sys, time, sympy; sys.path.insert(0, %r)\n"
-            "from symbolic_models import symbolic_chain\n"
-            "t0 = time.perf_counter(); m = symbolic_chain(%d); t1 = time.perf_counter()\n"
+    setup, build = COMPILE_CASES[case]
+    code = ("import sys, time, sympy; sys.path.insert(0, %r)\n%s\n"
+            "t0 = time.perf_counter(); %s; t1 = time.perf_counter()\n"
             "m.compiled_ipar(); print(t1 - t0, time.perf_counter() - t1)"
-            % (os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"), n_links))
+            % (os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"), setup, build))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYINT_MODEL_CACHE": cache})
     return tuple(float(x) for x in out.stdout.split()[-2:])
@@ -757,13 +767,17 @@ def section_symbolic(args):
         rows.append(row)
         print(f"{label:>12}{row['builtin']:>11.0f}{row['compiled']:>11.0f}{row['callback']:>10.0f}"
               f"{row['compiled'] / row['builtin']:>10.2f}{row['compiled'] / row['callback']:>9.0f}", flush=True)
-    with tempfile.TemporaryDirectory() as cache:
-        write_first, first = _compile_time(8, cache)
-        runs = [_compile_time(8, cache) for _ in range(args.repeats)]
-        write_cached, cached = min(r[0] for r in runs), min(r[1] for r in runs)
-    print(f"8-link chain, fresh process: SymbolicModel(...) {write_first:.2f} s, then first compile "
-          f"(derivation, code generation, gfortran) {first:.2f} s; cached: SymbolicModel(...) {write_cached:.2f} s, "
-          f"load {cached:.3f} s")
+    times = {}
+    for case in COMPILE_CASES:
+        with tempfile.TemporaryDirectory() as cache:
+            write_first, first = _compile_time(case, cache)
+            runs = [_compile_time(case, cache) for _ in range(args.repeats)]
+            times[case] = (write_first, first, min(r[0] for r in runs), min(r[1] for r in runs))
+        print(f"{case}, fresh process: model {write_first:.2f} s, then first compile (derivation, code "
+              f"generation, gfortran) {first:.2f} s; cached: model {times[case][2]:.2f} s, load "
+              f"{times[case][3]:.3f} s")
+    _, first, write_cached, cached = times["chain 8"]
+    _, bridge_first, bridge_write, bridge_cached = times["four-bar (from_system)"]
     impl = ["builtin", "compiled", "callback"]
     ds = xr.Dataset(
         {"steps_per_second": (("case", "path"), [[r[k] for k in impl] for r in rows],
@@ -771,7 +785,13 @@ def section_symbolic(args):
          "model": ("case", [r["model"] for r in rows], {"long_name": "model"}),
          "first_compile_seconds": ((), first, {"units": "s", "long_name": "8-link chain: first compile"}),
          "model_setup_seconds": ((), write_cached, {"units": "s", "long_name": "8-link chain: SymbolicModel(...)"}),
-         "cached_load_seconds": ((), cached, {"units": "s", "long_name": "8-link chain: cached load"})},
+         "cached_load_seconds": ((), cached, {"units": "s", "long_name": "8-link chain: cached load"}),
+         "bridge_first_compile_seconds": ((), bridge_first, {"units": "s",
+                                                             "long_name": "four-bar from_system: first compile"}),
+         "bridge_setup_seconds": ((), bridge_write, {"units": "s",
+                                                     "long_name": "four-bar: SymbolicModel.from_system(...)"}),
+         "bridge_cached_load_seconds": ((), bridge_cached, {"units": "s",
+                                                            "long_name": "four-bar from_system: cached load"})},
         coords={"case": ("case", np.arange(len(rows)), {"long_name": "case"}),
                 "path": ("path", impl, {"long_name": "model evaluation path"})})
     write(ds, "symbolic")

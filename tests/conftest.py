@@ -21,6 +21,7 @@ NUMERIC_MODULES = {
     "test_symplectic", "test_galerkin", "test_liegroup", "test_natural", "test_builtin_models",
     "test_structured", "test_models", "test_symbolic", "test_newton", "test_convergence",
     "test_reference_estimate", "test_callback_bundle", "test_symbolic_property", "test_adaptive",
+    "test_mechanics_bridge", "test_symbolic_nonsmooth",
 }
 
 

@@ -62,13 +62,30 @@ MATRIX_ITEMS = ("mass", "mass_dq", "force_q", "force_v", "hol_jac", "hol_vel_q",
 VECTOR_ITEMS = ("force", "hol", "hol_t", "hol_gamma", "nh_b", "nh_gamma", "energy")
 _REQUEST_CODES = {name: code for code, name in CALLBACK_REQUESTS.items()}
 #: Version of the code generator (part of every cache key).
-GENERATOR = "pyint-symbolic-2"
+GENERATOR = "pyint-symbolic-3"
 #: gfortran flags (-frecursive: every local on the stack, so OpenMP batches may share the routine).
 FFLAGS = ("-O2", "-fPIC", "-shared", "-frecursive", "-ffree-line-length-none")
 _KEY_LEN = 64
 
 _lock = threading.Lock()
 _loaded: dict[str, ctypes.CDLL] = {}  # key -> library: loaded once per process, never unloaded
+
+
+#: How to get velocities that are the coordinates' derivatives (the refusals quote it).
+_QDOT_HOWTO = (
+    "pyint integrates q' = v, so every velocity must be its coordinate's time derivative. Choose the "
+    "generalized speeds u = q': in KanesMethod, kd_eqs=[q1.diff(t) - u1, q2.diff(t) - u2, ...] and the "
+    "frames oriented by their angles (orient/orientnew) instead of angular velocities set in u; with joints, "
+    "speeds whose kdes are q' - u (every joint's default). "
+    "Then pass the KanesMethod or System to SymbolicModel.from_kanes_method / from_system, or give "
+    "v=[q1.diff(t), ...] (or plain symbols standing for q')")
+#: What undefined functions of t usually are.
+_SPEEDS_HINT = (
+    "If they are generalized speeds u(t) of KanesMethod or of a System's joints, the kinematic equations "
+    "(KM.kindiffdict(), system.kdes) relate them to q': use SymbolicModel.from_kanes_method(KM) or "
+    "from_system(system), which read them; if they are specified inputs (dynamicsymbols of t), write them as "
+    "expressions of t, or give specified={input: expression} to from_kanes_method, from_system or "
+    "from_lagranges_method")
 
 
 class SymbolicModelError(RuntimeError):
@@ -198,17 +215,259 @@ def _as_matrix(sp, x, what, shape=None):
     return m
 
 
+def _fortran_ready(sp, e):
+    """``e`` with sign, Heaviside, Max and Min written as Piecewise (Fortran merge): SymPy's Fortran printer
+    has no Heaviside, prints sign(x) as Fortran's sign(1, x) (which is 1 at x = 0, not SymPy's 0) and
+    max/min of mixed integer and real arguments, which gfortran refuses."""
+    if not e.has(sp.sign, sp.Heaviside, sp.Max, sp.Min, sp.Piecewise):
+        return e
+
+    def heaviside(x, h0=sp.S.Half):
+        return sp.Piecewise((0, x < 0), (h0, sp.Eq(x, 0)), (1, True))
+    e = e.replace(sp.Heaviside, heaviside)
+    e = e.replace(sp.sign, lambda x: sp.Piecewise((1, x > 0), (-1, x < 0), (0, True)))
+    e = e.replace(lambda x: isinstance(x, (sp.Max, sp.Min)), lambda x: x.rewrite(sp.Piecewise))
+
+    # merge(tsource, fsource, mask) needs both values real: integer and rational branches become reals
+    def real_branches(*args):
+        return sp.Piecewise(*[(sp.Float(x, 20) if x.is_Number else x, c) for x, c in args])
+    return e.replace(sp.Piecewise, real_branches)
+
+
+# -- sympy.physics.mechanics: the pieces of from_kanes_method / from_system ----------------------
+
+def _mech_t():
+    from sympy.physics.mechanics import dynamicsymbols
+    return dynamicsymbols._t
+
+
+def _random_values(sp, exprs, rng, fixed=None):
+    """{symbol: value} for every free symbol of exprs (values in [0.6, 1.4]: away from zeros and poles of the
+    usual trigonometric and length expressions), ``fixed`` overriding."""
+    syms = set()
+    for e in exprs:
+        syms |= sp.sympify(e).free_symbols
+    vals = {s_: float(rng.uniform(0.6, 1.4)) for s_ in sorted(syms, key=str)}
+    vals.update(fixed or {})
+    return vals
+
+
+def _plain(sp, exprs, dyn):
+    """exprs with the dynamicsymbols (and derivatives) of ``dyn`` replaced by plain Dummies (for numbers)."""
+    rep = {d: sp.Dummy(str(d).replace("(t)", "").replace("Derivative", "d")) for d in dyn}
+    ders = {d: r for d, r in rep.items() if isinstance(d, sp.Derivative)}
+    rest = {d: r for d, r in rep.items() if not isinstance(d, sp.Derivative)}
+    return [sp.sympify(e).xreplace(ders).xreplace(rest) for e in exprs]
+
+
+def _speeds_are_qdot(sp, who, q, u, kdes):
+    """{u_j: q_i'} when the kinematic differential equations say the speeds are the q' (in some order);
+    else a ValueError quoting the equations solved for q' (q' = N(q) u + c) and how to choose u = q'."""
+    t = _mech_t()
+    qd = [x.diff(t) for x in q]
+    K = sp.Matrix(kdes)
+    if len(u) != len(q) or K.shape[0] != len(q):
+        raise ValueError(f"{who}: {len(q)} coordinates, {len(u)} speeds and {K.shape[0]} kinematic differential "
+                         "equations; pyint needs one speed u = q' per coordinate. " + _QDOT_HOWTO)
+    Kqd, Ku = K.jacobian(qd), K.jacobian(u)
+    c = K.xreplace(dict.fromkeys(qd, 0)).xreplace(dict.fromkeys(u, 0))
+    if Kqd.has(*qd, *u) or Ku.has(*qd, *u):
+        raise ValueError(f"{who}: the kinematic differential equations are not linear in q' and u: "
+                         f"{', '.join(f'{x} = 0' for x in kdes)}")
+    N = sp.simplify(-Kqd.LUsolve(Ku))
+    c = sp.simplify(-Kqd.LUsolve(c))
+    usub = {}
+    ok = all(x == 0 for x in c)
+    for i in range(len(q)):
+        ones = [j for j in range(len(u)) if N[i, j] != 0]
+        if len(ones) != 1 or N[i, ones[0]] != 1 or u[ones[0]] in usub:
+            ok = False
+            break
+        usub[u[ones[0]]] = qd[i]
+    if not ok:
+        solved = "; ".join(f"{q[i].func.__name__}' = {sp.Add(*[N[i, j] * u[j] for j in range(len(u))], c[i])}"
+                           for i in range(len(q)))
+        raise ValueError(f"{who}: the speeds are not the coordinates' derivatives; the kinematic differential "
+                         f"equations {', '.join(f'{x} = 0' for x in kdes)} say q' = N(q) u + c with N != I: "
+                         f"{solved}. " + _QDOT_HOWTO)
+    return usub
+
+
+def _load_potential(sp, frame, origin, point, force, in_qd, q, qd, rng=None):
+    """The potential V(q) of a constant force on ``point`` (a gravity load), or None.
+
+    The force must have constant components in ``frame`` (no dynamicsymbol); V = -F . r, r the point's
+    position from ``origin`` (System.fixed_point) or, without one, from a point of the point's position tree.
+    Accepted only when dV/dt + F . v_P = 0 at three random states (v_P: the point's velocity, u = q'):
+    then -V_q are exactly the load's generalized forces (the check rejects an origin that moves, such as
+    a contact point, along F)."""
+    from sympy.physics.mechanics import find_dynamicsymbols
+    if force == 0:
+        return None
+    comps = force.to_matrix(frame)
+    if find_dynamicsymbols(comps):
+        return None
+    try:
+        vP = in_qd(point.vel(frame).dot(force))
+    except ValueError:
+        return None
+    if origin is not None:
+        cands = [origin]
+    else:   # the points of the position tree, nearest first
+        seen, cands, todo = {point}, [], [point]
+        while todo:
+            p = todo.pop(0)
+            for o in p._pos_dict:
+                if o not in seen:
+                    seen.add(o)
+                    cands.append(o)
+                    todo.append(o)
+    t = _mech_t()
+    rng = rng or np.random.default_rng(12345)
+    for o in cands:
+        try:
+            V = in_qd(-force.dot(point.pos_from(o)))
+        except ValueError:
+            continue
+        if find_dynamicsymbols(sp.Matrix([V])) - set(q):
+            continue
+        dV = V.diff(t)   # the total derivative: q are functions of t
+        resid, scale = _plain(sp, [dV + vP, vP], set(qd) | set(q))
+        good = True
+        for _ in range(3):
+            vals = _random_values(sp, [resid, scale], rng)
+            r_, s_ = float(resid.evalf(subs=vals)), float(scale.evalf(subs=vals))
+            if abs(r_) > 1e-10 * max(1.0, abs(s_)):
+                good = False
+                break
+        if good:
+            return V
+    return None
+
+
+def _spring_potential(sp, frame, act, in_qd, q, rng=None):
+    """k (L - L0)^2 / 2 of a sympy.physics.mechanics.LinearSpring (L: its pathway's length), or None for
+    another actuator; accepted when its rate is minus the power of the spring's loads at three random states
+    (as :func:`_load_potential`)."""
+    from sympy.physics.mechanics import LinearSpring, Point, find_dynamicsymbols
+    if not isinstance(act, LinearSpring):
+        return None
+    try:
+        V = in_qd(act.stiffness * (act.pathway.length - act.equilibrium_length) ** 2 / 2)
+        power = in_qd(sum(ld[1].dot(ld[0].vel(frame)) for ld in act.to_loads() if isinstance(ld[0], Point)))
+    except ValueError:
+        return None
+    if find_dynamicsymbols(sp.Matrix([V])) - set(q):
+        return None
+    t = _mech_t()
+    qd = [x.diff(t) for x in q]
+    resid, scale = _plain(sp, [V.diff(t) + power, power], set(qd) | set(q))
+    rng = rng or np.random.default_rng(54321)
+    for _ in range(3):
+        vals = _random_values(sp, [resid, scale], rng)
+        if abs(float(resid.evalf(subs=vals))) > 1e-10 * max(1.0, abs(float(scale.evalf(subs=vals)))):
+            return None
+    return V
+
+
+def _check_symmetric(sp, M, dyn, rng=None):
+    rng = rng or np.random.default_rng(7)
+    n = M.shape[0]
+    (Mp,) = _plain(sp, [M], set(dyn))
+    vals = _random_values(sp, [Mp], rng)
+    Mn = np.array(Mp.evalf(subs=vals).tolist(), dtype=float)
+    # Kane's generalized inertia matrix is symmetric when every speed is independent (as formed here)
+    if np.max(np.abs(Mn - Mn.T)) > 1e-10 * max(1.0, np.max(np.abs(Mn))):  # pragma: no cover
+        raise ValueError(f"Kane's mass matrix is not symmetric (n = {n}): is every speed independent?")
+
+
+def _independent_of_hol(sp, A, g, q, rng=None):
+    """Rows of A not in the span of G = g_q and of the rows kept before (at a random state): the velocity
+    constraints that are not the derivatives of the configuration constraints."""
+    rng = rng or np.random.default_rng(11)
+    G = sp.Matrix(g).jacobian(q) if g else sp.zeros(0, len(q))
+    Gp, Ap = _plain(sp, [G, A], set(q))
+    vals = _random_values(sp, [Gp, Ap], rng)
+    rows = [np.array(Gp.evalf(subs=vals).tolist(), dtype=float).reshape(G.shape)] if G.shape[0] else []
+    An = np.array(Ap.evalf(subs=vals).tolist(), dtype=float).reshape(A.shape)
+    def rank(a):
+        return np.linalg.matrix_rank(a, tol=1e-9 * max(1.0, np.max(np.abs(a), initial=0.0))) if a.size else 0
+    keep = []
+    base = np.vstack(rows) if rows else np.zeros((0, len(q)))
+    for i in range(A.shape[0]):
+        trial = np.vstack([base, An[i:i + 1]])
+        if rank(trial) > rank(base):
+            keep.append(i)
+            base = trial
+    return keep
+
+
+def _specified(sp, who, exprs, q, qd, specified):
+    """exprs with the specified inputs (dynamicsymbols of t other than q, q') replaced by their values;
+    (exprs, number of inputs)."""
+    from sympy.core.function import AppliedUndef
+    t = _mech_t()
+    known = set(q)
+    found = set()
+    for e in exprs:
+        for x in sp.sympify(e).atoms(AppliedUndef):
+            if x not in known and x.args == (t,):
+                found.add(x)
+    specified = dict(specified or {})
+    bad = [k for k in specified if k not in found]
+    if bad:
+        raise ValueError(f"{who}: specified names {', '.join(map(str, bad))}, which the equations do not contain "
+                         f"(their inputs: {', '.join(sorted(map(str, found))) or 'none'})")
+    left = sorted(str(x) for x in found if x not in specified)
+    if left:
+        raise ValueError(f"{who}: specified inputs without a value: {', '.join(left)}; give "
+                         "specified={input: expression of t and parameters (or a parameter Symbol)}")
+    if not specified:
+        return exprs, 0
+    ders = {}
+    for e in exprs:
+        for d in sp.sympify(e).atoms(sp.Derivative):
+            if d.expr in specified:
+                ders[d] = sp.sympify(specified[d.expr]).diff(*d.variable_count)
+    out = [sp.sympify(e).xreplace(ders).xreplace({k: sp.sympify(x) for k, x in specified.items()}) for e in exprs]
+    return out, len(specified)
+
+
+def _inline_conditions(sp, tmps, red):
+    """cse's temporaries that are conditions (x1 = q(2) <= 0.1, from a Piecewise) put back in place: the
+    temporaries are declared real(c_double)."""
+    from sympy.logic.boolalg import Boolean
+    cond = {}
+    kept = []
+    for s_, x in tmps:
+        x = x.xreplace(cond) if cond else x
+        if isinstance(x, Boolean):
+            cond[s_] = x
+        else:
+            kept.append((s_, x))
+    if not cond:
+        return tmps, red
+    return kept, [r.xreplace(cond) for r in red]
+
+
 class SymbolicModel(Model):
     """A model of the shared interface from SymPy expressions (see the module docstring).
 
     q, v: the coordinates and velocities (equal-length sequences of SymPy
-    symbols; dynamicsymbols q(t) are accepted with v their derivatives or
-    plain symbols).  t: the time symbol (None: the model does not depend on
-    time).  mass: the n x n mass matrix M(q) (symmetric).  force: applied forces
+    symbols; dynamicsymbols q(t) are accepted, named after their function
+    (q1), with v their derivatives q1'(t) or plain symbols).  pyint integrates
+    q' = v: a velocity that is a dynamicsymbol other than its coordinate's
+    derivative (a generalized speed u(t) of KanesMethod) is refused by name, as
+    is a q'(t) left in an expression whose velocity is a plain symbol (see
+    :meth:`from_kanes_method` and :meth:`from_system` for Kane's speeds).
+    t: the time symbol (None: the model does not depend on time).  mass: the n x n mass matrix M(q) (symmetric).  force: applied forces
     f(t, q, v) (n); potential: a potential energy V(t, q), whose forces -V_q are
-    added to ``force``.  hol: holonomic constraints g(t, q) = 0; nonhol: (A, b)
-    with A v + b = 0 (b may be None).  params: {symbol: value} of every other
-    symbol (runtime inputs of the compiled model).  energy: the reported energy
+    added to ``force``.  hol: holonomic constraints g(t, q) = 0 (a list, or one
+    expression); nonhol: (A, b) with A v + b = 0 (b may be None).  params:
+    {symbol or its name: value} of every other symbol (runtime inputs of the
+    compiled model, see :meth:`with_params`).  Abs, Max, Min, Heaviside, sign
+    and Piecewise are allowed: derivatives away from the kinks, sign(0) = 0,
+    Heaviside(0) = 1/2 (every symbol is made real).  energy: the reported energy
     (default T + V with T = v^T M v / 2).  conservative: whether ``energy`` is
     conserved (default: no ``force`` term, nothing depends on t, b = 0).
     """
@@ -236,6 +495,8 @@ class SymbolicModel(Model):
         V = sp.Integer(0) if potential is None else sp.sympify(potential).xreplace(subs)
         if potential is not None:
             f = f - sp.Matrix([V]).jacobian(q).T
+        if hol is not None and isinstance(hol, sp.Basic) and not isinstance(hol, sp.MatrixBase):
+            hol = [hol]  # one constraint given as a bare expression
         g = sp.zeros(0, 1) if hol is None else _as_matrix(sp, list(hol), "hol").xreplace(subs)
         if g.shape[1] != 1:
             g = g.reshape(g.shape[0] * g.shape[1], 1)
@@ -254,18 +515,16 @@ class SymbolicModel(Model):
         T = (sp.Matrix(v).T * M * sp.Matrix(v))[0, 0] / 2
         E = T + V if energy is None else sp.sympify(energy).xreplace(subs)
 
-        # every symbol needs a value
-        params = dict(params or {})
+        # every symbol needs a value; params are keyed by Symbol or by name (as in with_params)
+        exprs = {"mass": M, "force": f, "hol": g, "nh_A": A, "nh_b": b, "energy": sp.Matrix([E])}
+        params = self._param_symbols(sp, params, exprs.values())
         for s_, val in params.items():
-            if not isinstance(s_, sp.Symbol):
-                raise ValueError(f"params keys must be SymPy symbols, got {s_!r}")
             if s_ in q or s_ in v or s_ == tsym:
                 raise ValueError(f"{s_} is a coordinate, velocity or time and cannot be a parameter")
             if not np.isfinite(float(val)):
                 raise ValueError(f"parameter {s_} = {val} is not finite")
         psyms = sorted(params, key=lambda s_: s_.name)
         known = set(q) | set(v) | {tsym} | set(psyms)
-        exprs = {"mass": M, "force": f, "hol": g, "nh_A": A, "nh_b": b, "energy": sp.Matrix([E])}
         for what, e in exprs.items():
             left = sorted((s_ for s_ in e.free_symbols if s_ not in known), key=str)
             if left:
@@ -276,7 +535,12 @@ class SymbolicModel(Model):
             undef = sorted({str(x.func) for x in e.atoms(AppliedUndef)})
             if undef:
                 raise ValueError(f"undefined functions in {what}: {', '.join(undef)} (write them out in SymPy "
-                                 "functions; dynamicsymbols belong in q and v)")
+                                 "functions; dynamicsymbols belong in q and v). " + _SPEEDS_HINT)
+            # a q'(t) left in an expression is not one of the velocities (xreplace left Derivative(q1, t))
+            ders = sorted({str(x) for x in e.atoms(sp.Derivative)})
+            if ders:
+                raise ValueError(f"{what} contains {', '.join(ders)}, a time derivative that is not one of the "
+                                 "velocities v: " + _QDOT_HOWTO)
         for what, e, bad in (("mass", M, set(v) | {tsym}), ("hol", g, set(v)), ("nonhol A", A, set(v)),
                              ("nonhol b", b, set(v)), ("potential", sp.Matrix([V]), set(v))):
             dep = sorted((s_ for s_ in e.free_symbols if s_ in bad), key=str)
@@ -285,7 +549,22 @@ class SymbolicModel(Model):
         asym = [(i, j) for i in range(n) for j in range(i + 1, n) if sp.expand(M[i, j] - M[j, i]) != 0]
         if asym:
             raise ValueError(f"the mass matrix is not symmetric: M[{asym[0][0]}, {asym[0][1]}] != "
-                             f"M[{asym[0][1]}, {asym[0][0]}]")
+                             f"M[{asym[0][1]}, {asym[0][0]}] (a KanesMethod's mass_matrix with dependent speeds "
+                             "holds the constraints' rows: build the model with SymbolicModel.from_kanes_method)")
+
+        # every variable and parameter real (SymPy's default is complex): d|x|/dx = sign(x),
+        # d max(x, y)/dx = Heaviside(x - y), ... instead of re/im terms (see _derive for the kinks)
+        real = {s_: (sp.Dummy(s_.name, real=True) if isinstance(s_, sp.Dummy) else sp.Symbol(s_.name, real=True))
+                for s_ in [*q, *v, tsym, *psyms] if not s_.is_real}
+        names = [s_.name for s_ in [*q, *v, *psyms]]
+        dup = sorted({x for x in names if names.count(x) > 1})
+        if dup:
+            raise ValueError(f"two symbols of the model share the name {dup[0]!r} (coordinates, velocities and "
+                             "parameters need distinct names)")
+        q, v, psyms = [real.get(s_, s_) for s_ in q], [real.get(s_, s_) for s_ in v], [real.get(s_, s_) for s_ in psyms]
+        params = {real.get(s_, s_): x for s_, x in params.items()}
+        tsym = real.get(tsym, tsym)
+        M, f, g, A, b, E, V = (x.xreplace(real) for x in (M, f, g, A, b, sp.sympify(E), sp.sympify(V)))
 
         self.name = str(name)
         self.n, self.n_hol, self.n_nonhol = n, mh, mn
@@ -316,7 +595,7 @@ class SymbolicModel(Model):
 
     @classmethod
     def from_lagranges_method(cls, lm, params=None, name="lagranges_method", coord_names=None,
-                              coord_units=None, conservative=None):
+                              coord_units=None, conservative=None, specified=None):
         """The model of a ``sympy.physics.mechanics.LagrangesMethod``.
 
         M = the dynamic mass matrix, f = the forcing (Coriolis, potential and
@@ -325,15 +604,38 @@ class SymbolicModel(Model):
         q'^T L_q' - L.  Multipliers follow pyint's convention
         (M a = f - G^T lam_h - A^T lam_n).  Conservative by default when there
         is no ``forcelist``, nothing depends on t explicitly and b = 0.
+        ``specified``: {dynamicsymbol T(t): expression of t and parameters} for
+        specified inputs, as in :meth:`from_kanes_method`.  A Lagrangian (or a
+        load's point velocity) written in generalized speeds u(t) of joints is
+        refused, naming them and pointing to ``system.kdes`` and :meth:`from_system`.
         """
         sp = _sp()
         from sympy.physics.mechanics import LagrangesMethod, dynamicsymbols
         if not isinstance(lm, LagrangesMethod):
             raise TypeError(f"from_lagranges_method needs a sympy.physics.mechanics.LagrangesMethod, got {type(lm)}")
-        if lm.eom is None:
-            lm.form_lagranges_equations()
         t = dynamicsymbols._t
         qs, qds = list(lm.q), list(lm._qdots)
+        # a Lagrangian of bodies whose velocities are written in joint speeds u(t) holds u, not q': its
+        # equations would treat u as given functions (and the loads' partial velocities w.r.t. q' as 0)
+        from sympy.core.function import AppliedUndef
+        from sympy.physics.mechanics import Point, find_dynamicsymbols
+        given = set(specified or {})
+        speeds = {x for x in sp.sympify(lm._L).atoms(AppliedUndef)
+                  if x not in qs and x not in given and x.args == (t,)}
+        for load in lm.forcelist or []:
+            if isinstance(load[0], Point) and lm.inertial is not None:
+                vel = load[0].vel(lm.inertial).to_matrix(lm.inertial)
+                speeds |= {x for x in find_dynamicsymbols(vel) if x not in qs and x not in qds and x not in given}
+        if speeds:
+            names = ", ".join(sorted(str(x) for x in speeds))
+            raise ValueError(f"from_lagranges_method: the Lagrangian or the loads' velocities contain {names}, "
+                             "neither coordinates nor their derivatives: generalized speeds u of joints or of "
+                             "KanesMethod-style kinematics. Their kinematic equations (system.kdes) relate them "
+                             "to q': build the model with SymbolicModel.from_system(system) (or "
+                             "from_kanes_method), which reads them, or substitute u in terms of q' before "
+                             "forming the Lagrangian (L.xreplace(solve(system.kdes, system.u)))")
+        if lm.eom is None:
+            lm.form_lagranges_equations()
         n = len(qs)
         hol = list(lm._hol_coneqs)
         nonhol = list(lm.coneqs)[len(hol):]
@@ -347,44 +649,296 @@ class SymbolicModel(Model):
             nh = (A, b)
         L = lm._L[0, 0]
         energy = (sp.Matrix([L]).jacobian(qds) * sp.Matrix(qds))[0, 0] - L
+        # specified inputs (dynamicsymbols of t only) -> their expressions, as in from_kanes_method
+        exprs = [lm._m_d[:, :n], sp.Matrix(lm._f_d), sp.Matrix([energy, L, *hol])] + (list(nh) if nh else [])
+        exprs, n_inputs = _specified(sp, "from_lagranges_method", exprs, qs, qds, specified)
+        M, f, rest = exprs[:3]
+        energy, L, hol = rest[0], rest[1], list(rest[2:])
+        if nh:
+            nh = (exprs[3], exprs[4])
         if conservative is None:  # explicit time dependence: t left once q(t), q'(t) are symbols
             plain = {x: sp.Dummy() for x in qds + qs}
             explicit = any(t in sp.sympify(e).xreplace(plain).free_symbols for e in [L, *hol])
-            conservative = not lm.forcelist and not explicit and \
+            conservative = not lm.forcelist and not explicit and not n_inputs and \
                 (nh is None or all(sp.simplify(x) == 0 for x in nh[1]))
-        return cls(qs, qds, t=t, mass=lm._m_d[:, :n], force=list(lm._f_d), hol=hol or None, nonhol=nh,
+        return cls(qs, qds, t=t, mass=M, force=list(f), hol=hol or None, nonhol=nh,
                    params=params, name=name, coord_names=coord_names, coord_units=coord_units,
                    energy=energy, conservative=conservative)
+
+    @classmethod
+    def from_kanes_method(cls, km, params=None, specified=None, name="kanes_method", coord_names=None,
+                          coord_units=None):
+        """The model of a ``sympy.physics.mechanics.KanesMethod``, if its speeds are the q'.
+
+        pyint integrates M(q) q'' = f(t, q, q') - G^T lam_h - A^T lam_n: its velocities are the
+        coordinates' derivatives. The kinematic differential equations (``kd_eqs``) are read and
+        solved for q'; when they say u = q' (up to the order of the speeds, possibly after a linear
+        solve), Kane's equations of the system with every speed independent are formed again
+        (Kane & Levinson, *Dynamics: Theory and Applications*, 1985, ch. 6: Fr + Fr* = 0 with the
+        partial velocities of all u) from the KanesMethod's bodies and loads, and u is replaced by
+        q'. With the constraints removed from Kane's equations, their forces are pyint's
+        multipliers: M = the generalized inertia matrix (symmetric), f = Kane's forcing.
+
+        What is read:
+
+        * configuration constraints (``configuration_constraints``) become g(t, q) = 0;
+        * velocity constraints (``velocity_constraints``) become A v + b = 0, except those that are
+          the time derivatives of the configuration constraints (tested numerically at a random
+          state: their rows lie in the span of G), which g already imposes;
+        * loads become forces, except a **constant force on a point** (the same vector in the
+          inertial frame at every state, such as gravity m*g*N.z on a mass centre): it becomes the
+          potential V = -F . r_P, r_P the point's position from a point of its position tree,
+          accepted when dV/dt = -F . v_P at three random states (so V's forces are exactly the
+          load's generalized forces), and the energy T + V is then monitored;
+        * specified inputs, dynamicsymbols of t that are neither q nor u, take their values from
+          ``specified``.
+
+        The model is conservative when every load became a potential, nothing depends on t
+        explicitly and b = 0.
+
+        Parameters
+        ----------
+        km : sympy.physics.mechanics.KanesMethod
+            With ``kanes_equations(bodies, loads)`` called (or bodies and forcelist given to it).
+        params : dict, optional
+            {Symbol or name: value} of every other symbol (runtime inputs, see :meth:`with_params`).
+        specified : dict, optional
+            {dynamicsymbol T(t): expression of t and parameters (or a parameter Symbol)}.
+        name, coord_names, coord_units : optional
+            As for the constructor; coordinate names default to the dynamicsymbols' names.
+
+        Returns
+        -------
+        SymbolicModel
+
+        Raises
+        ------
+        ValueError
+            When the kinematic differential equations are not u = q' (q' = N(q) u + c with N not a
+            permutation or c != 0): the message quotes them and says how to choose u = q'; when a
+            specified input has no value; when auxiliary speeds are present.
+        TypeError
+            When ``km`` is not a KanesMethod.
+
+        Examples
+        --------
+        >>> import sympy as sp
+        >>> from sympy.physics.mechanics import (KanesMethod, Particle, Point, ReferenceFrame,
+        ...                                      dynamicsymbols)
+        >>> q, u = dynamicsymbols("q u")
+        >>> m, k = sp.symbols("m k")
+        >>> N = ReferenceFrame("N"); O = Point("O"); O.set_vel(N, 0)
+        >>> P = O.locatenew("P", q * N.x); P.set_vel(N, u * N.x)
+        >>> km = KanesMethod(N, [q], [u], kd_eqs=[q.diff() - u])
+        >>> _ = km.kanes_equations([Particle("p", P, m)], [(P, -k * q * N.x)])
+        >>> model = SymbolicModel.from_kanes_method(km, params={"m": 1.0, "k": 4.0})
+        >>> model.coord_names, model.n
+        (('q',), 1)
+        """
+        from sympy.physics.mechanics import KanesMethod
+        if not isinstance(km, KanesMethod):
+            raise TypeError(f"from_kanes_method needs a sympy.physics.mechanics.KanesMethod, got {type(km)}")
+        if km._uaux:
+            raise ValueError("from_kanes_method: the KanesMethod has auxiliary speeds (u_auxiliary); pyint's "
+                             "multipliers are the constraint forces: build it without them")
+        if not km._bodylist:
+            raise ValueError("from_kanes_method: the KanesMethod has no bodies; call "
+                             "KM.kanes_equations(bodies, loads) first")
+        q, u = list(km.q), list(km.u)
+        qd = [x.diff(_mech_t()) for x in q]
+        if not km._k_kqdot_implicit:
+            raise ValueError("from_kanes_method: the KanesMethod has no kinematic differential equations")
+        kdes = list(km._k_kqdot_implicit * _sp().Matrix(qd) + km._k_ku_implicit * _sp().Matrix(u)
+                    + km._f_k_implicit)
+        vel = list(km._k_nh * _sp().Matrix(u) + km._f_nh) if km._k_nh else []
+        return cls._from_mechanics("from_kanes_method", km._inertial, None, q, u, kdes, list(km._f_h), vel, True,
+                                   km._bodylist, list(km._forcelist or []), params, specified, name, coord_names,
+                                   coord_units)
+
+    @classmethod
+    def from_system(cls, system, params=None, specified=None, name="system", coord_names=None, coord_units=None):
+        """The model of a ``sympy.physics.mechanics.System`` (bodies, joints, loads, actuators).
+
+        As :meth:`from_kanes_method`, from the system's ``q``, ``u``, ``kdes`` (the joints' and
+        the user's), ``holonomic_constraints`` (g), ``nonholonomic_constraints`` (A v + b), bodies,
+        loads and the actuators' loads (a LinearSpring becomes the potential k (L - L0)^2 / 2);
+        whatever ``eom_method`` the system would use (Kane or Lagrange), Kane's equations of the
+        unconstrained system give M and f. The joints' default
+        speeds are u = q' (PinJoint, PrismaticJoint, CylindricalJoint, PlanarJoint, SphericalJoint
+        in SymPy 1.14); speeds given other kinematic equations (body rates) are refused.
+        A constant force on a point becomes a potential with the system's ``fixed_point`` as the
+        origin (see :meth:`from_kanes_method`).
+
+        Parameters
+        ----------
+        system : sympy.physics.mechanics.System
+        params, specified, name, coord_names, coord_units : optional
+            As for :meth:`from_kanes_method`.
+
+        Returns
+        -------
+        SymbolicModel
+
+        Raises
+        ------
+        ValueError
+            When the kdes are not u = q' (quoted, with how to choose u = q'), a specified input has
+            no value, or the system has no bodies.
+        TypeError
+            When ``system`` is not a System.
+
+        Examples
+        --------
+        A rod on a pin, gravity as a load (it becomes the potential m g (l/2) sin(theta)):
+
+        >>> import sympy as sp
+        >>> from sympy.physics.mechanics import PinJoint, RigidBody, System, dynamicsymbols
+        >>> m, l, g = sp.symbols("m l g")
+        >>> theta, omega = dynamicsymbols("theta omega")
+        >>> ground, rod = RigidBody("ground"), RigidBody("rod", mass=m)
+        >>> rod.central_inertia = (m * l**2 / 12) * rod.z.outer(rod.z)
+        >>> system = System.from_newtonian(ground)
+        >>> system.add_joints(PinJoint("pin", ground, rod, coordinates=theta, speeds=omega,
+        ...                            joint_axis=ground.z, child_point=-l / 2 * rod.x))
+        >>> system.add_loads((rod.masscenter, -m * g * ground.y))
+        >>> model = SymbolicModel.from_system(system, params={"m": 1.0, "l": 1.0, "g": 9.81})
+        >>> model.coord_names, model.conservative
+        (('theta',), True)
+        """
+        from sympy.physics.mechanics import System
+        if not isinstance(system, System):
+            raise TypeError(f"from_system needs a sympy.physics.mechanics.System, got {type(system)}")
+        if not system.bodies:
+            raise ValueError("from_system: the system has no bodies")
+        return cls._from_mechanics("from_system", system.frame, system.fixed_point, list(system.q), list(system.u),
+                                   list(system.kdes), list(system.holonomic_constraints),
+                                   list(system.nonholonomic_constraints), False, list(system.bodies),
+                                   list(system.loads), params, specified, name, coord_names, coord_units,
+                                   actuators=list(system.actuators))
+
+    @classmethod
+    def _from_mechanics(cls, who, frame, origin, q, u, kdes, hol, vel, vel_has_hol, bodies, loads, params,
+                        specified, name, coord_names, coord_units, actuators=()):
+        """The model of a sympy.physics.mechanics description (from_kanes_method, from_system)."""
+        sp = _sp()
+        from sympy.physics.mechanics import KanesMethod, Point
+        t = _mech_t()
+        qd = [x.diff(t) for x in q]
+        usub = _speeds_are_qdot(sp, who, q, u, kdes)         # {u_j: q_i'} or a ValueError quoting the kdes
+        u_of_q = [next(uj for uj, d in usub.items() if d == qd[i]) for i in range(len(q))]
+        udsub = {uj.diff(t): d.diff(t) for uj, d in usub.items()}
+
+        def in_qd(e):   # u -> q', u' -> q''
+            return sp.sympify(e).xreplace(udsub).xreplace(usub)
+
+        # loads: a constant force on a point becomes a potential, the rest stays a force
+        V, forces = sp.S.Zero, []
+        for load in loads:
+            loc, vec = load[0], load[1]
+            pot = _load_potential(sp, frame, origin, loc, vec, in_qd, q, qd) if isinstance(loc, Point) else None
+            if pot is None:
+                forces.append((loc, vec))
+            else:
+                V += pot
+        for act in actuators:   # a linear spring's potential, the other actuators' loads
+            pot = _spring_potential(sp, frame, act, in_qd, q)
+            if pot is None:
+                forces.extend((ld[0], ld[1]) for ld in act.to_loads())
+            else:
+                V += pot
+        # Kane's equations with every speed independent and u ordered as q (Kane & Levinson 1985, ch. 6)
+        kane = KanesMethod(frame, q_ind=q, u_ind=u_of_q, kd_eqs=[qd[i] - u_of_q[i] for i in range(len(q))])
+        kane.kanes_equations(list(bodies), forces or None)
+        M, f = in_qd(kane.mass_matrix), in_qd(kane.forcing)
+        # M_rs = sum m v_r . v_s + w_r . I . w_s is symmetric; SymPy's entries need not be identical
+        # expressions: the mean of M and M^T, after a numerical check that they agree
+        _check_symmetric(sp, M, q + qd)
+        M = (M + M.T) / 2
+        g = [in_qd(x) for x in hol]
+        A = b = None
+        vel = [in_qd(x) for x in vel]
+        if vel:
+            cons = sp.Matrix(vel)
+            A_ = cons.jacobian(qd)
+            if A_.has(*qd):
+                raise ValueError(f"{who}: the velocity constraints are not linear in the speeds")
+            b_ = cons.xreplace(dict.fromkeys(qd, 0))
+            keep = _independent_of_hol(sp, A_, g, q) if vel_has_hol else list(range(A_.shape[0]))
+            if keep:
+                A, b = A_.extract(keep, list(range(len(q)))), b_.extract(keep, [0])
+        exprs = [M, f, sp.Matrix(g or [0]), sp.Matrix([V])] + ([A, b] if A is not None else [])
+        exprs, n_inputs = _specified(sp, who, exprs, q, qd, specified)
+        M, f, gm, Vm = exprs[:4]
+        if A is not None:
+            A, b = exprs[4], exprs[5]
+        plain = {x: sp.Dummy() for x in qd + q}
+        explicit = any(t in sp.sympify(e).xreplace(plain).free_symbols for e in exprs)
+        conservative = not forces and not n_inputs and not explicit and \
+            (b is None or all(sp.simplify(x) == 0 for x in b))
+        return cls(q, qd, t=t, mass=M, force=f, potential=Vm[0] if V != 0 else None,
+                   hol=list(gm) if g else None, nonhol=(A, b) if A is not None else None, params=params,
+                   name=name, coord_names=coord_names, coord_units=coord_units, conservative=conservative)
 
     # -- construction helpers --------------------------------------------------
     @staticmethod
     def _coordinates(sp, q, v):
+        """Plain symbols for q and v (dynamicsymbols q1(t) -> q1, q1'(t) -> q1_d), refusing velocities
+        that are not the coordinates' derivatives: pyint integrates q' = v (pyint/models/base.py)."""
         from sympy.core.function import AppliedUndef
         q, v = list(q), list(v)
         if len(q) == 0 or len(q) != len(v):
             raise ValueError(f"q and v must be non-empty and of equal length; got {len(q)} and {len(v)}")
         subs = {}
-        qs, vs = [], []
+        qs, vs, wrong = [], [], []
         for i, (qi, vi) in enumerate(zip(q, v)):
             if isinstance(qi, sp.Symbol):
                 qs.append(qi)
-            elif isinstance(qi, AppliedUndef):  # a dynamicsymbol q(t)
-                s_ = sp.Symbol(f"q_{i}_{qi.func.__name__}")
+            elif isinstance(qi, AppliedUndef):  # a dynamicsymbol q(t): the function's name
+                s_ = sp.Symbol(qi.func.__name__)
                 subs[qi] = s_
                 qs.append(s_)
             else:
                 raise ValueError(f"q[{i}] = {qi!r} is not a SymPy symbol")
             if isinstance(vi, sp.Symbol):
                 vs.append(vi)
-            elif isinstance(vi, (sp.Derivative, AppliedUndef)):  # q(t)' or a dynamicsymbol u(t)
-                s_ = sp.Symbol(f"v_{i}_{qs[-1].name}")
+            elif isinstance(vi, sp.Derivative) and isinstance(qi, AppliedUndef) and vi == qi.diff(qi.args[0]):
+                s_ = sp.Symbol(f"{qs[-1].name}_d")  # q(t)'
                 subs[vi] = s_
                 vs.append(s_)
+            elif isinstance(vi, (sp.Derivative, AppliedUndef)):  # u(t), or the derivative of something else
+                wrong.append(f"v[{i}] = {vi} is not q[{i}]' = "
+                             + (f"{qi}'" if not isinstance(qi, AppliedUndef) else f"{qi.func.__name__}'(t)"))
+                vs.append(None)
             else:
                 raise ValueError(f"v[{i}] = {vi!r} is not a SymPy symbol")
+        if wrong:
+            raise ValueError("the velocities are not the coordinates' derivatives (" + "; ".join(wrong)
+                             + "): " + _QDOT_HOWTO)
         if len(set(qs) | set(vs)) != 2 * len(qs):
             raise ValueError("q and v must be distinct symbols")
         return qs, vs, subs  # applied with xreplace: q'(t) is replaced whole, before the q(t) inside it
+
+    @staticmethod
+    def _param_symbols(sp, params, exprs):
+        """{Symbol: value} from params keyed by Symbol or by name (a name is the symbol of that name in the
+        expressions, as in :meth:`with_params`)."""
+        by_name = {}
+        for e in exprs:
+            for s_ in sp.sympify(e).free_symbols:
+                by_name.setdefault(s_.name, s_)
+        out = {}
+        for k, val in dict(params or {}).items():
+            if isinstance(k, str):
+                if k not in by_name:
+                    raise ValueError(f"params names {k!r}, which is no symbol of the model (symbols: "
+                                     f"{', '.join(sorted(by_name))})")
+                k = by_name[k]
+            elif not isinstance(k, sp.Symbol):
+                raise ValueError(f"params keys must be SymPy symbols or their names, got {k!r}")
+            if k in out:
+                raise ValueError(f"parameter {k} is given twice (by symbol and by name)")
+            out[k] = val
+        return out
 
     @property
     def _items(self):
@@ -424,15 +978,38 @@ class SymbolicModel(Model):
             "nh_atl_q": jac(A.T * wl, q) if mn else sp.zeros(n, n),
             "energy": E,
         }
+        # Non-smooth functions (the symbols are real): SymPy differentiates |x| to sign(x), max(x, y) to
+        # Heaviside(x - y), sign and Heaviside to DiracDelta; the items take the derivative away from the
+        # kink everywhere, so DiracDelta is 0 (a classical derivative, not the distribution). At the kink the
+        # values are sign(0) = 0 and Heaviside(0) = 1/2 (SymPy's default; Heaviside(x, H0) keeps its H0), so
+        # d|x|/dx = 0 and d max(x, y)/dx = 1/2 at x = y.
+        # floor and ceiling are piecewise constant: their derivative is 0 away from the jumps, as Heaviside's.
+        def stepwise(d):
+            return isinstance(d, sp.Derivative) and isinstance(d.expr, (sp.floor, sp.ceiling))
+        for k, e in items.items():
+            if e.has(sp.DiracDelta):
+                e = items[k] = e.replace(sp.DiracDelta, lambda *a: sp.S.Zero)
+            if e.has(sp.Derivative):
+                e = items[k] = e.replace(stepwise, lambda d: sp.S.Zero)
+                left = sorted({str(d) for d in e.atoms(sp.Derivative)})
+                if left:
+                    raise ValueError(f"SymPy cannot differentiate {left[0]} (in the item {k} of model "
+                                     f"{self.name!r}): write that part of the model with functions SymPy "
+                                     "differentiates (or as a Piecewise of such functions)")
         return items
 
-    def with_params(self, **values):
-        """The same model with other parameter values (by symbol name); never recompiles."""
+    def with_params(self, values=None, /, **kw):
+        """The same model with other parameter values; never recompiles.
+
+        ``values`` is a dict keyed by Symbol or by name (as ``params=`` of the constructor), ``kw``
+        by name: ``model.with_params({g: 1.62})`` and ``model.with_params(g=1.62)`` are the same.
+        """
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)
         names = {s_.name: k for k, s_ in enumerate(self._p)}
         pv = self._pvals.copy()
-        for nm, val in values.items():
+        items = [(getattr(k, "name", k), x) for k, x in dict(values or {}).items()] + list(kw.items())
+        for nm, val in items:
             if nm not in names:
                 raise ValueError(f"{nm!r} is not a parameter of {self.name!r} (parameters: {', '.join(names)})")
             if not np.isfinite(float(val)):
@@ -600,13 +1177,22 @@ class SymbolicModel(Model):
                 entries = [((i, 0), mat[i, 0]) for i in range(mat.shape[0])]
             if not entries:
                 continue
-            exprs = [sp.sympify(x).xreplace(ren) for _, x in entries]
+            exprs = [_fortran_ready(sp, sp.sympify(x)).xreplace(ren) for _, x in entries]
             tmps, red = sp.cse(exprs, symbols=sp.numbered_symbols("x"), optimizations="basic")
+            tmps, red = _inline_conditions(sp, tmps, red)
             body = []
-            for s_, x in tmps:
-                body.append(fcode(x, assign_to=s_, source_format="free", standard=2008))
-            for k, x in enumerate(red):
-                body.append(fcode(x, assign_to=sp.Symbol(f"out({k + 1})"), source_format="free", standard=2008))
+            try:
+                for s_, x in tmps:
+                    body.append(fcode(x, assign_to=s_, source_format="free", standard=2008))
+                for k, x in enumerate(red):
+                    body.append(fcode(x, assign_to=sp.Symbol(f"out({k + 1})"), source_format="free",
+                                      standard=2008))
+            except Exception as exc:  # SymPy's printer: PrintMethodNotImplementedError, ValueError, ...
+                raise SymbolicModelError(
+                    f"the item {name} of model {self.name!r} cannot be written in Fortran by SymPy's printer "
+                    f"({type(exc).__name__}: {str(exc).splitlines()[0]}); write the model with functions "
+                    "Fortran has (elementary functions; the non-smooth Abs, Max, Min, Heaviside, sign, "
+                    "Piecewise)") from None
             decl = f"      real(c_double) :: {', '.join(str(s_) for s_, _ in tmps)}\n" if tmps else ""
             lines = "\n".join("      " + ln for b_ in body for ln in b_.splitlines())
             cases.append(f"  case ({codes[name]})  ! {name}\n    block\n{decl}{lines}\n    end block")

@@ -1,0 +1,102 @@
+"""SymPy's own tutorial models (sympy.physics.mechanics), written as their tutorials write them:
+tests/test_mechanics_bridge.py builds pyint models from them (SymbolicModel.from_kanes_method,
+from_system) and checks them against SymPy's own equations of motion integrated by DOP853.
+
+* rolling_disc_body_rates: the rolling disc with Kane's generalized speeds u = body angular rates
+  (SymPy docs, "A rolling disc", KanesMethod); q' = N(q) u with N != I;
+* rolling_disc_qdot: the same disc with u = q' (kd_eqs = [q1' - u1, ...], R's angular velocity left
+  to the frames' orientations);
+* four_bar: the four-bar linkage from PinJoints and a System with a loop-closure
+  constraint (SymPy docs, "Four bar linkage", joints and System);
+* cartesian_pendulum: the non-minimal-coordinates pendulum (SymPy docs, "Nonminimal Coordinates
+  Pendulum", KanesMethod with a configuration and a velocity constraint).
+Each returns (object, dict of parameter values, (q0, u0) consistent initial values).
+"""
+import sympy as sp
+from sympy.physics.mechanics import (KanesMethod, Particle, PinJoint, Point, ReferenceFrame, RigidBody, System,
+                                     dot, dynamicsymbols, inertia)
+
+t = dynamicsymbols._t
+
+
+def _rolling_disc(body_rates):
+    q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1 q2 q3 u1 u2 u3")
+    r, m, g = sp.symbols("r m g")
+    N = ReferenceFrame("N")
+    Y = N.orientnew("Y", "Axis", [q1, N.z])
+    L = Y.orientnew("L", "Axis", [q2, Y.x])
+    R = L.orientnew("R", "Axis", [q3, L.y])
+    w_R_N_qd = R.ang_vel_in(N)
+    if body_rates:
+        R.set_ang_vel(N, u1 * L.x + u2 * L.y + u3 * L.z)
+        kd = [dot(R.ang_vel_in(N) - w_R_N_qd, uv) for uv in L]
+    else:
+        kd = [q1.diff(t) - u1, q2.diff(t) - u2, q3.diff(t) - u3]
+    C = Point("C")
+    C.set_vel(N, 0)
+    Dmc = C.locatenew("Dmc", r * L.z)
+    Dmc.v2pt_theory(C, N, R)
+    I = inertia(L, m / 4 * r**2, m / 2 * r**2, m / 4 * r**2)
+    disc = RigidBody("disc", Dmc, R, m, (I, Dmc))
+    km = KanesMethod(N, q_ind=[q1, q2, q3], u_ind=[u1, u2, u3], kd_eqs=kd)
+    km.kanes_equations([disc], [(Dmc, -m * g * Y.z)])
+    return km, {m: 1.0, g: 9.81, r: 0.5}
+
+
+def rolling_disc_body_rates():
+    """The tutorial's disc: u are the angular rates of R in L's axes."""
+    return _rolling_disc(True)
+
+
+def rolling_disc_qdot():
+    """The same disc with u = q' (yaw, lean, spin rates)."""
+    return _rolling_disc(False)
+
+
+def four_bar():
+    """SymPy's four-bar linkage tutorial (System, PinJoints, loop closure as holonomic constraints):
+    link 1 is the ground, links 2-4 turn about pins; gravity (-g N.y) on the moving links is added."""
+    q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1:4 u1:4")
+    l1, l2, l3, l4, rho, g = sp.symbols("l1:5 rho g")
+    N = ReferenceFrame("N")
+    link1 = RigidBody("Link1", frame=N)
+    links = [link1]
+    for name, l in (("Link2", l2), ("Link3", l3), ("Link4", l4)):
+        link = RigidBody(name, mass=rho * l)
+        link.central_inertia = inertia(link.frame, 0, 0, rho * l**3 / 12)
+        links.append(link)
+    _, link2, link3, link4 = links
+    joint1 = PinJoint("J1", link1, link2, coordinates=q1, speeds=u1, parent_point=l1 / 2 * link1.x,
+                      child_point=-l2 / 2 * link2.x, joint_axis=link1.z)
+    joint2 = PinJoint("J2", link2, link3, coordinates=q2, speeds=u2, parent_point=l2 / 2 * link2.x,
+                      child_point=-l3 / 2 * link3.x, joint_axis=link2.z)
+    joint3 = PinJoint("J3", link3, link4, coordinates=q3, speeds=u3, parent_point=l3 / 2 * link3.x,
+                      child_point=-l4 / 2 * link4.x, joint_axis=link3.z)
+    loop = link4.masscenter.pos_from(link1.masscenter) + l1 / 2 * link1.x + l4 / 2 * link4.x
+    system = System.from_newtonian(link1)
+    system.add_joints(joint1, joint2, joint3)
+    system.add_holonomic_constraints(loop.dot(link1.x), loop.dot(link1.y))
+    system.add_loads(*[(link.masscenter, -link.mass * g * N.y) for link in (link2, link3, link4)])
+    system.q_ind, system.q_dep = [q1], [q2, q3]
+    system.u_ind, system.u_dep = [u1], [u2, u3]
+    return system, {l1: 2.0, l2: 0.8, l3: 2.0, l4: 1.0, rho: 1.0, g: 9.81}
+
+
+def cartesian_pendulum():
+    """The non-minimal-coordinates pendulum: q1 = x, q2 = y of a particle on a massless rod of length L."""
+    q1, q2 = dynamicsymbols("q1:3")
+    u1, u2 = dynamicsymbols("u1:3")
+    L, m, g = sp.symbols("L m g")
+    N = ReferenceFrame("N")
+    pN = Point("N*")
+    pN.set_vel(N, 0)
+    P = pN.locatenew("P1", q1 * N.x + q2 * N.y)
+    P.set_vel(N, P.pos_from(pN).dt(N))
+    pP = Particle("pP", P, m)
+    kde = [q1.diff(t) - u1, q2.diff(t) - u2]
+    f_c = sp.Matrix([P.pos_from(pN).magnitude() - L])
+    f_v = sp.Matrix([P.vel(N).express(N).dot(P.pos_from(pN).normalize())]).subs({q1.diff(t): u1, q2.diff(t): u2})
+    km = KanesMethod(N, q_ind=[q2], u_ind=[u2], q_dependent=[q1], u_dependent=[u1],
+                     configuration_constraints=f_c, velocity_constraints=f_v, kd_eqs=kde)
+    km.kanes_equations([pP], [(P, m * g * N.x)])
+    return km, {L: 1.0, m: 1.0, g: 9.81}
