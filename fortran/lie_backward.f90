@@ -182,8 +182,10 @@ contains
     self%tol = self%ropt(1)
     if (self%form < FORM_DAE1 .or. self%form > FORM_DAES .or. .not. self%h > 0 .or. &
         self%history_mode < 0 .or. self%history_mode > 1) return
+    call self%lie_start(s, info)                   ! first: it may keep fewer rows (sys%m)
+    if (info /= 0) return
     nv = self%sys%nv; m = self%sys%m
-    if (self%form == FORM_DAES) self%naux = nv + 2 * m
+    if (self%form == FORM_DAES) self%naux = nv + 2 * self%sys%mall   ! mu, omega of every row
     call lie_work_init(self%w, self%sys, nv + m)     ! (W, h lam)
     allocate(self%bm(m, nv), self%kmv2(m, nv), self%kmv3(m, nv), self%g(m))
     allocate(self%pw(nv, nv), self%mu(m), self%om(m))
@@ -198,7 +200,6 @@ contains
     end if
     self%vp = s%v
     self%mu = 0; self%om = 0
-    call self%lie_start(s, info)
   end subroutine
 
   !> One step: Newton on (W, h lam) from (V_h + h A, h lam), then the new state; DAES also
@@ -251,7 +252,17 @@ contains
     class(lie_backward_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: aux(:)
-    aux = [self%vp, self%mu, self%om]
+    integer :: nv, ma
+    nv = self%sys%nv; ma = self%sys%mall
+    aux = 0
+    aux(1:nv) = self%vp
+    if (allocated(self%rows)) then              ! a redundant system: mu, omega of the kept rows
+      aux(nv + self%rows) = self%mu
+      aux(nv + ma + self%rows) = self%om
+    else
+      aux(nv + 1:nv + ma) = self%mu
+      aux(nv + ma + 1:) = self%om
+    end if
   end subroutine
 
 end module lie_backward

@@ -176,8 +176,11 @@ contains
     self%variant = self%iopt(1); self%maxit = self%iopt(2); self%tol = self%ropt(2)
     if (self%variant /= LGA_INDEX3 .and. self%variant /= LGA_STAB2) return
     if (self%ropt(1) < 0 .or. self%ropt(1) > 1) return
-    self%naux = self%sys%nv + self%sys%m
+    self%naux = self%sys%nv + self%sys%mall          ! mu of every row (zero on a dropped one)
     self%p = alpha_params(self%ropt(1))
+    call self%lie_start(s, info)                      ! first: it may keep fewer rows (sys%m)
+    if (info /= 0) return
+    info = STATUS_BAD_INPUT
     if (self%adaptive) then
       ! variable steps (docs/adaptive_steps.md 8): the stabilized variant only (1.6)
       if (self%variant /= LGA_STAB2) return
@@ -194,8 +197,7 @@ contains
       allocate(self%b0(m, nv), self%b1(m, nv), self%psi0(nv), self%v1(nv), self%a1(nv))
     end associate
     allocate(self%mu(self%sys%m))
-    call self%lie_start(s, info)
-    if (info /= 0) return
+    info = 0
     self%aalg = s%a
     self%mu = 0
   end subroutine
@@ -338,7 +340,13 @@ contains
     class(lie_genalpha_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: aux(:)
-    aux = [self%aalg, self%mu]
+    aux = 0
+    aux(1:self%sys%nv) = self%aalg
+    if (allocated(self%rows)) then              ! a redundant system: mu of the kept rows
+      aux(self%sys%nv + self%rows) = self%mu
+    else
+      aux(self%sys%nv + 1:) = self%mu
+    end if
   end subroutine
 
 end module lie_genalpha

@@ -11,8 +11,9 @@ module pyint_lie_stepper
   use pyint_kinds
   use pyint_callback_model, only: usercb_i
   use pyint_driver, only: stepper_t, state_t
-  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi, rigid_bmat, rigid_bdotv, &
-                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc, rigid_advance
+  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi_all, rigid_bmat_all, rigid_bdotv_all, &
+                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc, rigid_advance, &
+                         rigid_drop_redundant_rows
   use pyint_so3, only: hat
   use pyint_linalg, only: inf_norm
   use pyint_newton_control, only: newton_control_t, newton_increment
@@ -98,12 +99,13 @@ contains
     class(lie_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: res(:), energy
-    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%m), bm(self%sys%m, self%sys%nv), &
-                g(self%sys%m)
-    call lie_unpack(s%q, x, r)
-    call rigid_phi(self%sys, x, r, phi)
-    call rigid_bmat(self%sys, r, bm)
-    call rigid_bdotv(self%sys, r, s%v, g)
+    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%mall), g(self%sys%mall)
+    real(wp), allocatable :: bm(:, :)
+    allocate(bm(self%sys%mall, self%sys%nv))
+    call lie_unpack(s%q, x, r)                  ! every joint row, the dropped ones of a redundant system too
+    call rigid_phi_all(self%sys, x, r, phi)
+    call rigid_bmat_all(self%sys, r, bm)
+    call rigid_bdotv_all(self%sys, r, s%v, g)
     res(1) = inf_norm(phi)
     res(2) = inf_norm(matmul(bm, s%v))
     res(3) = inf_norm(matmul(bm, s%a) + g)
@@ -141,14 +143,27 @@ contains
     v1 = v + h * a
   end subroutine
 
-  !> The start of a Lie stepper's init: (x, R) from the state's q, and V'(t0) = s%a and lam = s%lam
-  !> from the index-3 system at (q, V) (rigid_consistent_acc); info /= 0: a singular one.
+  !> The start of a Lie stepper's init, before anything sized by the joint rows: (x, R) from the
+  !> state's q; a redundant system's independent rows (rigid_drop_redundant_rows: self%sys then
+  !> has m = r kept rows, self%rows lists them for the driver, which scatters lam into every row
+  !> and reports the others as redundant; s%lam has r entries); then V'(t0) = s%a and lam = s%lam
+  !> from the index-3 system at (q, V) (rigid_consistent_acc).  info /= 0: a singular start
+  !> (STATUS_RANK_DEFICIENT: a singular configuration; STATUS_SINGULAR: the index-3 matrix).
   subroutine lie_start(self, s, info)
     class(lie_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
+    integer :: r0, r1
     allocate(self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb))
     call lie_unpack(s%q, self%x, self%r)
+    call rigid_drop_redundant_rows(self%sys, self%x, self%r, info, r0, r1)
+    if (info /= 0) return
+    if (allocated(self%sys%keep)) then
+      self%rows = self%sys%keep
+      self%nl = self%sys%m
+      deallocate(s%lam)
+      allocate(s%lam(self%nl))
+    end if
     call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
   end subroutine
 
