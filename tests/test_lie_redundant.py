@@ -20,6 +20,7 @@ from pyint.methods.lie.backward import LieDAE1, LieDAE2, LieDAE3, LieDAES
 from pyint.methods.lie.genalpha import LieGeneralizedAlpha, LieGeneralizedAlphaStab2
 from pyint.models.rigid_bodies import Body, PerpJoint, PointJoint, RigidBodySystem, revolute, spherical
 from pyint.models.so3 import expm
+from pyint.reference.lie import ida_reference, reference
 
 pytestmark = pytest.mark.numerics
 
@@ -143,6 +144,43 @@ def test_constraint_forces_equal_those_of_the_non_redundant_twin(method):
     assert np.max(np.abs(ft)) > 5                                 # 6.0 ... 6.1 N: the weights and more
     assert np.max(np.abs(f - ft)) <= 1e-10 * np.max(np.abs(ft)), np.max(np.abs(f - ft)) / np.max(np.abs(ft))
     assert np.max(np.abs(r.q - rt.q)) <= 1e-13                   # measured <= 3.4e-15
+
+
+def test_variable_steps_outputs_batches_and_datasets_report_the_dropped_rows():
+    """rtol (lie_genalpha_s2), t_eval outputs (re-imposed on the run's kept rows), integrate_batch
+    and the dataset attributes all carry the dropped rows; their multipliers are zero throughout."""
+    s = fourbar()
+    x, rot, v = state(1.2, -1.0)
+    r = LieGeneralizedAlphaStab2().integrate(s, (x, rot), v, 0.3, rtol=1e-6, t_eval=np.linspace(0, 0.3, 7))
+    assert r.status == "ok" and len(r.redundant) == 3 and np.all(r.lam[:, r.redundant] == 0)
+    assert np.max(r.residual[:, :2]) <= 1e-13                    # Phi, B V over every row at t_eval
+    ds = r.to_xarray()
+    assert ds.attrs["redundant_constraints"] == 3
+    for method, kw in ((LieDAE3, dict(h=1e-3)), (LieGeneralizedAlphaStab2, dict(rtol=1e-6))):
+        runs = method().integrate_batch(s, [(x, rot)] * 2, [v, v], 0.3, **kw)
+        assert [list(b.redundant) for b in runs] == [list(r.redundant)] * 2
+
+
+def test_the_quaternion_references_run_redundant_joints():
+    """pyint.reference.lie on the redundant four-bar, on the rows a Lie run kept (rows=): both
+    references (DOP853 on the index-1 ODE, IDA on the quaternion model of the kept rows) against
+    the reduced solution, their multipliers zero on the dropped rows and equal to each other and
+    to the Lie run's.  Measured at T = 0.1: DOP853 |x| 7.5e-15; IDA (rtol 1e-8) |x| 3.8e-9,
+    |V| 2.7e-8, |lam - lam_DOP853| 7.3e-8; lie_genalpha_s2 (h = 1e-4) |lam - lam_DOP853| 1.4e-7
+    (its O(h^2) error; |lam| = 16)."""
+    s = fourbar()
+    x, rot, v = state(1.2, -1.0)
+    t_end = 0.1
+    r = LieGeneralizedAlphaStab2(tol=1e-14).integrate(s, (x, rot), v, t_end, 1e-4, every=1000)
+    keep = np.setdiff1d(np.arange(s.m), r.redundant)
+    xr, _, vr = state(*reduced(1.2, -1.0, [0.0, t_end], G_SPATIAL)[:, -1])
+    xd, _, vd, lamd, _ = reference(s, x, rot, v, [0.0, t_end], rows=keep)
+    xi, _, vi, lami, _ = ida_reference(s, x, rot, v, [0.0, t_end], rtol=1e-8, rows=keep)
+    assert np.max(np.abs(xd[-1] - xr)) <= 1e-12 and np.max(np.abs(vd[-1] - vr)) <= 1e-12
+    assert np.max(np.abs(xi[-1] - xr)) <= 1e-7 and np.max(np.abs(vi[-1] - vr)) <= 1e-6
+    assert np.all(lamd[:, r.redundant] == 0) and np.all(lami[:, r.redundant] == 0)
+    assert np.max(np.abs(lami - lamd)) <= 1e-6
+    assert np.max(np.abs(r.lam[-1] - lamd[-1])) <= 2e-6
 
 
 def test_a_start_at_the_singular_position_is_refused_naming_t_and_the_ranks(monkeypatch):
