@@ -4,7 +4,8 @@
 !> the velocity V = (v_i world, Omega_i body) (nv = 6 nb), the multipliers of the m joint rows.
 !> The model is a rigid_system_t read from (ipar, rpar) (pyint_rigid); the residuals per
 !> step and sample are |Phi|, |B V|, |B A + Bdot V| and max_i |R_i^T R_i - I|_F, the energy
-!> the total energy.  For the implicit Lie steppers (lie_genalpha.f90, lie_backward.f90): the
+!> the total energy, over every joint row (a redundant system runs on the independent rows
+!> lie_start keeps: rigid_drop_redundant_rows).  For the implicit Lie steppers (lie_genalpha.f90, lie_backward.f90): the
 !> configuration (x, R) kept unpacked, their start (lie_start), their Newton iteration (newton)
 !> and its workspace (lie_newton_work_t).
 module pyint_lie_stepper
@@ -99,9 +100,8 @@ contains
     class(lie_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: res(:), energy
-    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%mall), g(self%sys%mall)
-    real(wp), allocatable :: bm(:, :)
-    allocate(bm(self%sys%mall, self%sys%nv))
+    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%mall), bm(self%sys%mall, self%sys%nv), &
+                g(self%sys%mall)
     call lie_unpack(s%q, x, r)                  ! every joint row, the dropped ones of a redundant system too
     call rigid_phi_all(self%sys, x, r, phi)
     call rigid_bmat_all(self%sys, r, bm)

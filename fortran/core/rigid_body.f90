@@ -26,6 +26,13 @@
 !> a perturbation delta = (dx_1, dth_1, dx_2, dth_2, ...) moves x_i -> x_i + dx_i,
 !> R_i -> R_i expm(dth_i); "K = d f/dq" means f(q o delta) = f(q) + K delta + O(|delta|^2).
 !>
+!> Redundant joints (a planar loop built in space from revolute joints: B of constant rank below
+!> its rows) run on an independent subset of the rows, as a vector model does
+!> (fortran/core/reduced_model.f90, whose rank test and row choice rigid_drop_redundant_rows
+!> shares): the system is then seen through its kept rows (keep, m of them): rigid_phi ...
+!> rigid_bdotv_jac and rigid_consistent_acc give those rows, rigid_btl_q takes their multipliers,
+!> the *_all items give every row (mall), for the residuals.
+!>
 !> Encoding (ipar, rpar), shared with pyint.models.rigid_bodies.RigidBodySystem:
 !>   ipar = [nb, nj, (kind, a, b) for each joint]
 !>   rpar = [g(3), (m, J(3,3) column-major) for each body, (s_a(3), s_b(3)) for each joint]
