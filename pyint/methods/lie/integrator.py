@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._status import STATUS_ERRORS, STATUS_NEWTON_FAILED, STATUS_OK, STATUS_SINGULAR
+from ..._status import STATUS_ERRORS, STATUS_NEWTON_FAILED, STATUS_OK, STATUS_SINGULAR, STATUS_STEP_TOO_SMALL
 from ...models._fortran_model import _never_called
 from ...integrator import Integrator, _fail_time, decode, replace_samples
 from ...models.rigid_bodies import RigidBodySystem, interpolated_states
@@ -64,12 +64,15 @@ class LieIntegrator(Integrator):
         return args, 12 * model.nb, model.nv, model.m
 
     def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True, run=None):
-        """:meth:`pyint.integrator.Integrator._make_result`, with a Newton failure or a singular
-        matrix near a singular configuration of the joints said to be one (:func:`singular_note`)."""
+        """:meth:`pyint.integrator.Integrator._make_result`, with a Newton failure, a singular matrix
+        or (variable steps) a step that fell below h_min near a singular configuration of the joints
+        said to be one (:func:`singular_note`)."""
         result = super()._make_result(model, raw, t0, h, cpu, backend, False, run)
         status, steps_done = int(raw["istat"][0]), int(raw["istat"][1])
-        if status in (STATUS_NEWTON_FAILED, STATUS_SINGULAR) and len(result.t):
-            result.message += singular_note(model, result, _fail_time(t0, h, steps_done))
+        if status in (STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_STEP_TOO_SMALL) and len(result.t):
+            # the failed step's end; of a variable-step run: the last accepted step's span further
+            t_fail = _fail_time(t0, h, steps_done) + (float(h[steps_done - 1]) if np.ndim(h) and steps_done else 0.0)
+            result.message += singular_note(model, result, t_fail)
         if raise_on_failure and status != STATUS_OK:
             t_fail = _fail_time(t0, h, steps_done)
             raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result, step=steps_done + 1,
@@ -127,7 +130,7 @@ NEAR_SINGULAR = 1e-2
 
 
 def singular_note(system, result, t_fail):
-    """A sentence for the message of a step that failed (Newton, a singular matrix) near a singular
+    """A sentence for the message of a step that failed (Newton, a singular matrix, h_min) near a singular
     configuration of the joints, "" elsewhere: sigma_min / sigma_max of B's kept rows (every row but
     ``result.redundant``) along the last sample's motion q o exp(tau V), tau from 0 to the failed
     step's end, below :data:`NEAR_SINGULAR`.  There the rank of B drops (the mechanism's mobility
@@ -148,4 +151,5 @@ def singular_note(system, result, t_fail):
     return (f"; the step is near a singular configuration of the joints: the smallest singular value of the "
             f"{len(keep)} independent rows of B falls to {best:.1e} of the largest near t = {at:.6g} (B of rank "
             f"{len(keep)} loses rank at the singular position, where the mechanism's mobility jumps), and the "
-            "Newton matrix of a step that lands near it is ill conditioned: another h lands elsewhere")
+            "Newton matrix of a step that ends near it is ill conditioned; steps that end farther from it (another "
+            "fixed h) may pass it")
