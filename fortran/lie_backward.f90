@@ -39,7 +39,7 @@ module lie_backward
   use pyint_kinds
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
-  use pyint_newton_control, only: maxabs
+  use pyint_newton_control, only: maxabs, NEWTON_FLOOR
   use pyint_driver, only: state_t
   use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
   implicit none
@@ -64,6 +64,7 @@ module lie_backward
     procedure :: aux => lbd_aux
     procedure :: newton_eval => bd_eval
     procedure :: newton_measure => bd_measure
+    procedure :: residual_at_floor => bd_floor
   end type
 
 contains
@@ -135,6 +136,33 @@ contains
       call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
     end associate
   end subroutine
+
+  !> The residual of bd_eval at its round-off floor (lie_newton): every row within NEWTON_FLOOR eps
+  !> of what its terms' sizes let it be evaluated to: the momentum rows against |M W| + |M V_h| +
+  !> |B^T h lam| + h |Q|; Phi/h against (1 + |x|)/h; B W against |B| |W|; B (W - V) + h Bdot W
+  !> against |B| (|W| + |V|) + h |Bdot W| (nv terms per row product).
+  logical function bd_floor(self, h, u, u2)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, u(:), u2(:)
+    real(wp) :: e, sm, sc, bn
+    integer :: nv
+    associate (w => self%w, vk => u, vh => u2)
+      nv = w%nv
+      e = NEWTON_FLOOR * epsilon(1.0_wp)
+      bn = nv * maxval(abs(self%bm))
+      sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(w%mm, vh)) &
+           + maxabs(matmul(w%z(nv + 1:), self%bm)) + h * maxabs(w%qf)
+      select case (self%form)
+      case (FORM_DAE3, FORM_DAES)
+        sc = (1 + maxval(abs(w%x1))) / h
+      case (FORM_DAE2)
+        sc = bn * maxabs(w%z(1:nv))
+      case default
+        sc = bn * (maxabs(w%z(1:nv)) + maxabs(vk)) + h * maxabs(self%g)
+      end select
+      bd_floor = maxabs(w%res(1:nv)) <= e * sm .and. maxabs(w%res(nv + 1:)) <= e * sc
+    end associate
+  end function
 
   !> The inverse of a (small, regular) matrix: LU and one solve per column.
   subroutine inverse(a, ainv)

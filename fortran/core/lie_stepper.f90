@@ -55,6 +55,7 @@ module pyint_lie_stepper
     procedure :: newton => lie_newton
     procedure(lie_eval_i), deferred :: newton_eval
     procedure(lie_measure_i), deferred :: newton_measure
+    procedure :: residual_at_floor => lie_no_floor
   end type
 
   abstract interface
@@ -167,6 +168,14 @@ contains
     call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
   end subroutine
 
+  !> Is w%res (at the iterate newton_eval left; u, u2 as newton_eval's) at its round-off floor?  A
+  !> method that knows its residual's scales overrides this (lie_newton); the default never says so.
+  logical function lie_no_floor(self, h, u, u2)
+    class(lie_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, u(:), u2(:)
+    lie_no_floor = .false.
+  end function
+
   !> Allocate the common part of a Lie step's Newton workspace for nz unknowns (fresh w) and
   !> set its mass matrix.
   subroutine lie_work_init(w, s, nz)
@@ -183,16 +192,30 @@ contains
   !> termination rule (pyint_newton_control); the iterations into the stats = [iterations,
   !> factorizations, max iterations in a step].  info: 0, STATUS_NEWTON_FAILED, STATUS_SINGULAR,
   !> STATUS_NONFINITE.
+  !> Next to a singular configuration of the joints (B loses rank: the mechanism's mobility
+  !> jumps) the Newton matrix is ill conditioned along the direction of the branch that crosses
+  !> there: the residual reaches its round-off floor, the increments stay at cond(J) eps (above
+  !> the rule's stagnation test) and the iteration runs to maxit.  Only then, if an iterate's
+  !> residual was at its round-off floor (residual_at_floor: the equations hold as far as the
+  !> arithmetic evaluates them), that iterate is the step's solution (the last such one): a
+  !> backward-stable answer, not a failure.  A run that converges is not changed.
   subroutine lie_newton(self, h, u, u2, info)
     class(lie_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, u(:), u2(:)
     integer, intent(out) :: info
     integer :: it, iters
+    real(wp) :: zfloor(size(self%w%z))
+    logical :: floor
     iters = 0
+    floor = .false.
     info = STATUS_NEWTON_FAILED
     call self%w%nc%start()
     do it = 1, self%maxit
       call self%newton_eval(h, u, u2)
+      if (self%residual_at_floor(h, u, u2)) then
+        floor = .true.
+        zfloor = self%w%z
+      end if
       call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
       if (info /= 0) exit
       iters = iters + 1
@@ -201,6 +224,10 @@ contains
       if (self%w%nc%done(self%tol, self%maxit, info)) exit
       info = STATUS_NEWTON_FAILED
     end do
+    if (info == STATUS_NEWTON_FAILED .and. floor) then
+      self%w%z = zfloor
+      info = 0
+    end if
     self%stats(1) = self%stats(1) + iters
     self%stats(2) = self%stats(2) + iters
     self%stats(3) = max(self%stats(3), real(iters, wp))
