@@ -258,21 +258,23 @@ def test_passing_the_singular_position(method, a02_reference):
         assert np.max(np.abs(r.x[:61] - xr[:61])) <= 3e-2
 
 
-def test_variable_steps_through_the_singular_position():
-    """lie_genalpha_s2 with rtol on the same loop: at rtol = 1e-6 it passes the crossings on the branch
-    (over 5 s: five crossings, 1.1e-5 m from the reduced solution; here T = 1.5, two); at rtol = 3e-8
-    (and 1e-8) its steps shrink onto the first crossing (t = 0.708) and fall below h_min, a failure
-    named as one near a singular configuration (sigma_min / sigma_max of B's kept rows ~1e-4 there),
-    never a wrong branch."""
+@pytest.mark.parametrize("rtol", [1e-6, 3e-8])
+def test_variable_steps_through_the_singular_position(rtol):
+    """lie_genalpha_s2 with rtol on the same loop passes the crossings on the branch or stops with a
+    named error.  Measured: rtol = 1e-6 passes (over 5 s: five crossings, 1.1e-5 m from the reduced
+    solution; here T = 1.5, two); at rtol = 3e-8 (and 1e-8) the steps shrink onto the first crossing
+    (t = 0.708) and fall below h_min, a failure named as one near a singular configuration
+    (sigma_min / sigma_max of B's kept rows ~1e-4 there) -- under OPENBLAS_CORETYPE=Sandybridge
+    the same run passes it."""
     s = fourbar(g=G_PLANE)
     x, rot, v = state(np.pi / 2, -1.0)
-    r = LieGeneralizedAlphaStab2().integrate(s, (x, rot), v, 1.5, rtol=1e-6)
+    try:
+        r = LieGeneralizedAlphaStab2().integrate(s, (x, rot), v, 1.5 if rtol > 1e-7 else 0.75, rtol=rtol)
+    except IntegrationError as err:
+        assert "h_min" in str(err) and "near a singular configuration of the joints" in str(err), str(err)
+        assert 0.70 < err.time < 0.72 and rtol < 1e-7
+        r = err.result
     th1, th2 = _crank_angles(r)
     assert np.max(np.abs(th1 - th2)) <= 1e-9
     xr = np.array([state(a, b)[0] for a, b in reduced(np.pi / 2, -1.0, r.t[::50], G_PLANE).T])
     assert np.max(np.abs(r.x[::50] - xr)) <= 1e-3
-    with pytest.raises(IntegrationError, match="h_min.*near a singular configuration of the joints") as err:
-        LieGeneralizedAlphaStab2().integrate(s, (x, rot), v, 0.75, rtol=3e-8)
-    assert 0.70 < err.value.time < 0.72
-    th1, th2 = _crank_angles(err.value.result)
-    assert np.max(np.abs(th1 - th2)) <= 1e-9
