@@ -196,7 +196,7 @@ contains
   !> jumps) the Newton matrix is ill conditioned along the direction of the branch that crosses
   !> there: the residual reaches its round-off floor, the increments stay at cond(J) eps (above
   !> the rule's stagnation test) and the iteration runs to maxit.  Only then, if an iterate's
-  !> residual was at its round-off floor (residual_at_floor: the equations hold as far as the
+  !> residual (from the third on) was at its round-off floor (residual_at_floor: the equations hold as far as the
   !> arithmetic evaluates them), that iterate is the step's solution (the last such one): a
   !> backward-stable answer, not a failure.  A run that converges is not changed.
   subroutine lie_newton(self, h, u, u2, info)
@@ -212,9 +212,11 @@ contains
     call self%w%nc%start()
     do it = 1, self%maxit
       call self%newton_eval(h, u, u2)
-      if (self%residual_at_floor(h, u, u2)) then
-        floor = .true.
-        zfloor = self%w%z
+      if (it >= 3) then            ! a converging step has mostly stopped by then: it pays nothing
+        if (self%residual_at_floor(h, u, u2)) then
+          floor = .true.
+          zfloor = self%w%z
+        end if
       end if
       call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
       if (info /= 0) exit
