@@ -39,7 +39,7 @@ module lie_backward
   use pyint_kinds
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_rigid
-  use pyint_newton_control, only: maxabs
+  use pyint_newton_control, only: maxabs, NEWTON_FLOOR
   use pyint_driver, only: state_t
   use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
   implicit none
@@ -64,6 +64,7 @@ module lie_backward
     procedure :: aux => lbd_aux
     procedure :: newton_eval => bd_eval
     procedure :: newton_measure => bd_measure
+    procedure :: residual_at_floor => bd_floor
   end type
 
 contains
@@ -136,6 +137,33 @@ contains
     end associate
   end subroutine
 
+  !> The residual of bd_eval at its round-off floor (lie_newton): every row within NEWTON_FLOOR eps
+  !> of what its terms' sizes let it be evaluated to: the momentum rows against |M W| + |M V_h| +
+  !> |B^T h lam| + h |Q|; Phi/h against (1 + |x|)/h; B W against |B| |W|; B (W - V) + h Bdot W
+  !> against |B| (|W| + |V|) + h |Bdot W| (nv terms per row product).
+  logical function bd_floor(self, h, u, u2)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, u(:), u2(:)
+    real(wp) :: e, sm, sc, bn
+    integer :: nv
+    associate (w => self%w, vk => u, vh => u2)
+      nv = w%nv
+      e = NEWTON_FLOOR * epsilon(1.0_wp)
+      bn = nv * maxval(abs(self%bm))
+      sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(w%mm, vh)) &
+           + maxabs(matmul(w%z(nv + 1:), self%bm)) + h * maxabs(w%qf)
+      select case (self%form)
+      case (FORM_DAE3, FORM_DAES)
+        sc = (1 + maxval(abs(w%x1))) / h
+      case (FORM_DAE2)
+        sc = bn * maxabs(w%z(1:nv))
+      case default
+        sc = bn * (maxabs(w%z(1:nv)) + maxabs(vk)) + h * maxabs(self%g)
+      end select
+      bd_floor = maxabs(w%res(1:nv)) <= e * sm .and. maxabs(w%res(nv + 1:)) <= e * sc
+    end associate
+  end function
+
   !> The inverse of a (small, regular) matrix: LU and one solve per column.
   subroutine inverse(a, ainv)
     real(wp), intent(in) :: a(:, :)
@@ -182,8 +210,10 @@ contains
     self%tol = self%ropt(1)
     if (self%form < FORM_DAE1 .or. self%form > FORM_DAES .or. .not. self%h > 0 .or. &
         self%history_mode < 0 .or. self%history_mode > 1) return
+    call self%lie_start(s, info)                   ! first: it may keep fewer rows (sys%m)
+    if (info /= 0) return
     nv = self%sys%nv; m = self%sys%m
-    if (self%form == FORM_DAES) self%naux = nv + 2 * m
+    if (self%form == FORM_DAES) self%naux = nv + 2 * self%sys%mall   ! mu, omega of every row
     call lie_work_init(self%w, self%sys, nv + m)     ! (W, h lam)
     allocate(self%bm(m, nv), self%kmv2(m, nv), self%kmv3(m, nv), self%g(m))
     allocate(self%pw(nv, nv), self%mu(m), self%om(m))
@@ -198,7 +228,6 @@ contains
     end if
     self%vp = s%v
     self%mu = 0; self%om = 0
-    call self%lie_start(s, info)
   end subroutine
 
   !> One step: Newton on (W, h lam) from (V_h + h A, h lam), then the new state; DAES also
@@ -251,7 +280,17 @@ contains
     class(lie_backward_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: aux(:)
-    aux = [self%vp, self%mu, self%om]
+    integer :: nv, ma
+    nv = self%sys%nv; ma = self%sys%mall
+    aux = 0
+    aux(1:nv) = self%vp
+    if (allocated(self%rows)) then              ! a redundant system: mu, omega of the kept rows
+      aux(nv + self%rows) = self%mu
+      aux(nv + ma + self%rows) = self%om
+    else
+      aux(nv + 1:nv + ma) = self%mu
+      aux(nv + ma + 1:) = self%om
+    end if
   end subroutine
 
 end module lie_backward

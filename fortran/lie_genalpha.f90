@@ -43,7 +43,7 @@ module lie_genalpha
   use pyint_kinds
   use pyint_rigid
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants
-  use pyint_newton_control, only: maxabs, newton_control_t
+  use pyint_newton_control, only: maxabs, newton_control_t, NEWTON_FLOOR
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_so3, only: hat, cross
   use pyint_driver, only: state_t
@@ -87,6 +87,7 @@ module lie_genalpha
     procedure :: aux => lga_aux
     procedure :: newton_eval => ga_eval
     procedure :: newton_measure => ga_measure
+    procedure :: residual_at_floor => ga_floor
   end type
 
 contains
@@ -167,6 +168,25 @@ contains
     end associate
   end subroutine
 
+  !> The residual of ga_eval at its round-off floor (lie_newton): every row within NEWTON_FLOOR eps
+  !> of what its terms' sizes let it be evaluated to: the momentum rows against |M W| + |B^T lam| +
+  !> |Q|, Phi / (beta h^2) against (1 + |x|) / (beta h^2), B V / (gamma h) against |B| |V| / (gamma h).
+  logical function ga_floor(self, h, u, u2)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, u(:), u2(:)
+    real(wp) :: e, sm
+    integer :: nv, m
+    associate (p => self%p, w => self%w)
+      nv = w%nv; m = w%m
+      e = NEWTON_FLOOR * epsilon(1.0_wp)
+      sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(w%z(nv + 1:nv + m), self%b1)) + maxabs(w%qf)
+      ga_floor = maxabs(w%res(1:nv)) <= e * sm .and. &
+                 maxabs(w%res(nv + 1:nv + m)) <= e * (1 + maxval(abs(w%x1))) / (p%beta * h * h)
+      if (self%variant == LGA_STAB2 .and. ga_floor) &
+        ga_floor = maxabs(w%res(nv + m + 1:)) <= e * nv * maxval(abs(self%b1)) * maxabs(self%v1) / (p%gamma * h)
+    end associate
+  end function
+
   !> Vdot and lam at the start from the index-3 system (rigid_consistent_acc); a_0 = Vdot_0.
   subroutine lga_init(self, s, info)
     class(lie_genalpha_stepper_t), intent(inout) :: self
@@ -176,8 +196,11 @@ contains
     self%variant = self%iopt(1); self%maxit = self%iopt(2); self%tol = self%ropt(2)
     if (self%variant /= LGA_INDEX3 .and. self%variant /= LGA_STAB2) return
     if (self%ropt(1) < 0 .or. self%ropt(1) > 1) return
-    self%naux = self%sys%nv + self%sys%m
+    self%naux = self%sys%nv + self%sys%mall          ! mu of every row (zero on a dropped one)
     self%p = alpha_params(self%ropt(1))
+    call self%lie_start(s, info)                      ! first: it may keep fewer rows (sys%m)
+    if (info /= 0) return
+    info = STATUS_BAD_INPUT
     if (self%adaptive) then
       ! variable steps (docs/adaptive_steps.md 8): the stabilized variant only (1.6)
       if (self%variant /= LGA_STAB2) return
@@ -194,8 +217,7 @@ contains
       allocate(self%b0(m, nv), self%b1(m, nv), self%psi0(nv), self%v1(nv), self%a1(nv))
     end associate
     allocate(self%mu(self%sys%m))
-    call self%lie_start(s, info)
-    if (info /= 0) return
+    info = 0
     self%aalg = s%a
     self%mu = 0
   end subroutine
@@ -338,7 +360,13 @@ contains
     class(lie_genalpha_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: aux(:)
-    aux = [self%aalg, self%mu]
+    aux = 0
+    aux(1:self%sys%nv) = self%aalg
+    if (allocated(self%rows)) then              ! a redundant system: mu of the kept rows
+      aux(self%sys%nv + self%rows) = self%mu
+    else
+      aux(self%sys%nv + 1:) = self%mu
+    end if
   end subroutine
 
 end module lie_genalpha

@@ -19,7 +19,10 @@ integrators' coordinates: x, V and R (through log(R_ref^T R)).
 
 Both return ``(x (nt, nb, 3), R (nt, nb, 3, 3), V (nt, 6 nb), lam (nt, m), diag)``
 at ``times`` (t0 = times[0]); lam are the joint multipliers of the Lie-group
-form M V' + B^T lam = Q.
+form M V' + B^T lam = Q.  Redundant joints run on the independent rows at t0
+(:meth:`RigidBodySystem.independent_rows`; ``rows=`` a Lie run's kept rows, which
+may differ where rows tie in the pivoted QR): lam is zero on the others, as
+the kernels return it, and B^T lam is unique.
 """
 from __future__ import annotations
 
@@ -37,19 +40,29 @@ def _split(system, y):
     return x, p, rot, v
 
 
-def reference(system, x0, rot0, v0, times, rtol=1e-13, atol=1e-13):
+def _kept_rows(system, rot0, rows):
+    """The joint rows a reference runs on: ``rows`` (e.g. a Lie run's, every row but
+    ``Result.redundant``), else the independent rows at t0 (every row unless the joints are redundant)."""
+    if rows is not None:
+        return np.asarray(rows, dtype=int)
+    return system.independent_rows(np.asarray(rot0, dtype=float).reshape(system.nb, 3, 3))
+
+
+def reference(system, x0, rot0, v0, times, rtol=1e-13, atol=1e-13, rows=None):
     """x (nt, nb, 3), R (nt, nb, 3, 3), V (nt, 6 nb), lam (nt, m) at ``times`` (t0 = times[0]),
-    and a dict of diagnostics: max |Phi|, |B V|, quaternion-norm drift, energy drift, rhs calls."""
+    and a dict of diagnostics: max |Phi|, |B V|, quaternion-norm drift, energy drift, rhs calls.
+    rows: the joint rows of a redundant system's multipliers (:func:`_kept_rows`)."""
     from scipy.integrate import solve_ivp
 
     nb = system.nb
     times = np.asarray(times, dtype=float)
     p0 = np.concatenate([rot_to_quat(r) for r in np.asarray(rot0).reshape(nb, 3, 3)])
     y0 = np.concatenate([np.ravel(x0), p0, v0])
+    keep = _kept_rows(system, rot0, rows)                      # redundant joints: the start's rows
 
     def rhs(t, y):
         x, p, rot, v = _split(system, y)
-        acc, _ = system.consistent_acceleration(rot, v)
+        acc, _ = system.consistent_acceleration(rot, v, keep)
         pdot = np.concatenate([quat_rate(p[i], v[6 * i + 3:6 * i + 6]) for i in range(nb)])
         vel = np.concatenate([v[6 * i:6 * i + 3] for i in range(nb)])
         return np.concatenate([vel, pdot, acc])
@@ -63,7 +76,7 @@ def reference(system, x0, rot0, v0, times, rtol=1e-13, atol=1e-13):
     de = 0.0
     for k in range(len(times)):
         x, p, rot, v = _split(system, sol.y[:, k])
-        _, lam = system.consistent_acceleration(rot, v)
+        _, lam = system.consistent_acceleration(rot, v, keep)
         xs.append(x); rs.append(rot); vs.append(v); lams.append(lam)
         diag["eps_pos"] = max(diag["eps_pos"], float(np.max(np.abs(system.phi(x, rot)), initial=0)))
         diag["eps_vel"] = max(diag["eps_vel"], float(np.max(np.abs(system.bmat(rot) @ v), initial=0)))
@@ -76,18 +89,22 @@ def reference(system, x0, rot0, v0, times, rtol=1e-13, atol=1e-13):
     return np.array(xs), np.array(rs), np.array(vs), np.array(lams), diag
 
 
-def ida_reference(system, x0, rot0, v0, times, rtol=1e-12, atol=None, cache_dir=False, error_estimate=False):
+def ida_reference(system, x0, rot0, v0, times, rtol=1e-12, atol=None, cache_dir=False, error_estimate=False,
+                  rows=None):
     """The IDA reference (module docstring).  cache_dir as in :func:`pyint.reference.solve`
     (False: no cache; None: the default reference cache).  ``diag`` has IDA's statistics,
     the dummy selections, max |Phi| and |B V| at the outputs, the quaternion-norm drift
     and the energy drift; with error_estimate=True also ``diag["error_estimate"]``: the
     largest estimated error over the outputs of the quaternion model's q = (x_i, p_i) and
-    v = q' (pyint.reference's estimate: the difference from a solution at rtol/10)."""
+    v = q' (pyint.reference's estimate: the difference from a solution at rtol/10).
+    rows: as :func:`reference`'s (a redundant system runs on its independent rows)."""
     from . import solve
     from ..models.rigid_quaternion import QuaternionRigidBodies
 
     nb = system.nb
-    model = QuaternionRigidBodies(system)
+    keep = _kept_rows(system, rot0, rows)
+    # redundant joints: the quaternion model of the independent rows the start picks (the kernels' choice)
+    model = QuaternionRigidBodies(system, rows=keep if len(keep) < system.m else None)
     q0, w0 = model.from_lie(x0, rot0, v0)
     res = solve(model, np.asarray(times, dtype=float), q0, w0, rtol=rtol, atol=atol,
                 cache_dir=cache_dir, error_estimate=error_estimate)

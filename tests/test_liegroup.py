@@ -15,7 +15,7 @@ from pyint.methods.lie.backward import LieDAE1, LieDAE2, LieDAE3, LieDAES
 from pyint.methods.lie.genalpha import LieGeneralizedAlpha, LieGeneralizedAlphaStab2
 from pyint.reference.lie import reference
 from pyint.models import PendulumChain
-from pyint.models.rigid_bodies import Body, PerpJoint, RigidBodySystem, revolute, spherical
+from pyint.models.rigid_bodies import Body, PerpJoint, PointJoint, RigidBodySystem, revolute, spherical
 from pyint.problems import PROBLEMS
 from pyint.models import so3
 
@@ -318,9 +318,13 @@ def test_bad_input_gets_clear_errors():
         LieDAES(history="both")
     with pytest.raises(ValueError, match="not an integer multiple"):
         m.integrate(s, (x, rot), v, 1.0, 0.3)
+    # a joint written twice is redundant and runs (tests/test_lie_redundant.py); a copy that
+    # disagrees with the original is inconsistent, named when the start projects
     twice = RigidBodySystem(s.bodies, s.joints + s.joints[:1])
-    with pytest.raises(ValueError, match="singular"):
-        m.integrate(twice, (x, rot), v, 1.0, 1e-3)
+    assert len(m.integrate(twice, (x, rot), v, 0.01, 1e-3).redundant) == 3
+    off = RigidBodySystem(s.bodies, s.joints + [PointJoint(0, (-0.49, 0.0, 0.0))])
+    with pytest.raises(ValueError, match="inconsistent joints.*joint 2 \\(point, body 0 - ground\\)"):
+        m.integrate(off, (x, rot), v, 1.0, 1e-3, project=True)
     assert not isinstance(GeneralizedAlpha(), type(m))
 
 

@@ -4,15 +4,17 @@
 !> the velocity V = (v_i world, Omega_i body) (nv = 6 nb), the multipliers of the m joint rows.
 !> The model is a rigid_system_t read from (ipar, rpar) (pyint_rigid); the residuals per
 !> step and sample are |Phi|, |B V|, |B A + Bdot V| and max_i |R_i^T R_i - I|_F, the energy
-!> the total energy.  For the implicit Lie steppers (lie_genalpha.f90, lie_backward.f90): the
+!> the total energy, over every joint row (a redundant system runs on the independent rows
+!> lie_start keeps: rigid_drop_redundant_rows).  For the implicit Lie steppers (lie_genalpha.f90, lie_backward.f90): the
 !> configuration (x, R) kept unpacked, their start (lie_start), their Newton iteration (newton)
 !> and its workspace (lie_newton_work_t).
 module pyint_lie_stepper
   use pyint_kinds
   use pyint_callback_model, only: usercb_i
   use pyint_driver, only: stepper_t, state_t
-  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi, rigid_bmat, rigid_bdotv, &
-                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc, rigid_advance
+  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi_all, rigid_bmat_all, rigid_bdotv_all, &
+                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc, rigid_advance, &
+                         rigid_drop_redundant_rows
   use pyint_so3, only: hat
   use pyint_linalg, only: inf_norm
   use pyint_newton_control, only: newton_control_t, newton_increment
@@ -53,6 +55,7 @@ module pyint_lie_stepper
     procedure :: newton => lie_newton
     procedure(lie_eval_i), deferred :: newton_eval
     procedure(lie_measure_i), deferred :: newton_measure
+    procedure :: residual_at_floor => lie_no_floor
   end type
 
   abstract interface
@@ -98,12 +101,12 @@ contains
     class(lie_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: res(:), energy
-    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%m), bm(self%sys%m, self%sys%nv), &
-                g(self%sys%m)
-    call lie_unpack(s%q, x, r)
-    call rigid_phi(self%sys, x, r, phi)
-    call rigid_bmat(self%sys, r, bm)
-    call rigid_bdotv(self%sys, r, s%v, g)
+    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%mall), bm(self%sys%mall, self%sys%nv), &
+                g(self%sys%mall)
+    call lie_unpack(s%q, x, r)                  ! every joint row, the dropped ones of a redundant system too
+    call rigid_phi_all(self%sys, x, r, phi)
+    call rigid_bmat_all(self%sys, r, bm)
+    call rigid_bdotv_all(self%sys, r, s%v, g)
     res(1) = inf_norm(phi)
     res(2) = inf_norm(matmul(bm, s%v))
     res(3) = inf_norm(matmul(bm, s%a) + g)
@@ -141,16 +144,37 @@ contains
     v1 = v + h * a
   end subroutine
 
-  !> The start of a Lie stepper's init: (x, R) from the state's q, and V'(t0) = s%a and lam = s%lam
-  !> from the index-3 system at (q, V) (rigid_consistent_acc); info /= 0: a singular one.
+  !> The start of a Lie stepper's init, before anything sized by the joint rows: (x, R) from the
+  !> state's q; a redundant system's independent rows (rigid_drop_redundant_rows: self%sys then
+  !> has m = r kept rows, self%rows lists them for the driver, which scatters lam into every row
+  !> and reports the others as redundant; s%lam has r entries); then V'(t0) = s%a and lam = s%lam
+  !> from the index-3 system at (q, V) (rigid_consistent_acc).  info /= 0: a singular start
+  !> (STATUS_RANK_DEFICIENT: a singular configuration; STATUS_SINGULAR: the index-3 matrix).
   subroutine lie_start(self, s, info)
     class(lie_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
+    integer :: r0, r1
     allocate(self%x(3, self%sys%nb), self%r(3, 3, self%sys%nb))
     call lie_unpack(s%q, self%x, self%r)
+    call rigid_drop_redundant_rows(self%sys, self%x, self%r, info, r0, r1)
+    if (info /= 0) return
+    if (allocated(self%sys%keep)) then
+      self%rows = self%sys%keep
+      self%nl = self%sys%m
+      deallocate(s%lam)
+      allocate(s%lam(self%nl))
+    end if
     call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
   end subroutine
+
+  !> Is w%res (at the iterate newton_eval left; u, u2 as newton_eval's) at its round-off floor?  A
+  !> method that knows its residual's scales overrides this (lie_newton); the default never says so.
+  logical function lie_no_floor(self, h, u, u2)
+    class(lie_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, u(:), u2(:)
+    lie_no_floor = .false.
+  end function
 
   !> Allocate the common part of a Lie step's Newton workspace for nz unknowns (fresh w) and
   !> set its mass matrix.
@@ -168,16 +192,32 @@ contains
   !> termination rule (pyint_newton_control); the iterations into the stats = [iterations,
   !> factorizations, max iterations in a step].  info: 0, STATUS_NEWTON_FAILED, STATUS_SINGULAR,
   !> STATUS_NONFINITE.
+  !> Next to a singular configuration of the joints (B loses rank: the mechanism's mobility
+  !> jumps) the Newton matrix is ill conditioned along the direction of the branch that crosses
+  !> there: the residual reaches its round-off floor, the increments stay at cond(J) eps (above
+  !> the rule's stagnation test) and the iteration runs to maxit.  Only then, if an iterate's
+  !> residual (from the third on) was at its round-off floor (residual_at_floor: the equations hold as far as the
+  !> arithmetic evaluates them), that iterate is the step's solution (the last such one): a
+  !> backward-stable answer, not a failure.  A run that converges is not changed.
   subroutine lie_newton(self, h, u, u2, info)
     class(lie_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, u(:), u2(:)
     integer, intent(out) :: info
     integer :: it, iters
+    real(wp) :: zfloor(size(self%w%z))
+    logical :: floor
     iters = 0
+    floor = .false.
     info = STATUS_NEWTON_FAILED
     call self%w%nc%start()
     do it = 1, self%maxit
       call self%newton_eval(h, u, u2)
+      if (it >= 3) then            ! a converging step has mostly stopped by then: it pays nothing
+        if (self%residual_at_floor(h, u, u2)) then
+          floor = .true.
+          zfloor = self%w%z
+        end if
+      end if
       call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
       if (info /= 0) exit
       iters = iters + 1
@@ -186,6 +226,10 @@ contains
       if (self%w%nc%done(self%tol, self%maxit, info)) exit
       info = STATUS_NEWTON_FAILED
     end do
+    if (info == STATUS_NEWTON_FAILED .and. floor) then
+      self%w%z = zfloor
+      info = 0
+    end if
     self%stats(1) = self%stats(1) + iters
     self%stats(2) = self%stats(2) + iters
     self%stats(3) = max(self%stats(3), real(iters, wp))

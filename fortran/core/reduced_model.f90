@@ -35,6 +35,7 @@ module pyint_reduced_model
   implicit none
   private
   public :: reduced_model_t, reduce_model, drop_redundant_rows, full_rank, RANK_TOL, near_singular_position
+  public :: SIGMA_TOL, independent_rows, dense_rank
 
   !> full_rank's test of C = [G; A]: the LU of [I C^T; C 0], whose last pivots
   !> are those of the Schur complement -C C^T (~ the squared singular values of C,
@@ -158,8 +159,8 @@ contains
     integer, intent(out) :: info
     real(wp), allocatable :: ct(:, :), tau(:), d(:, :)
     integer, allocatable :: jpvt(:)
-    real(wp) :: q1(size(q)), v1(size(v)), a1(size(q)), lam1(m%mh + m%mn), work(1)
-    integer :: n, mt, r, r1, j, k
+    real(wp) :: q1(size(q)), v1(size(v)), a1(size(q)), lam1(m%mh + m%mn)
+    integer :: n, mt, r, r1, k
     info = 0
     n = m%n; mt = m%mh + m%mn
     if (mt == 0) return
@@ -168,19 +169,15 @@ contains
     call pivoted_qr(m, t, q, ct, jpvt, tau, r)
     if (r == 0) return                          ! C = 0 (or NaN): nothing to keep
     rows = jpvt(1:r)
-    call sort(rows)
+    call sort_rows(rows)
     call reduce_model(m, rows, k)
     if (k /= 0) return
     if (.not. full_rank(m, t, q, v)) return
     if (r < n) then
-      ! a direction orthogonal to the kept rows: Q_r [0; w], Q_r = H_1 ... H_r of the QR
+      ! a direction orthogonal to the kept rows: Q_r [0; w] of the QR (away_direction)
       allocate(d(n, 1))
-      d = 0
-      do j = r + 1, n
-        d(j, 1) = sin(1.7_wp * j) + 0.5_wp      ! fixed: the same check on every run
-      end do
-      call dormqr('L', 'N', n, 1, r, ct, n, tau, d, n, work, 1, k)
-      q1 = q + 1e-3_wp * max(1.0_wp, maxval(abs(q))) * d(:, 1) / max(maxval(abs(d(:, 1))), tiny(1.0_wp))
+      call away_direction(ct, tau, r, d(:, 1))
+      q1 = q + 1e-3_wp * max(1.0_wp, maxval(abs(q))) * d(:, 1)
       v1 = v
       call impose_constraints(m, t, q1, v1, SOLVER_AUTO, a1, lam1(1:r), k)
       if (k /= 0) return
@@ -191,21 +188,6 @@ contains
       if (r1 /= r) return                       ! a singular configuration, not redundancy
     end if
     info = 0
-  contains
-    subroutine sort(x)   ! insertion sort: r <= a few hundred, once per run
-      integer, intent(inout) :: x(:)
-      integer :: i, j, y
-      do i = 2, size(x)
-        y = x(i)
-        j = i - 1
-        do while (j >= 1)
-          if (x(j) <= y) exit
-          x(j + 1) = x(j)
-          j = j - 1
-        end do
-        x(j + 1) = y
-      end do
-    end subroutine
   end subroutine
 
   !> The column-pivoted QR of C^T, C = [G; A] at (t, q) (dense, n x m: LAPACK dgeqp3): ct holds
@@ -217,22 +199,99 @@ contains
     real(wp), allocatable, intent(out) :: ct(:, :), tau(:)
     integer, allocatable, intent(out) :: jpvt(:)
     integer, intent(out) :: r
-    real(wp), allocatable :: c(:, :), bn(:), work(:)
-    real(wp) :: wq(1)
-    integer :: n, mh, mt, k, info
-    n = m%n; mh = m%mh; mt = m%mh + m%mn
-    allocate(c(mt, n), bn(m%mn), jpvt(mt), tau(min(n, mt)))
+    real(wp), allocatable :: c(:, :), bn(:)
+    integer :: mh, mt
+    mh = m%mh; mt = m%mh + m%mn
+    allocate(c(mt, m%n), bn(m%mn))
     if (mh > 0) call m%hol_jac(t, q, c(1:mh, :))
     if (m%mn > 0) call m%nh(t, q, c(mh + 1:mt, :), bn)
+    call dense_pivoted_qr(c, ct, jpvt, tau, r)
+  end subroutine
+
+  !> pivoted_qr of a dense C (mt x n): the column-pivoted QR of C^T, its rank (SIGMA_TOL).
+  subroutine dense_pivoted_qr(c, ct, jpvt, tau, r)
+    real(wp), intent(in) :: c(:, :)
+    real(wp), allocatable, intent(out) :: ct(:, :), tau(:)
+    integer, allocatable, intent(out) :: jpvt(:)
+    integer, intent(out) :: r
+    real(wp), allocatable :: work(:)
+    real(wp) :: wq(1)
+    integer :: n, mt, k, info
+    mt = size(c, 1); n = size(c, 2)
+    allocate(jpvt(mt), tau(min(n, mt)))
     ct = transpose(c)
     jpvt = 0
+    r = 0
+    if (mt == 0 .or. n == 0) return
     call dgeqp3(n, mt, ct, n, jpvt, tau, wq, -1, info)
     allocate(work(max(1, int(wq(1)))))
     call dgeqp3(n, mt, ct, n, jpvt, tau, work, size(work), info)
-    r = 0
     if (.not. abs(ct(1, 1)) > 0) return
     do k = 1, min(n, mt)
       if (abs(ct(k, k)) > SIGMA_TOL * abs(ct(1, 1))) r = k
+    end do
+  end subroutine
+
+  !> A fixed direction (n, max norm 1) orthogonal to the first r rows chosen by the pivoted QR of
+  !> C^T (ct, tau of dense_pivoted_qr, r < n): Q_r [0; w] with a fixed w, the same on every run.
+  subroutine away_direction(ct, tau, r, d)
+    real(wp), intent(in) :: ct(:, :), tau(:)
+    integer, intent(in) :: r
+    real(wp), intent(out) :: d(:)
+    real(wp) :: dd(size(d), 1), work(1)
+    integer :: n, j, k
+    n = size(d)
+    dd = 0
+    do j = r + 1, n
+      dd(j, 1) = sin(1.7_wp * j) + 0.5_wp
+    end do
+    call dormqr('L', 'N', n, 1, r, ct, n, tau, dd, n, work, 1, k)
+    d = dd(:, 1) / max(maxval(abs(dd(:, 1))), tiny(1.0_wp))
+  end subroutine
+
+  !> The independent rows of a dense C (mt x n), as drop_redundant_rows picks them for a model:
+  !> rows = the first r = rank(C) pivots of the column-pivoted QR of C^T (SIGMA_TOL), sorted
+  !> (all rows when C has full row rank); dir (optional, size n): a fixed direction orthogonal
+  !> to the kept rows (max norm 1; 0 when r = n), along which a caller moves to a nearby
+  !> configuration to measure the rank again (redundant or singular: drop_redundant_rows).
+  !> For a system with its own configuration space (the rigid bodies on (R^3 x SO(3))^nb,
+  !> fortran/core/rigid_body.f90: rigid_independent_rows) where model_t does not apply.
+  subroutine independent_rows(c, rows, r, dir)
+    real(wp), intent(in) :: c(:, :)
+    integer, allocatable, intent(out) :: rows(:)
+    integer, intent(out) :: r
+    real(wp), intent(out), optional :: dir(:)
+    real(wp), allocatable :: ct(:, :), tau(:)
+    integer, allocatable :: jpvt(:)
+    call dense_pivoted_qr(c, ct, jpvt, tau, r)
+    rows = jpvt(1:r)
+    call sort_rows(rows)
+    if (present(dir)) then
+      dir = 0
+      if (r < size(c, 2) .and. r > 0) call away_direction(ct, tau, r, dir)
+    end if
+  end subroutine
+
+  !> rank(C) of a dense C (SIGMA_TOL on the pivoted QR of C^T).
+  integer function dense_rank(c) result(r)
+    real(wp), intent(in) :: c(:, :)
+    real(wp), allocatable :: ct(:, :), tau(:)
+    integer, allocatable :: jpvt(:)
+    call dense_pivoted_qr(c, ct, jpvt, tau, r)
+  end function
+
+  subroutine sort_rows(x)   ! insertion sort: r <= a few hundred, once per run
+    integer, intent(inout) :: x(:)
+    integer :: i, j, y
+    do i = 2, size(x)
+      y = x(i)
+      j = i - 1
+      do while (j >= 1)
+        if (x(j) <= y) exit
+        x(j + 1) = x(j)
+        j = j - 1
+      end do
+      x(j + 1) = y
     end do
   end subroutine
 

@@ -26,6 +26,13 @@
 !> a perturbation delta = (dx_1, dth_1, dx_2, dth_2, ...) moves x_i -> x_i + dx_i,
 !> R_i -> R_i expm(dth_i); "K = d f/dq" means f(q o delta) = f(q) + K delta + O(|delta|^2).
 !>
+!> Redundant joints (a planar loop built in space from revolute joints: B of constant rank below
+!> its rows) run on an independent subset of the rows, as a vector model does
+!> (fortran/core/reduced_model.f90, whose rank test and row choice rigid_drop_redundant_rows
+!> shares): the system is then seen through its kept rows (keep, m of them): rigid_phi ...
+!> rigid_bdotv_jac and rigid_consistent_acc give those rows, rigid_btl_q takes their multipliers,
+!> the *_all items give every row (mall), for the residuals.
+!>
 !> Encoding (ipar, rpar), shared with pyint.models.rigid_bodies.RigidBodySystem:
 !>   ipar = [nb, nj, (kind, a, b) for each joint]
 !>   rpar = [g(3), (m, J(3,3) column-major) for each body, (s_a(3), s_b(3)) for each joint]
@@ -33,24 +40,32 @@ module pyint_rigid
   use pyint_kinds
   use pyint_so3, only: hat, cross, expm, tangent
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_reduced_model, only: independent_rows, dense_rank
   implicit none
   private
   public :: rigid_system_t, rigid_system_new, JOINT_POINT, JOINT_PERP
   public :: rigid_phi, rigid_bmat, rigid_bdotv, rigid_btl_q, rigid_bw_q, rigid_bdotv_jac
   public :: rigid_force, rigid_force_v, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
   public :: rigid_orthogonality, rigid_advance, rigid_right_tangent
+  public :: rigid_phi_all, rigid_bmat_all, rigid_bdotv_all, rigid_keep_rows, rigid_drop_redundant_rows
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
 
   type :: rigid_system_t
     integer :: nb = 0         !< bodies
     integer :: nj = 0         !< joint primitives
-    integer :: m = 0          !< constraint rows
+    integer :: m = 0          !< constraint rows (the kept ones of a redundant system: keep)
+    integer :: mall = 0       !< every joint row (m < mall: a redundant system seen through keep)
     integer :: nv = 0         !< velocity dimension 6 nb
     real(wp) :: grav(3) = 0
     real(wp), allocatable :: mass(:), inertia(:, :, :)
     integer, allocatable :: kind(:), ja(:), jb(:), row(:)   !< row = first constraint row of the joint
     real(wp), allocatable :: sa(:, :), sb(:, :)
+    !> the kept rows of a redundant system (rigid_drop_redundant_rows; increasing, in 1..mall),
+    !> unallocated when every row is kept: the constraint items rigid_phi ... rigid_bdotv_jac
+    !> then have m = size(keep) rows, rigid_btl_q takes their m multipliers (zero on the others),
+    !> and the *_all items still give every row (the residuals)
+    integer, allocatable :: keep(:)
   end type
 
 contains
@@ -98,6 +113,7 @@ contains
       end select
     end do
     s%m = s%row(s%nj + 1) - 1
+    s%mall = s%m
     ierr = 0
   end subroutine
 
@@ -136,10 +152,10 @@ contains
   ! -- constraint items ---------------------------------------------------------
 
   !> Phi(q), m rows.
-  subroutine rigid_phi(s, x, r, phi)
+  subroutine phi_all(s, x, r, phi)
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(in) :: x(3, s%nb), r(3, 3, s%nb)
-    real(wp), intent(out) :: phi(s%m)
+    real(wp), intent(out) :: phi(s%mall)
     integer :: k, a, b, j
     do k = 1, s%nj
       a = s%ja(k); b = s%jb(k); j = s%row(k)
@@ -154,10 +170,10 @@ contains
   end subroutine
 
   !> B(q) (m x nv) with B V = d/dt Phi.
-  subroutine rigid_bmat(s, r, bm)
+  subroutine bmat_all(s, r, bm)
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(in) :: r(3, 3, s%nb)
-    real(wp), intent(out) :: bm(s%m, s%nv)
+    real(wp), intent(out) :: bm(s%mall, s%nv)
     integer :: k, a, b, j, i
     real(wp) :: wa(3), wb(3)
     bm = 0
@@ -185,10 +201,10 @@ contains
   end subroutine
 
   !> Bdot V = d/dt (B V) at frozen V (the acceleration constraint is B Vdot + Bdot V = 0).
-  subroutine rigid_bdotv(s, r, v, g)
+  subroutine bdotv_all(s, r, v, g)
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(in) :: r(3, 3, s%nb), v(s%nv)
-    real(wp), intent(out) :: g(s%m)
+    real(wp), intent(out) :: g(s%mall)
     integer :: k, a, b, j
     real(wp) :: oa(3), ob(3), wa(3), wb(3), da(3), db(3), dda(3), ddb(3)
     do k = 1, s%nj
@@ -232,9 +248,9 @@ contains
   end subroutine
 
   !> K = d(B(q)^T lam)/dq (nv x nv).
-  subroutine rigid_btl_q(s, r, lam, kq)
+  subroutine btl_q_all(s, r, lam, kq)
     type(rigid_system_t), intent(in) :: s
-    real(wp), intent(in) :: r(3, 3, s%nb), lam(s%m)
+    real(wp), intent(in) :: r(3, 3, s%nb), lam(s%mall)
     real(wp), intent(out) :: kq(s%nv, s%nv)
     integer :: k, a, b, j
     real(wp) :: wa(3), wb(3), ra(3), rb(3)
@@ -277,10 +293,10 @@ contains
   end subroutine
 
   !> K = d(B(q) w)/dq (m x nv) for a fixed vector w (nv).
-  subroutine rigid_bw_q(s, r, w, kq)
+  subroutine bw_q_all(s, r, w, kq)
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(in) :: r(3, 3, s%nb), w(s%nv)
-    real(wp), intent(out) :: kq(s%m, s%nv)
+    real(wp), intent(out) :: kq(s%mall, s%nv)
     integer :: k, a, b, j
     real(wp) :: wa(3), wb(3), ra(3), rb(3), oa(3), ob(3)
     real(wp) :: rab(3, 3)
@@ -316,10 +332,10 @@ contains
   end subroutine
 
   !> kq = d(Bdot V)/dq and kv = d(Bdot V)/dV (m x nv each).
-  subroutine rigid_bdotv_jac(s, r, v, kq, kv)
+  subroutine bdotv_jac_all(s, r, v, kq, kv)
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(in) :: r(3, 3, s%nb), v(s%nv)
-    real(wp), intent(out) :: kq(s%m, s%nv), kv(s%m, s%nv)
+    real(wp), intent(out) :: kq(s%mall, s%nv), kv(s%mall, s%nv)
     integer :: k, a, b, j
     real(wp) :: oa(3), ob(3), wa(3), wb(3), da(3), db(3), dda(3), ddb(3)
     real(wp) :: ta(3), tb(3), dta(3), dtb(3), ddta(3), ddtb(3)
@@ -355,6 +371,181 @@ contains
         end if
       end select
     end do
+  end subroutine
+
+  ! -- constraint items of the kept rows (a redundant system: keep) -----------------------
+
+  !> Phi(q), the m kept rows.
+  subroutine rigid_phi(s, x, r, phi)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: x(3, s%nb), r(3, 3, s%nb)
+    real(wp), intent(out) :: phi(s%m)
+    real(wp), allocatable :: f(:)
+    if (.not. allocated(s%keep)) then
+      call phi_all(s, x, r, phi)
+      return
+    end if
+    allocate(f(s%mall))
+    call phi_all(s, x, r, f)
+    phi = f(s%keep)
+  end subroutine
+
+  !> B(q) (m x nv), the kept rows.
+  subroutine rigid_bmat(s, r, bm)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: r(3, 3, s%nb)
+    real(wp), intent(out) :: bm(s%m, s%nv)
+    real(wp), allocatable :: f(:, :)
+    if (.not. allocated(s%keep)) then
+      call bmat_all(s, r, bm)
+      return
+    end if
+    allocate(f(s%mall, s%nv))
+    call bmat_all(s, r, f)
+    bm = f(s%keep, :)
+  end subroutine
+
+  !> Bdot V, the kept rows.
+  subroutine rigid_bdotv(s, r, v, g)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: r(3, 3, s%nb), v(s%nv)
+    real(wp), intent(out) :: g(s%m)
+    real(wp), allocatable :: f(:)
+    if (.not. allocated(s%keep)) then
+      call bdotv_all(s, r, v, g)
+      return
+    end if
+    allocate(f(s%mall))
+    call bdotv_all(s, r, v, f)
+    g = f(s%keep)
+  end subroutine
+
+  !> d(B(q)^T lam)/dq for the multipliers lam of the kept rows.
+  subroutine rigid_btl_q(s, r, lam, kq)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: r(3, 3, s%nb), lam(s%m)
+    real(wp), intent(out) :: kq(s%nv, s%nv)
+    real(wp), allocatable :: f(:)
+    if (.not. allocated(s%keep)) then
+      call btl_q_all(s, r, lam, kq)
+      return
+    end if
+    allocate(f(s%mall))
+    f = 0
+    f(s%keep) = lam
+    call btl_q_all(s, r, f, kq)
+  end subroutine
+
+  !> d(B(q) w)/dq, the kept rows.
+  subroutine rigid_bw_q(s, r, w, kq)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: r(3, 3, s%nb), w(s%nv)
+    real(wp), intent(out) :: kq(s%m, s%nv)
+    real(wp), allocatable :: f(:, :)
+    if (.not. allocated(s%keep)) then
+      call bw_q_all(s, r, w, kq)
+      return
+    end if
+    allocate(f(s%mall, s%nv))
+    call bw_q_all(s, r, w, f)
+    kq = f(s%keep, :)
+  end subroutine
+
+  !> d(Bdot V)/dq and d(Bdot V)/dV, the kept rows.
+  subroutine rigid_bdotv_jac(s, r, v, kq, kv)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: r(3, 3, s%nb), v(s%nv)
+    real(wp), intent(out) :: kq(s%m, s%nv), kv(s%m, s%nv)
+    real(wp), allocatable :: fq(:, :), fv(:, :)
+    if (.not. allocated(s%keep)) then
+      call bdotv_jac_all(s, r, v, kq, kv)
+      return
+    end if
+    allocate(fq(s%mall, s%nv), fv(s%mall, s%nv))
+    call bdotv_jac_all(s, r, v, fq, fv)
+    kq = fq(s%keep, :)
+    kv = fv(s%keep, :)
+  end subroutine
+
+  !> Phi, B and Bdot V over every joint row (mall), whatever rows are kept: the residuals.
+  subroutine rigid_phi_all(s, x, r, phi)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: x(3, s%nb), r(3, 3, s%nb)
+    real(wp), intent(out) :: phi(s%mall)
+    call phi_all(s, x, r, phi)
+  end subroutine
+
+  subroutine rigid_bmat_all(s, r, bm)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: r(3, 3, s%nb)
+    real(wp), intent(out) :: bm(s%mall, s%nv)
+    call bmat_all(s, r, bm)
+  end subroutine
+
+  subroutine rigid_bdotv_all(s, r, v, g)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: r(3, 3, s%nb), v(s%nv)
+    real(wp), intent(out) :: g(s%mall)
+    call bdotv_all(s, r, v, g)
+  end subroutine
+
+  !> See the system through its joint rows `rows` (increasing, in 1..mall): m = size(rows).
+  subroutine rigid_keep_rows(s, rows)
+    type(rigid_system_t), intent(inout) :: s
+    integer, intent(in) :: rows(:)
+    s%keep = rows
+    s%m = size(rows)
+  end subroutine
+
+  !> The start of a redundant rigid system, as fortran/core/reduced_model.f90 drop_redundant_rows
+  !> is a vector model's (the same rank test and thresholds: independent_rows, SIGMA_TOL): when B
+  !> at (x, R) has rank r below its mall rows, the system is seen through the r independent rows
+  !> the column-pivoted QR of B^T picks (rigid_keep_rows).  Redundant or singular: the rank is
+  !> measured again at a nearby configuration on the kept rows' manifold, (x, R) moved on the
+  !> group by 1e-3 max(1, max|x|) along a fixed direction orthogonal to the kept rows, then
+  !> projected back onto their Phi = 0 (Gauss-Newton on the group); a larger rank there is a
+  !> singular configuration (the mechanism's mobility jumps at q0), refused.  rank0, rank1: the
+  !> ranks at q0 and nearby (rank1 = rank0 when not measured).  info: 0, or
+  !> STATUS_RANK_DEFICIENT (a singular configuration, or no independent row at all).
+  subroutine rigid_drop_redundant_rows(s, x, r, info, rank0, rank1)
+    type(rigid_system_t), intent(inout) :: s
+    real(wp), intent(in) :: x(3, s%nb), r(3, 3, s%nb)
+    integer, intent(out) :: info, rank0, rank1
+    real(wp), allocatable :: bm(:, :), bk(:, :), g(:, :), phi(:), d(:)
+    integer, allocatable :: rows(:), ipiv(:)
+    real(wp) :: x1(3, s%nb), r1(3, 3, s%nb), x2(3, s%nb), r2(3, 3, s%nb), scale
+    integer :: it, k
+    info = 0
+    rank0 = s%mall; rank1 = s%mall
+    if (s%mall == 0) return
+    allocate(bm(s%mall, s%nv), d(s%nv))
+    call bmat_all(s, r, bm)
+    call independent_rows(bm, rows, rank0, d)
+    rank1 = rank0
+    if (rank0 == s%mall) return
+    info = STATUS_RANK_DEFICIENT
+    if (rank0 == 0) return
+    call rigid_keep_rows(s, rows)
+    if (rank0 < s%nv) then
+      scale = max(1.0_wp, maxval(abs(x)))
+      call rigid_advance(s, x, r, 1e-3_wp * scale * d, x1, r1)
+      allocate(bk(s%m, s%nv), g(s%m, s%m), phi(s%m), ipiv(s%m))
+      do it = 1, 30                                    ! back onto the kept rows' Phi = 0
+        call rigid_phi(s, x1, r1, phi)
+        if (maxval(abs(phi)) <= 1e-14_wp * scale) exit
+        call rigid_bmat(s, r1, bk)
+        g = matmul(bk, transpose(bk))
+        call lu_factor(g, ipiv, k)
+        if (k /= 0) return
+        call lu_solve(g, ipiv, phi)
+        call rigid_advance(s, x1, r1, -matmul(phi, bk), x2, r2)
+        x1 = x2; r1 = r2
+      end do
+      call bmat_all(s, r1, bm)
+      rank1 = dense_rank(bm)
+      if (rank1 /= rank0) return                      ! a singular configuration, not redundancy
+    end if
+    info = 0
   end subroutine
 
   ! -- dynamics -----------------------------------------------------------------

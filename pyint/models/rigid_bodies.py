@@ -219,7 +219,7 @@ class RigidBodySystem:
         or the flat q of :meth:`pack`, R0 rotations; Phi = 0 and B V = 0 (ValueError naming the level)."""
         x0, r0 = as_configuration(self, q0)
         v0 = V.as_vector(v0, self.nv, "v0")
-        x0, r0, v0 = consistent_rigid_state(self, x0, r0, v0, project=project)
+        x0, r0, v0 = consistent_rigid_state(self, x0, r0, v0, project=project, t=t0)
         return self.pack(x0, r0), v0
 
     def trajectory_residuals(self, t, q, v, a, backend="auto", keep_going=False):
@@ -471,16 +471,35 @@ class RigidBodySystem:
             e += 0.5 * b.mass * vi @ vi + 0.5 * om @ self._J[i] @ om - b.mass * self.gravity @ x[i]
         return float(e)
 
-    def consistent_acceleration(self, rot, v):
-        """(A, lam) from [M B^T; B 0] [A; lam] = [Q; -Bdot V]."""
+    def consistent_acceleration(self, rot, v, rows=None):
+        """(A, lam) from [M B^T; B 0] [A; lam] = [Q; -Bdot V] on the joint rows ``rows`` (default:
+        :meth:`independent_rows` at rot: every row unless the joints are redundant); lam has every
+        row, zero on the others (the kernels' multipliers of a redundant system: B^T lam is unique)."""
         bm = self.bmat(rot)
-        n, m = self.nv, self.m
+        keep = self.independent_rows(rot, bm) if rows is None else np.asarray(rows, dtype=int)
+        n, m = self.nv, len(keep)
         kkt = np.zeros((n + m, n + m))
         kkt[:n, :n] = self._mass
-        kkt[:n, n:] = bm.T
-        kkt[n:, :n] = bm
-        sol = np.linalg.solve(kkt, np.concatenate([self.force(v), -self.bdotv(rot, v)]))
-        return sol[:n], sol[n:]
+        kkt[:n, n:] = bm[keep].T
+        kkt[n:, :n] = bm[keep]
+        sol = np.linalg.solve(kkt, np.concatenate([self.force(v), -self.bdotv(rot, v)[keep]]))
+        lam = np.zeros(self.m)
+        lam[keep] = sol[n:]
+        return sol[:n], lam
+
+    def independent_rows(self, rot, bm=None):
+        """The joint rows a redundant system keeps at rot: the first rank(B) pivots of the
+        column-pivoted QR of B^T, sorted (:func:`pyint._validate.independent_rows`, the kernels'
+        choice: fortran/core/rigid_body.f90 rigid_drop_redundant_rows); every row when B has
+        full row rank."""
+        return V.independent_rows(self.bmat(rot) if bm is None else bm)
+
+    def row_name(self, i):
+        """Joint row i (0-based) named by its joint primitive: 'joint k (point, body a - body b) row c'."""
+        k = int(np.searchsorted(self.rows, i, side="right") - 1)
+        jt = self.joints[k]
+        other = "ground" if jt.b is None else f"body {jt.b}"
+        return f"joint {k} ({jt.kind}, body {jt.a} - {other}) row {i - int(self.rows[k])}"
 
     @staticmethod
     def orthogonality(rot):
@@ -539,27 +558,77 @@ def as_configuration(system, q0):
     return x, rot
 
 
-def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_TOL, maxit=50, where="initial"):
+def _rank_nearby(system, x, rot, bm, keep):
+    """rank(B) at a configuration near (x, R) on the kept rows' Phi = 0: (x, R) moved on the group by
+    1e-3 max(1, max|x|) along a fixed direction orthogonal to the kept rows (B[keep]), then
+    projected back onto their Phi = 0 by Gauss-Newton; the twin of the kernels' check
+    (fortran/core/rigid_body.f90 rigid_drop_redundant_rows, after fortran/core/reduced_model.f90)."""
+    from scipy.linalg import qr
+
+    nv, r = system.nv, len(keep)
+    if r >= nv:
+        return r
+    qm, _ = qr(bm[keep].T)
+    w = np.sin(1.7 * np.arange(r + 1, nv + 1)) + 0.5
+    d = qm[:, r:] @ w
+    scale = max(1.0, float(np.max(np.abs(x))))
+    x1, r1 = system.advance(x, rot, 1e-3 * scale * d / np.max(np.abs(d)))
+    for _ in range(30):
+        phi = system.phi(x1, r1)[keep]
+        if np.max(np.abs(phi)) <= 1e-14 * scale:
+            break
+        bk = system.bmat(r1)[keep]
+        x1, r1 = system.advance(x1, r1, -bk.T @ np.linalg.solve(bk @ bk.T, phi))
+    b1 = system.bmat(r1)
+    return len(V.independent_rows(b1))
+
+
+def _inconsistent(system, what, resid, keep, tol):
+    """ValueError naming the joint rows that depend on the kept ones and stay violated (resid)."""
+    dropped = np.setdiff1d(np.arange(system.m), keep)
+    bad = [int(i) for i in dropped if abs(resid[i]) > tol]
+    listed = "; ".join(f"{system.row_name(i)} = {resid[i]:.3e}" for i in bad[:6]) + (" ..." if len(bad) > 6 else "")
+    return ValueError(f"inconsistent joints: with the independent rows imposed, the {what} rows that depend on "
+                      f"them are not satisfied ({listed}; tolerance {tol:.1e}); no state near the start satisfies "
+                      "every joint: check the joints' geometry (two joints that disagree on a length or an axis)")
+
+
+def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_TOL, maxit=50, where="initial",
+                           t=None, keep=None):
     """Check (or with project=True enforce) Phi = 0 and B V = 0; raise ValueError naming the level
-    (``where``: which state, in the messages).  tol = 0 with project=True: always project.
+    (``where``: which state, in the messages; ``t``: its time).  tol = 0 with project=True: always project.
 
     The projections are M-orthogonal: Gauss-Newton steps
-    q <- q o exp(-M^-1 B^T (B M^-1 B^T)^-1 Phi) and V <- V - M^-1 B^T (B M^-1 B^T)^-1 B V.
+    q <- q o exp(-M^-1 B^T (B M^-1 B^T)^-1 Phi) and V <- V - M^-1 B^T (B M^-1 B^T)^-1 B V, through
+    the independent rows of B (``keep``, default :meth:`RigidBodySystem.independent_rows` at the
+    given R; the rows of redundant joints that depend on them follow; violated ones are named:
+    inconsistent joints).  A rank-deficient B is redundancy only if its rank is the same at a
+    nearby configuration (:func:`_rank_nearby`, as the kernels check it): a higher rank there is a
+    start at a singular position (the mechanism's mobility jumps), refused (ValueError naming t
+    and both ranks).  Interpolated states (``keep`` given) skip that check.
     """
     if system.m == 0:
         return x, rot, v
     minv = np.linalg.inv(system.mass_matrix())
+    bm = system.bmat(rot)
+    at = "" if t is None else f" (t = {float(t)!r})"
+    if keep is None:
+        keep = system.independent_rows(rot, bm)
+        if len(keep) < system.m:
+            r1 = _rank_nearby(system, x, rot, bm, keep) if len(keep) else 0
+            if r1 != len(keep) or not len(keep):
+                raise ValueError(
+                    f"the constraint Jacobian B is singular at the {where} configuration{at}: rank {len(keep)} of "
+                    f"its {system.m} joint rows, and rank {r1} at a nearby configuration: a start at a singular "
+                    "position (where the mechanism's mobility jumps), not redundant joints (whose rank is the same "
+                    "nearby), or degenerate joints; start away from the singular position")
+    keep = np.asarray(keep, dtype=int)
 
     def correction(r, resid):
-        bm = system.bmat(r)
-        mbt = minv @ bm.T
-        return mbt @ np.linalg.solve(bm @ mbt, resid)
+        bk = system.bmat(r)[keep]
+        mbt = minv @ bk.T
+        return mbt @ np.linalg.solve(bk @ mbt, resid[keep])
 
-    bm = system.bmat(rot)
-    s = np.linalg.svd(bm, compute_uv=False)
-    if s[-1] <= 1e-12 * max(1.0, s[0]) or bm.shape[0] > bm.shape[1]:
-        raise ValueError(f"the constraint Jacobian B is singular at the {where} configuration "
-                         f"(smallest singular value {s[-1]:.3e}): redundant or degenerate joints")
     scale_q = max(1.0, float(np.max(np.abs(x))))
     err = float(np.max(np.abs(system.phi(x, rot))))
     if err > tol * scale_q:
@@ -568,12 +637,15 @@ def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_T
                              f"> {tol * scale_q:.1e}; pass project=True to project it onto Phi = 0")
         for it in range(maxit):
             phi = system.phi(x, rot)
-            if np.max(np.abs(phi)) <= 1e-14 * scale_q and (it or tol > 0):     # tol = 0: one step at least
+            if np.max(np.abs(phi[keep])) <= 1e-14 * scale_q and (it or tol > 0):     # tol = 0: one step at least
                 break
             x, rot = system.advance(x, rot, -correction(rot, phi))
         else:
             raise ValueError(f"could not project the {where} configuration onto Phi = 0 "
                              f"(|Phi| = {np.max(np.abs(system.phi(x, rot))):.3e})")
+        phi = system.phi(x, rot)
+        if np.max(np.abs(phi)) > max(tol, V.CONSISTENCY_TOL) * scale_q:
+            raise _inconsistent(system, "position", phi, keep, max(tol, V.CONSISTENCY_TOL) * scale_q)
     scale_v = max(1.0, float(np.max(np.abs(v))))
     err = float(np.max(np.abs(system.bmat(rot) @ v)))
     if err > tol * scale_v:
@@ -581,6 +653,9 @@ def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_T
             raise ValueError(f"the {where} velocity violates the joints: max|B V| = {err:.3e} "
                              f"> {tol * scale_v:.1e}; pass project=True to project it onto B V = 0")
         v = v - correction(rot, system.bmat(rot) @ v)
+        bv = system.bmat(rot) @ v
+        if np.max(np.abs(bv)) > max(tol, V.CONSISTENCY_TOL) * scale_v:
+            raise _inconsistent(system, "velocity", bv, keep, max(tol, V.CONSISTENCY_TOL) * scale_v)
     return x, rot, v
 
 
@@ -600,7 +675,7 @@ def _step_rotation(psi, pred, t, h, body):
     return psi
 
 
-def interpolated_states(system, t, q, v, a, t_eval):
+def interpolated_states(system, t, q, v, a, t_eval, keep=None):
     """The states (q, V, Vdot, lam) at the times t_eval between the samples (t, q, V, a = Vdot) of a run
     (the accepted steps of a variable-step one), theta = (t - t_n) / h on the step [t_n, t_n + h] holding
     each time.  x by cubic Hermite in (x, xdot = v world); R_i = R_n,i expm(psi(theta)), psi the cubic
@@ -610,7 +685,10 @@ def interpolated_states(system, t, q, v, a, t_eval):
     so Omega = T(psi) psi' / h); V by cubic Hermite in (V, Vdot).  Errors O(h^4) in x, R and V against
     exact samples.  Then re-imposed as the initial state is (:func:`consistent_rigid_state`, always
     projecting): (x, R) onto Phi = 0 by Gauss-Newton on the group, V onto B V = 0, both M-orthogonal;
-    Vdot and lam from the index-1 system (:meth:`RigidBodySystem.consistent_acceleration`)."""
+    Vdot and lam from the index-1 system (:meth:`RigidBodySystem.consistent_acceleration`); ``keep``: the
+    joint rows the run kept (a redundant system; default every row)."""
+    if keep is None:
+        keep = np.arange(system.m)
     t, t_eval = np.asarray(t, dtype=float), np.asarray(t_eval, dtype=float)
     k = np.clip(np.searchsorted(t, t_eval, side="left") - 1, 0, t.size - 2)
     nb = system.nb
@@ -631,7 +709,7 @@ def interpolated_states(system, t, q, v, a, t_eval):
             rot[b] = r0[b] @ expm(h10 * h * v0[b, 3:] + h01 * psi1 + h11 * dpsi1)
         vel = h00 * v[i] + h10 * h * a[i] + h01 * v[i + 1] + h11 * h * a[i + 1]
         x, rot, vel = consistent_rigid_state(system, x, rot, vel, project=True, tol=0.0,
-                                             where=f"interpolated (t = {float(ti)!r})")
-        acc, lam = system.consistent_acceleration(rot, vel)
+                                             where=f"interpolated (t = {float(ti)!r})", keep=keep)
+        acc, lam = system.consistent_acceleration(rot, vel, keep)
         out[0][j], out[1][j], out[2][j], out[3][j] = system.pack(x, rot), vel, acc, lam
     return out

@@ -84,13 +84,18 @@ class QuaternionRigidBodies(Model):
     scleronomic = True
     conservative = True
 
-    def __init__(self, system):
+    def __init__(self, system, rows=None):
+        """rows: the joint rows a redundant system keeps (:meth:`RigidBodySystem.independent_rows`;
+        default every row): the model's constraints are then those rows and the norm rows."""
         self.system = system
         nb = system.nb
         self.nb = nb
         self.n = 7 * nb
         self.n_joint = system.m
-        self.n_hol = system.m + nb
+        self._all = system.m + nb            # every joint row, then the norm rows
+        self._sel = None if rows is None else np.concatenate([np.asarray(rows, dtype=int),
+                                                              system.m + np.arange(nb)])
+        self.n_hol = self._all if self._sel is None else len(self._sel)
         self.n_nonhol = 0
         self.name = f"{system.name}_quaternion"
         self._J = [b.J() for b in system.bodies]
@@ -174,8 +179,8 @@ class QuaternionRigidBodies(Model):
         wb = sb if jt.b is None else quat_R(self._p(q, jt.b)) @ sb
         return wa, wb
 
-    def hol(self, t, q):
-        out = np.zeros(self.n_hol)
+    def _hol_all(self, t, q):
+        out = np.zeros(self._all)
         for j, jt, *_ in self._joints():
             wa, wb = self._joint_vectors(jt, q)
             if jt.kind == "point":
@@ -189,8 +194,8 @@ class QuaternionRigidBodies(Model):
             out[self.n_joint + i] = 0.5 * (p @ p - 1.0)
         return out
 
-    def hol_jac(self, t, q):
-        g = np.zeros((self.n_hol, self.n))
+    def _hol_jac_all(self, t, q):
+        g = np.zeros((self._all, self.n))
         for j, jt, a, b, ia, ib in self._joints():
             da = quat_Rs_jac(self._p(q, a), jt.s_a)
             db = None if b is None else quat_Rs_jac(self._p(q, b), jt.s_b)
@@ -209,10 +214,10 @@ class QuaternionRigidBodies(Model):
             g[self.n_joint + i, 7 * i + 3:7 * i + 7] = self._p(q, i)
         return g
 
-    def hol_gamma(self, t, q, v):
+    def _hol_gamma_all(self, t, q, v):
         """(G v)_q v: the constraints are quadratic in each p, so d^2/dt^2 at p'' = 0
         is 2 R(p') s for a point, and the product rule for a perpendicularity."""
-        out = np.zeros(self.n_hol)
+        out = np.zeros(self._all)
         for j, jt, a, b, _, _ in self._joints():
             sa, sb = np.asarray(jt.s_a, dtype=float), np.asarray(jt.s_b, dtype=float)
             dda = 2 * quat_R(self._p(v, a)) @ sa
@@ -229,9 +234,9 @@ class QuaternionRigidBodies(Model):
             out[self.n_joint + i] = pd @ pd
         return out
 
-    def hol_vel_q(self, t, q, v):
+    def _hol_vel_q_all(self, t, q, v):
         """(G v)_q (n_hol, n): G is linear in each p, so d/dp_a (D(p_a, s) p_a') = D(p_a', s)."""
-        k = np.zeros((self.n_hol, self.n))
+        k = np.zeros((self._all, self.n))
         for j, jt, a, b, ia, ib in self._joints():
             dva = quat_Rs_jac(self._p(v, a), jt.s_a)
             if jt.kind == "point":
@@ -251,7 +256,7 @@ class QuaternionRigidBodies(Model):
             k[self.n_joint + i, 7 * i + 3:7 * i + 7] = self._p(v, i)
         return k
 
-    def hol_gtl_q(self, t, q, lam):
+    def _hol_gtl_q_all(self, t, q, lam):
         """(G^T lam)_q (n, n): the Hessians of the quadratic constraints."""
         k = np.zeros((self.n, self.n))
         for j, jt, a, b, ia, ib in self._joints():
@@ -273,9 +278,36 @@ class QuaternionRigidBodies(Model):
             k[7 * i + 3:7 * i + 7, 7 * i + 3:7 * i + 7] += lam[self.n_joint + i] * np.eye(4)
         return k
 
+    # the constraint items: every row, or the kept joint rows and the norm rows (rows=)
+    def _pick(self, a):
+        return a if self._sel is None else a[self._sel]
+
+    def _spread(self, lam):
+        if self._sel is None:
+            return np.asarray(lam, dtype=float)
+        full = np.zeros(np.shape(lam)[:-1] + (self._all,))
+        full[..., self._sel] = lam
+        return full
+
+    def hol(self, t, q):
+        return self._pick(self._hol_all(t, q))
+
+    def hol_jac(self, t, q):
+        return self._pick(self._hol_jac_all(t, q))
+
+    def hol_gamma(self, t, q, v):
+        return self._pick(self._hol_gamma_all(t, q, v))
+
+    def hol_vel_q(self, t, q, v):
+        return self._pick(self._hol_vel_q_all(t, q, v))
+
+    def hol_gtl_q(self, t, q, lam):
+        return self._hol_gtl_q_all(t, q, self._spread(lam))
+
     def joint_multipliers(self, lam):
-        """The joint rows of lam (those of the Lie-group form); the norm multipliers dropped."""
-        return np.asarray(lam)[..., :self.n_joint]
+        """The joint rows of lam (those of the Lie-group form, zero on rows a redundant system
+        dropped); the norm multipliers dropped."""
+        return self._spread(lam)[..., :self.n_joint]
 
     def describe(self):
         d = super().describe()

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..._status import STATUS_ERRORS, STATUS_NEWTON_FAILED, STATUS_OK, STATUS_SINGULAR, STATUS_STEP_TOO_SMALL
 from ...models._fortran_model import _never_called
-from ...integrator import Integrator, decode, replace_samples
+from ...integrator import Integrator, _fail_time, decode, replace_samples
 from ...models.rigid_bodies import RigidBodySystem, interpolated_states
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
@@ -62,6 +63,22 @@ class LieIntegrator(Integrator):
                     mflags=np.zeros(3, np.int32))
         return args, 12 * model.nb, model.nv, model.m
 
+    def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True, run=None):
+        """:meth:`pyint.integrator.Integrator._make_result`, with a Newton failure, a singular matrix
+        or (variable steps) a step that fell below h_min near a singular configuration of the joints
+        said to be one (:func:`singular_note`)."""
+        result = super()._make_result(model, raw, t0, h, cpu, backend, False, run)
+        status, steps_done = int(raw["istat"][0]), int(raw["istat"][1])
+        if status in (STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_STEP_TOO_SMALL) and len(result.t):
+            # the failed step's end; of a variable-step run: the last accepted step's span further
+            t_fail = _fail_time(t0, h, steps_done) + (float(h[steps_done - 1]) if np.ndim(h) and steps_done else 0.0)
+            result.message += singular_note(model, result, t_fail)
+        if raise_on_failure and status != STATUS_OK:
+            t_fail = _fail_time(t0, h, steps_done)
+            raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result, step=steps_done + 1,
+                                                           time=t_fail)
+        return result
+
     def kernel_aux(self, model):
         n = self._naux(model)
         return {"aux": n} if n else {}
@@ -72,14 +89,16 @@ class LieIntegrator(Integrator):
         raw = dict(t=buf["tout"], q=buf["qout"].T, v=buf["vout"].T, a=buf["aout"].T, lam=buf["lout"][:nl].T,
                    aux=buf["auxout"].T, istat=np.asarray(istat), residual=buf["resout"].T, energy=buf["eout"],
                    step_max=decode(STEP_MAX_KEYS, buf["stepmax"], reals=STEP_MAX_KEYS),
-                   stats=self.decode_stats(istat, buf["stats"]))
+                   stats=self.decode_stats(istat, buf["stats"]),
+                   redundant=np.flatnonzero(buf["red"][:nl]))    # joint rows dropped as redundant
         raw["extra"] = self._extra(model, raw)
         return raw
 
     def outputs_at(self, result, t_eval, backend):
         """Outputs at t_eval on the group: interpolated in the algebra and re-imposed
         (:func:`pyint.models.rigid_bodies.interpolated_states`, docs/adaptive_steps.md section 8)."""
-        q, v, a, lam = interpolated_states(result.model, result.t, result.q, result.v, result.a, t_eval)
+        keep = np.setdiff1d(np.arange(result.model.m), result.redundant)
+        q, v, a, lam = interpolated_states(result.model, result.t, result.q, result.v, result.a, t_eval, keep)
         return replace_samples(result, t_eval, q, v, a, lam, backend)
 
     def _batch_inputs(self, models, q0s, v0s):
@@ -102,3 +121,35 @@ class LieIntegrator(Integrator):
     #: The length of the stepper's auxiliary vector per sample (system -> int).
     def _naux(self, system):
         return 0
+
+
+#: singular_note's threshold on sigma_min / sigma_max of the kept rows of B: the four-bar's crossing
+#: of its singular position at h = 1e-3 brings it to 2e-4 ... 1e-3 (tests/test_lie_redundant.py); a
+#: regular configuration of it stays above 0.03 outside |theta| < 0.1.
+NEAR_SINGULAR = 1e-2
+
+
+def singular_note(system, result, t_fail):
+    """A sentence for the message of a step that failed (Newton, a singular matrix, h_min) near a singular
+    configuration of the joints, "" elsewhere: sigma_min / sigma_max of B's kept rows (every row but
+    ``result.redundant``) along the last sample's motion q o exp(tau V), tau from 0 to the failed
+    step's end, below :data:`NEAR_SINGULAR`.  There the rank of B drops (the mechanism's mobility
+    jumps), the Newton matrix of a step near it is ill conditioned, and its iteration stalls."""
+    keep = np.setdiff1d(np.arange(system.m), result.redundant)
+    if not len(keep):
+        return ""
+    x, rot = system.unpack(result.q[-1])
+    vel = result.v[-1]
+    best, at = np.inf, result.t[-1]
+    for tau in np.linspace(0.0, max(t_fail - result.t[-1], 0.0), 41):
+        _, r = system.advance(x, rot, tau * vel)
+        sv = np.linalg.svd(system.bmat(r)[keep], compute_uv=False)
+        if sv[-1] / sv[0] < best:
+            best, at = sv[-1] / sv[0], result.t[-1] + tau
+    if not best < NEAR_SINGULAR:
+        return ""
+    return (f"; the step is near a singular configuration of the joints: the smallest singular value of the "
+            f"{len(keep)} independent rows of B falls to {best:.1e} of the largest near t = {at:.6g} (B of rank "
+            f"{len(keep)} loses rank at the singular position, where the mechanism's mobility jumps), and the "
+            "Newton matrix of a step that ends near it is ill conditioned; steps that end farther from it (another "
+            "fixed h) may pass it")
