@@ -8,7 +8,12 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
+
+import pyint.methods  # noqa: F401  (registers every method)
+from pyint.integrator import METHODS
+from pyint.models import PendulumChain
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -77,13 +82,57 @@ def test_ctrl_c_interrupts_a_reference_solve(symbolic):
     """SIGINT lands inside IDA's residual (nearly all of the solve's time is spent there):
     scikits.odes printed "Exception ignored in ...ida._res" and IDA went on (caf1ada: the solve
     ran to its end; with a SymbolicModel no exit within 60 s).  Now Interrupted, carrying the
-    outputs computed so far.  Bound 5 s (a shared machine); measured 0.6-2.1 ms over 10 trials of each (__main__)."""
+    outputs computed so far.  Bound 5 s (a shared machine); measured 0.6-2.1 ms over 10 trials
+    of each (__main__)."""
     latency, out, err = sigint_latency(symbolic)
     words = out.split()
     assert words[:1] == ["interrupted"], out + err
     assert words[2] == "interrupted" and int(words[3]) >= 1, out
     assert "Exception ignored" not in err, err
     assert latency < 5.0, latency
+
+
+# -- item 2: variable steps far from t = 0 -------------------------------------------------------
+
+def _chain_run(name, t0, rtol=1e-6, span=1.0):
+    model = PendulumChain(n_links=2)
+    q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    return METHODS[name]().integrate(model, q0, v0, t_end=t0 + span, t0=t0, rtol=rtol)
+
+
+@pytest.mark.parametrize("name", ["genalpha", "rk4_index1"])
+def test_variable_steps_far_from_zero_take_the_steps_of_t0_zero(name):
+    """The driver summed s%t + h: at t0 = 1e8 (ulp 1.5e-8) the accepted steps stopped adding up to
+    t_end - t0 (caf1ada: sum(h) - T = -1.3e-6), and generalized-alpha's estimate took differences of
+    absolute times.  Now the loop runs on the elapsed time and the steppers' time differences on it:
+    an autonomous model takes the very steps of the t0 = 0 run (bit for bit) at every t0, so the
+    final error is the t0 = 0 run's (issue: within 2x of it; measured: equal)."""
+    model = PendulumChain(n_links=2)
+    q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    ref = METHODS["genalpha"]().integrate(model, q0, v0, t_end=1.0, h=1e-5, every=100_000)   # error ~1e-10
+    base = _chain_run(name, 0.0)
+    err0 = np.max(np.abs(base.q[-1] - ref.q[-1]))
+    assert 1e-8 < err0 < 1e-4, err0      # the rtol = 1e-6 run's own error, far above the reference's
+    for t0 in (1e8, 1e9):
+        res = _chain_run(name, t0)
+        assert res.status == "ok" and res.t[-1] == t0 + 1.0
+        assert math.fsum(res.h) == math.fsum(base.h), (t0, math.fsum(res.h) - 1.0)
+        np.testing.assert_array_equal(res.h, base.h)
+        np.testing.assert_array_equal(res.q[-1], base.q[-1])
+        err = np.max(np.abs(res.q[-1] - ref.q[-1]))
+        assert err <= 2 * err0, (t0, err, err0)
+
+
+def test_lie_variable_steps_far_from_zero_take_the_steps_of_t0_zero():
+    """The same for the Lie-group generalized-alpha (its estimate's offsets took differences of t)."""
+    from pyint.problems import PROBLEMS
+    prob = next(p for k, p in sorted(PROBLEMS.items()) if METHODS["lie_genalpha_s2"].accepts(p.model))
+    q0, v0 = prob.initial_state
+    runs = [METHODS["lie_genalpha_s2"](tol=1e-12).integrate(prob.model, q0, v0, t0 + 0.5, t0=t0, rtol=1e-6)
+            for t0 in (0.0, 1e8)]
+    assert [r.status for r in runs] == ["ok", "ok"]
+    np.testing.assert_array_equal(runs[1].h, runs[0].h)
+    np.testing.assert_array_equal(runs[1].v[-1], runs[0].v[-1])
 
 
 if __name__ == "__main__":      # the latency figures of the closing note: python tests/test_faults_round3.py
