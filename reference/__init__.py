@@ -287,7 +287,7 @@ def _solve_once(model, times, q0, v0, form, cache_dir, backend, options):
             note = f"not cached: no safe cache key for model {model.name!r} ({exc})"
         else:
             path = _cache.cache_path(cache_dir, model, key, form)
-            cached = _cache.load(path, model)
+            cached = _cache.load(path, model, key, times)
             if cached is not None:
                 cached.cache_file, cached.from_cache = str(path), True
                 cached.cache_key = (key, description)

@@ -135,6 +135,160 @@ def test_lie_variable_steps_far_from_zero_take_the_steps_of_t0_zero():
     np.testing.assert_array_equal(runs[1].v[-1], runs[0].v[-1])
 
 
+
+# -- item 3: caches return only what was asked for -----------------------------------------------
+
+def _dead_pid():
+    return subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+def test_reference_cache_returns_only_the_solve_asked_for(tmp_path):
+    """A file of another solve at a key's name was returned as the answer (caf1ada: t[-1] = 2.0 for
+    times ending at 1.0).  Now its stored key and times are checked: it is recomputed, with a warning."""
+    from pyint.reference import solve
+    model = PendulumChain(n_links=1)
+    q0, v0 = model.initial_state([1.0])
+    short, long_ = np.linspace(0.0, 1.0, 5), np.linspace(0.0, 2.0, 5)
+    a = solve(model, short, q0, v0, rtol=1e-6, cache_dir=tmp_path)
+    b = solve(model, long_, q0, v0, rtol=1e-6, cache_dir=tmp_path)
+    os.replace(b.cache_file, a.cache_file)         # the other solve sits at the first one's name
+    with pytest.warns(RuntimeWarning, match="not the solve asked for"):
+        again = solve(model, short, q0, v0, rtol=1e-6, cache_dir=tmp_path)
+    assert not again.from_cache and again.t[-1] == 1.0
+    np.testing.assert_array_equal(again.q, a.q)
+    assert solve(model, short, q0, v0, rtol=1e-6, cache_dir=tmp_path).from_cache   # re-stored, then trusted
+
+
+def test_reference_cache_collects_stale_temporaries(tmp_path):
+    """A writer killed before its rename left its temporary in the reference cache for ever."""
+    from pyint.reference import solve
+    model = PendulumChain(n_links=1)
+    stale = tmp_path / f"pendulum_chain-dummy_derivative-0123.nc.tmp-{_dead_pid()}"
+    stale.write_bytes(b"half a file")
+    live = tmp_path / f"other.nc.tmp-{os.getpid()}"
+    live.write_bytes(b"being written")
+    solve(model, np.linspace(0.0, 0.5, 3), *model.initial_state([1.0]), rtol=1e-6, cache_dir=tmp_path)
+    assert not stale.exists() and live.exists()
+
+
+def _sym_pendulum(length):
+    """A pendulum as a SymbolicModel whose expressions (hence cache keys) depend on ``length``."""
+    import sympy as sp
+    from pyint.models import SymbolicModel
+    x, y, vx, vy = sp.symbols("x y vx vy")
+    return SymbolicModel([x, y], [vx, vy], mass=sp.eye(2), potential=9.81 * y,
+                         hol=[(x**2 + y**2 - sp.Float(length)**2) / 2], name=f"pendulum_{length}")
+
+
+def test_swapped_model_index_entries_are_not_used(tmp_path, monkeypatch):
+    """Two SymbolicModel index entries swapped made one model run the other's compiled library with
+    status ok (caf1ada).  An entry records the input key and sizes it was written for."""
+    monkeypatch.setenv("PYINT_MODEL_CACHE", str(tmp_path))
+    a, b = _sym_pendulum(1.25), _sym_pendulum(0.75)
+    a.compiled_ipar(), b.compiled_ipar()
+    ja, jb = tmp_path / f"{a._input_key()}.json", tmp_path / f"{b._input_key()}.json"
+    ta, tb = ja.read_bytes(), jb.read_bytes()
+    ja.write_bytes(tb), jb.write_bytes(ta)
+    fresh = _sym_pendulum(1.25)
+    fresh.compiled_ipar()
+    assert fresh._lib_state[0] == a._lib_state[0] != b._lib_state[0]
+    q = np.array([0.6, -1.0])
+    assert fresh.hol(0.0, q)[0] == pytest.approx((q @ q - 1.25**2) / 2, rel=1e-15)
+
+
+_LOAD_AND_EVALUATE = """
+    import numpy as np
+    from test_faults_round3 import _sym_pendulum
+    m = _sym_pendulum({length})
+    m.compiled_ipar()
+    print(m._lib_state[0], repr(float(m.hol(0.0, np.array([0.6, -1.0]))[0])), flush=True)
+"""
+
+
+def _in_child(code, cache, timeout=300):
+    env = dict(os.environ, PYINT_MODEL_CACHE=str(cache),
+               PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+                          env=env, cwd=TESTS, timeout=timeout)
+
+
+def test_damaged_compiled_library_is_rebuilt_not_loaded(tmp_path):
+    """A library whose bytes were damaged but still carry its key string was loaded (caf1ada: a
+    segfault, or another model's code).  Now it is loaded only when the SHA-256 of its bytes is the
+    one recorded at its build; otherwise rebuilt (gfortran reproduces the same bytes)."""
+    first = _in_child(_LOAD_AND_EVALUATE.format(length=1.5), tmp_path)
+    assert first.returncode == 0, first.stderr
+    key, value = first.stdout.split()
+    lib = tmp_path / f"{key}.so"
+    good = lib.read_bytes()
+    marker = f"pyint-model-key:{key}".encode()
+    assert marker in good
+    # damage: zero a block of code (not the key string), then put the key string in again
+    bad = bytearray(good)
+    start = len(good) // 3
+    bad[start:start + 4096] = bytes(4096)
+    lib.write_bytes(bytes(bad) + marker)
+    second = _in_child(_LOAD_AND_EVALUATE.format(length=1.5), tmp_path)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == [key, value]
+    assert lib.read_bytes() == good
+
+
+def test_stale_compiler_temporaries_are_collected(tmp_path, monkeypatch):
+    """A compile killed before its rename left its temporary library in the model cache for ever
+    (caf1ada: ``.tmp-*.so`` from mkstemp, never removed)."""
+    monkeypatch.setenv("PYINT_MODEL_CACHE", str(tmp_path))
+    stale = tmp_path / f"{'0' * 64}.so.tmp-{_dead_pid()}"
+    stale.write_bytes(b"half a library")
+    live = tmp_path / f"{'1' * 64}.so.tmp-{os.getpid()}"
+    live.write_bytes(b"being compiled")
+    legacy, recent = tmp_path / ".tmp-k2j4h1.so", tmp_path / ".tmp-x9y8z7.so"   # caf1ada's names
+    legacy.write_bytes(b"left by a compile killed two hours ago")
+    os.utime(legacy, (time.time() - 7200, time.time() - 7200))
+    recent.write_bytes(b"maybe being compiled by an older pyint")
+    _sym_pendulum(1.75).compiled_ipar()
+    assert not stale.exists() and live.exists()
+    assert not legacy.exists() and recent.exists()
+    recent.unlink()
+    assert not [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name and p != live]
+
+
+_READ_ONLY = """
+    import os
+    import sympy.printing.fortran               # noqa: F401  (before the privileges go: see below)
+    from pyint.models.symbolic import SymbolicModelError
+    from test_faults_round3 import _sym_pendulum
+    model = _sym_pendulum(2.25)
+    model._input_key(), model._items          # derived (the compiler's version asked) as root
+    if os.geteuid() == 0:                       # root writes anywhere: from here on, nobody
+        os.setgid(65534)
+        os.setuid(65534)
+    try:
+        model.compiled_ipar()
+    except SymbolicModelError as err:
+        print("SymbolicModelError", err)
+"""
+
+
+def test_read_only_model_cache_names_the_directory_and_the_way_out():
+    """caf1ada: a raw PermissionError on '.tmp-...json'."""
+    import shutil
+    import tempfile
+    top = tempfile.mkdtemp(prefix="pyint-ro-")     # not under pytest's tmp_path: 0700 parents
+    cache = os.path.join(top, "models")
+    try:
+        os.chmod(top, 0o755)
+        os.mkdir(cache, 0o555)
+        os.chmod(cache, 0o555)
+        out = _in_child(_READ_ONLY, cache)
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+    assert out.stdout.startswith("SymbolicModelError"), out.stdout + out.stderr
+    assert f"the model cache {cache} is not writable" in out.stdout and "PYINT_MODEL_CACHE" in out.stdout
+    assert "Traceback" not in out.stderr, out.stderr
+
+
 if __name__ == "__main__":      # the latency figures of the closing note: python tests/test_faults_round3.py
     for symbolic in (False, True):
         lat = [sigint_latency(symbolic)[0] for _ in range(10)]
