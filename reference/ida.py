@@ -16,6 +16,7 @@ import numpy as np
 from .. import _validate as V
 from .._control import sigint_as
 from ..errors import IntegrationError, Interrupted, NonFiniteError
+from ..models.base import nonfinite_item as first_nonfinite_item
 from ..results import trajectory_residuals
 from .forms import FORMS
 from .result import ReferenceResult
@@ -66,34 +67,14 @@ class _Counters:
         self.messages = []  # what IDA's error handler reported (instead of printing it)
 
 
-#: The model items the forms evaluate, with their arguments: checked one by one when a
-#: residual or Jacobian comes out non-finite, to name the one that did.
-_ITEMS = (("mass", "q"), ("force", "tqv"), ("force_jac", "tqv"), ("mass_dq", "qa"), ("hol", "tq"),
-          ("hol_jac", "tq"), ("hol_t", "tq"), ("hol_gamma", "tqv"), ("hol_vel_q", "tqv"), ("nh_A", "tq"),
-          ("nh_b", "tq"), ("nh_gamma", "tqv"), ("nh_vel_q", "tqv"))
-
-
 def nonfinite_item(form, t, y, yp):
     """A :class:`NonFiniteError` naming the first model item that is non-finite at the state in
-    (y, y'), or None (finite items: e.g. an overflow of a wild Newton iterate, recoverable)."""
+    (y, y') (:func:`pyint.models.base.nonfinite_item`), or None (finite items: e.g. an overflow of
+    a wild Newton iterate, recoverable)."""
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(yp))):
         return None
-    model = form.model
     q, v, a, _, _ = form.unpack(y, yp)
-    args = {"t": t, "q": q, "v": v, "a": a}
-    for name, sig in _ITEMS:
-        if (name.startswith("hol") and not model.n_hol) or (name.startswith("nh") and not model.n_nonhol):
-            continue
-        vals = getattr(model, name)(*[args[c] for c in sig])
-        for val in (vals if isinstance(vals, tuple) else (vals,)):
-            val = np.asarray(val, dtype=float)
-            if not np.all(np.isfinite(val)):
-                bad = np.argwhere(~np.isfinite(np.atleast_1d(val)))[0].tolist()
-                return NonFiniteError(
-                    f"the model returned a non-finite value: {name}({', '.join(sig)}) at t = {t:.10g} has "
-                    f"{np.atleast_1d(val)[tuple(bad)]} at index {bad} (q = {np.array2string(q, precision=6)})",
-                    time=t)
-    return None
+    return first_nonfinite_item(form.model, t, q, v, a)
 
 
 def _callbacks(form, counts):

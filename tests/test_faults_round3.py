@@ -13,7 +13,8 @@ import pytest
 
 import pyint.methods  # noqa: F401  (registers every method)
 from pyint.integrator import METHODS
-from pyint.models import PendulumChain
+from pyint.errors import NonFiniteError
+from pyint.models import Model, PendulumChain
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 
@@ -287,6 +288,125 @@ def test_read_only_model_cache_names_the_directory_and_the_way_out():
     assert out.stdout.startswith("SymbolicModelError"), out.stdout + out.stderr
     assert f"the model cache {cache} is not writable" in out.stdout and "PYINT_MODEL_CACHE" in out.stdout
     assert "Traceback" not in out.stderr, out.stderr
+
+
+
+# -- item 4: messages that name the cause and the next step ---------------------------------------
+
+class _Point(Model):
+    """A point in the plane under gravity; subclasses break one thing each."""
+    name, n = "point", 2
+
+    def mass(self, q):
+        return np.eye(2)
+
+    def force(self, t, q, v):
+        return np.array([0.0, -9.81])
+
+
+class _MasslessY(_Point):
+    name = "massless_y"
+
+    def mass(self, q):
+        return np.diag([1.0, 0.0])
+
+
+class _MasslessOnCircle(_MasslessY):
+    """Constrained to x = 1: the only free motion (along y) has no mass."""
+    name, n_hol = "massless_on_circle", 1
+
+    def hol(self, t, q):
+        return np.array([q[0] - 1.0])
+
+
+class _ForgotNHol(_Point):
+    name = "forgot_n_hol"          # n_hol left at 0
+
+    def hol(self, t, q):
+        return np.array([0.5 * (q @ q - 1.0)])
+
+
+@pytest.mark.parametrize("model", [_MasslessY(), _MasslessOnCircle()], ids=lambda m: m.name)
+def test_singular_mass_matrix_is_named_not_the_constraints(model):
+    """caf1ada: "the constraint Jacobian [G; A] is singular ...: rank below its 0 constraints"."""
+    with pytest.raises(ValueError, match=rf"the mass matrix M\(q\) of model '{model.name}' is singular") as info:
+        METHODS["genalpha"]().integrate(model, [1.0, 0.0], [0.0, 0.0], 1.0, 0.01)
+    assert "check mass()" in str(info.value) and "constraint Jacobian [G; A] is singular" not in str(info.value)
+    if model.n_hol:
+        assert "the constraint Jacobian [G; A] has full rank" in str(info.value)
+
+
+def test_forgotten_n_hol_is_named():
+    """caf1ada: "cannot reshape array of size 2 into shape (0,2)"."""
+    msg = r"model 'forgot_n_hol' defines hol\(\) \(it returns 1 constraints.*declares n_hol = 0: set n_hol = 1"
+    with pytest.raises(ValueError, match=msg):
+        METHODS["genalpha"]().integrate(_ForgotNHol(), [1.0, 0.0], [0.0, 0.0], 1.0, 0.01)
+    from pyint.reference import solve
+    with pytest.raises(ValueError, match=msg):
+        solve(_ForgotNHol(), [0.0, 1.0], [1.0, 0.0], [0.0, 0.0], cache_dir=False)
+
+
+def _log_force_model():
+    """force = log(0.55 - t): -inf at t = 0.55, NaN after; compiled (no Python callback sees it)."""
+    import sympy as sp
+    from pyint.models import SymbolicModel
+    x, vx, t = sp.symbols("x vx t")
+    return SymbolicModel([x], [vx], t=t, mass=sp.eye(1), force=[sp.log(sp.Float(0.55) - t)], name="log_force")
+
+
+@pytest.mark.parametrize("method", ["genalpha", "rk4_index1"])
+def test_nonfinite_compiled_item_is_named_with_its_t(method):
+    """caf1ada: "NaN or Inf appeared in the state at step 55 (t = 0.55)", the item unnamed."""
+    with pytest.raises(NonFiniteError, match=r"force\(t, q, v\) at t = 0\.55 has -inf at index \[0\]") as info:
+        METHODS[method]().integrate(_log_force_model(), [1.0], [0.0], 1.0, 0.01)
+    assert info.value.result.t[-1] == pytest.approx(0.54, abs=1e-12)
+
+
+def test_study_file_with_a_syntax_error_is_one_line(tmp_path, capsys):
+    """caf1ada: a full traceback through cli.py."""
+    from pyint.cli import main
+    bad = tmp_path / "broken_study.py"
+    bad.write_text("from pyint.study import Study\n\ndef run_case(:\n    pass\n")
+    assert main(["study", "run", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pyint: error: study file {bad} has a syntax error at line 3") and "run_case(:" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_string_parameter_value_names_the_parameter():
+    """caf1ada: "could not convert string to float: 'abc'"."""
+    import sympy as sp
+    from pyint.models import SymbolicModel
+    x, vx, k = sp.symbols("x vx k")
+    with pytest.raises(TypeError, match=r"parameter k of SymbolicModel 'spring' must be a real number, got 'abc'"):
+        SymbolicModel([x], [vx], mass=sp.eye(1), potential=k * x**2, params={k: "abc"}, name="spring")
+    model = SymbolicModel([x], [vx], mass=sp.eye(1), potential=k * x**2, params={k: 2.0}, name="spring")
+    with pytest.raises(TypeError, match=r"parameter k of 'spring' must be a real number, got 'abc'"):
+        model.with_params(k="abc")
+    with pytest.raises(ValueError, match=r"parameter k of 'spring' must be finite"):
+        model.with_params(k=float("nan"))
+    assert model.with_params(k=3).params == {"k": 3.0}
+
+
+@pytest.mark.parametrize("cls, wrong, meant, value", [("GeneralizedAlpha", "rho_infty", "rho_inf", 0.5),
+                                                      ("AlphaRattle", "max_iter", "maxit", 30),
+                                                      ("LieGeneralizedAlpha", "rhoinf", "rho_inf", 0.5)])
+def test_misspelt_option_names_the_public_class_and_close_matches(cls, wrong, meant, value):
+    """caf1ada: "_AlphaFamily.__init__() got an unexpected keyword argument 'rho_infty'"."""
+    import pyint
+    with pytest.raises(TypeError, match=rf"^{cls} has no option '{wrong}'; did you mean '{meant}'\? \(its options: "):
+        getattr(pyint, cls)(**{wrong: value})
+    assert getattr(pyint, cls)(**{meant: value}).params()[meant] == value     # the right name still works
+
+
+def test_newton_failure_at_a_large_step_suggests_a_smaller_one():
+    from pyint.errors import NewtonConvergenceError
+    model = PendulumChain(n_links=3)
+    q0, v0 = model.initial_state([1.0, 2.0, 0.5])
+    with pytest.raises(NewtonConvergenceError, match=r"retry with a smaller h \(e\.g\. h = 0\.125\), or with "
+                                                     r"variable steps"):
+        METHODS["genalpha"]().integrate(model, q0, v0, 10.0, 0.5)
+
 
 
 if __name__ == "__main__":      # the latency figures of the closing note: python tests/test_faults_round3.py

@@ -60,6 +60,7 @@ import time
 import numpy as np
 
 from .._files import remove_stale_temporaries, temporary_name, write_bytes_atomic
+from ._params import real
 from .base import CALLBACK_REQUESTS, Model
 
 #: model_id of a compiled model in the Fortran API (fortran/core/compiled_model.f90).
@@ -292,8 +293,7 @@ class SymbolicModel(Model):
                 raise ValueError(f"params keys must be SymPy symbols, got {s_!r}")
             if s_ in q or s_ in v or s_ == tsym:
                 raise ValueError(f"{s_} is a coordinate, velocity or time and cannot be a parameter")
-            if not np.isfinite(float(val)):
-                raise ValueError(f"parameter {s_} = {val} is not finite")
+            params[s_] = real(f"parameter {s_} of SymbolicModel {name!r}", val)   # names it: not float()'s error
         psyms = sorted(params, key=lambda s_: s_.name)
         known = set(q) | set(v) | {tsym} | set(psyms)
         exprs = {"mass": M, "force": f, "hol": g, "nh_A": A, "nh_b": b, "energy": sp.Matrix([E])}
@@ -466,9 +466,7 @@ class SymbolicModel(Model):
         for nm, val in values.items():
             if nm not in names:
                 raise ValueError(f"{nm!r} is not a parameter of {self.name!r} (parameters: {', '.join(names)})")
-            if not np.isfinite(float(val)):
-                raise ValueError(f"parameter {nm} = {val} is not finite")
-            pv[names[nm]] = float(val)
+            pv[names[nm]] = real(f"parameter {nm} of {self.name!r}", val)
         new._pvals = pv
         return new
 
