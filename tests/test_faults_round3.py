@@ -409,6 +409,25 @@ def test_newton_failure_at_a_large_step_suggests_a_smaller_one():
 
 
 
+# -- item 5: alpha-RATTLE's acceleration level is not applicable ------------------------------------
+
+@pytest.mark.parametrize("problem", ["skate", "sleigh_qmass"])
+def test_alpha_rattle_marks_the_acceleration_level_not_applicable(problem):
+    """alpha-RATTLE's a approximates M^-1 f (the constraint force enters through R_1/2 only), so
+    A a + gamma_n does not go to zero with h (caf1ada: eps_acc 4.36 on the skate, 0.71-0.74 on the
+    sleigh, at h = 1e-2 and 1e-3 alike): NaN, as Galerkin's; generalized-alpha's, which converges, stays."""
+    from pyint.problems import PROBLEMS
+    prob = PROBLEMS[problem]
+    q0, v0 = prob.initial_state
+    for h in (1e-2, 1e-3):
+        res = METHODS["alpha_rattle"]().integrate(prob.model, q0, v0, 1.0, h)
+        assert np.isnan(res.step_max("eps_acc")) and np.all(np.isnan(res.residual[:, 4]))
+        assert res.step_max("eps_vel") < 1e-10       # the level it keeps, at round-off
+        assert np.isfinite(METHODS["genalpha"]().integrate(prob.model, q0, v0, 1.0, h).step_max("eps_acc"))
+    adaptive = METHODS["alpha_rattle"]().integrate(prob.model, q0, v0, 1.0, rtol=1e-6)
+    assert np.isnan(adaptive.step_max("eps_acc"))
+
+
 if __name__ == "__main__":      # the latency figures of the closing note: python tests/test_faults_round3.py
     for symbolic in (False, True):
         lat = [sigint_latency(symbolic)[0] for _ in range(10)]
