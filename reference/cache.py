@@ -11,7 +11,9 @@ interactive session, or an attribute that is neither a number, a string, an
 array nor a model) no key is safe: :func:`cache_key` raises
 :class:`NoSafeKey` and ``solve`` computes without the cache and says so.
 Files are written to a temporary name and renamed, so a crash never leaves a
-half-written file.
+half-written file (a killed writer's temporary is removed by the next write:
+pyint/_files.py).  :func:`load` returns a file only when its stored key, times
+and shapes are those asked for.
 """
 from __future__ import annotations
 
