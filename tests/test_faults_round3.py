@@ -50,18 +50,23 @@ _LONG_SOLVE = """
     q0, v0 = np.array([np.sin(1.0), -np.cos(1.0)]), np.zeros(2)
     print("start", flush=True)
     try:
-        solve(model, np.linspace(0.0, 1e5, 11), q0, v0, rtol=1e-11, cache_dir=False)
+        if {dop853}:                        # the DOP853 reference of short spans (pyint.reference.ode)
+            from pyint.reference.ode import ode_reference
+            ode_reference(model, q0, v0, np.linspace(0.0, 1e5, 11))
+        else:
+            solve(model, np.linspace(0.0, 1e5, 11), q0, v0, rtol=1e-11, cache_dir=False)
         print("finished", flush=True)
     except Interrupted as err:
-        print("interrupted", repr(time.time()), err.result.status, len(err.result.t), flush=True)
+        res = err.result
+        print("interrupted", repr(time.time()), res.status if res else "-", len(res.t) if res else 1, flush=True)
 """
 
 
-def sigint_latency(symbolic, wait=1.0, timeout=30):
+def sigint_latency(symbolic, wait=1.0, timeout=30, dop853=False):
     """Start a reference solve of hours in a child, SIGINT it after ``wait`` s: (latency from the
     signal to the Interrupted caught in the child (s), the child's output, its stderr)."""
     env = dict(os.environ, PYTHONPATH=TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_LONG_SOLVE).format(symbolic=symbolic)],
+    proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_LONG_SOLVE).format(symbolic=symbolic, dop853=dop853)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=TESTS)
     try:
         assert proc.stdout.readline().strip() == "start", proc.stderr.read()
@@ -90,6 +95,14 @@ def test_ctrl_c_interrupts_a_reference_solve(symbolic):
     assert words[:1] == ["interrupted"], out + err
     assert words[2] == "interrupted" and int(words[3]) >= 1, out
     assert "Exception ignored" not in err, err
+    assert latency < 5.0, latency
+
+
+def test_ctrl_c_interrupts_the_dop853_reference():
+    """The DOP853 reference (pyint.reference.ode, .lie) let a bare KeyboardInterrupt out of SciPy on
+    caf1ada; it is Interrupted too, as from every reference solve."""
+    latency, out, err = sigint_latency(False, dop853=True)
+    assert out.split()[:1] == ["interrupted"] and out.split()[2] == "-", out + err
     assert latency < 5.0, latency
 
 
