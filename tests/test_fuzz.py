@@ -287,3 +287,39 @@ def test_fuzzed_faults_of_issue_30(case):
     assert res.status == "ok" and res.t[-1] == t0 + span
     assert abs(math.fsum(res.h) - span) <= len(res.h) * np.finfo(float).eps * span, math.fsum(res.h) - span
     event(f"far from zero: ok (t0 = {t0:g})")
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 6), st.sampled_from([0.5, 1.0, 2.0]), st.integers(2, 6), st.sampled_from([0.5, 1.0, 2.0]),
+       st.sampled_from(["swap", "truncate", "garbage"]))
+def test_fuzzed_reference_cache_entries(n_asked, end_asked, n_other, end_other, damage):
+    """Whatever sits at a reference cache key's name (another solve's file, a truncated or a garbage
+    file) is never returned as the answer: the solve comes back with the times asked for and the
+    values of an uncached solve (issue 30)."""
+    import tempfile
+    import warnings
+    from pathlib import Path
+
+    from pyint.models import PendulumChain
+    from pyint.reference import solve
+
+    model = PendulumChain(n_links=1)
+    q0, v0 = model.initial_state([1.0])
+    asked, other = np.linspace(0.0, end_asked, n_asked), np.linspace(0.0, end_other, n_other)
+    with tempfile.TemporaryDirectory() as cache, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        first = solve(model, asked, q0, v0, rtol=1e-6, cache_dir=cache)
+        path = Path(first.cache_file)
+        if damage == "swap":
+            path.write_bytes(Path(solve(model, other, q0, v0, rtol=1e-6, cache_dir=cache).cache_file).read_bytes())
+        elif damage == "truncate":
+            path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        else:
+            path.write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(range(256)) * 4)
+        again = solve(model, asked, q0, v0, rtol=1e-6, cache_dir=cache)
+    same = damage == "swap" and n_other == n_asked and end_other == end_asked
+    assert again.from_cache == same
+    np.testing.assert_array_equal(again.t, asked)
+    np.testing.assert_array_equal(again.q, first.q)
+    event(f"{damage}: {'the same solve, from the cache' if same else 'recomputed'}")
