@@ -995,7 +995,7 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     integer :: iters, nfact, nreuse
-    real(wp) :: off0, off1, s_n, s_1, t0
+    real(wp) :: off0, off1, s_n, s_1, t0, e0
     if (.not. self%adaptive) then
       call alpha_step(self%model, self%p, s%t, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
                       self%w, iters, nfact, nreuse, info)
@@ -1003,12 +1003,13 @@ contains
       associate (p => self%p, var => self%var, da => self%pj%da, a0 => self%pj%a0, d1 => self%pj%d1, &
                  q0 => self%pj%qn)
         t0 = s%t
+        e0 = self%el0   ! the offsets' times: elapsed since the run's t0 (stepper_t%el0)
         if (self%variant == VARIANT_RATTLE) q0 = s%q
         off0 = var%off
         a0 = s%a
         if (var%has_start .and. p%alpha * h /= var%off) then
           ! eq. (4): a_n* = a_n + (delta h - o_n) (a_n - a_{n-1}*) / (t_n + o_n - s_{n-1}*)
-          da = (p%alpha * h - var%off) * (s%a - var%a_start) / (t0 + var%off - var%s_start)
+          da = (p%alpha * h - var%off) * (s%a - var%a_start) / (e0 + var%off - var%s_start)
           a0 = s%a + da
           if (p%form == FORM_ARNOLD_BRULS) then
             self%hist = self%hist - p%k * da                 ! ahist = d w_n - k a_n
@@ -1023,8 +1024,8 @@ contains
                         self%w, iters, nfact, nreuse, info)
         if (info == 0) then
           off1 = (p%alpha * h - p%alpha_m * off0) / (1 - p%alpha_m)     ! eq. (3)
-          s_n = t0 + off0
-          s_1 = t1 + off1
+          s_n = e0 + off0
+          s_1 = self%el1 + off1
           d1 = (s%a - a0) / (s_1 - s_n)
           self%err_q = h**3 * self%cq * d1                                 ! eq. (9)
           self%has_err_v = var%has_start

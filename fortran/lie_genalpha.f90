@@ -235,7 +235,7 @@ contains
     nv = self%sys%nv; m = self%sys%m
     associate (sys => self%sys, w => self%w, p => self%p, x => self%x, r => self%r, a => self%aalg)
       if (self%adaptive) then
-        t0 = s%t; v0 = s%v; w0 = s%a
+        t0 = self%el0; v0 = s%v; w0 = s%a   ! the offsets' times: elapsed since the run's t0
         off0 = self%off
         if (self%has_start .and. p%alpha * h /= self%off) then
           ! eq. (4): a_n* = a_n + (delta h - o_n) (a_n - a_{n-1}*) / (t_n + o_n - s_{n-1}*)
@@ -257,7 +257,7 @@ contains
       s%lam = w%z(nv + 1:nv + m)
       if (self%variant == LGA_STAB2) self%mu = w%z(nv + m + 1:)
       call lie_pack(x, r, s%q)
-      if (self%adaptive) call lga_estimates(self, h, t0, t1, off0, a0, v0, w0, s, info)
+      if (self%adaptive) call lga_estimates(self, h, t0, self%el1, off0, a0, v0, w0, s, info)
     end associate
   end subroutine
 

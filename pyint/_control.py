@@ -61,23 +61,34 @@ def kernel_run():
     outer = current()
     _local.run = run
     _fortran.control_reset()
-    handler = None
-    if threading.current_thread() is threading.main_thread() and outer is None:
-        handler = signal.getsignal(signal.SIGINT)
-        if handler is signal.default_int_handler:
-            signal.signal(signal.SIGINT, _flag_interrupt)
-        else:
-            handler = None
     try:
-        yield run
+        with sigint_as(_flag_interrupt, outer is None):
+            yield run
     finally:
-        if handler is not None:
-            signal.signal(signal.SIGINT, handler)
         _local.run = outer
         flags, name = _fortran.control_state()
         run.interrupted = bool(flags[0])
         if flags[2] != 0:
             run.lapack = (bytes(name).decode("ascii", "replace").strip() or "?", int(flags[2]))
+
+
+@contextlib.contextmanager
+def sigint_as(on_interrupt, replace=True):
+    """Ctrl-C calls ``on_interrupt(signum, frame)`` instead of raising KeyboardInterrupt, for the
+    duration (the previous handler is restored after): only in the main thread (where Python runs
+    signal handlers) and when Python's default handler is in place (a handler of the user's own
+    stays).  For code that calls back into Python from C, where a KeyboardInterrupt raised at an
+    arbitrary bytecode of a callback is lost or escapes any try: the kernels (:func:`kernel_run`)
+    and IDA's residual in pyint.reference (scikits.odes prints and ignores its exceptions)."""
+    previous = None
+    if replace and threading.current_thread() is threading.main_thread() \
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _flag_interrupt(signum, frame):

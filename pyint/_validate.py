@@ -167,6 +167,36 @@ def constraint_matrix(model, t, q):
 SIGMA_TOL = 1e-7
 
 
+def singular_mass(model, t, q):
+    """The ValueError naming a singular mass matrix when the index-1 matrix [M C^T; C 0] of a start
+    at (t, q) is singular because M is singular on the motions the constraints allow (a zero mass or
+    inertia), else None.  The kernel's start reports any singular index-1 matrix as rank-deficient
+    constraints, which blamed the constraints even when there were none.  None also when q is None
+    or the model is not a vector model (nothing to evaluate)."""
+    from scipy.linalg import null_space
+
+    if q is None or not all(hasattr(model, k) for k in ("mass", "hol_jac", "nh_A")) or np.shape(q) != (model.n,):
+        return None
+    try:
+        c = constraint_matrix(model, t, q)
+        m = np.asarray(model.mass(q), dtype=float)
+        z = np.eye(model.n) if c.shape[0] == 0 else null_space(c)
+        ev = np.linalg.eigvalsh(z.T @ (0.5 * (m + m.T)) @ z) if z.shape[1] else np.ones(1)
+    except Exception:  # noqa: BLE001 - items that fail here: the kernel's finding stands
+        return None
+    if not ev[0] <= 1e-12 * max(1.0, float(np.max(np.abs(ev)))):
+        return None
+    where = "" if c.shape[0] == 0 else " on the motions the constraints allow (Z^T M Z, Z a basis of null(C))"
+    zero = [i for i in range(model.n) if np.all(m[i] == 0) and np.all(m[:, i] == 0)]
+    rows = f"; row and column {zero} of M are zero" if zero else ""
+    return ValueError(
+        f"the mass matrix M(q) of model {model.name!r} is singular at t={t}{where}: its smallest eigenvalue is "
+        f"{ev[0]:.3e}{rows}.  Every coordinate needs a mass or an inertia: check mass() (a coordinate "
+        "without one must be eliminated or given a mass)"
+        + ("; the constraint Jacobian [G; A] has full rank" if c.shape[0] and
+           np.linalg.matrix_rank(c) == c.shape[0] else ""))
+
+
 def independent_rows(c):
     """The rows of the constraint Jacobian ``c`` = [G; A] that a redundant mechanism keeps: the
     first rank(C) pivots of the column-pivoted QR of C^T (Golub and Van Loan, Matrix
@@ -245,6 +275,18 @@ def check_model_items(model, t, q, v):
     The items the Fortran kernels request through a callback are checked again
     there (pyint.models.base.Model.fortran_callback), with their derivatives."""
     mh, mn = model.n_hol, model.n_nonhol
+    # constraints defined but not declared (a forgotten n_hol = ...): said so, not a reshape error later
+    for name, size, call in (("hol", "n_hol", lambda: model.hol(t, q)), ("nh_A", "n_nonhol", lambda: model.nh_A(t, q))):
+        if getattr(model, size):
+            continue
+        try:
+            got = np.shape(call())
+        except Exception:  # noqa: BLE001 - the base class's default (nothing to report)
+            continue
+        if got and got[0]:
+            raise ValueError(f"model {model.name!r} defines {name}() (it returns {got[0]} "
+                             f"{'constraints' if name == 'hol' else 'rows'} at t={t}) but declares {size} = 0: "
+                             f"set {size} = {got[0]} in the class ({type(model).__name__})")
     items = [("mass", lambda: model.mass(q)), ("force", lambda: model.force(t, q, v))]
     if mh:
         items += [("hol", lambda: model.hol(t, q)), ("hol_jac", lambda: model.hol_jac(t, q))]

@@ -109,6 +109,13 @@ def load_study_file(path) -> Study:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        # the user's file, not pyint: where and what, as one error line (no traceback through the cli)
+        del sys.modules[name]
+        where = f"line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+        text = f": {exc.text.strip()}" if exc.text and exc.text.strip() else ""
+        raise ValueError(f"study file {path} has a syntax error at {where} ({exc.msg}){text}; fix the "
+                         "file and run again") from None
     except BaseException:
         del sys.modules[name]
         raise

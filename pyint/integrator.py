@@ -39,8 +39,10 @@ import numpy as np
 
 from . import _control, _fortran
 from . import _validate as V
-from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_OK, STATUS_RANK_DEFICIENT, STATUS_TEXT
+from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_NEWTON_FAILED, STATUS_NONFINITE, STATUS_OK, \
+    STATUS_RANK_DEFICIENT, STATUS_TEXT
 from .models._fortran_model import model_args, uses_fortran_twin
+from .models.base import nonfinite_item
 from .errors import Interrupted, LapackError
 from .results import Result, trajectory_residuals
 
@@ -100,6 +102,26 @@ class Integrator:
     spaces: tuple = ("R^n",)
     keeps: dict = {}
     invariants: frozenset = frozenset()
+
+    def __new__(cls, *args, **kwargs):
+        """Check the keyword options against the class's own signature first: a misspelt one is a
+        TypeError naming the public class, its close matches (difflib) and its options, instead of
+        Python's, which names the (often private) base class whose __init__ received it."""
+        if kwargs:
+            import difflib
+            import inspect
+
+            params = inspect.signature(cls.__init__).parameters
+            if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+                names = [k for k, p in params.items() if k != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                                                    p.KEYWORD_ONLY)]
+                for key in kwargs:
+                    if key not in names:
+                        close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
+                        hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+                        raise TypeError(f"{cls.__name__} has no option {key!r}{hint} (its options: "
+                                        f"{', '.join(names) or 'none'})")
+        return super().__new__(cls)
 
     def params(self):
         """Method parameters (scalars) for results and provenance."""
@@ -257,6 +279,7 @@ class Integrator:
         stopped = run.interrupted or run.lapack is not None   # raised below with every result
         for k, m in enumerate(models):
             one = {key: x[..., k] for key, x in buf.items()}
+            one["q0"] = q0f[:, k]
             if rtol is not None:
                 result = self._adaptive_result(m, one, nl, istat[:, k], aopt, t0, t_eval, cpu, "fortran",
                                                raise_on_failure and not stopped, None)
@@ -264,6 +287,7 @@ class Integrator:
             else:
                 raw = self._driver_raw(m, one, nl, istat[:, k])
                 raw["stats"].update(batch_size=nb, threads=threads)
+                raw["q0"] = q0f[:, k]
                 result = self._make_result(m, raw, t0, h, cpu, "fortran", raise_on_failure and not stopped)
             results.append(result)
         if stopped:
@@ -408,6 +432,7 @@ class Integrator:
         with _control.kernel_run() as run:
             raw = self._run(model, t0, h, nsteps, every, q0, v0, backend)
         cpu = time.process_time() - cpu
+        raw["q0"] = q0
         return self._make_result(model, raw, t0, h, cpu, backend, raise_on_failure, run)
 
     def _check_step_choice(self, h, rtol, atol, h0, h_min, h_max, t_eval, per_unit_step):
@@ -487,6 +512,7 @@ class Integrator:
     def _adaptive_result(self, model, buf, nl, istat, aopt, t0, t_eval, cpu, backend, raise_on_failure, run):
         """The Result of one variable-step trajectory from its driver outputs (``buf`` of one trajectory)."""
         raw = self._driver_raw(model, buf, nl, istat, self.adaptive_aux(model))
+        raw["q0"] = buf.get("q0")
         counts = buf["counts"]
         raw["stats"].update(accepted=int(counts[0]), rejected=int(counts[1]), newton_failures=int(counts[2]),
                             rtol=float(aopt[1]), atol=float(aopt[2]),
@@ -518,6 +544,7 @@ class Integrator:
                 self.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], nv, args["mh"],
                 args["mn"], args["mflags"], iopt, ropt, t0, 0.0, 0, 1, q0, v0, *(buf[k] for k in _OUT))
         cpu = time.process_time() - cpu
+        buf["q0"] = q0
         return self._adaptive_result(model, buf, nl, istat, aopt, t0, t_eval, cpu, backend, raise_on_failure, run)
 
     def _make_result(self, model, raw, t0, h, cpu, backend="auto", raise_on_failure=True, run=None):
@@ -526,6 +553,9 @@ class Integrator:
         always what ``run``, the kernel call's :class:`_control.KernelRun`, recorded)."""
         status, steps_done, nsamples = (int(x) for x in raw["istat"])
         if status == STATUS_RANK_DEFICIENT:   # bad input, found by the kernel's start: as check_rank says it
+            mass = V.singular_mass(model, t0, raw.get("q0"))   # unless M is at fault, not the constraints
+            if mass is not None:
+                raise mass
             raise ValueError(f"the constraint Jacobian [G; A] is singular at t={t0} and its rank is higher at nearby "
                              "configurations: a start at a singular position (where the mechanism's mobility "
                              "jumps), not redundant constraints, or degenerate constraints with no independent "
@@ -668,11 +698,39 @@ def report_failure(result, status, steps_done, t0, h, raise_on_failure=True, run
     if status != STATUS_OK:
         t_fail = _fail_time(t0, h, steps_done)
         result.message = (f"{result.method}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
-                          f"(t = {t_fail:.6g}); returning the {steps_done} steps computed before it")
+                          f"(t = {t_fail:.6g}); returning the {steps_done} steps computed before it"
+                          + _failure_cause(result, status, h))
         if raise_on_failure:
             raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result,
                                                            step=steps_done + 1, time=t_fail)
     return result
+
+
+def _failure_cause(result, status, h):
+    """What to add to the message of a failed run: the cause where it can be found, the next step.
+
+    A non-finite state: the first model item that is non-finite at the last good state, at the
+    failed step's start, middle or end (a compiled item is checked by no callback; the state only
+    shows it a step later); none: the step itself overflowed.  Newton's failure at a fixed h: a
+    smaller h is the usual cure."""
+    fixed = np.ndim(h) == 0
+    if status == STATUS_NONFINITE and len(result.t):
+        t, q, v, a = result.t[-1], result.q[-1], result.v[-1], result.a[-1]
+        for tt in ((t, t + h / 2, t + h) if fixed else (t,)):
+            try:
+                err = nonfinite_item(result.model, float(tt), q, v, a)
+            except Exception:  # noqa: BLE001 - a model item that fails here, or a configuration space
+                return ""      # other than R^n (Lie groups): nothing more to say than the status
+            if err is not None:
+                return f": {err}"
+        return (": every model item is finite at the last state, so the step itself overflowed"
+                + (f"; retry with a smaller h (this run: h = {h:g})" if fixed else ""))
+    if status == STATUS_NEWTON_FAILED and fixed:
+        adaptive = getattr(METHODS.get(result.method), "ADAPTIVE_REFUSAL", "") is None
+        return (f"; at h = {h:g} the step may be too large for Newton's method to converge from its "
+                f"predictor: retry with a smaller h (e.g. h = {h / 4:g})"
+                + (", or with variable steps (rtol=... instead of h)" if adaptive else ""))
+    return ""
 
 
 def _fail_time(t0, h, steps_done):

@@ -145,6 +145,11 @@ The IDA driver (:func:`ida.integrate`)
 * Failure: :class:`IDAFailure` (an :class:`pyint.errors.IntegrationError`)
   with IDA's flag, its name and message, the time reached and the outputs
   computed so far; a model exception inside the residual is chained to it.
+* Ctrl-C: during the solve SIGINT only sets a flag (scikits.odes prints and
+  ignores an exception raised inside IDA's residual, so a KeyboardInterrupt
+  there was lost); the residual then returns IDA's unrecoverable error and the
+  driver raises :class:`pyint.errors.Interrupted` (a KeyboardInterrupt) with
+  the outputs computed so far, within milliseconds.
 
 The error estimate
 ------------------
@@ -167,7 +172,10 @@ with ``form``, ``rtol``, ``atol`` and the key as attributes) under
 keyed by the model's code (the source files of the classes in its MRO) and
 parameters (its attributes, exact), ``describe()``, pyint's version, the
 initial state, the times, the form and the options; a second call with the
-same arguments loads the file.  A model that cannot be keyed safely (a class
+same arguments loads the file, once it has checked that the file is that
+solve (its stored key, its times and the shapes of q, v, a, lam; another
+file at the key's name is recomputed, with a warning).  The temporaries of
+writers killed before their rename are removed.  A model that cannot be keyed safely (a class
 without a source file, an attribute that is a function) is computed and not
 cached, and ``result.cache_note`` says why; a failed write returns the result
 with a warning.
@@ -287,7 +295,7 @@ def _solve_once(model, times, q0, v0, form, cache_dir, backend, options):
             note = f"not cached: no safe cache key for model {model.name!r} ({exc})"
         else:
             path = _cache.cache_path(cache_dir, model, key, form)
-            cached = _cache.load(path, model)
+            cached = _cache.load(path, model, key, times)
             if cached is not None:
                 cached.cache_file, cached.from_cache = str(path), True
                 cached.cache_key = (key, description)

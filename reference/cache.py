@@ -11,7 +11,9 @@ interactive session, or an attribute that is neither a number, a string, an
 array nor a model) no key is safe: :func:`cache_key` raises
 :class:`NoSafeKey` and ``solve`` computes without the cache and says so.
 Files are written to a temporary name and renamed, so a crash never leaves a
-half-written file.
+half-written file (a killed writer's temporary is removed by the next write:
+pyint/_files.py).  :func:`load` returns a file only when its stored key, times
+and shapes are those asked for.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
+from .._files import remove_stale_temporaries, temporary_name
 
 #: Bump when a change of the reference algorithm changes its results (invalidates old files).
 CACHE_VERSION = 3
@@ -151,8 +155,15 @@ def cache_path(cache_dir, model, key, form):
     return Path(cache_dir) / f"{model.name}-{form}-{key}.nc"
 
 
-def load(path, model):
-    """The cached result at ``path`` for ``model``, or None (missing or unreadable file)."""
+def load(path, model, key=None, times=None):
+    """The cached result at ``path`` for ``model``, or None (missing, unreadable, or not the
+    entry asked for).
+
+    A file is returned only when it is what was asked for: its stored ``cache_key`` is ``key``,
+    its times are ``times`` (same length, same values) and its q, v, a have the model's n
+    columns; a file of another solve sitting at the key's name (copied, renamed, a hash
+    collision of the name) is recomputed with a warning instead of being returned as the answer.
+    """
     import xarray as xr
 
     from .result import ReferenceResult
@@ -163,17 +174,46 @@ def load(path, model):
     try:
         with xr.open_dataset(path) as ds:
             ds = ds.load()
-        return ReferenceResult.from_xarray(ds, model)
+        result = ReferenceResult.from_xarray(ds, model)
+        mismatch = _mismatch(ds, result, model, key, times)
     except Exception as exc:  # a damaged file is recomputed, not trusted
         warnings.warn(f"ignoring unreadable reference cache file {path}: {exc}", RuntimeWarning, stacklevel=3)
         return None
+    if mismatch:
+        warnings.warn(f"ignoring reference cache file {path}: it is not the solve asked for ({mismatch}); "
+                      "recomputing", RuntimeWarning, stacklevel=3)
+        return None
+    return result
+
+
+def _mismatch(ds, result, model, key, times):
+    """Why the loaded entry is not the one asked for, or "" (see :func:`load`)."""
+    if key is not None and ds.attrs.get("cache_key") != key:
+        return f"its key is {ds.attrs.get('cache_key')!r}, expected {key!r}"
+    if times is not None:
+        times = np.asarray(times, dtype=float)
+        t = np.asarray(result.t, dtype=float)
+        if t.shape != times.shape or not np.array_equal(t, times):
+            return (f"its {t.size} times run from {t[0] if t.size else float('nan'):.10g} to "
+                    f"{t[-1] if t.size else float('nan'):.10g}, expected {times.size} from {times[0]:.10g} "
+                    f"to {times[-1]:.10g}")
+    for name in ("q", "v", "a"):
+        arr = np.asarray(getattr(result, name))
+        if arr.ndim != 2 or arr.shape[1] != model.n or arr.shape[0] != np.size(result.t):
+            return f"its {name} has shape {arr.shape}, expected ({np.size(result.t)}, {model.n})"
+    lam = np.asarray(result.lam)
+    if lam.ndim != 2 or lam.shape[1] != model.n_constraints:
+        return f"its lam has shape {lam.shape}, expected ({np.size(result.t)}, {model.n_constraints})"
+    return ""
 
 
 def write_atomic(ds, path):
-    """Write ``ds`` to ``path`` through a temporary file in the same directory and a rename."""
+    """Write ``ds`` to ``path`` through a temporary file in the same directory and a rename (the
+    temporaries of killed writers there are removed first: pyint._files)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    remove_stale_temporaries(path.parent)
+    tmp = temporary_name(path)
     try:
         ds.to_netcdf(tmp)
         os.replace(tmp, path)

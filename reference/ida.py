@@ -14,7 +14,9 @@ import time as _time
 import numpy as np
 
 from .. import _validate as V
-from ..errors import IntegrationError, NonFiniteError
+from .._control import sigint_as
+from ..errors import IntegrationError, Interrupted, NonFiniteError
+from ..models.base import nonfinite_item as first_nonfinite_item
 from ..models.subset import independent_subset
 from ..results import trajectory_residuals
 from .forms import FORMS
@@ -62,43 +64,25 @@ class _Counters:
         self.failed_attempts = 0
         self.attempt_times = set()
         self.error = None
+        self.interrupted = False  # Ctrl-C during the solve (sigint_as): the callbacks stop IDA
         self.messages = []  # what IDA's error handler reported (instead of printing it)
-
-
-#: The model items the forms evaluate, with their arguments: checked one by one when a
-#: residual or Jacobian comes out non-finite, to name the one that did.
-_ITEMS = (("mass", "q"), ("force", "tqv"), ("force_jac", "tqv"), ("mass_dq", "qa"), ("hol", "tq"),
-          ("hol_jac", "tq"), ("hol_t", "tq"), ("hol_gamma", "tqv"), ("hol_vel_q", "tqv"), ("nh_A", "tq"),
-          ("nh_b", "tq"), ("nh_gamma", "tqv"), ("nh_vel_q", "tqv"))
 
 
 def nonfinite_item(form, t, y, yp):
     """A :class:`NonFiniteError` naming the first model item that is non-finite at the state in
-    (y, y'), or None (finite items: e.g. an overflow of a wild Newton iterate, recoverable)."""
+    (y, y') (:func:`pyint.models.base.nonfinite_item`), or None (finite items: e.g. an overflow of
+    a wild Newton iterate, recoverable)."""
     if not (np.all(np.isfinite(y)) and np.all(np.isfinite(yp))):
         return None
-    model = form.model
     q, v, a, _, _ = form.unpack(y, yp)
-    args = {"t": t, "q": q, "v": v, "a": a}
-    for name, sig in _ITEMS:
-        if (name.startswith("hol") and not model.n_hol) or (name.startswith("nh") and not model.n_nonhol):
-            continue
-        vals = getattr(model, name)(*[args[c] for c in sig])
-        for val in (vals if isinstance(vals, tuple) else (vals,)):
-            val = np.asarray(val, dtype=float)
-            if not np.all(np.isfinite(val)):
-                bad = np.argwhere(~np.isfinite(np.atleast_1d(val)))[0].tolist()
-                return NonFiniteError(
-                    f"the model returned a non-finite value: {name}({', '.join(sig)}) at t = {t:.10g} has "
-                    f"{np.atleast_1d(val)[tuple(bad)]} at index {bad} (q = {np.array2string(q, precision=6)})",
-                    time=t)
-    return None
+    return first_nonfinite_item(form.model, t, q, v, a)
 
 
 def _callbacks(form, counts):
     """The residual and Jacobian callables IDA calls (return 0 ok, 1 recoverable, -1 fatal).
 
-    A non-finite residual or Jacobian at a finite state whose model items are non-finite is
+    After Ctrl-C (``counts.interrupted``) they return -1 at once, so IDA stops at its next call
+    and the driver raises :class:`pyint.errors.Interrupted`.  A non-finite residual or Jacobian at a finite state whose model items are non-finite is
     fatal at once, with the item named (:func:`nonfinite_item`); otherwise (an overflow at a
     wild iterate) it is recoverable and IDA retries with a smaller step."""
 
@@ -113,6 +97,8 @@ def _callbacks(form, counts):
         return -1
 
     def resfn(t, y, yp, r):
+        if counts.interrupted:
+            return -1
         counts.residuals += 1
         counts.attempt_times.add(t)
         try:
@@ -123,6 +109,8 @@ def _callbacks(form, counts):
         return 0 if np.all(np.isfinite(r)) else nonfinite(t, y, yp)
 
     def jacfn(t, y, yp, r, cj, jac):
+        if counts.interrupted:
+            return -1
         counts.jacobians += 1
         try:
             form.jacobian(t, y, yp, cj, jac)
@@ -267,12 +255,17 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
         raise err
 
     def check(ret, what):
+        if counts.interrupted:
+            message = (f"IDA on the {form} form of {model.name!r} interrupted (Ctrl-C) during {what} at "
+                       f"t = {t_reached:.10g}, {nout} of {nt} output times computed")
+            raise Interrupted(message, result=finish("interrupted", message), step=counts.steps,
+                              time=t_reached)
         if counts.error is not None:
             exc = counts.error
             said = str(exc) if isinstance(exc, NonFiniteError) else f"the model raised {type(exc).__name__}: {exc}"
             fail(f"IDA on the {form} form of {model.name!r} stopped during {what} at t = {t_reached:.10g}: "
                  f"{said}", cause=exc)
-        if ret.flag < 0:
+        if ret is not None and ret.flag < 0:
             flag, name, text = _flag_info(ret)
             said = f" IDA said: {counts.messages[-1]}" if counts.messages else ""
             fail(f"IDA failed on the {form} form of {model.name!r} during {what}: flag {flag} ({name}: "
@@ -306,36 +299,44 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
             selections.append({"t": t, **fm.selection()})
         return solver, y0, yp0
 
-    cpu = _time.process_time()
-    solver, y0, yp0 = start(t0, q0, v0)
-    store(0, t0, y0, yp0)
-    nout = 1
-    while nout < nt:
-        if counts.steps >= max_steps:
-            fail(f"IDA on the {form} form of {model.name!r} used max_steps = {max_steps} internal steps and "
-                 f"reached t = {t_reached:.10g}; {nout} of {nt} output times computed",
-                 flag_name="max_steps", ida_message="step limit reached")
-        counts.attempt_times.clear()
-        ret = solver.step(times[-1])
-        check(ret, "a step")
-        counts.steps += 1
-        counts.failed_attempts += max(len(counts.attempt_times) - 1, 0)
-        tn = float(ret.values.t)
-        t_reached = tn
-        y_n, yp_n = np.array(ret.values.y, dtype=float), np.array(ret.values.ydot, dtype=float)
-        q, v, a, _, _ = fm.unpack(y_n, yp_n)
-        step_res = np.maximum(step_res, fm.constraint_levels(tn, q, v, a))
-        while nout < nt and times[nout] <= tn:
-            solver.set_options(one_step_compute=False)
-            r_out = solver.step(times[nout])  # tout inside the last step: interpolation only
-            solver.set_options(one_step_compute=True)
-            check(r_out, "output interpolation")
-            store(nout, times[nout], np.asarray(r_out.values.y), np.asarray(r_out.values.ydot))
-            nout += 1
-        if nout < nt and fm.reselects and reselect is not None:
-            if fm.selection_quality(tn, q) > reselect:
-                # IDA's step holds the constraints to its Newton tolerance: project onto them
-                # (an O(tolerance) change) so that the restart is consistent to round-off
-                q = V.project_position(model, tn, q) if model.n_hol else q
-                solver = start(tn, q, V.project_velocity(model, tn, q, v))[0]
-    return finish("ok", "")
+    def interrupt(signum, frame):
+        counts.interrupted = True
+
+    # Ctrl-C: a KeyboardInterrupt raised inside IDA's residual is printed and ignored by
+    # scikits.odes ("Exception ignored in ...ida._res") and IDA carries on; SIGINT only sets
+    # counts.interrupted here, the callbacks then return -1 (IDA stops) and check() raises
+    with sigint_as(interrupt):
+        cpu = _time.process_time()
+        solver, y0, yp0 = start(t0, q0, v0)
+        store(0, t0, y0, yp0)
+        nout = 1
+        while nout < nt:
+            if counts.steps >= max_steps:
+                fail(f"IDA on the {form} form of {model.name!r} used max_steps = {max_steps} internal steps and "
+                     f"reached t = {t_reached:.10g}; {nout} of {nt} output times computed",
+                     flag_name="max_steps", ida_message="step limit reached")
+            counts.attempt_times.clear()
+            ret = solver.step(times[-1])
+            check(ret, "a step")
+            counts.steps += 1
+            counts.failed_attempts += max(len(counts.attempt_times) - 1, 0)
+            tn = float(ret.values.t)
+            t_reached = tn
+            y_n, yp_n = np.array(ret.values.y, dtype=float), np.array(ret.values.ydot, dtype=float)
+            q, v, a, _, _ = fm.unpack(y_n, yp_n)
+            step_res = np.maximum(step_res, fm.constraint_levels(tn, q, v, a))
+            while nout < nt and times[nout] <= tn:
+                solver.set_options(one_step_compute=False)
+                r_out = solver.step(times[nout])  # tout inside the last step: interpolation only
+                solver.set_options(one_step_compute=True)
+                check(r_out, "output interpolation")
+                store(nout, times[nout], np.asarray(r_out.values.y), np.asarray(r_out.values.ydot))
+                nout += 1
+            if nout < nt and fm.reselects and reselect is not None:
+                if fm.selection_quality(tn, q) > reselect:
+                    # IDA's step holds the constraints to its Newton tolerance: project onto them
+                    # (an O(tolerance) change) so that the restart is consistent to round-off
+                    q = V.project_position(model, tn, q) if model.n_hol else q
+                    solver = start(tn, q, V.project_velocity(model, tn, q, v))[0]
+        check(None, "the last output")  # Ctrl-C after the last callback still interrupts
+        return finish("ok", "")

@@ -52,7 +52,7 @@ def reference(system, x0, rot0, v0, times, rtol=1e-13, atol=1e-13, rows=None):
     """x (nt, nb, 3), R (nt, nb, 3, 3), V (nt, 6 nb), lam (nt, m) at ``times`` (t0 = times[0]),
     and a dict of diagnostics: max |Phi|, |B V|, quaternion-norm drift, energy drift, rhs calls.
     rows: the joint rows of a redundant system's multipliers (:func:`_kept_rows`)."""
-    from scipy.integrate import solve_ivp
+    from .ode import dop853
 
     nb = system.nb
     times = np.asarray(times, dtype=float)
@@ -67,10 +67,7 @@ def reference(system, x0, rot0, v0, times, rtol=1e-13, atol=1e-13, rows=None):
         vel = np.concatenate([v[6 * i:6 * i + 3] for i in range(nb)])
         return np.concatenate([vel, pdot, acc])
 
-    sol = solve_ivp(rhs, (times[0], times[-1]), y0, method="DOP853", rtol=rtol, atol=atol,
-                    t_eval=times)
-    if not sol.success:
-        raise RuntimeError(f"rigid-body reference failed: {sol.message}")
+    sol = dop853(rhs, (times[0], times[-1]), y0, rtol, atol, times, "the rigid-body reference")
     xs, rs, vs, lams, diag = [], [], [], [], {"eps_pos": 0.0, "eps_vel": 0.0, "quat_norm": 0.0}
     e0 = None
     de = 0.0

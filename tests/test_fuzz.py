@@ -11,6 +11,7 @@ fault, never a crash of the interpreter.  derandomize=True: the same examples
 on every run (CI is reproducible).
 """
 import inspect
+import math
 
 import numpy as np
 from hypothesis import HealthCheck, event, given, settings
@@ -189,3 +190,136 @@ def test_fuzzed_models_and_options(case):
     assert np.all(np.isfinite(res.q)) and np.all(np.isfinite(res.v))
     if not method.startswith("galerkin"):     # Galerkin reports no a (and lam only for s = 1): NaN
         assert np.all(np.isfinite(res.a)) and np.all(np.isfinite(res.lam))
+
+
+# -- issue 30: misspelt options, undeclared constraints, a massless coordinate, time far from zero --
+
+def _misspelt(name, how):
+    """``name`` with one edit: a letter dropped, doubled, or a suffix added."""
+    if how == 0 and len(name) > 2:
+        return name[:-1]
+    if how == 1:
+        return name + name[-1]
+    return name + "_x"
+
+
+@st.composite
+def cases_round3(draw):
+    kind = draw(st.sampled_from(["misspelt", "undeclared", "massless", "far_from_zero"]))
+    methods = {"undeclared": [k for k in VECTOR_METHODS if "holonomic" in METHODS[k].supports],
+               "far_from_zero": [k for k in VECTOR_METHODS if METHODS[k].ADAPTIVE_REFUSAL is None]}
+    method = draw(st.sampled_from(methods.get(kind, VECTOR_METHODS)))
+    cls = METHODS[method]
+    n = draw(st.integers(2, 4))
+    mh = draw(st.integers(1 if kind == "undeclared" else 0, min(2, n - 1))) if "holonomic" in cls.supports else 0
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    gmat, amat = rng.normal(size=(mh, n)), np.zeros((0, n))
+    m, k = rng.uniform(0.5, 2.0, n), rng.uniform(0.5, 2.0, n)
+    zq = _null_space(gmat, n)
+    q0 = zq @ rng.normal(size=zq.shape[1])
+    v0 = zq @ rng.normal(size=zq.shape[1])
+    option = draw(st.sampled_from([p for p in inspect.signature(cls.__init__).parameters if p != "self"] or [""]))
+    how = draw(st.integers(0, 2))
+    t0 = draw(st.sampled_from([0.0, 1e6, 1e8, 1e9]))
+    massless = draw(st.integers(0, n - 1))
+    return method, n, gmat, amat, m, k, q0, v0, kind, option, how, t0, massless
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(cases_round3())
+def test_fuzzed_faults_of_issue_30(case):
+    """A misspelt option names the public class (and a close match when there is one); constraints
+    defined but not declared (n_hol = 0) are named; a massless coordinate is either harmless (the
+    constraints remove it) or named as a singular mass matrix; variable steps far from t = 0 add up to
+    t_end - t0 as at t0 = 0 (summation bound: len(h) eps span)."""
+    method, n, gmat, amat, m, k, q0, v0, kind, option, how, t0, massless = case
+    cls = METHODS[method]
+    if kind == "misspelt":
+        if not option:
+            return
+        wrong = _misspelt(option, how)
+        try:
+            cls(**{wrong: 1})
+        except TypeError as err:
+            assert str(err).startswith(f"{cls.__name__} has no option {wrong!r}"), str(err)
+            event("misspelt option named")
+            return
+        raise AssertionError(f"{cls.__name__}({wrong}=1) accepted")
+    model = Fuzzed(n, gmat, amat, m, k, "none", "mass", 0, 0)
+    if kind == "undeclared":
+        if not gmat.shape[0]:
+            return
+        model.n_hol = 0                      # hol() still returns gmat @ q
+        try:
+            cls().integrate(model, q0, v0, 0.1, 0.05)
+        except ValueError as err:
+            assert f"declares n_hol = 0: set n_hol = {gmat.shape[0]}" in str(err), str(err)
+            event("undeclared constraints named")
+            return
+        raise AssertionError("constraints defined with n_hol = 0 ran")
+    if kind == "massless":
+        model.m = m.copy()
+        model.m[massless] = 0.0
+        try:
+            res = cls().integrate(model, q0, v0, 0.1, 0.05)
+        except ValueError as err:
+            assert "mass matrix M(q) of model 'fuzzed' is singular" in str(err), str(err)
+            event("singular mass named")
+            return
+        except IntegrationError as err:
+            assert str(err)
+            event(f"massless: {type(err).__name__}")
+            return
+        assert res.status == "ok" and np.all(np.isfinite(res.q))
+        event("massless coordinate constrained away")
+        return
+    integ = cls()
+    if integ.adaptive_refusal(model) is not None:
+        return
+    span = 0.5
+    try:
+        res = integ.integrate(model, q0, v0, t0 + span, t0=t0, rtol=1e-4)
+    except (IntegrationError, ValueError) as err:
+        assert str(err)
+        event(f"far from zero: {type(err).__name__}")
+        return
+    assert res.status == "ok" and res.t[-1] == t0 + span
+    assert abs(math.fsum(res.h) - span) <= len(res.h) * np.finfo(float).eps * span, math.fsum(res.h) - span
+    event(f"far from zero: ok (t0 = {t0:g})")
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(2, 6), st.sampled_from([0.5, 1.0, 2.0]), st.integers(2, 6), st.sampled_from([0.5, 1.0, 2.0]),
+       st.sampled_from(["swap", "truncate", "garbage"]))
+def test_fuzzed_reference_cache_entries(n_asked, end_asked, n_other, end_other, damage):
+    """Whatever sits at a reference cache key's name (another solve's file, a truncated or a garbage
+    file) is never returned as the answer: the solve comes back with the times asked for and the
+    values of an uncached solve (issue 30)."""
+    import tempfile
+    import warnings
+    from pathlib import Path
+
+    from pyint.models import PendulumChain
+    from pyint.reference import solve
+
+    model = PendulumChain(n_links=1)
+    q0, v0 = model.initial_state([1.0])
+    asked, other = np.linspace(0.0, end_asked, n_asked), np.linspace(0.0, end_other, n_other)
+    with tempfile.TemporaryDirectory() as cache, warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        first = solve(model, asked, q0, v0, rtol=1e-6, cache_dir=cache)
+        path = Path(first.cache_file)
+        if damage == "swap":
+            path.write_bytes(Path(solve(model, other, q0, v0, rtol=1e-6, cache_dir=cache).cache_file).read_bytes())
+        elif damage == "truncate":
+            path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+        else:
+            path.write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(range(256)) * 4)
+        again = solve(model, asked, q0, v0, rtol=1e-6, cache_dir=cache)
+    same = damage == "swap" and n_other == n_asked and end_other == end_asked
+    assert again.from_cache == same
+    np.testing.assert_array_equal(again.t, asked)
+    np.testing.assert_array_equal(again.q, first.q)
+    event(f"{damage}: {'the same solve, from the cache' if same else 'recomputed'}")

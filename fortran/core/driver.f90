@@ -82,6 +82,12 @@ module pyint_driver
     integer :: est_power = 0, order = 0
     real(wp), allocatable :: err_q(:), err_v(:)
     logical :: has_err_v = .false.
+    !> variable steps: the time elapsed since t0 at the start and at the end of the step being
+    !> taken (set by the driver before each step).  A stepper's own time differences (the
+    !> offsets of the generalized-alpha estimates) use these, never s%t and t1, which far
+    !> from t = 0 carry only a few of the step's digits (ulp(1e9) = 1.2e-7); t is for the
+    !> model's items.  At t0 = 0 they equal s%t and t1 bit for bit (issue 30).
+    real(wp) :: el0 = 0, el1 = 0
     integer, allocatable :: iopt(:)    !< the method's options (its Python class's kernel_options),
     real(wp), allocatable :: ropt(:)   !< set by the driver before init
     real(wp) :: h = 0                  !< the run's step (the first step, for init)
@@ -117,7 +123,7 @@ module pyint_driver
       integer, intent(out) :: info
     end subroutine
     !> One step of size h from s (at s%t) to t1 = s%t + h (t1 as the driver computes
-    !> it, t0 + k h); on success s%q, s%v, s%a, s%lam hold the new state (the driver
+    !> it: t0 + k h, or t0 + the elapsed time for variable steps); on success s%q, s%v, s%a, s%lam hold the new state (the driver
     !> sets s%t = t1).  info: 0 or a status.
     subroutine step_i(self, h, t1, s, info)
       import :: stepper_t, state_t, wp
@@ -443,6 +449,12 @@ contains
     real(wp), parameter :: SAFETY = 0.9_wp, FAC_MIN = 0.2_wp, FAC_MAX = 2.0_wp
     type(state_t) :: s, s_old, s_start
     real(wp) :: res(st%nres), energy, e0, t_end, rtol, atol, h, h_min, h_max, span, err, err_prev, fac, kexp, t1
+    ! the time elapsed since t0 (the sum of the accepted steps) and after the step tried: the
+    ! loop runs on it and the time is t0 + el (issue 30).  Summing s%t + h instead lost the
+    ! steps' low bits far from zero (ulp(1e8) = 1.5e-8: the steps stopped adding up to
+    ! t_end - t0, and at t0 = 1e9 a step below half an ulp left t unchanged); el is the
+    ! same at every t0, and at t0 = 0 it is the old s%t, bit for bit.
+    real(wp) :: el, el1
     integer :: info, ns, nacc, max_steps
     logical :: just_rejected, first_partial, nonfinite
     integer :: mode
@@ -482,18 +494,23 @@ contains
     just_rejected = .false.
     first_partial = .false.
     nonfinite = .false.
-    do while (s%t < t_end)
+    el = 0
+    do while (el < span)
       if (nacc + counts(2) + counts(3) >= max_steps) then
         call stop_run(STATUS_MAX_STEPS)
         return
       end if
-      t1 = s%t + h
-      if (s%t + 1.1_wp * h >= t_end) then
-        h = t_end - s%t
+      el1 = el + h
+      t1 = t0 + el1
+      if (el + 1.1_wp * h >= span) then
+        h = span - el
+        el1 = span
         t1 = t_end
       end if
       call copy_state(s_old, s)
       call st%save_state(1)
+      st%el0 = el
+      st%el1 = el1
       call take_step(st, h, t1, s, info)
       if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE) then
         nonfinite = info == STATUS_NONFINITE
@@ -515,6 +532,7 @@ contains
         h = hout(1) * max(FAC_MIN, SAFETY * err**(-1 / kexp))
         call st%restore_state(2)
         s = s_start
+        el = 0
         nacc = 0
         ns = 1
         stepmax = 0
@@ -532,6 +550,7 @@ contains
       end if
       ! accepted
       s%t = t1
+      el = el1
       if (nacc == 0) first_partial = .not. st%has_err_v
       nacc = nacc + 1
       hout(nacc) = h
@@ -597,7 +616,7 @@ contains
       if (mode == 1) then
         error_norm = error_norm * span / h
       else if (mode == 2) then
-        error_norm = error_norm * (nacc + 1) * span / (t1 - t0)
+        error_norm = error_norm * (nacc + 1) * span / el1
       end if
     end function
 

@@ -85,6 +85,35 @@ _FD_EPS = 6.0e-6  # ~ eps**(1/3): the relative step of central differences
 _FD_EPS4 = {1: 7.0e-4, 2: 2.5e-3}
 
 
+#: The model items, with their arguments: checked one by one when something came out non-finite,
+#: to name the one that did (:func:`nonfinite_item`).
+NONFINITE_ITEMS = (("mass", "q"), ("force", "tqv"), ("force_jac", "tqv"), ("mass_dq", "qa"), ("hol", "tq"),
+                   ("hol_jac", "tq"), ("hol_t", "tq"), ("hol_gamma", "tqv"), ("hol_vel_q", "tqv"), ("nh_A", "tq"),
+                   ("nh_b", "tq"), ("nh_gamma", "tqv"), ("nh_vel_q", "tqv"))
+
+
+def nonfinite_item(model, t, q, v, a=None):
+    """A :class:`pyint.errors.NonFiniteError` naming the first item of ``model`` that is non-finite
+    at (t, q, v, a) (the item, its arguments, the value and its index, t and q), or None when every
+    item is finite there (pyint.reference's IDA residuals; a kernel run stopped on a non-finite state)."""
+    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        return None
+    args = {"t": t, "q": q, "v": v, "a": np.zeros_like(v) if a is None else a}
+    for name, sig in NONFINITE_ITEMS:
+        if (name.startswith("hol") and not model.n_hol) or (name.startswith("nh") and not model.n_nonhol):
+            continue
+        vals = getattr(model, name)(*[args[c] for c in sig])
+        for val in (vals if isinstance(vals, tuple) else (vals,)):
+            val = np.asarray(val, dtype=float)
+            if not np.all(np.isfinite(val)):
+                bad = np.argwhere(~np.isfinite(np.atleast_1d(val)))[0].tolist()
+                return NonFiniteError(
+                    f"the model returned a non-finite value: {name}({', '.join(sig)}) at t = {t:.10g} has "
+                    f"{np.atleast_1d(val)[tuple(bad)]} at index {bad} (q = {np.array2string(q, precision=6)})",
+                    time=t)
+    return None
+
+
 def _step(x, eps=_FD_EPS):
     return eps * max(1.0, abs(float(x)))
 
@@ -386,7 +415,13 @@ class Model:
         rhs = np.concatenate([self.checked("force", self.force(t, q, v), t),
                               -self.checked("hol_gamma", self.hol_gamma(t, q, v), t),
                               -self.checked("nh_gamma", self.nh_gamma(t, q, v), t)])
-        sol = np.linalg.solve(k, rhs)
+        try:
+            sol = np.linalg.solve(k, rhs)
+        except np.linalg.LinAlgError:   # say which part is singular, not NumPy's "Singular matrix"
+            from .. import _validate as V
+            raise V.singular_mass(self, t, q) or ValueError(
+                f"the index-1 matrix [M C^T; C 0] of model {self.name!r} is singular at t={t}: the constraint "
+                "Jacobian [G; A] is rank deficient (redundant or degenerate constraints)") from None
         return sol[:n], sol[n:n + mh], sol[n + mh:]
 
     # -- the bridge to Fortran ---------------------------------------------------

@@ -32,15 +32,22 @@ The cache.  A compiled library lives in ``$PYINT_MODEL_CACHE`` (default
 the key is a hash of the generated source, the compiler's version and the flags
 (so the same model written with other symbol names shares one library).  Files
 are written to a temporary name and renamed, so a concurrent process never sees
-half a file; a library that does not carry its key (stale or corrupt) is rebuilt.
-``<input key>.json`` maps a hash of the model's expressions to the library's
-key and sparsity patterns: a model loaded from the cache is not derived again
-(its NumPy items are derived on first use).
+half a file (the temporaries of killed writers are collected, pyint/_files.py).
+A library is loaded only when the SHA-256 of its bytes is the one recorded in
+``<key>.so.sha256`` when it was built, and it carries its key; otherwise (damaged,
+replaced, stale) it is rebuilt.  ``<input key>.json`` maps a hash of the model's
+expressions to the library's key and sparsity patterns, and records that input
+key and the model's sizes (an entry under another model's name is not used): a
+model loaded from the cache is not derived again (its NumPy items are derived on
+first use).  A read-only cache serves the models compiled into it; compiling a
+new one there is a SymbolicModelError naming the directory.
 The compiler is ``$PYINT_FC`` or ``$FC`` or ``gfortran``.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import glob
 import hashlib
 import inspect
 import json
@@ -48,9 +55,12 @@ import os
 import subprocess
 import tempfile
 import threading
+import time
 
 import numpy as np
 
+from .._files import remove_stale_temporaries, temporary_name, write_bytes_atomic
+from ._params import real
 from .base import CALLBACK_REQUESTS, Model
 
 #: model_id of a compiled model in the Fortran API (fortran/core/compiled_model.f90).
@@ -121,35 +131,51 @@ def _run_version(fc):
     return (out.stdout or out.stderr).splitlines()[0] if (out.stdout or out.stderr) else fc
 
 
-def _atomic_write(path, data: bytes):
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=os.path.basename(path))
+def _cache_write(path, data: bytes):
+    """Write one file of the model cache (atomically: pyint._files); an unwritable cache is a
+    SymbolicModelError naming the directory and the way out, not a raw PermissionError on a
+    temporary's name."""
+    d = os.path.dirname(path)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide the generated source from other users of the cache
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        os.makedirs(d, exist_ok=True)
+        write_bytes_atomic(path, data)
+    except OSError as exc:
+        raise SymbolicModelError(
+            f"the model cache {d} is not writable ({exc.strerror or exc}); set $PYINT_MODEL_CACHE to a "
+            "writable directory (a read-only cache serves only the models already compiled into it)") from None
+
+
+def _hash_path(lib_path):
+    """The file recording the SHA-256 of a compiled library's bytes (written with it by _build)."""
+    return lib_path + ".sha256"
 
 
 def _valid(lib_path, key):
+    """Whether the library at ``lib_path`` is the one _build wrote for ``key``: the SHA-256 of its
+    bytes is the one recorded beside it (a damaged or replaced library that still carries its key
+    string would otherwise be loaded, and could crash the process) and it carries its key."""
     try:
         with open(lib_path, "rb") as fh:
-            return f"pyint-model-key:{key}".encode() in fh.read()
+            data = fh.read()
+        with open(_hash_path(lib_path)) as fh:
+            recorded = fh.read().strip()
     except OSError:
         return False
+    return hashlib.sha256(data).hexdigest() == recorded and f"pyint-model-key:{key}".encode() in data
 
 
 def _build(src, key, fc):
     d = cache_dir()
-    os.makedirs(d, exist_ok=True)
     src_path = os.path.join(d, f"{key}.f90")
     lib_path = os.path.join(d, f"{key}.so")
-    _atomic_write(src_path, src.encode())
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".so")
-    os.close(fd)
+    _cache_write(src_path, src.encode())
+    remove_stale_temporaries(d)  # those of compilers and writers killed before their rename
+    for old in glob.glob(os.path.join(d, ".tmp-*")):
+        # the unnamed temporaries (mkstemp) of older pyint versions: by age, past the compile timeout
+        with contextlib.suppress(OSError):
+            if time.time() - os.path.getmtime(old) > 3600:
+                os.unlink(old)
+    tmp = str(temporary_name(lib_path))
     try:
         with tempfile.TemporaryDirectory() as moddir:  # gfortran may write .mod files: not in the cache
             proc = subprocess.run([fc, *FFLAGS, "-J", moddir, "-o", tmp, src_path],
@@ -157,6 +183,9 @@ def _build(src, key, fc):
         if proc.returncode != 0:
             raise SymbolicModelError(f"compiling the generated model failed ({fc} exit {proc.returncode}); "
                                      f"source: {src_path}\n{proc.stderr.strip() or proc.stdout.strip()}")
+        with open(tmp, "rb") as fh:
+            digest = hashlib.sha256(fh.read()).hexdigest()
+        _cache_write(_hash_path(lib_path), digest.encode())
         os.replace(tmp, lib_path)
     finally:
         if os.path.exists(tmp):
@@ -165,7 +194,8 @@ def _build(src, key, fc):
 
 
 def load_library(src, key, fc):
-    """The loaded library of key ``key`` (built from ``src()`` into the cache unless it is there and valid)."""
+    """The loaded library of key ``key`` (built from ``src()`` into the cache unless it is there and
+    valid: its bytes hash to the recorded SHA-256, see :func:`_valid`)."""
     with _lock:
         if key in _loaded:
             return _loaded[key]
@@ -178,6 +208,8 @@ def load_library(src, key, fc):
                 lib = None  # corrupt: rebuilt below
         if lib is None:
             lib_path = _build(src(), key, fc)
+            if not _valid(lib_path, key):  # replaced since the rename (a concurrent build): once more
+                lib_path = _build(src(), key, fc)
             try:
                 lib = ctypes.CDLL(lib_path)
             except OSError as exc:
@@ -521,8 +553,7 @@ class SymbolicModel(Model):
         for s_, val in params.items():
             if s_ in q or s_ in v or s_ == tsym:
                 raise ValueError(f"{s_} is a coordinate, velocity or time and cannot be a parameter")
-            if not np.isfinite(float(val)):
-                raise ValueError(f"parameter {s_} = {val} is not finite")
+            params[s_] = real(f"parameter {s_} of SymbolicModel {name!r}", val)   # names it: not float()'s error
         psyms = sorted(params, key=lambda s_: s_.name)
         known = set(q) | set(v) | {tsym} | set(psyms)
         for what, e in exprs.items():
@@ -1012,9 +1043,7 @@ class SymbolicModel(Model):
         for nm, val in items:
             if nm not in names:
                 raise ValueError(f"{nm!r} is not a parameter of {self.name!r} (parameters: {', '.join(names)})")
-            if not np.isfinite(float(val)):
-                raise ValueError(f"parameter {nm} = {val} is not finite")
-            pv[names[nm]] = float(val)
+            pv[names[nm]] = real(f"parameter {nm} of {self.name!r}", val)
         new._pvals = pv
         return new
 
@@ -1130,23 +1159,33 @@ class SymbolicModel(Model):
 
     def _write_index(self):
         key, _, patterns = self._lib_state
-        d = cache_dir()
-        os.makedirs(d, exist_ok=True)
-        data = json.dumps({"key": key, "patterns": {k: [list(r), list(c)] for k, (r, c) in patterns.items()}})
-        _atomic_write(os.path.join(d, f"{self._input_key()}.json"), data.encode())
+        data = json.dumps({"input_key": self._input_key(), "key": key, "sizes": [self.n, self.n_hol, self.n_nonhol],
+                           "patterns": {k: [list(r), list(c)] for k, (r, c) in patterns.items()}})
+        _cache_write(os.path.join(cache_dir(), f"{self._input_key()}.json"), data.encode())
 
     def _cached_state(self):
-        """(key, None, patterns) from the cache's index when this model was generated before, else None."""
+        """(key, None, patterns) from the cache's index when this model was generated before, else None.
+
+        The entry is used only when it is this model's: it records the input key it was written for
+        (an entry copied or swapped under another model's name would make this model run the other's
+        library), this model's sizes, and patterns within the items' shapes."""
+        input_key = self._input_key()
         try:
-            with open(os.path.join(cache_dir(), f"{self._input_key()}.json")) as fh:
+            with open(os.path.join(cache_dir(), f"{input_key}.json")) as fh:
                 data = json.load(fh)
             key = str(data["key"])
             patterns = {k: (list(map(int, r)), list(map(int, c))) for k, (r, c) in data["patterns"].items()}
+            mine = data["input_key"] == input_key and list(data["sizes"]) == [self.n, self.n_hol, self.n_nonhol]
         except (OSError, ValueError, KeyError, TypeError):
             return None
         # an index of another generator (a matrix item more or less) is stale: derived and written again
-        if set(patterns) != set(MATRIX_ITEMS) or not _valid(os.path.join(cache_dir(), f"{key}.so"), key):
+        if not mine or set(patterns) != set(MATRIX_ITEMS) or not _valid(os.path.join(cache_dir(), f"{key}.so"), key):
             return None
+        for name, (rows, cols) in patterns.items():
+            shape = self._shape(name)
+            if len(rows) != len(cols) or any(not 0 <= r < shape[0] for r in rows) \
+                    or any(not 0 <= c < shape[1] for c in cols):
+                return None
         return key, None, patterns
 
     def _generate(self):

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import glob
 import json
 import os
 import subprocess
@@ -31,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from .._files import remove_stale_temporaries, temporary_name  # noqa: F401  (re-exported)
 from ..convergence import fit_order
 
 from ..results import Result
@@ -293,7 +293,7 @@ def write_netcdf(ds: xr.Dataset, path) -> Path:
     ds.attrs = {k: attr_value(v) for k, v in ds.attrs.items()}
     for name in ds.variables:
         ds[name].attrs = {k: attr_value(v) for k, v in ds[name].attrs.items()}
-    tmp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
+    tmp = temporary_name(path)
     try:
         ds.to_netcdf(tmp, engine="netcdf4", encoding=_encoding(ds))
         with open(tmp, "rb+") as fh:
@@ -312,24 +312,3 @@ def load_netcdf(path) -> xr.Dataset:
     if not path.is_file():
         raise FileNotFoundError(f"no such NetCDF file: {path}")
     return xr.load_dataset(path, engine="netcdf4")
-
-
-def remove_stale_temporaries(directory, name="*") -> int:
-    """Remove ``<name>.tmp-<pid>`` files in ``directory`` (default: every name) whose writing
-    process is gone (a run killed while writing); those of live processes are kept."""
-    removed = 0
-    for tmp in Path(directory).glob(f"{glob.escape(name) if name != '*' else name}.tmp-*"):
-        pid = tmp.name.rsplit(".tmp-", 1)[-1]
-        if not pid.isdigit():
-            continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # the writer is alive
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-            removed += 1
-    return removed

@@ -1,0 +1,62 @@
+"""Files in pyint's caches (study cases, reference solutions, compiled models): written whole or not
+at all, and the temporaries of killed writers collected.
+
+A file is written to ``<name>.tmp-<pid>`` (``<name>.tmp-<pid>-<thread>`` when threads may write it)
+beside its final name and renamed (atomic on POSIX), so a reader never sees half a file; a writer
+killed before the rename (SIGKILL, power loss) leaves its temporary, which
+:func:`remove_stale_temporaries` removes once its process is gone.
+"""
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import threading
+from pathlib import Path
+
+
+def temporary_name(path, per_thread=False) -> Path:
+    """``<path>.tmp-<pid>`` (``-<thread id>`` appended with ``per_thread``): the name a writer of
+    ``path`` uses before renaming, recognisable by :func:`remove_stale_temporaries`."""
+    path = Path(path)
+    suffix = f"{os.getpid()}-{threading.get_ident()}" if per_thread else f"{os.getpid()}"
+    return path.with_name(f"{path.name}.tmp-{suffix}")
+
+
+def write_bytes_atomic(path, data: bytes, mode=0o644) -> Path:
+    """Write ``data`` to ``path`` through a per-thread temporary beside it and a rename; on any
+    error the temporary is removed and an existing ``path`` is left as it was."""
+    path = Path(path)
+    tmp = temporary_name(path, per_thread=True)
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    return path
+
+
+def remove_stale_temporaries(directory, name="*") -> int:
+    """Remove ``<name>.tmp-<pid>[-<thread>]`` files in ``directory`` (default: every name) whose
+    writing process is gone (a run killed while writing); those of live processes are kept.
+    Returns how many were removed."""
+    removed = 0
+    for tmp in Path(directory).glob(f"{glob.escape(name) if name != '*' else name}.tmp-*"):
+        pid = tmp.name.rsplit(".tmp-", 1)[-1].partition("-")[0]
+        if not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # the writer is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+            removed += 1
+    return removed
