@@ -585,17 +585,19 @@ class SymbolicModel(Model):
 
         # every variable and parameter real (SymPy's default is complex): d|x|/dx = sign(x),
         # d max(x, y)/dx = Heaviside(x - y), ... instead of re/im terms (see _derive for the kinks)
-        real = {s_: (sp.Dummy(s_.name, real=True) if isinstance(s_, sp.Dummy) else sp.Symbol(s_.name, real=True))
+        realsyms = {s_: (sp.Dummy(s_.name, real=True) if isinstance(s_, sp.Dummy) else sp.Symbol(s_.name, real=True))
                 for s_ in [*q, *v, tsym, *psyms] if not s_.is_real}
         names = [s_.name for s_ in [*q, *v, *psyms]]
         dup = sorted({x for x in names if names.count(x) > 1})
         if dup:
             raise ValueError(f"two symbols of the model share the name {dup[0]!r} (coordinates, velocities and "
                              "parameters need distinct names)")
-        q, v, psyms = [real.get(s_, s_) for s_ in q], [real.get(s_, s_) for s_ in v], [real.get(s_, s_) for s_ in psyms]
-        params = {real.get(s_, s_): x for s_, x in params.items()}
-        tsym = real.get(tsym, tsym)
-        M, f, g, A, b, E, V = (x.xreplace(real) for x in (M, f, g, A, b, sp.sympify(E), sp.sympify(V)))
+        q = [realsyms.get(s_, s_) for s_ in q]
+        v = [realsyms.get(s_, s_) for s_ in v]
+        psyms = [realsyms.get(s_, s_) for s_ in psyms]
+        params = {realsyms.get(s_, s_): x for s_, x in params.items()}
+        tsym = realsyms.get(tsym, tsym)
+        M, f, g, A, b, E, V = (x.xreplace(realsyms) for x in (M, f, g, A, b, sp.sympify(E), sp.sympify(V)))
 
         self.name = str(name)
         self.n, self.n_hol, self.n_nonhol = n, mh, mn
