@@ -353,12 +353,11 @@ contains
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    real(wp) :: q0(size(s%q)), v0(size(s%v))
-    q0 = s%q; v0 = s%v
     call st%step(h, t1, s, info)
+    ! the failed step's state (the step's start, or an iterate near it): no copy on the hot path
     if ((info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR) .and. allocated(st%model) &
         .and. .not. st%adaptive) then
-      if (near_singular_position(st%model, s%t, q0, v0)) info = STATUS_SINGULAR_POSITION
+      if (near_singular_position(st%model, s%t, s%q, s%v)) info = STATUS_SINGULAR_POSITION
     end if
     if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
       info = STATUS_NONFINITE
