@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 import xarray as xr
 
@@ -55,16 +56,19 @@ def _kill_client_midway(tmp_path, out, log, options):
                             env={**os.environ, "PYINT_TEST_CASE_LOG": str(log)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
+    workers = []
     try:
         while len(_studies.stored_cases(out, "counted")) < N // 3:
             assert proc.poll() is None, f"the sweep ended before it could be killed: {proc.stderr.read()}"
             assert time.monotonic() < deadline, "no cases stored within 60 s"
             time.sleep(0.02)
+        workers = psutil.Process(proc.pid).children()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         proc.stderr.close()
+    psutil.wait_procs(workers, timeout=30)   # dead, or zombies: nothing of theirs is written any more
     return len(_studies.stored_cases(out, "counted"))
 
 
@@ -85,7 +89,6 @@ def test_sigkill_of_the_client_then_resume_runs_each_case_once_but_the_batches_i
 
 
 def test_sigkill_of_a_worker_reruns_only_its_batches_and_gives_the_same_file(tmp_path, monkeypatch, uninterrupted):
-    psutil = pytest.importorskip("psutil")
     out, log = tmp_path / "out", tmp_path / "executed.log"
     monkeypatch.setenv("PYINT_TEST_CASE_LOG", str(log))
     outcome = {}

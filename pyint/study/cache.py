@@ -280,6 +280,35 @@ def _fsync_replace(tmp: Path, path: Path):
     os.replace(tmp, path)
 
 
+def _write_packed(packed: xr.Dataset, path: Path):
+    """Write a packed shard with netCDF4-python under xarray's process-wide netCDF/HDF5 lock.
+
+    Not ``to_netcdf``: on a Dask worker xarray takes a *distributed* lock for every file it writes (a
+    round trip to the scheduler per shard, and no write at all once the scheduler is gone); HDF5 is not
+    thread-safe, so writers in one process (a worker's threads) still go one at a time, under the same
+    lock xarray's own reads and writes take."""
+    import netCDF4
+    from xarray.backends.netCDF4_ import NETCDF4_PYTHON_LOCK
+    with NETCDF4_PYTHON_LOCK:
+        nc = netCDF4.Dataset(path, "w", format="NETCDF4")
+        try:
+            for dim, size in packed.sizes.items():
+                nc.createDimension(str(dim), size if size else None)  # 0 would be unlimited anyway
+            for name, var in packed.variables.items():
+                values = var.values
+                if values.dtype.kind in "OUS":
+                    out = nc.createVariable(str(name), str, var.dims)
+                    if values.size:
+                        out[:] = values.astype(object)
+                else:
+                    out = nc.createVariable(str(name), values.dtype, var.dims)
+                    if values.size:
+                        out[:] = values
+            nc.setncatts(packed.attrs)
+        finally:
+            nc.close()
+
+
 def write_shard(shard_dir, cases) -> tuple[str, list[str], list[str]]:
     """Write ``cases`` = [(key, params, dataset), ...] as a new shard of ``shard_dir`` (atomically: a
     temporary, fsync, rename); returns (shard file name, keys, statuses).  Runs wherever the batch ran."""
@@ -290,7 +319,7 @@ def write_shard(shard_dir, cases) -> tuple[str, list[str], list[str]]:
     path = shard_dir / name
     tmp = path.with_name(f"{name}.tmp-{os.getpid()}")
     try:
-        packed.to_netcdf(tmp, engine="netcdf4")
+        _write_packed(packed, tmp)
         _fsync_replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -505,10 +505,8 @@ def _study_parts(cases: CaseGrid, store: CaseStore, shard_of: np.ndarray):
     position = np.argsort(cases.keys)
     sorted_keys = cases.keys[position]
     wanted = np.flatnonzero(shard_of >= 0)
-    first = {}
-    for i in wanted:  # shard -> its first case in grid order (wanted is sorted)
-        first.setdefault(int(shard_of[i]), int(i))
-    order = sorted(first, key=first.get)
+    shards, first = np.unique(shard_of[wanted], return_index=True)  # each shard's first case in grid order
+    order = [int(x) for x in shards[np.argsort(first, kind="stable")]]
 
     def parts():
         if cases.excluded.any():
