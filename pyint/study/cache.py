@@ -268,7 +268,8 @@ def unpack_cases(shard: xr.Dataset):
             n = math.prod(shape)
             flat = data[(name, kind)][offset[(name, kind)]:offset[(name, kind)] + n]
             offset[(name, kind)] += n
-            values = flat.astype(object) if kind == "str" else flat.astype(np.dtype(dtype), copy=False)
+            # text as fixed-width unicode: an object array costs xarray a pass through pandas per variable
+            values = flat.astype(str) if kind == "str" else flat.astype(np.dtype(dtype), copy=False)
             var = xr.Variable(tuple(dims), values.reshape(shape), attrs)
             (coords if is_coord else data_vars)[name] = var
         yield str(key), str(ptext), xr.Dataset(data_vars, coords, attrs=struct["attrs"])

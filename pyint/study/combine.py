@@ -128,8 +128,14 @@ def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
 
     # -- pass 2: the values -------------------------------------------------------------------------
     for idx, ds in again():
+        variables = ds.variables
         for name, (vdims, data, filled, _) in arrays.items():
-            if name not in ds.variables:
+            if name not in variables:
+                continue
+            if not vdims:  # a scalar (most variables of a large sweep): no DataArray needed
+                value = variables[name].values
+                data[idx] = value.item()
+                filled[idx] = True
                 continue
             var = ds[name]
             where = []

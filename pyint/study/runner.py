@@ -85,14 +85,17 @@ def _prepare_case(ds, params, meta) -> xr.Dataset:
     if clash:
         raise ValueError(f"the case dataset uses parameter names {clash} as dimensions or variables")
     ds = ds.drop_vars(same)
+    extra = {}  # added in one assign: each Dataset.__setitem__ is a merge (most of a small case's overhead)
     if "status" in ds:
         st = ds["status"]
         if st.ndim or not isinstance(st.values.item(), str):
             raise ValueError("a case's 'status' must be a scalar string")
     else:
-        ds["status"] = ((), OK)
+        extra["status"] = ((), OK)
     if "message" not in ds:
-        ds["message"] = ((), "")
+        extra["message"] = ((), "")
+    if extra:
+        ds = ds.assign(extra)
     for name in list(ds.variables):
         if ds[name].dtype == bool:
             ds[name] = ds[name].astype(np.int8)
@@ -760,24 +763,32 @@ def _cell(value) -> str:
     return str(value)
 
 
-def summary_table(ds: xr.Dataset) -> str:
-    """One row per case: the grid parameters, the status and the per-case metrics."""
+#: Rows of the summary table printed at most (the first ones; the file holds every case).
+SUMMARY_ROWS = 200
+
+
+def summary_table(ds: xr.Dataset, max_rows: int = SUMMARY_ROWS) -> str:
+    """One row per case: the grid parameters, the status and the per-case metrics (the first
+    ``max_rows`` cases, then a line saying how many more the file holds)."""
     gdims = json.loads(ds.attrs["grid_dims"]) if "grid_dims" in ds.attrs else list(ds["status"].dims)
     per_case = [n for n in ds.data_vars if set(ds[n].dims) <= set(gdims)
                 and n not in ("status", "message", "case_attrs") and ds[n].dtype.kind in "fiu"]
     metrics = [n for n in SUMMARY_COLUMNS if n in per_case] + [n for n in per_case if n not in SUMMARY_COLUMNS]
     header = list(gdims) + ["status"] + metrics
+    # every column as an array on the grid (broadcast over the dims a variable lacks), read once
+    shape = tuple(ds.sizes[d] for d in gdims)
+    status = ds["status"].transpose(*gdims).values
+    message = ds["message"].transpose(*gdims).values
+    columns = {name: np.broadcast_to(ds[name].transpose(*[d for d in gdims if d in ds[name].dims])
+                                     .values.reshape([ds.sizes[d] if d in ds[name].dims else 1 for d in gdims]),
+                                     shape) for name in metrics}
+    n_cases = math.prod(shape)
     rows = []
-    status = ds["status"].transpose(*gdims)
-    for index in itertools.product(*(range(ds.sizes[d]) for d in gdims)):
-        sel = dict(zip(gdims, index))
-        row = [_cell(ds[d].values[i]) for d, i in sel.items()]
-        st = str(status.values[index])
-        row.append(st)
-        for name in metrics:
-            var = ds[name].isel({d: i for d, i in sel.items() if d in ds[name].dims})
-            row.append(_cell(var.values.item()))
-        msg = str(ds["message"].transpose(*gdims).values[index])
+    for index in itertools.islice(itertools.product(*(range(n) for n in shape)), max_rows):
+        row = [_cell(ds[d].values[i]) for d, i in zip(gdims, index)]
+        row.append(str(status[index]))
+        row.extend(_cell(columns[name][index].item()) for name in metrics)
+        msg = str(message[index])
         if msg:
             row.append(msg if len(msg) <= 70 else msg[:67] + "...")
         rows.append(row)
@@ -788,7 +799,8 @@ def summary_table(ds: xr.Dataset) -> str:
         return "  ".join(cells + list(r[len(widths):])).rstrip()
 
     title = f"{ds.attrs.get('study', '')}: {ds.attrs.get('description', '')}".strip(": ")
-    return "\n".join([title, fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
+    more = [f"... {n_cases - max_rows} more cases in the file"] if n_cases > max_rows else []
+    return "\n".join([title, fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows] + more)
 
 
 def failure_table(ds: xr.Dataset) -> str:
