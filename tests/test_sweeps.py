@@ -239,6 +239,29 @@ def test_a_shard_gives_back_each_case_as_its_own_netcdf_file_would(tmp_path):
     assert pack_cases([]).sizes.get("case", 0) == 0
 
 
+def test_scalar_cases_read_light_combine_as_the_datasets_do(tmp_path):
+    """combine_cases on a shard's scalar-only cases read as ScalarCase gives what the Datasets give."""
+    from pyint.study.combine import combine_cases
+    scalar = [xr.Dataset({"error": ((), float(k), {"units": "m", "long_name": "e"}),
+                          "n": ((), np.int64(k), {"units": "1", "long_name": "n"}),
+                          "status": ((), "ok" if k != 2 else "diverged"), "message": ((), "" if k != 2 else "h")},
+                         coords={"tag": ((), "x", {"units": "", "long_name": "tag"})}, attrs={"rho": 0.5})
+              for k in range(4)]
+    cases = scalar + [_odd_case(), xr.Dataset({"status": ((), "failed"), "message": ((), "boom")})]
+    name, _, _ = write_shard(tmp_path, [(f"{i:024d}", {"i": i}, ds) for i, ds in enumerate(cases)])
+    shard = read_shard(tmp_path / name)
+    light = [ds for _, _, ds in unpack_cases(shard, light=True)]
+    full = [ds for _, _, ds in unpack_cases(shard)]
+    assert sum(type(ds).__name__ == "ScalarCase" for ds in light) == 5     # the failed case too
+    grid = {"i": list(range(len(cases)))}
+    a = combine_cases(grid, lambda: (((i,), ds) for i, ds in enumerate(light)))
+    b = combine_cases(grid, [((i,), ds) for i, ds in enumerate(full)])
+    xr.testing.assert_identical(a, b)
+    assert list(a["status"].values) == ["ok", "ok", "diverged", "ok", "ok", "failed"]
+    assert a["n"].dtype == np.float64 and list(a["n"].values[:5]) == [0, 1, 2, 3, 7] and np.isnan(a["n"].values[5])
+    xr.testing.assert_identical(light[0].dataset(), full[0])
+
+
 def test_the_index_is_rebuilt_from_the_shards_when_a_kill_cut_it(tmp_path):
     store = CaseStore(tmp_path).open()
     for i in range(3):

@@ -254,15 +254,56 @@ def pack_cases(cases) -> xr.Dataset:
                                    "structures": json.dumps(list(structures))})
 
 
-def unpack_cases(shard: xr.Dataset):
-    """The (key, params JSON, case dataset) of every case in a shard, in order (a generator)."""
+class _Scalar:
+    """A 0-d variable as :func:`pyint.study.combine.combine_cases` reads it (dims, shape, dtype, values,
+    attrs), without the cost of an ``xarray.Variable``."""
+
+    __slots__ = ("values", "attrs")
+    dims = shape = ()
+
+    def __init__(self, values, attrs):
+        self.values, self.attrs = values, attrs
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+
+class ScalarCase:
+    """A case whose variables are all scalars, as :func:`combine_cases` reads it (``variables``,
+    ``coords``, ``dims``, ``indexes``, ``attrs``): building an ``xarray.Dataset`` costs ~100 us, a
+    large sweep of small cases has millions of them.  ``dataset()`` gives the real one."""
+
+    dims: dict = {}
+    indexes: dict = {}
+
+    def __init__(self, variables: dict, coords: set, attrs: dict):
+        self.variables, self.coords, self.attrs = variables, coords, attrs
+
+    def __contains__(self, name):
+        return name in self.variables
+
+    def dataset(self) -> xr.Dataset:
+        variables = {n: xr.Variable((), v.values, v.attrs) for n, v in self.variables.items()}
+        return xr.Dataset({n: v for n, v in variables.items() if n not in self.coords},
+                          {n: v for n, v in variables.items() if n in self.coords}, attrs=self.attrs)
+
+    def __getitem__(self, name):
+        return self.dataset()[name]
+
+
+def unpack_cases(shard: xr.Dataset, light: bool = False):
+    """The (key, params JSON, case dataset) of every case in a shard, in order (a generator).
+    ``light``: a case whose variables are all scalars comes as a :class:`ScalarCase`."""
     table = [tuple(x) for x in json.loads(shard.attrs["buffers"])]
     structures = [json.loads(s) for s in json.loads(shard.attrs["structures"])]
+    scalar_only = [all(not dims for _, dims, *_ in s["variables"]) for s in structures]
     data = {nk: shard[f"data{j}"].values for j, nk in enumerate(table)}
     offset = dict.fromkeys(table, 0)
     keys, params, struct_of = (shard[v].values for v in ("case_key", "case_params", "case_structure"))
     for key, ptext, s in zip(keys, params, struct_of):
         struct = structures[int(s)]
+        light_case = light and scalar_only[int(s)]
         data_vars, coords = {}, {}
         for name, dims, shape, dtype, kind, is_coord, attrs in struct["variables"]:
             n = math.prod(shape)
@@ -270,9 +311,15 @@ def unpack_cases(shard: xr.Dataset):
             offset[(name, kind)] += n
             # text as fixed-width unicode: an object array costs xarray a pass through pandas per variable
             values = flat.astype(str) if kind == "str" else flat.astype(np.dtype(dtype), copy=False)
-            var = xr.Variable(tuple(dims), values.reshape(shape), attrs)
+            if light_case:
+                var = _Scalar(values.reshape(()), attrs)
+            else:
+                var = xr.Variable(tuple(dims), values.reshape(shape), attrs)
             (coords if is_coord else data_vars)[name] = var
-        yield str(key), str(ptext), xr.Dataset(data_vars, coords, attrs=struct["attrs"])
+        if light_case:
+            yield str(key), str(ptext), ScalarCase({**data_vars, **coords}, set(coords), struct["attrs"])
+        else:
+            yield str(key), str(ptext), xr.Dataset(data_vars, coords, attrs=struct["attrs"])
 
 
 def _fsync_replace(tmp: Path, path: Path):
@@ -330,7 +377,22 @@ def write_shard(shard_dir, cases) -> tuple[str, list[str], list[str]]:
 
 
 def read_shard(path) -> xr.Dataset:
-    return xr.load_dataset(path, engine="netcdf4")
+    """A shard, read whole with netCDF4-python (under the lock of :func:`_write_packed`; a tenth of
+    ``xarray.load_dataset``'s time for a file of a few 1-D variables, which the study file's combine
+    reads twice per shard)."""
+    import netCDF4
+    from xarray.backends.netCDF4_ import NETCDF4_PYTHON_LOCK
+    with NETCDF4_PYTHON_LOCK:
+        nc = netCDF4.Dataset(path, "r")
+        try:
+            nc.set_auto_mask(False)
+            variables = {name: (var.dimensions, var[:]) for name, var in nc.variables.items()}
+            attrs = {k: nc.getncattr(k) for k in nc.ncattrs()}
+        finally:
+            nc.close()
+    # text as fixed-width unicode (object arrays cost xarray a pass through pandas each)
+    return xr.Dataset({name: (dims, values.astype(str) if values.dtype == object else values)
+                       for name, (dims, values) in variables.items()}, attrs=attrs)
 
 
 # -- the store: shards and their index ------------------------------------------------------------------
@@ -369,8 +431,8 @@ class CaseStore:
         missing = sorted(e.name for e in os.scandir(self.shards) if e.name.endswith(".nc") and e.name not in known)
         for name in missing:
             try:
-                with xr.open_dataset(self.shards / name, engine="netcdf4") as ds:
-                    keys, status = ds["case_key"].values.tolist(), ds["case_status"].values.tolist()
+                ds = read_shard(self.shards / name)
+                keys, status = ds["case_key"].values.tolist(), ds["case_status"].values.tolist()
             except Exception:  # noqa: BLE001 - not a shard of ours: leave it
                 continue
             self.record(name, keys, status)

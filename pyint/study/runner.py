@@ -84,7 +84,8 @@ def _prepare_case(ds, params, meta) -> xr.Dataset:
     clash = sorted(names - set(same))
     if clash:
         raise ValueError(f"the case dataset uses parameter names {clash} as dimensions or variables")
-    ds = ds.drop_vars(same)
+    if same:
+        ds = ds.drop_vars(same)
     extra = {}  # added in one assign: each Dataset.__setitem__ is a merge (most of a small case's overhead)
     if "status" in ds:
         st = ds["status"]
@@ -96,9 +97,9 @@ def _prepare_case(ds, params, meta) -> xr.Dataset:
         extra["message"] = ((), "")
     if extra:
         ds = ds.assign(extra)
-    for name in list(ds.variables):
-        if ds[name].dtype == bool:
-            ds[name] = ds[name].astype(np.int8)
+    flags = [name for name, var in ds.variables.items() if var.dtype == bool]
+    if flags:
+        ds = ds.assign({name: ds[name].astype(np.int8) for name in flags})
     return annotate(ds, meta, strict=True)
 
 
@@ -518,7 +519,7 @@ def _study_parts(cases: CaseGrid, store: CaseStore, shard_of: np.ndarray):
                 yield cases.index(int(i)), skipped
         for shard in order:
             found = []
-            for key, _, ds in unpack_cases(read_shard(store.path(shard))):
+            for key, _, ds in unpack_cases(read_shard(store.path(shard)), light=True):
                 j = np.searchsorted(sorted_keys, key.encode())
                 if j < len(sorted_keys) and sorted_keys[j] == key.encode():
                     i = int(position[j])
