@@ -40,6 +40,22 @@ def write_bytes_atomic(path, data: bytes, mode=0o644) -> Path:
     return path
 
 
+def _writer_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (a killed writer whose parent has not reaped
+    it yet is dead: its temporary will never be completed)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True  # no /proc (not Linux): alive as far as we can tell
+
+
 def remove_stale_temporaries(directory, name="*") -> int:
     """Remove ``<name>.tmp-<pid>[-<thread>]`` files in ``directory`` (default: every name) whose
     writing process is gone (a run killed while writing); those of live processes are kept.
@@ -49,12 +65,7 @@ def remove_stale_temporaries(directory, name="*") -> int:
         pid = tmp.name.rsplit(".tmp-", 1)[-1].partition("-")[0]
         if not pid.isdigit():
             continue
-        try:
-            os.kill(int(pid), 0)
-            continue  # the writer is alive
-        except ProcessLookupError:
-            pass
-        except PermissionError:
+        if _writer_alive(int(pid)):
             continue
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()

@@ -23,6 +23,37 @@ SLOW = Study(name="slowtest", description="selftest cases with a pause each", gr
              fixed={**SELFTEST.fixed, "delay": 0.1}, run_case=slow_case, post=SELFTEST.post)
 
 
+def stored_cases(out, name):
+    """{case key: (shard file, its inode and mtime)} of the case store of study ``name`` under ``out``,
+    read from the shard files themselves (not the study process's index)."""
+    found = {}
+    for shard in sorted((out / ".cache" / name / "shards").glob("*.nc")):
+        stamp = (shard.name, shard.stat().st_ino, shard.stat().st_mtime_ns)
+        with xr.open_dataset(shard, engine="netcdf4") as ds:
+            for key in ds["case_key"].values.tolist():
+                found.setdefault(key, stamp)
+    return found
+
+
+def counted_case(p):
+    """A cheap case that first appends one line to the file $PYINT_TEST_CASE_LOG (when set): the number
+    of lines counts the cases executed, by any process."""
+    log = os.environ.get("PYINT_TEST_CASE_LOG")
+    if log:
+        with open(log, "a") as fh:
+            fh.write(f"{p['k']}\n")
+    time.sleep(p["delay"])
+    t = np.linspace(0.0, 1.0, 3 + p["k"] % 4)  # time axes of different lengths: the sample padding
+    return xr.Dataset({"y": ("time", np.exp(-p["k"] * t), {"units": "m", "long_name": "y"}),
+                       "error": ((), float(p["k"]) ** 0.5, {"units": "m"}),
+                       "n_steps": ((), np.int64(p["k"]))}, coords={"time": t})
+
+
+COUNTED = Study(name="counted", description="cheap cases that count their executions",
+                grid={"k": list(range(40))}, fixed={"delay": 0.05}, run_case=counted_case,
+                meta={"k": ("1", "case index")})
+
+
 def toy_case(p):
     """Cheap case: a decaying exponential sampled with step h; misbehaves on request."""
     if p["k"] == p["crash_k"]:
@@ -81,7 +112,7 @@ def sleepy_case(p):
 
 
 SLEEPY = Study(name="sleepy", description="quick cases, then cases that block", grid={"k": list(range(6))},
-               fixed={"n_quick": 3, "block": 120.0}, run_case=sleepy_case)
+               fixed={"n_quick": 3, "block": 120.0}, run_case=sleepy_case, meta={"k": ("1", "case index")})
 
 
 def soft_case(p):

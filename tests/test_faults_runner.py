@@ -34,7 +34,7 @@ STUDY_SCRIPTS = sorted(p for p in (TESTS.parent / "studies").glob("*.py") if not
 
 
 def _cache_files(out, name):
-    return sorted((out / ".cache" / name).glob("*.nc"))
+    return sorted(_studies.stored_cases(out, name))
 
 
 def _gone(pid):
@@ -200,7 +200,7 @@ def test_workers_die_when_the_study_process_is_killed(tmp_path):
         proc.wait()
         _wait_until(lambda: all(_gone(pid) for pid in workers), 10,
                     f"workers {[p for p in workers if not _gone(p)]} outlived their killed parent")
-    assert not list(out.glob("*.nc*")) and not list((out / ".cache" / "sleepy").glob("*.tmp-*"))
+    assert not list(out.glob("*.nc*")) and not list((out / ".cache" / "sleepy").rglob("*.tmp-*"))
 
 
 def test_ctrl_c_stops_a_study_run_at_once_keeps_finished_cases_and_leaves_no_orphan(tmp_path):
@@ -221,9 +221,11 @@ def test_ctrl_c_stops_a_study_run_at_once_keeps_finished_cases_and_leaves_no_orp
     assert proc.returncode == 130, stderr
     assert "interrupted: 3 of 6 cases are cached" in stderr, stderr
     _wait_until(lambda: all(_gone(pid) for pid in workers), 10, "a worker outlived the interrupted run")
-    cached = _cache_files(out, "sleepy")
+    from pyint.study.cache import read_shard, unpack_cases
+    cached = [ds for shard in sorted((out / ".cache" / "sleepy" / "shards").glob("*.nc"))
+              for _, _, ds in unpack_cases(read_shard(shard))]
     assert len(cached) == 3
-    assert sorted(int(load_netcdf(p)["error"]) for p in cached) == [0, 1, 2]
+    assert sorted(int(ds["error"]) for ds in cached) == [0, 1, 2]
     assert not (out / "sleepy.nc").exists()
     assert not list(out.rglob("*.tmp-*"))
 

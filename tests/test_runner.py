@@ -82,10 +82,6 @@ def test_measured_orders_of_the_selftest_methods(local_run):
         assert abs(measured - p) < 0.15, (name, measured)
 
 
-def _cache_files(out, name):
-    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in (out / ".cache" / name).glob("*.nc")}
-
-
 def test_killed_sweep_resumes_with_only_the_missing_cases(tmp_path, capsys):
     out = tmp_path / "killed"
     script = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import _studies; from pyint.study import run_study; "
@@ -94,14 +90,14 @@ def test_killed_sweep_resumes_with_only_the_missing_cases(tmp_path, capsys):
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     try:
-        while len(_cache_files(out, "slowtest")) < 4:
+        while len(_studies.stored_cases(out, "slowtest")) < 4:
             assert proc.poll() is None, "the sweep ended before it could be killed"
             assert time.monotonic() < deadline, "no cases finished within 60 s"
             time.sleep(0.02)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-    first = _cache_files(out, "slowtest")
+    first = _studies.stored_cases(out, "slowtest")
     assert 4 <= len(first) < 12, len(first)
     assert not (out / "slowtest.nc").exists()
 
@@ -110,10 +106,10 @@ def test_killed_sweep_resumes_with_only_the_missing_cases(tmp_path, capsys):
     log = capsys.readouterr().err
     assert f"12 cases: {len(first)} cached, {12 - len(first)} to run" in log
     assert (run.n_cached, run.n_run) == (len(first), 12 - len(first))
-    after = _cache_files(out, "slowtest")
+    after = _studies.stored_cases(out, "slowtest")
     assert len(after) == 12
-    assert all(after[name] == stamp for name, stamp in first.items())  # cached files not rewritten
-    assert not list((out / ".cache" / "slowtest").glob("*.tmp-*"))
+    assert all(after[key] == stamp for key, stamp in first.items())  # written shards not rewritten
+    assert not list((out / ".cache" / "slowtest").rglob("*.tmp-*"))
 
     # killed subprocess pool + this process == one uninterrupted pool run
     whole = run_study(_studies.SLOW, out=tmp_path / "whole", workers=2, figures=False, progress=False)

@@ -25,68 +25,119 @@ def _string_kind(dtype) -> bool:
 
 
 def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
-    """One dataset from ``results`` = [(grid index tuple, case dataset), ...].
+    """One dataset from ``results`` = [(grid index tuple, case dataset), ...], or a function returning
+    a fresh iterator over them (it is called twice: cases are then never all in memory at once).
 
     The grid parameters become the leading dimensions in ``grid`` order;
     see the module docstring for how the cases' own dimensions combine.
+    Two passes: the first learns the layout (dimensions, sizes, dtypes, attributes), the second
+    fills preallocated arrays case by case, so memory is the combined dataset plus one case.
     """
+    again = results if callable(results) else (lambda: results)
+    if not callable(results):
+        results = list(results)
     gdims = list(grid)
     gshape = tuple(len(v) for v in grid.values())
-    results = list(results)
-    with_time = [ds for _, ds in results if "time" in ds.dims]
-    time_differs = any(not np.array_equal(ds["time"].values, with_time[0]["time"].values) for ds in with_time)
 
-    def dims_of(var):
-        return tuple("sample" if (d == "time" and time_differs) else str(d) for d in var.dims)
-
-    # the cases' own dimensions: coordinate values (None = positional) and sizes
+    # -- pass 1: the layout -------------------------------------------------------------------------
+    first_time = None
+    time_differs = False
     dim_values: dict[str, list] = {}
-    dim_size: dict[str, int] = {}
-    for _, ds in results:
+    dim_attrs: dict[str, dict] = {}
+    raw_size: dict[str, int] = {}
+    first_var: dict[str, xr.DataArray] = {}
+    raw_dims: dict[str, tuple] = {}
+    dtypes: dict[str, list] = {}
+    strings: dict[str, bool] = {}
+    is_coord: dict[str, bool] = {}
+    all_equal: dict[str, bool] = {}
+    first_attrs, attrs_differ, any_attrs = None, False, False
+    for _, ds in again():
         clash = set(map(str, ds.dims)) & set(gdims)
         if clash:
             raise ValueError(f"a case has dimensions {sorted(clash)} that are grid parameters")
-        for var in ds.variables.values():
-            for d, size in zip(dims_of(var), var.shape):
-                dim_size[d] = max(dim_size.get(d, 0), size)
+        if "time" in ds.dims:
+            if first_time is None:
+                first_time = ds["time"].values
+            elif not time_differs and not np.array_equal(ds["time"].values, first_time):
+                time_differs = True
+                dim_values.pop("time", None)
+        for name, var in ds.variables.items():
+            name = str(name)
+            for d, size in zip(map(str, var.dims), var.shape):
+                raw_size[d] = max(raw_size.get(d, 0), size)
+            dims = tuple(map(str, var.dims))
+            if name not in raw_dims:
+                raw_dims[name], first_var[name] = dims, ds[name]  # a DataArray: equality covers its coords
+                dtypes[name], strings[name], is_coord[name], all_equal[name] = [], False, False, True
+            elif raw_dims[name] != dims:
+                mapped = tuple("sample" if (d == "time" and time_differs) else d for d in raw_dims[name])
+                other = tuple("sample" if (d == "time" and time_differs) else d for d in dims)
+                raise ValueError(f"variable {name!r} has dimensions {mapped} in one case and {other} in another")
+            elif all_equal[name] and dims:
+                all_equal[name] = ds[name].equals(first_var[name])
+            if var.dtype not in dtypes[name]:
+                dtypes[name].append(var.dtype)
+            strings[name] = strings[name] or _string_kind(var.dtype)
+            is_coord[name] = is_coord[name] or name in ds.coords
         for d in ds.indexes:
+            d = str(d)
+            dim_attrs.setdefault(d, dict(ds[d].attrs))
             if d == "time" and time_differs:
                 continue
             vals = ds.indexes[d].tolist()
-            old = dim_values.setdefault(str(d), vals)
+            old = dim_values.setdefault(d, vals)
             if old != vals:
                 merged = old + [v for v in vals if v not in old]
                 try:
                     merged = sorted(merged)
                 except TypeError:
                     pass
-                dim_values[str(d)] = merged
+                dim_values[d] = merged
+        if ds.attrs:
+            text = json.dumps(ds.attrs, sort_keys=True, default=json_default)
+            if first_attrs is None:
+                first_attrs, first_attrs_dict = text, dict(ds.attrs)
+            elif text != first_attrs:
+                attrs_differ = True
+            any_attrs = True
+
+    def mapped(dims):
+        return tuple("sample" if (d == "time" and time_differs) else d for d in dims)
+
+    dim_size: dict[str, int] = {}
+    for d, size in raw_size.items():
+        dim_size[mapped((d,))[0]] = max(dim_size.get(mapped((d,))[0], 0), size)
     for d, vals in dim_values.items():
         dim_size[d] = len(vals)
     lookup = {d: {v: i for i, v in enumerate(vals)} for d, vals in dim_values.items()}
 
     # every variable but the index coordinates of the cases' own dimensions
-    names = [n for n in dict.fromkeys(str(n) for _, ds in results for n in ds.variables) if n not in dim_values]
-
-    data_vars, coords = {}, {}
+    names = [n for n in raw_dims if n not in dim_values]
+    data_vars, coords, arrays = {}, {}, {}
     for name in names:
-        present = [(idx, ds[name]) for idx, ds in results if name in ds.variables]
-        vdims = dims_of(present[0][1])
-        for _, var in present:
-            if dims_of(var) != vdims:
-                raise ValueError(f"variable {name!r} has dimensions {vdims} in one case and "
-                                 f"{dims_of(var)} in another")
-        is_coord = any(name in ds.coords for _, ds in results if name in ds.variables)
-        attrs = dict(present[0][1].attrs)
-        if is_coord and vdims and all(var.equals(present[0][1]) for _, var in present):
-            coords[name] = (vdims, present[0][1].values, attrs)  # the same wherever present: once
+        vdims = mapped(raw_dims[name])
+        attrs = dict(first_var[name].attrs)
+        if is_coord[name] and vdims and all_equal[name]:
+            coords[name] = (vdims, first_var[name].values, attrs)  # the same wherever present: once
             continue
-        strings = any(_string_kind(var.dtype) for _, var in present)
-        dtype = object if strings else np.result_type(*(var.dtype for _, var in present))
+        dtype = object if strings[name] else np.result_type(*dtypes[name])
         shape = gshape + tuple(dim_size[d] for d in vdims)
-        data = np.empty(shape, dtype=dtype)
-        filled = np.zeros(shape, dtype=bool)
-        for idx, var in present:
+        arrays[name] = (vdims, np.empty(shape, dtype=dtype), np.zeros(shape, dtype=bool), attrs)
+    case_attrs = np.full(gshape, "", dtype=object) if attrs_differ else None
+
+    # -- pass 2: the values -------------------------------------------------------------------------
+    for idx, ds in again():
+        variables = ds.variables
+        for name, (vdims, data, filled, _) in arrays.items():
+            if name not in variables:
+                continue
+            if not vdims:  # a scalar (most variables of a large sweep): no DataArray needed
+                value = variables[name].values
+                data[idx] = value.item()
+                filled[idx] = True
+                continue
+            var = ds[name]
             where = []
             for d, size in zip(vdims, var.shape):
                 if d in lookup:
@@ -95,36 +146,34 @@ def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
                 else:
                     where.append(np.arange(size))
             sel = (*idx, *np.ix_(*where)) if where else idx
-            values = var.values.astype(object) if strings else var.values
+            values = var.values.astype(object) if strings[name] else var.values
             data[sel] = values.item() if values.ndim == 0 else values
             filled[sel] = True
+        if case_attrs is not None and ds.attrs:
+            case_attrs[idx] = json.dumps({k: attr_value(v) for k, v in ds.attrs.items()}, sort_keys=True)
+
+    for name, (vdims, data, filled, attrs) in arrays.items():
         if not filled.all():
-            if strings:
+            if strings[name]:
                 data[~filled] = ""
             else:
                 if data.dtype.kind not in "fc":
                     data = data.astype(np.float64)
                 data[~filled] = np.nan
-        target = coords if is_coord else data_vars
+        target = coords if is_coord[name] else data_vars
         target[name] = (tuple(gdims) + vdims, data, attrs)
 
     for d, vals in dim_values.items():
-        coords[d] = (d, np.asarray(vals, dtype=object if isinstance(vals[0], str) else None),
-                     dict(next(ds[d].attrs for _, ds in results if d in ds.indexes)))
+        coords[d] = (d, np.asarray(vals, dtype=object if isinstance(vals[0], str) else None), dim_attrs[d])
     for k, vals in grid.items():
         coords[k] = (k, np.asarray(vals, dtype=object if isinstance(vals[0], str) else None))
     out = xr.Dataset(data_vars, coords)
     out = out.transpose(*gdims, ...)
 
     # case attributes: global when all cases that have any agree, else per case as JSON
-    attr_sets = [(idx, ds.attrs) for idx, ds in results if ds.attrs]
-    if attr_sets:
-        first = json.dumps(attr_sets[0][1], sort_keys=True, default=json_default)
-        if all(json.dumps(a, sort_keys=True, default=json_default) == first for _, a in attr_sets):
-            out.attrs.update(attr_sets[0][1])
+    if any_attrs:
+        if not attrs_differ:
+            out.attrs.update(first_attrs_dict)
         else:
-            text = np.full(gshape, "", dtype=object)
-            for idx, a in attr_sets:
-                text[idx] = json.dumps({k: attr_value(v) for k, v in a.items()}, sort_keys=True)
-            out["case_attrs"] = (tuple(gdims), text)
+            out["case_attrs"] = (tuple(gdims), case_attrs)
     return out

@@ -114,8 +114,8 @@ def annotate(ds: xr.Dataset, meta: dict | None = None, strict: bool = False) -> 
     ds = ds.copy()
     table = {**STANDARD, **(meta or {})}
     missing = []
-    for name in list(ds.variables):
-        attrs = ds[name].attrs
+    for name, var in ds.variables.items():
+        attrs = var.attrs  # the variable's own dict (ds[name] would build a DataArray per variable)
         known = table.get(str(name))
         if known is not None:
             attrs.setdefault("units", known[0])

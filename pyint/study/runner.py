@@ -6,15 +6,14 @@ Running and files
 -----------------
 :func:`run_study` (``pyint study run``) writes, under ``out``:
 
-* ``<out>/.cache/<study>/<key>.nc``: one file per finished case (failed ones
-  too), ``key`` = hash of the study name and version, the case parameters,
-  the pyint version and the study's code (the source of ``run_case`` and of
-  the whole module defining it, as joblib.Memory keys on a function's source:
-  editing the study module recomputes its cases; code it imports from other
-  modules is not tracked, bump ``version`` for that; in a long-lived
-  interpreter reload the module after editing it).  A rerun (interrupted, or
-  with more grid values) runs only the cases without a file; ``rerun_failed``
-  reruns failed ones too.
+* ``<out>/.cache/<study>/``: the case store (:mod:`pyint.study.cache`): finished cases (failed
+  ones too) in batches, one NetCDF shard per batch written by whoever ran it, and the study
+  process's index of them.  A case's key hashes the study name and version, the case
+  parameters, the pyint version and the code that computes it (``run_case`` and the functions,
+  classes and constants of its module it uses: editing them recomputes its cases, editing the
+  study's ``meta``, ``description`` or figures does not; code imported from other modules is
+  not tracked, bump ``version`` for that).  A rerun (interrupted, killed, or with more grid
+  values) runs only the cases no shard holds; ``rerun_failed`` reruns failed ones too.
 * ``<out>/<study>.nc``: the combined dataset (atomic write: a crash or Ctrl-C
   never leaves a half-written file; a ``<study>.nc.tmp-<pid>`` left by a
   killed run is removed at the next write);
@@ -26,13 +25,18 @@ and ``pyint study run`` prints a table of the cases that did not end ok; it
 exits with status 1 when a case raised or crashed (:data:`ERROR_STATUSES`),
 not for a status a case returned itself (a recorded soft failure).
 
-Cases run in local processes (``workers``, default all cores; 1 runs them in
-this process) or on a Dask distributed cluster (``scheduler="tcp://host:8786"``).
+Cases run in batches (``batch_size``, default :func:`batch_size_for`) in local processes
+(``workers``, default all cores; 1 runs them in this process) or on a Dask distributed cluster
+(``scheduler="tcp://host:8786"``), with at most two batches per worker slot in flight; the
+study process keeps one line per batch, never a file or an object per case.  Everything that
+can be checked before the first case is (:func:`check_before_running`).
 A case that raises is recorded and the sweep goes on; a case that kills its
 worker process is retried once, then run alone, and recorded as ``crashed``.
 Local workers die with the study process (Linux parent-death signal, and a
 watchdog thread elsewhere); on Ctrl-C the study process kills its workers at
-once, saves every case already finished and exits (status 130).
+once, records every batch already written and exits (status 130); its own writes hold Ctrl-C
+until they are complete (:func:`held_interrupt`).  A lost Dask scheduler stops the run with an
+error and marks nothing failed: a rerun resumes.
 
 """
 from __future__ import annotations
@@ -53,9 +57,9 @@ from typing import Mapping
 import numpy as np
 import xarray as xr
 
-from .cache import _load_cached, _params_json, make_cases
+from .cache import CaseGrid, CaseStore, read_shard, unpack_cases, write_shard
 from .combine import combine_cases
-from .datasets import annotate, attr_value, load_netcdf, provenance, remove_stale_temporaries, write_netcdf
+from .datasets import STANDARD, annotate, attr_value, provenance, write_netcdf
 from .declaration import ERROR_STATUSES, OK, Study
 
 # -- one case ----------------------------------------------------------------------------
@@ -80,18 +84,22 @@ def _prepare_case(ds, params, meta) -> xr.Dataset:
     clash = sorted(names - set(same))
     if clash:
         raise ValueError(f"the case dataset uses parameter names {clash} as dimensions or variables")
-    ds = ds.drop_vars(same)
+    if same:
+        ds = ds.drop_vars(same)
+    extra = {}  # added in one assign: each Dataset.__setitem__ is a merge (most of a small case's overhead)
     if "status" in ds:
         st = ds["status"]
         if st.ndim or not isinstance(st.values.item(), str):
             raise ValueError("a case's 'status' must be a scalar string")
     else:
-        ds["status"] = ((), OK)
+        extra["status"] = ((), OK)
     if "message" not in ds:
-        ds["message"] = ((), "")
-    for name in list(ds.variables):
-        if ds[name].dtype == bool:
-            ds[name] = ds[name].astype(np.int8)
+        extra["message"] = ((), "")
+    if extra:
+        ds = ds.assign(extra)
+    flags = [name for name, var in ds.variables.items() if var.dtype == bool]
+    if flags:
+        ds = ds.assign({name: ds[name].astype(np.int8) for name in flags})
     return annotate(ds, meta, strict=True)
 
 
@@ -104,10 +112,12 @@ def _execute_case(run_case, params, meta) -> xr.Dataset:
 
 
 # -- where cases run ---------------------------------------------------------------------------
-# Each runner computes the cases of ``todo`` and hands every result to ``save(case, ds)`` (which
-# writes it to the cache) as soon as it has it.  On Ctrl-C (KeyboardInterrupt) a runner stops its
-# workers at once, saves every result it already holds (also one whose save was interrupted) and
-# re-raises: nothing computed is lost, nothing is left running.
+# Cases run in batches (lists of (key, params)); whoever runs a batch writes it as one shard of the
+# study's store (pyint.study.cache.write_shard) and returns (shard name, keys, statuses), which the study
+# process records (``record``).  At most 2 batches per worker slot are in flight: the client holds a
+# bounded number of futures whatever N, and a kill loses at most those batches.  On Ctrl-C
+# (KeyboardInterrupt) a runner stops its workers at once, records every batch already written and
+# re-raises: nothing computed is lost but the batches in flight, nothing is left running.
 CRASHED = ("the worker process died while running this case "
            "(segmentation fault, os._exit, out of memory, ...)")
 
@@ -116,6 +126,55 @@ PR_SET_PDEATHSIG = 1
 
 #: How often (seconds) a worker's watchdog thread checks that the study process is alive.
 WATCHDOG_PERIOD = 0.5
+
+#: Cases per batch at most (default batch size: the cases to run spread over 8 batches per worker slot,
+#: 1 to MAX_BATCH); batches in flight per worker slot.
+MAX_BATCH = 100
+IN_FLIGHT_PER_SLOT = 2
+
+#: Seconds between two looks at the Dask futures in flight.
+POLL = 0.02
+
+
+def batch_size_for(n_todo: int, slots: int, requested: int | None = None) -> int:
+    """Cases per batch: ``requested``, or enough batches to keep ``slots`` workers busy (8 each) with at
+    most :data:`MAX_BATCH` cases each (a small sweep runs one case per batch, as before batching)."""
+    if requested is not None:
+        return requested
+    return max(1, min(MAX_BATCH, n_todo // (8 * max(1, slots))))
+
+
+@contextlib.contextmanager
+def held_interrupt():
+    """Hold Ctrl-C (SIGINT) while the block runs, then raise the KeyboardInterrupt it held.
+
+    For the writes of the study process: a KeyboardInterrupt raised inside ``to_netcdf`` can leave the
+    HDF5 lock of xarray's netCDF4 backend held and the cleanup waiting on it forever; held here, it
+    arrives between two writes, when every file is complete.  A no-op outside the main thread (signals
+    are delivered to the main thread only)."""
+    import signal
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            if previous is signal.default_int_handler:
+                raise KeyboardInterrupt
+            if callable(previous):
+                previous(signal.SIGINT, None)
+
+
+def _run_batch(run_case, meta, shard_dir, batch):
+    """Run a batch of cases [(key, params), ...] and write them as one shard (on the worker that ran
+    them); returns (shard name, keys, statuses).  Raises only for the shard's write."""
+    done = [(key, params, _execute_case(run_case, params, meta)) for key, params in batch]
+    return write_shard(shard_dir, done)
 
 
 def _alive(pid: int) -> bool:
@@ -176,82 +235,112 @@ def _stop_workers(pool):
     pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _save_finished(futures, saved, save):
-    """After an interrupt: save every finished result not saved yet."""
-    for fut, case in futures.items():
-        if case.key in saved or not fut.done() or fut.cancelled() or fut.exception() is not None:
-            continue
-        save(case, fut.result())
-        saved.add(case.key)
-
-
-def _run_in_process(study, todo, save):
-    for case in todo:
-        ds = _execute_case(study.run_case, case.params, study.meta)
+def _run_in_process(study, batches, shard_dir, record):
+    for batch in batches:
+        done = []
         try:
-            save(case, ds)
-        except KeyboardInterrupt:
-            save(case, ds)  # computed: keep it (the interrupted write left no file)
-            raise
+            for key, params in batch:
+                done.append((key, params, _execute_case(study.run_case, params, study.meta)))
+        finally:  # also on Ctrl-C: the cases computed so far are kept
+            if done:
+                with held_interrupt():
+                    record(*write_shard(shard_dir, done))
 
 
-def _run_processes(study, todo, workers, save):
-    """Local process pool.  A dead worker breaks the pool: the unfinished cases are
-    resubmitted; a case caught in two breaks runs alone, and if it dies alone it is
-    recorded as crashed."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def _record_failed(shard_dir, record, batch, status, message):
+    """Cases that produced no result (their worker died, their arguments did not pickle): written by the
+    study process, as one shard."""
+    with held_interrupt():
+        record(*write_shard(shard_dir, [(key, params, failed_case(status, message)) for key, params in batch]))
+
+
+def _run_processes(study, batches, workers, shard_dir, record):
+    """Local process pool.  A dead worker breaks the pool: the unfinished batches are resubmitted; a
+    case caught in two breaks runs alone, and if it dies alone it is recorded as crashed."""
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
     breaks: dict[str, int] = {}
-    queue, alone = list(todo), []
-    while queue or alone:
-        if queue:
-            batch, queue, size = queue, [], min(workers, len(queue))
+    source, retry, alone, exhausted = iter(batches), deque(), deque(), False
+    while True:
+        if retry or not exhausted:
+            size, solo = workers, False
+        elif alone:
+            size, solo = 1, True
         else:
-            batch, size = [alone.pop(0)], 1
+            return
         pool = ProcessPoolExecutor(max_workers=size, initializer=_worker_init, initargs=(os.getpid(),))
-        futures, saved = {}, set()
-        clean = False
+        inflight, broken, clean = {}, False, False
         try:
-            for i, c in enumerate(batch):
-                try:
-                    futures[pool.submit(_execute_case, study.run_case, c.params, study.meta)] = c
-                except BrokenProcessPool:  # a worker died while we were still submitting
-                    if not futures:
-                        raise RuntimeError("the local process pool cannot start its workers") from None
-                    queue.extend(batch[i:])
-                    break
-            for fut in as_completed(futures):
-                case = futures[fut]
-                try:
-                    ds = fut.result()
-                except BrokenProcessPool:
-                    breaks[case.key] = breaks.get(case.key, 0) + 1
-                    if size == 1 and breaks[case.key] >= 2:
-                        save(case, failed_case("crashed", CRASHED))
-                        saved.add(case.key)
+            while True:
+                while not broken and len(inflight) < IN_FLIGHT_PER_SLOT * size:
+                    if solo:
+                        if inflight or not alone:
+                            break
+                        batch = [alone.popleft()]
+                    elif retry:
+                        batch = retry.popleft()
                     else:
-                        (alone if breaks[case.key] >= 2 else queue).append(case)
-                    continue
-                except Exception as exc:  # noqa: BLE001 - e.g. the arguments did not pickle
-                    ds = failed_case("failed", _describe(exc))
-                    save(case, ds)
-                    saved.add(case.key)
-                    continue
-                save(case, ds)
-                saved.add(case.key)
+                        batch = next(source, None)
+                        if batch is None:
+                            exhausted = True
+                            break
+                    try:
+                        inflight[pool.submit(_run_batch, study.run_case, study.meta, str(shard_dir), batch)] = batch
+                    except BrokenProcessPool:  # a worker died while we were still submitting
+                        if not inflight:
+                            raise RuntimeError("the local process pool cannot start its workers") from None
+                        (alone if solo else retry).append(batch[0] if solo else batch)
+                        broken = True
+                if not inflight:
+                    break
+                done, _ = wait(inflight, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    batch = inflight.pop(fut)
+                    try:
+                        result = fut.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        again = []
+                        for key, params in batch:
+                            breaks[key] = breaks.get(key, 0) + 1
+                            if solo and breaks[key] >= 2:
+                                _record_failed(shard_dir, record, [(key, params)], "crashed", CRASHED)
+                            elif breaks[key] >= 2:
+                                alone.append((key, params))
+                            else:
+                                again.append((key, params))
+                        if again:
+                            retry.append(again)
+                        continue
+                    except OSError as exc:  # the shard could not be written: not the cases' fault
+                        raise RuntimeError(f"a worker could not write its results to {shard_dir}: {exc}") from exc
+                    except Exception as exc:  # noqa: BLE001 - e.g. the arguments did not pickle
+                        _record_failed(shard_dir, record, batch, "failed", _describe(exc))
+                        continue
+                    with held_interrupt():
+                        record(*result)
             clean = True
         except KeyboardInterrupt:
             _stop_workers(pool)
-            _save_finished(futures, saved, save)
+            for fut in inflight:  # written by their workers: record them (a later run would find them anyway)
+                if fut.done() and not fut.cancelled() and fut.exception() is None:
+                    record(*fut.result())
             raise
         finally:
             pool.shutdown(wait=clean, cancel_futures=True)
 
 
-def _run_dask(study, todo, address, save):
+def _run_dask(study, make_batches, address, shard_dir, record):
+    """On a Dask distributed cluster: batches submitted as slots free up (the futures' states polled
+    every :data:`POLL` s: Ctrl-C and a lost scheduler are seen at once); a batch that kills its workers (KilledWorker) is split into
+    single cases, a single case that does is recorded as crashed.  A batch lost with the scheduler
+    (cancelled, lost, a connection error) is never recorded: the run stops with an error and a rerun
+    resumes from what the workers wrote (dask.distributed docs, "Futures": submit, status, cancel).""" 
+    from collections import deque
     try:
-        from distributed import Client, as_completed
+        from distributed import Client
     except ImportError as exc:
         raise RuntimeError("a Dask scheduler needs dask.distributed: pip install 'dask[distributed]'") from exc
     try:
@@ -259,26 +348,59 @@ def _run_dask(study, todo, address, save):
     except (OSError, TimeoutError) as exc:
         raise RuntimeError(f"cannot connect to the Dask scheduler at {address}: {exc}") from exc
     with client:
-        futures = {client.submit(_execute_case, study.run_case, c.params, study.meta, pure=False): c
-                   for c in todo}
-        saved = set()
+        slots = max(1, sum(client.nthreads().values()))
+        source, retry, exhausted = iter(make_batches(slots)), deque(), False
+        inflight: dict = {}
         try:
-            for fut in as_completed(list(futures), loop=client.loop):
-                case = futures[fut]
-                try:
-                    ds = fut.result()
-                except Exception as exc:  # noqa: BLE001 - KilledWorker and the like
-                    status = "crashed" if type(exc).__name__ == "KilledWorker" else "failed"
-                    ds = failed_case(status, _describe(exc))
-                save(case, ds)
-                saved.add(case.key)
-                fut.release()
+            while True:
+                while len(inflight) < IN_FLIGHT_PER_SLOT * slots:
+                    if retry:
+                        batch = retry.popleft()
+                    else:
+                        batch = None if exhausted else next(source, None)
+                        if batch is None:
+                            exhausted = True
+                            break
+                    fut = client.submit(_run_batch, study.run_case, study.meta, str(shard_dir), batch, pure=False)
+                    inflight[fut] = batch
+                if not inflight:
+                    return
+                if client.status not in ("running", "newly-created"):
+                    raise RuntimeError(f"lost the Dask scheduler at {address} (client {client.status})")
+                lost = [f for f in inflight if f.status in ("lost", "cancelled")]
+                if lost:
+                    raise RuntimeError(f"the Dask scheduler at {address} lost {len(lost)} batches in flight "
+                                       f"({lost[0].status}): nothing of them is recorded as failed")
+                done = [f for f in inflight if f.done()]
+                if not done:
+                    time.sleep(POLL)  # polled: Ctrl-C and a lost scheduler are seen within POLL
+                    continue
+                for fut in done:
+                    batch = inflight.pop(fut)
+                    if fut.status == "finished":
+                        with held_interrupt():
+                            record(*fut.result())
+                    elif fut.status == "error":
+                        exc = fut.exception()
+                        if type(exc).__name__ == "KilledWorker":
+                            if len(batch) > 1:
+                                retry.extend([case] for case in batch)
+                            else:
+                                _record_failed(shard_dir, record, batch, "crashed", _describe(exc))
+                        elif isinstance(exc, OSError):
+                            raise RuntimeError(f"a worker could not write its results to {shard_dir}: {exc}")
+                        else:
+                            _record_failed(shard_dir, record, batch, "failed", _describe(exc))
+                    else:
+                        raise RuntimeError(f"the Dask scheduler at {address} lost a batch ({fut.status}): "
+                                           "nothing of it is recorded as failed")
+                    fut.release()
         except KeyboardInterrupt:
-            client.cancel([f for f, c in futures.items() if c.key not in saved and not f.done()])
-            for fut, case in futures.items():
-                if case.key not in saved and fut.status == "finished":
-                    save(case, fut.result())
-                    saved.add(case.key)
+            finished = [f for f in inflight if f.status == "finished"]
+            client.cancel([f for f in inflight if f.status != "finished"])
+            for fut in finished:
+                with contextlib.suppress(Exception):
+                    record(*fut.result(timeout=1))
             raise
 
 
@@ -357,16 +479,68 @@ def _log(verbose, text):
         print(text, file=sys.stderr, flush=True)
 
 
+def check_before_running(study: Study, grid: Mapping[str, list], fixed: Mapping, out: Path):
+    """What can be checked before the first case, checked before it: every grid parameter has units
+    and a long name (:data:`STANDARD` or the study's ``meta``: the combined file needs them), the
+    fixed parameters are storable attributes, and the output directory and file can be written."""
+    table = {**STANDARD, **study.meta}
+    missing = [k for k in grid if k not in table]
+    if missing:
+        raise ValueError(f"study {study.name!r}: grid parameters {missing} have no units and long name; "
+                         "declare them in Study(meta={name: (units, long_name)})")
+    provenance(study.name, fixed)  # raises for a fixed parameter that is no attribute
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"output directory {out} is a file")
+    target = out / f"{study.name}.nc"
+    if target.is_dir():
+        raise ValueError(f"output file {target} is a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".{study.name}.probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise OSError(f"cannot write to the output directory {out}: {exc}") from exc
+
+
+def _study_parts(cases: CaseGrid, store: CaseStore, shard_of: np.ndarray):
+    """A function giving a fresh iterator over (grid index, case dataset) of every case, read shard by
+    shard (shards in the order of their first case; skipped cases first): for :func:`combine_cases`."""
+    position = np.argsort(cases.keys)
+    sorted_keys = cases.keys[position]
+    wanted = np.flatnonzero(shard_of >= 0)
+    shards, first = np.unique(shard_of[wanted], return_index=True)  # each shard's first case in grid order
+    order = [int(x) for x in shards[np.argsort(first, kind="stable")]]
+
+    def parts():
+        if cases.excluded.any():
+            skipped = failed_case("skipped", "excluded by the study's where()")
+            for i in np.flatnonzero(cases.excluded):
+                yield cases.index(int(i)), skipped
+        for shard in order:
+            found = []
+            for key, _, ds in unpack_cases(read_shard(store.path(shard)), light=True):
+                j = np.searchsorted(sorted_keys, key.encode())
+                if j < len(sorted_keys) and sorted_keys[j] == key.encode():
+                    i = int(position[j])
+                    if shard_of[i] == shard:  # the shard the record chose for this case
+                        found.append((i, ds))
+            for i, ds in sorted(found, key=lambda x: x[0]):
+                yield cases.index(i), ds
+    return parts
+
+
 def run_study(study: Study, out="results", grid: Mapping[str, list] | None = None,
               quick: bool = False, workers: int | None = None, scheduler: str | None = None,
               rerun_failed: bool = False, figures: bool = True, progress: bool | None = None,
-              verbose: bool = True) -> StudyRun:
+              verbose: bool = True, batch_size: int | None = None) -> StudyRun:
     """Run the cases of ``study`` that are not cached, combine all, write and draw them.
 
     ``grid`` overrides parameter values (see :meth:`Study.resolve`), ``quick``
     uses the study's ``quick_grid``.  ``workers``: local processes (default
     ``os.cpu_count()``; 1 = in this process).  ``scheduler``: address of a
-    Dask distributed scheduler to run on instead.  ``progress``: the terminal
+    Dask distributed scheduler to run on instead.  ``batch_size``: cases per
+    batch (default :func:`batch_size_for`).  ``progress``: the terminal
     progress line (default: when stderr is a terminal).  ``verbose``: one line
     at the start and one at the end on stderr.
     """
@@ -375,63 +549,60 @@ def run_study(study: Study, out="results", grid: Mapping[str, list] | None = Non
                         "name or file: pyint.cli.get_study(name_or_path)")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                   or batch_size < 1):
+        raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     if scheduler is not None and workers is not None:
         raise ValueError("give either workers (local processes) or scheduler (Dask), not both")
     grid_, fixed = study.resolve(grid, quick)
-    cases = make_cases(study, grid_, fixed)
     out = Path(out)
-    cache_dir = out / ".cache" / study.name
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(cache_dir)
+    check_before_running(study, grid_, fixed, out)
+    cases = CaseGrid(study, grid_, fixed)
+    store = CaseStore(out / ".cache" / study.name).open()
     t0 = time.monotonic()
 
-    have: dict[tuple, xr.Dataset] = {}  # the cases not to run: skipped and cached
-    todo = []
-    for case in cases:
-        if case.excluded:
-            have[case.index] = failed_case("skipped", "excluded by the study's where()")
-            continue
-        ds = _load_cached(cache_dir / f"{case.key}.nc", case, rerun_failed)
-        if ds is None:
-            todo.append(case)
-        else:
-            have[case.index] = ds
-    n_skipped = sum(c.excluded for c in cases)
-    n_cached = len(have) - n_skipped
+    shard_of, ok = store.lookup(cases.keys)
+    todo = np.flatnonzero(~cases.excluded & ((shard_of < 0) | (bool(rerun_failed) & ~ok)))
+    n_skipped = int(cases.excluded.sum())
+    n_cached = len(cases) - n_skipped - len(todo)
     _log(verbose, f"[{study.name}] {len(cases)} cases: {n_cached} cached, {len(todo)} to run"
                   + (f", {n_skipped} skipped" if n_skipped else ""))
 
     bar = Progress(study.name, len(cases), len(cases) - len(todo), enabled=progress)
 
-    def save(case, ds):
-        ds.attrs["runner_params"] = _params_json(case.params)
-        write_netcdf(ds, cache_dir / f"{case.key}.nc")  # atomic: a crash leaves no half-written file
-        bar.update()
+    def record(name, keys, status):
+        store.record(name, keys, status)
+        bar.update(len(keys))
 
-    if todo:
+    def make_batches(slots):
+        size = batch_size_for(len(todo), slots, batch_size)
+        for start in range(0, len(todo), size):
+            yield [(cases.keys[i].decode(), cases.params(int(i))) for i in todo[start:start + size]]
+
+    if len(todo):
         try:
             if scheduler is not None:
-                _run_dask(study, todo, scheduler, save)
+                _run_dask(study, make_batches, scheduler, store.shards, record)
             else:
                 n = (os.cpu_count() or 1) if workers is None else workers
                 if n == 1 or len(todo) == 1:
-                    _run_in_process(study, todo, save)
+                    _run_in_process(study, make_batches(1), store.shards, record)
                 else:
-                    _run_processes(study, todo, n, save)
+                    _run_processes(study, make_batches(n), n, store.shards, record)
         except KeyboardInterrupt:
             bar.close()
             _log(verbose, f"[{study.name}] interrupted: {bar.done - n_skipped} of {len(cases) - n_skipped} "
-                          f"cases are cached in {cache_dir}; run again to finish")
+                          f"cases are cached in {store.dir}; run again to finish")
             raise
     bar.close()
 
-    # combine from the files, so every way of running gives the same dataset
-    parts = []
-    for case in cases:
-        ds = have[case.index] if case.index in have else load_netcdf(cache_dir / f"{case.key}.nc")
-        ds.attrs.pop("runner_params", None)
-        parts.append((case.index, ds))
-    combined = combine_cases(grid_, parts)
+    # combine from the store, shard by shard, so every way of running gives the same dataset
+    shard_of, ok = store.lookup(cases.keys)
+    lacking = np.flatnonzero(~cases.excluded & (shard_of < 0))
+    if len(lacking):
+        raise RuntimeError(f"{len(lacking)} cases are missing from {store.dir} after the run "
+                           f"(first: {cases.params(int(lacking[0]))}); run again to finish")
+    combined = combine_cases(grid_, _study_parts(cases, store, shard_of))
     status = combined["status"].values
     n_failed = int(np.sum((status != OK) & (status != "skipped")))
     post_error = None
@@ -450,7 +621,8 @@ def run_study(study: Study, out="results", grid: Mapping[str, list] | None = Non
     if post_error:
         attrs["post_error"] = f"post() was not applied: {post_error}"
     combined.attrs = attrs
-    path = write_netcdf(combined, out / f"{study.name}.nc")
+    with held_interrupt():  # Ctrl-C waits for the write: a complete file or none, never a hung lock
+        path = write_netcdf(combined, out / f"{study.name}.nc")
 
     run = StudyRun(study.name, path, combined, len(cases), n_cached, len(todo), n_failed,
                    time.monotonic() - t0, post_error=post_error)
@@ -486,6 +658,9 @@ def add_run_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--quick", action="store_true", help="the study's reduced grid (smoke test)")
     parser.add_argument("--rerun-failed", action="store_true", help="rerun cached cases that did not end ok")
     parser.add_argument("--no-figures", action="store_true", help="write the dataset only")
+    parser.add_argument("--batch-size", type=int, default=None, metavar="N",
+                        help="cases per batch (one task, one shard of the case store; default: from the "
+                             "number of cases and workers, at most 100)")
     return parser
 
 
@@ -518,7 +693,8 @@ def run_and_report(chosen: list[Study], args) -> int:
         try:
             runs.append((study, run_study(study, out=args.out, grid=grid, quick=args.quick, workers=args.workers,
                                           scheduler=args.scheduler, rerun_failed=args.rerun_failed,
-                                          figures=not args.no_figures)))
+                                          figures=not args.no_figures,
+                                          batch_size=getattr(args, "batch_size", None))))
         except Exception as exc:  # noqa: BLE001 - one broken study must not stop the others
             if len(chosen) == 1:
                 raise
@@ -588,24 +764,32 @@ def _cell(value) -> str:
     return str(value)
 
 
-def summary_table(ds: xr.Dataset) -> str:
-    """One row per case: the grid parameters, the status and the per-case metrics."""
+#: Rows of the summary table printed at most (the first ones; the file holds every case).
+SUMMARY_ROWS = 200
+
+
+def summary_table(ds: xr.Dataset, max_rows: int = SUMMARY_ROWS) -> str:
+    """One row per case: the grid parameters, the status and the per-case metrics (the first
+    ``max_rows`` cases, then a line saying how many more the file holds)."""
     gdims = json.loads(ds.attrs["grid_dims"]) if "grid_dims" in ds.attrs else list(ds["status"].dims)
     per_case = [n for n in ds.data_vars if set(ds[n].dims) <= set(gdims)
                 and n not in ("status", "message", "case_attrs") and ds[n].dtype.kind in "fiu"]
     metrics = [n for n in SUMMARY_COLUMNS if n in per_case] + [n for n in per_case if n not in SUMMARY_COLUMNS]
     header = list(gdims) + ["status"] + metrics
+    # every column as an array on the grid (broadcast over the dims a variable lacks), read once
+    shape = tuple(ds.sizes[d] for d in gdims)
+    status = ds["status"].transpose(*gdims).values
+    message = ds["message"].transpose(*gdims).values
+    columns = {name: np.broadcast_to(ds[name].transpose(*[d for d in gdims if d in ds[name].dims])
+                                     .values.reshape([ds.sizes[d] if d in ds[name].dims else 1 for d in gdims]),
+                                     shape) for name in metrics}
+    n_cases = math.prod(shape)
     rows = []
-    status = ds["status"].transpose(*gdims)
-    for index in itertools.product(*(range(ds.sizes[d]) for d in gdims)):
-        sel = dict(zip(gdims, index))
-        row = [_cell(ds[d].values[i]) for d, i in sel.items()]
-        st = str(status.values[index])
-        row.append(st)
-        for name in metrics:
-            var = ds[name].isel({d: i for d, i in sel.items() if d in ds[name].dims})
-            row.append(_cell(var.values.item()))
-        msg = str(ds["message"].transpose(*gdims).values[index])
+    for index in itertools.islice(itertools.product(*(range(n) for n in shape)), max_rows):
+        row = [_cell(ds[d].values[i]) for d, i in zip(gdims, index)]
+        row.append(str(status[index]))
+        row.extend(_cell(columns[name][index].item()) for name in metrics)
+        msg = str(message[index])
         if msg:
             row.append(msg if len(msg) <= 70 else msg[:67] + "...")
         rows.append(row)
@@ -616,7 +800,8 @@ def summary_table(ds: xr.Dataset) -> str:
         return "  ".join(cells + list(r[len(widths):])).rstrip()
 
     title = f"{ds.attrs.get('study', '')}: {ds.attrs.get('description', '')}".strip(": ")
-    return "\n".join([title, fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows])
+    more = [f"... {n_cases - max_rows} more cases in the file"] if n_cases > max_rows else []
+    return "\n".join([title, fmt(header), "  ".join("-" * w for w in widths)] + [fmt(r) for r in rows] + more)
 
 
 def failure_table(ds: xr.Dataset) -> str:

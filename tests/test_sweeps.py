@@ -1,0 +1,341 @@
+"""Sweeps at scale (issue 28): batches written by whoever runs them into the case store, resume after a
+killed client or worker with at most the batches in flight executed twice, a lost scheduler that marks
+nothing failed, checks before the first case, and a cache key on the code that computes a case."""
+import contextlib
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+import xarray as xr
+
+from pyint.cli import main
+from pyint.study import Study, run_study
+from pyint.study.cache import (CaseStore, code_fingerprint, pack_cases, read_shard, unpack_cases,
+                               write_shard)
+from pyint.study.datasets import load_netcdf, write_netcdf
+
+import _studies
+
+TESTS = Path(__file__).resolve().parent
+N = len(_studies.COUNTED.grid["k"])      # 40 cases
+BATCH = 3
+
+
+def comparable(ds):
+    ds = ds.drop_vars([v for v in ("cpu_time",) if v in ds])
+    ds.attrs = {k: v for k, v in ds.attrs.items() if k != "created"}
+    return ds
+
+
+def _executions(log: Path) -> int:
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """The counted sweep run at once in this process: the file every interrupted run must give."""
+    run = run_study(_studies.COUNTED, out=tmp_path_factory.mktemp("whole"), workers=1, batch_size=BATCH,
+                    figures=False, verbose=False)
+    return load_netcdf(run.path)
+
+
+def _kill_client_midway(tmp_path, out, log, options):
+    """Start the counted sweep in a subprocess (``options``: of run_study), SIGKILL it (its whole process
+    group) once a third of the cases are stored; returns the number of cases stored then."""
+    script = (f"import sys; sys.path.insert(0, {str(TESTS)!r}); import _studies; from pyint.study import run_study; "
+              f"run_study(_studies.COUNTED, out={str(out)!r}, batch_size={BATCH}, figures=False, {options})")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, start_new_session=True,
+                            env={**os.environ, "PYINT_TEST_CASE_LOG": str(log)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    workers = []
+    try:
+        while len(_studies.stored_cases(out, "counted")) < N // 3:
+            assert proc.poll() is None, f"the sweep ended before it could be killed: {proc.stderr.read()}"
+            assert time.monotonic() < deadline, "no cases stored within 60 s"
+            time.sleep(0.02)
+        workers = psutil.Process(proc.pid).children()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+    psutil.wait_procs(workers, timeout=30)   # dead, or zombies: nothing of theirs is written any more
+    return len(_studies.stored_cases(out, "counted"))
+
+
+def test_sigkill_of_the_client_then_resume_runs_each_case_once_but_the_batches_in_flight(
+        tmp_path, monkeypatch, uninterrupted):
+    out, log = tmp_path / "out", tmp_path / "executed.log"
+    stored = _kill_client_midway(tmp_path, out, log, "workers=2")
+    assert N // 3 <= stored < N
+    assert not (out / "counted.nc").exists()
+    monkeypatch.setenv("PYINT_TEST_CASE_LOG", str(log))
+    run = run_study(_studies.COUNTED, out=out, workers=2, batch_size=BATCH, figures=False, verbose=False)
+    assert run.n_cached == stored and run.n_run == N - stored
+    # two workers, two batches in flight each: at most 4 batches of 3 cases were lost with the client
+    executed = _executions(log)
+    assert N <= executed <= N + 2 * 2 * BATCH, executed
+    xr.testing.assert_identical(comparable(load_netcdf(run.path)), comparable(uninterrupted))
+    assert not list(out.rglob("*.tmp-*"))
+
+
+def test_sigkill_of_a_worker_reruns_only_its_batches_and_gives_the_same_file(tmp_path, monkeypatch, uninterrupted):
+    out, log = tmp_path / "out", tmp_path / "executed.log"
+    monkeypatch.setenv("PYINT_TEST_CASE_LOG", str(log))
+    outcome = {}
+    before = {p.pid for p in psutil.Process().children()}
+
+    def sweep():
+        outcome["run"] = run_study(_studies.COUNTED, out=out, workers=2, batch_size=BATCH, figures=False,
+                                   verbose=False)
+    thread = threading.Thread(target=sweep)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while len(_studies.stored_cases(out, "counted")) < N // 3:
+        assert thread.is_alive() and time.monotonic() < deadline
+        time.sleep(0.02)
+    workers = [p for p in psutil.Process().children() if p.pid not in before and p.is_running()]
+    assert workers
+    workers[0].kill()                     # as the OOM killer would
+    thread.join(120)
+    assert not thread.is_alive()
+    run = outcome["run"]
+    assert run.n_failed == 0 and run.n_run == N
+    executed = _executions(log)
+    assert N <= executed <= N + 2 * 2 * BATCH, executed   # the batches in flight when the pool broke
+    xr.testing.assert_identical(comparable(load_netcdf(run.path)), comparable(uninterrupted))
+
+
+@pytest.fixture
+def threaded_cluster():
+    """A Dask cluster of two single-thread workers inside this process (the test's modules import)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
+def test_dask_sigkill_of_the_client_then_resume_gives_the_same_file(tmp_path, monkeypatch, threaded_cluster,
+                                                                    uninterrupted):
+    out, log = tmp_path / "out", tmp_path / "executed.log"
+    monkeypatch.setenv("PYINT_TEST_CASE_LOG", str(log))   # read by the worker threads of this process
+    address = threaded_cluster.scheduler_address
+    stored = _kill_client_midway(tmp_path, out, log, f"scheduler={address!r}")
+    assert N // 3 <= stored < N
+    time.sleep(0.5)  # the batches the workers were running finish and write their shards
+    run = run_study(_studies.COUNTED, out=out, scheduler=address, batch_size=BATCH, figures=False, verbose=False)
+    assert run.n_cached >= stored and run.n_cached + run.n_run == N
+    executed = _executions(log)
+    assert N <= executed <= N + 2 * 2 * BATCH, executed
+    xr.testing.assert_identical(comparable(load_netcdf(run.path)), comparable(uninterrupted))
+
+
+def test_ctrl_c_stops_a_dask_sweep_at_once_and_a_rerun_finishes_it(tmp_path, monkeypatch, threaded_cluster):
+    out, log = tmp_path / "out", tmp_path / "executed.log"
+    monkeypatch.setenv("PYINT_TEST_CASE_LOG", str(log))
+    address = threaded_cluster.scheduler_address
+    call = (f"run_study(_studies.COUNTED, out={str(out)!r}, scheduler={address!r}, batch_size={BATCH}, "
+            f"grid={{'delay': [0.2]}}, figures=False, progress=False)")
+    script = (f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler); import sys; "
+              f"sys.path.insert(0, {str(TESTS)!r}); import _studies; from pyint.study import run_study\n"
+              f"try: {call}\nexcept KeyboardInterrupt: sys.exit(130)")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len(_studies.stored_cases(out, "counted")) < 2 * BATCH:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.02)
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)   # the study process only: the workers are this process's threads
+        _, stderr = proc.communicate(timeout=60)   # a hang detector, not a timing test
+        print(f"Ctrl-C -> exit in {time.monotonic() - t0:.2f} s")
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert proc.returncode == 130, stderr
+    assert "interrupted:" in stderr and "run again to finish" in stderr
+    assert not (out / "counted.nc").exists()
+    deadline = time.monotonic() + 30   # the batches running on the workers finish and write their shards
+    while list(out.rglob("*.tmp-*")):
+        assert time.monotonic() < deadline, "a shard's temporary was left behind"
+        time.sleep(0.05)
+    run = run_study(_studies.COUNTED, out=out, scheduler=address, batch_size=BATCH, grid={"delay": [0.2]},
+                    figures=False, verbose=False)
+    assert run.n_cached >= 2 * BATCH and run.n_cached + run.n_run == N and run.n_failed == 0
+    assert N <= _executions(log) <= N + 2 * 2 * BATCH
+
+
+def test_a_lost_scheduler_marks_no_case_failed_and_a_rerun_finishes(tmp_path, uninterrupted):
+    distributed = pytest.importorskip("distributed")
+    import dask
+    out = tmp_path / "out"
+    outcome = {}
+    slow = Study(name="counted", description=_studies.COUNTED.description, grid=_studies.COUNTED.grid,
+                 fixed={"delay": 0.05}, run_case=_studies.counted_case, meta=_studies.COUNTED.meta)
+    # the workers give up on the lost scheduler after 2 s, not 30 (the cluster then closes at once)
+    with dask.config.set({"distributed.comm.timeouts.connect": "2s"}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
+                                     dashboard_address=None) as cluster:
+        def sweep():
+            try:
+                run_study(slow, out=out, scheduler=cluster.scheduler_address, batch_size=BATCH, figures=False,
+                          verbose=False)
+            except Exception as exc:  # noqa: BLE001 - what the test looks at
+                outcome["error"] = exc
+        thread = threading.Thread(target=sweep)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while len(_studies.stored_cases(out, "counted")) < N // 4:
+            assert thread.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        cluster.sync(cluster.scheduler.close)  # the scheduler goes away
+        thread.join(60)
+        assert not thread.is_alive(), "the run did not notice the lost scheduler"
+    assert isinstance(outcome.get("error"), RuntimeError), outcome
+    assert "scheduler" in str(outcome["error"])
+    store = CaseStore(out / ".cache" / "counted").open()
+    statuses = [s for name in store.names
+                for s in read_shard(store.shards / name)["case_status"].values.tolist()]
+    assert statuses and set(statuses) == {"ok"}       # nothing unfinished became "failed"
+    stored = len(_studies.stored_cases(out, "counted"))
+    assert stored < N
+    run = run_study(slow, out=out, workers=1, figures=False, verbose=False)
+    assert run.n_run == N - stored and run.n_failed == 0
+    xr.testing.assert_identical(comparable(load_netcdf(run.path)), comparable(uninterrupted))
+
+
+# -- the store -----------------------------------------------------------------------------------------
+def _odd_case():
+    ds = xr.Dataset({"y": (("time", "coord"), np.arange(6.0).reshape(3, 2), {"units": "m", "long_name": "y"}),
+                     "flag": ((), np.int8(1), {"units": "1", "long_name": "flag"}),
+                     "n": ((), np.int64(7), {"units": "1", "long_name": "n"}),
+                     "names": ("coord", np.array(["a", "bb"]), {"units": "", "long_name": "names"}),
+                     "empty": ("none", np.zeros(0), {"units": "1", "long_name": "nothing"}),
+                     "status": ((), "ok"), "message": ((), "")},
+                    coords={"time": ("time", [0.0, 0.5, 1.0], {"units": "s", "long_name": "t"}),
+                            "coord": ["x", "y"], "coord_units": ("coord", ["m", "rad"])},
+                    attrs={"rho": 0.5, "tags": [1, 2], "exact": True})
+    return ds
+
+
+def test_a_shard_gives_back_each_case_as_its_own_netcdf_file_would(tmp_path):
+    a, b = _odd_case(), xr.Dataset({"status": ((), "failed"), "message": ((), "ValueError: no")})
+    name, keys, status = write_shard(tmp_path, [("k" * 24, {"h": 0.1}, a), ("j" * 24, {"h": 0.2}, b)])
+    assert keys == ["k" * 24, "j" * 24] and status == ["ok", "failed"]
+    back = list(unpack_cases(read_shard(tmp_path / name)))
+    assert [k for k, _, _ in back] == keys and back[0][1] == '{"h": 0.1}'
+    for (_, _, got), want in zip(back, (a, b)):
+        xr.testing.assert_identical(got, load_netcdf(write_netcdf(want, tmp_path / "one.nc")))
+    assert pack_cases([]).sizes.get("case", 0) == 0
+
+
+def test_scalar_cases_read_light_combine_as_the_datasets_do(tmp_path):
+    """combine_cases on a shard's scalar-only cases read as ScalarCase gives what the Datasets give."""
+    from pyint.study.combine import combine_cases
+    scalar = [xr.Dataset({"error": ((), float(k), {"units": "m", "long_name": "e"}),
+                          "n": ((), np.int64(k), {"units": "1", "long_name": "n"}),
+                          "status": ((), "ok" if k != 2 else "diverged"), "message": ((), "" if k != 2 else "h")},
+                         coords={"tag": ((), "x", {"units": "", "long_name": "tag"})}, attrs={"rho": 0.5})
+              for k in range(4)]
+    cases = scalar + [_odd_case(), xr.Dataset({"status": ((), "failed"), "message": ((), "boom")})]
+    name, _, _ = write_shard(tmp_path, [(f"{i:024d}", {"i": i}, ds) for i, ds in enumerate(cases)])
+    shard = read_shard(tmp_path / name)
+    light = [ds for _, _, ds in unpack_cases(shard, light=True)]
+    full = [ds for _, _, ds in unpack_cases(shard)]
+    assert sum(type(ds).__name__ == "ScalarCase" for ds in light) == 5     # the failed case too
+    grid = {"i": list(range(len(cases)))}
+    a = combine_cases(grid, lambda: (((i,), ds) for i, ds in enumerate(light)))
+    b = combine_cases(grid, [((i,), ds) for i, ds in enumerate(full)])
+    xr.testing.assert_identical(a, b)
+    assert list(a["status"].values) == ["ok", "ok", "diverged", "ok", "ok", "failed"]
+    assert a["n"].dtype == np.float64 and list(a["n"].values[:5]) == [0, 1, 2, 3, 7] and np.isnan(a["n"].values[5])
+    xr.testing.assert_identical(light[0].dataset(), full[0])
+
+
+def test_the_index_is_rebuilt_from_the_shards_when_a_kill_cut_it(tmp_path):
+    store = CaseStore(tmp_path).open()
+    for i in range(3):
+        store.record(*write_shard(store.shards, [(f"{i:024d}", {"i": i}, _odd_case())]))
+    lines = store.index.read_text().splitlines()
+    store.index.write_text(lines[0] + "\n" + lines[1][:20])   # the last line lost, the one before cut
+    again = CaseStore(tmp_path).open()
+    shard, ok = again.lookup(np.array([f"{i:024d}" for i in range(4)], dtype="S24"))
+    assert (shard[:3] >= 0).all() and shard[3] == -1 and ok[:3].all()
+    assert len(again.index.read_text().splitlines()) == 3       # the two lost lines written again (and one cut)
+
+
+# -- checks before the first case ----------------------------------------------------------------------
+def test_a_grid_parameter_without_units_is_refused_before_any_case_runs(tmp_path, monkeypatch, capsys):
+    log = tmp_path / "executed.log"
+    monkeypatch.setenv("PYINT_TEST_CASE_LOG", str(log))
+    no_units = Study(name="counted", description="d", grid={"k": [1, 2]}, fixed={"delay": 0.0},
+                     run_case=_studies.counted_case)
+    with pytest.raises(ValueError, match=r"grid parameters \['k'\] have no units"):
+        run_study(no_units, out=tmp_path, workers=1, figures=False, verbose=False)
+    assert _executions(log) == 0 and not (tmp_path / ".cache").exists()
+    (tmp_path / "file").write_text("not a directory")
+    with pytest.raises(ValueError, match="is a file"):
+        run_study(_studies.COUNTED, out=tmp_path / "file", workers=1, figures=False, verbose=False)
+    (tmp_path / "out" / "selftest.nc").mkdir(parents=True)
+    assert main(["study", "run", "selftest", "--quick", "--out", str(tmp_path / "out"), "--workers", "1"]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert _executions(log) == 0
+
+
+# -- the cache key ----------------------------------------------------------------------------------------
+STUDY_MODULE = '''
+import xarray as xr
+from pyint.study import Study
+
+SCALE = 2.0
+
+def helper(h):
+    return SCALE * h
+
+def unrelated():
+    return 1
+
+def run_case(p):
+    return xr.Dataset({"error": ((), helper(p["h"]), {"units": "m"})})
+
+STUDY = Study(name="keyed", description="DESCRIPTION", grid={"h": [0.1]}, run_case=run_case, meta=META)
+'''
+
+
+def _fingerprint(tmp_path, text, n=[0]):  # noqa: B006 - a counter for fresh module names
+    n[0] += 1
+    path = tmp_path / f"keyed_{n[0]}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[path.stem] = module
+    try:
+        spec.loader.exec_module(module)
+        return code_fingerprint(module.STUDY)
+    finally:
+        del sys.modules[path.stem]
+
+
+def test_the_cache_key_covers_run_case_and_what_it_calls_not_meta_or_description(tmp_path):
+    base = STUDY_MODULE.replace("META", "{}")
+
+    def key(text):   # the module name aside (each copy gets its own)
+        return _fingerprint(tmp_path, text)
+
+    k0 = key(base)
+    assert key(base) == k0
+    assert key(base.replace("meta={}", 'meta={"x": ("m", "an x")}')) == k0         # meta
+    assert key(base.replace("DESCRIPTION", "another description")) == k0            # description
+    assert key(base.replace("return 1", "return 2")) == k0                          # code run_case never calls
+    assert key(base.replace("return SCALE * h", "return SCALE * h * h")) != k0      # a helper it calls
+    assert key(base.replace("SCALE = 2.0", "SCALE = 3.0")) != k0                    # a constant the helper reads
