@@ -309,7 +309,7 @@ def figures(path, outdir=None):
     ds = load_netcdf(path)
     cases = list(_cases(ds))
     benches = [str(b) for b in ds.benchmark.values]
-    methods = [str(m) for m in ds.method.values]
+    methods = [str(m) for m in ds.method.values if any(mm == str(m) for _, mm, _, _ in cases)]
     markers = {s: mk for s, mk in zip([str(s) for s in ds.stepping.values], "os^dv")}
     out = []
 
