@@ -365,8 +365,12 @@ def figures(path, outdir=None):
                 continue
             t = c["time"].values
             for j, a in enumerate(c.axis.values):
+                if np.all(np.isnan(c["point_position"].values[:, j])):
+                    continue                                 # z of a planar benchmark
                 ax.plot(t, c["reference_position"].values[:, j], "k-", lw=1.6, alpha=0.5)
                 ax.plot(t, c["point_position"].values[:, j], "--", color=f"C{j}", lw=0.9, label=f"{a} (genalpha)")
+            if np.nanmax(t) > 100:                           # A01's 2000 s: the first 20 s, as the library plots it
+                ax.set_xlim(0, 20)
             shown = True
         if shown:
             ax.set_ylabel(f"{b}: point [m]", fontsize=8)
