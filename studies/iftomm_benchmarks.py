@@ -384,7 +384,7 @@ def figures(path, outdir=None):
 
 def summary(ds):
     """One line per run that was not skipped."""
-    lines = [f"{'benchmark':9s} {'method':30s} {'step':10s} {'status':15s} {'error':>9s} {'pass':>5s} "
+    lines = [f"{'benchmark':9s} {'method':30s} {'stepping':10s} {'status':15s} {'error':>9s} {'pass':>5s} "
              f"{'drift':>9s} {'cpu [s]':>8s} {'t_end':>7s}"]
     for b, m, s, c in _cases(ds):
         verdict = "high" if float(c["passed_high"]) == 1 else ("low" if float(c["passed_low"]) == 1 else "no")
