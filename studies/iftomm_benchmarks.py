@@ -406,7 +406,7 @@ def where(p):
 
 STUDY = Study(
     name=NAME,
-    description="IFToMM benchmark library A01, A02 (N = 2, 4, 40), A04: every method, fixed and variable steps",
+    description="IFToMM benchmark library A01, A02 (N = 2, 4; 40 on request), A04: every method, h and rtol",
     grid={"benchmark": ["A01", "A02_N2", "A02_N4", "A04"], "method": method_names(), "stepping": STEPS},
     fixed=dict(DEFAULTS),
     quick_grid={"benchmark": ["A01", "A02_N2", "A04"], **QUICK},
