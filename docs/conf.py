@@ -87,7 +87,7 @@ API_PACKAGES = pyint_api.write_api_pages(HERE)
 
 # --- the studies of the seed pages, at their --quick size -------------------------------
 SEED_STUDIES = ("snakeboard_alpha", "lie_group_manipulator", "triple_pendulum_symplectic",
-                "direction_vector_block", "galerkin_nonholonomic")
+                "direction_vector_block", "galerkin_nonholonomic", "iftomm_benchmarks")
 STUDY_OUT = os.path.join(HERE, "_generated", "studies")
 
 
