@@ -139,7 +139,9 @@ def _code_closure(func, module: str) -> list[str]:
                 continue
             glob = f.__globals__
             for name in sorted(_names(f.__code__)):
-                if name in glob and not (name == "__builtins__"):
+                # dunders (__name__, __file__, __builtins__) name the module, not the computation:
+                # the same study run as a script (__main__) and as pyint.studies.NAME shares its cache
+                if name in glob and not (name.startswith("__") and name.endswith("__")):
                     visit(glob[name], name)
     return parts
 
