@@ -57,6 +57,7 @@ from typing import Mapping
 import numpy as np
 import xarray as xr
 
+from .._files import _writer_alive
 from .cache import CaseGrid, CaseStore, read_shard, unpack_cases, write_shard
 from .combine import combine_cases
 from .datasets import STANDARD, annotate, attr_value, provenance, write_netcdf
@@ -177,16 +178,6 @@ def _run_batch(run_case, meta, shard_dir, batch):
     return write_shard(shard_dir, done)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _worker_init(parent_pid: int):
     """Initializer of every local worker process: die with the study process.
 
@@ -209,7 +200,7 @@ def _worker_init(parent_pid: int):
     first_ppid = os.getppid()
 
     def orphaned():
-        return os.getppid() != first_ppid or not _alive(parent_pid)
+        return os.getppid() != first_ppid or not _writer_alive(parent_pid)
 
     if orphaned():
         os._exit(1)
