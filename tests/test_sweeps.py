@@ -262,6 +262,24 @@ def test_scalar_cases_read_light_combine_as_the_datasets_do(tmp_path):
     xr.testing.assert_identical(light[0].dataset(), full[0])
 
 
+def test_a_prepared_case_is_what_assign_gives_and_text_is_shared_in_the_study_file():
+    """_prepare_case adds status/message through xarray's fast constructor: the same Dataset as
+    ``assign`` (a case with dimensions, coordinates, attributes); combine keeps one str per text."""
+    from pyint.study.combine import combine_cases
+    from pyint.study.runner import _add_scalars, _prepare_case
+    base = _odd_case().drop_vars(["status", "message"])
+    extra = {"status": ((), "ok"), "message": ((), "")}
+    xr.testing.assert_identical(_add_scalars(base, extra), base.assign(extra))
+    assert list(_add_scalars(base, extra).data_vars)[-2:] == ["status", "message"]
+    assert "status" not in base                               # the caller's dataset is not changed
+    prepared = _prepare_case(base, {"h": 0.1}, {})
+    assert prepared["status"].item() == "ok" and prepared["message"].item() == ""
+    cases = [((i,), xr.Dataset({"status": ((), np.array("ok").item() + ""), "message": ((), "")}))
+             for i in range(3)]
+    out = combine_cases({"i": [0, 1, 2]}, cases)
+    assert len({id(v) for v in out["status"].values}) == 1
+
+
 def test_the_index_is_rebuilt_from_the_shards_when_a_kill_cut_it(tmp_path):
     store = CaseStore(tmp_path).open()
     for i in range(3):

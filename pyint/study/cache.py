@@ -240,7 +240,7 @@ def pack_cases(cases) -> xr.Dataset:
         struct_of.append(structures.setdefault(text, len(structures)))
         keys.append(key)
         params_text.append(_params_json(params))
-        status.append(str(ds["status"].values.item()) if "status" in ds else OK)
+        status.append(str(ds.variables["status"].values.item()) if "status" in ds.variables else OK)
     data = {"case_key": ("case", np.array(keys, dtype=object)),
             "case_params": ("case", np.array(params_text, dtype=object)),
             "case_status": ("case", np.array(status, dtype=object)),

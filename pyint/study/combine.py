@@ -127,14 +127,17 @@ def combine_cases(grid: Mapping[str, list], results) -> xr.Dataset:
     case_attrs = np.full(gshape, "", dtype=object) if attrs_differ else None
 
     # -- pass 2: the values -------------------------------------------------------------------------
+    # each case's text arrives as a new str (numpy's .item()): one object per distinct text, not per
+    # case (a sweep's status and message repeat a few values; 100 000 cases held 10 MB of copies)
+    texts: dict[str, str] = {}
     for idx, ds in again():
         variables = ds.variables
         for name, (vdims, data, filled, _) in arrays.items():
             if name not in variables:
                 continue
             if not vdims:  # a scalar (most variables of a large sweep): no DataArray needed
-                value = variables[name].values
-                data[idx] = value.item()
+                value = variables[name].values.item()
+                data[idx] = texts.setdefault(value, value) if strings[name] and isinstance(value, str) else value
                 filled[idx] = True
                 continue
             var = ds[name]

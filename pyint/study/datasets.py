@@ -156,7 +156,7 @@ def trajectory_schema_problems(ds: xr.Dataset) -> list[str]:
     for name, tail in TRAJECTORY_DIMS.items():
         if name not in ds.variables:
             continue
-        dims = tuple(map(str, ds[name].dims))
+        dims = tuple(map(str, ds.variables[name].dims))
         k = len(dims) - len(tail) - 1
         if k < 0 or dims[k] not in TIME_DIMS or any(
                 d not in (want if isinstance(want, tuple) else (want,)) for d, want in zip(dims[k + 1:], tail)):
@@ -166,9 +166,9 @@ def trajectory_schema_problems(ds: xr.Dataset) -> list[str]:
         problems.append(f"constraint_level is {list(map(str, ds['constraint_level'].values))}, "
                         f"not {list(CONSTRAINT_LEVELS)}")
     for name in RUN_MAXIMA:
-        if name in ds.variables and set(map(str, ds[name].dims)) & set(TIME_DIMS):
-            problems.append(f"{name!r} is a maximum over the run but has dimensions {ds[name].dims}")
-    if "residual" in ds.variables and "constraint_level" in ds["residual"].dims:
+        if name in ds.variables and set(map(str, ds.variables[name].dims)) & set(TIME_DIMS):
+            problems.append(f"{name!r} is a maximum over the run but has dimensions {ds.variables[name].dims}")
+    if "residual" in ds.variables and "constraint_level" in ds.variables["residual"].dims:
         problems.append("'residual' on constraint_level is the old name of 'violation'")
     return problems
 
