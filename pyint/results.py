@@ -135,6 +135,36 @@ class Result:
                 f"eps_acc={self.eps_acc:.2e}, newton={self.stats.get('newton_iterations', 0)}, "
                 f"cpu={self.cpu_time:.3g}s")
 
+    # -- tables ----------------------------------------------------------------
+    def to_dataframe(self):
+        """The trajectory as a pandas DataFrame: one row per sample, indexed by ``time`` (s).
+
+        One column per time series of :meth:`to_xarray`, named by variable and component:
+        ``q[x1]``, ``v[x1]``, ``a[x1]``, ``lam[hol1]``, ``violation[position]``, ``energy``,
+        ``energy_error``, and a model's own (rigid bodies: ``x[1,x]``, ``R[1,1,2]``, ...).
+        ``df.attrs["units"]`` maps each column to its unit; the run's maxima (``eps_pos``, ...),
+        its stats and the attributes of :meth:`to_xarray` (method, model, status, ...) are in
+        ``df.attrs`` too.
+        """
+        import pandas as pd
+
+        ds = self.to_xarray()
+        columns, units = {}, {}
+        for name, var in ds.data_vars.items():
+            if not var.dims or var.dims[0] != "time":
+                continue
+            labels = [ds[d].values.tolist() if d in ds.coords else list(range(n))
+                      for d, n in zip(var.dims[1:], var.shape[1:])]
+            values = var.values.reshape(len(ds["time"]), -1)
+            for j, index in enumerate(np.ndindex(*var.shape[1:])):
+                key = f"{name}[{','.join(str(lab[i]) for lab, i in zip(labels, index))}]" if index else str(name)
+                columns[key] = values[:, j]
+                units[key] = var.attrs.get("units", "")
+        df = pd.DataFrame(columns, index=pd.Index(ds["time"].values, name="time"))
+        df.attrs = {"units": units, **{str(k): v.item() for k, v in ds.data_vars.items() if not v.dims},
+                    **ds.attrs}
+        return df
+
     # -- xarray ----------------------------------------------------------------
     def to_xarray(self):
         """The one trajectory Dataset of pyint (``docs/datasets.md``).

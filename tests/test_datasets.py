@@ -249,3 +249,21 @@ def test_schema_check_names_what_breaks_the_trajectory_schema():
     assert any("'q' has dimensions" in p for p in problems)
     with pytest.raises(ValueError, match="not pyint's trajectory schema"):
         datasets.annotate(bad, {"residual": ("1", "x")}, strict=True)
+
+
+def test_result_to_dataframe_holds_every_time_series_by_component():
+    """Result.to_dataframe: a row per sample, a column per component of each time series of
+    to_xarray (the same values, exactly), units per column, maxima and attributes in attrs."""
+    chain = PendulumChain(n_links=2)
+    q0, v0 = chain.initial_state([0.3, 1.0])
+    res = pyint.methods.METHODS["genalpha"]().integrate(chain, q0, v0, 0.2, 0.01, every=5)
+    df = res.to_dataframe()
+    names = list(chain.names())
+    assert list(df.index) == list(res.t) and df.index.name == "time"
+    np.testing.assert_array_equal(df[[f"q[{n}]" for n in names]].to_numpy(), res.q)
+    np.testing.assert_array_equal(df[[f"v[{n}]" for n in names]].to_numpy(), res.v)
+    np.testing.assert_array_equal(df["lam[hol2]"].to_numpy(), res.lam[:, 1])
+    np.testing.assert_array_equal(df["violation[position]"].to_numpy(), res.level_residuals[:, 0])
+    np.testing.assert_array_equal(df["energy"].to_numpy(), res.energy)
+    assert df.attrs["units"]["energy"] == "J" and df.attrs["units"][f"q[{names[0]}]"] == "m"
+    assert df.attrs["eps_pos"] == res.eps_pos and df.attrs["method"] == "genalpha" and df.attrs["status"] == "ok"
