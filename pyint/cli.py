@@ -166,6 +166,56 @@ def cmd_study_list(args) -> int:
     return EXIT_OK
 
 
+def _values_text(values) -> str:
+    shown = ", ".join(map(str, values[:6]))
+    return f"[{shown}{', ...' if len(values) > 6 else ''}]"
+
+
+def _unit_of(study, key) -> tuple[str, str]:
+    from .study.datasets import STANDARD
+    units, long_name = {**STANDARD, **study.meta}.get(key, ("?", "(no units declared)"))
+    return units, long_name
+
+
+def cmd_study_show(args) -> int:
+    """``pyint study show NAME``: what a run of the study is before running it: its parameters with
+    units, its size at the default and the ``--quick`` grid, and what an earlier run's file says it cost."""
+    from .study.datasets import load_netcdf
+    study = get_study(args.name)
+    print(f"{study.name} (version {study.version}): {study.description}")
+    grid, fixed = study.resolve()
+    qgrid, qfixed = study.resolve(quick=True)
+    print("grid (a case per combination):")
+    for key, values in grid.items():
+        units, long_name = _unit_of(study, key)
+        quick = f"; --quick: {len(qgrid[key])} {_values_text(qgrid[key])}" if key in qgrid else \
+            f"; --quick: fixed at {qfixed.get(key)!r}"
+        print(f"  {key}{f' [{units}]' if units else ''} {long_name}: {len(values)} values {_values_text(values)}{quick}")
+    for key, value in fixed.items():
+        units, long_name = _unit_of(study, key)
+        quick = f" (--quick: {qfixed[key]!r})" if key in qfixed and qfixed[key] != value else ""
+        print(f"  {key}{f' [{units}]' if units else ''} {long_name}: fixed at {value!r}{quick}")
+    for key in qgrid.keys() - grid.keys():
+        print(f"  {key}: --quick makes it a grid of {len(qgrid[key])} values {_values_text(qgrid[key])}")
+    n, nq = _n_cases(study, False), _n_cases(study, True)
+    print(f"cases: {n} (--quick: {nq})" + ("; the study's where() may skip some" if study.where else ""))
+    path = Path(args.out) / f"{study.name}.nc"
+    if path.is_file():
+        ds = load_netcdf(path)
+        cpu = float(ds["cpu_time"].sum()) if "cpu_time" in ds else None
+        ran = int(ds.attrs.get("n_cases", 0)) or None
+        size = "--quick" if ds.attrs.get("quick") else "a grid"
+        if cpu is not None and ran:
+            print(f"expected time: about {cpu / ran * n:.3g} s of CPU at the default size, {cpu / ran * nq:.3g} s "
+                  f"--quick (the cases' cpu_time in {path}, {size} run of {ran} cases, {ds.attrs.get('created', '')})")
+        else:
+            print(f"expected time: {path} records no cpu_time of its cases")
+    else:
+        print(f"expected time: unknown until a first run ({path} does not exist; pyint study run "
+              f"{study.name} --quick is the smoke size)")
+    return EXIT_OK
+
+
 def cmd_study_run(args) -> int:
     """``pyint study run``: the studies named (or given as files), or ``--all``."""
     if args.all == bool(args.names):
@@ -203,6 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     study = sub.add_parser("study", help="list or run studies")
     ssub = study.add_subparsers(dest="study_command", required=True)
     ssub.add_parser("list", help="the registered studies").set_defaults(func=cmd_study_list)
+    show = ssub.add_parser("show", help="a study's parameters with units, its size and expected time")
+    show.add_argument("name", metavar="NAME", help="a name (pyint study list) or a study file path/to/mystudy.py")
+    show.add_argument("--out", type=Path, default=Path("results"), help="where an earlier run wrote its file "
+                      "(default: results)")
+    show.set_defaults(func=cmd_study_show)
     run = ssub.add_parser("run", help="run studies (cached cases are not rerun)")
     run.add_argument("names", nargs="*", metavar="NAME", help="study to run: a name (pyint study list) or a "
                      "study file path/to/mystudy.py")

@@ -69,6 +69,25 @@ def test_study_run_writes_data_and_figures_that_a_fresh_process_redraws(tmp_path
         assert a.shape == b.shape and a.shape[0] > 300 and np.array_equal(a, b), name
 
 
+def test_study_show_gives_parameters_with_units_sizes_and_the_cost_of_an_earlier_run(tmp_path, capsys):
+    assert main(["study", "show", "selftest", "--out", str(tmp_path)]) == 0
+    before = capsys.readouterr().out
+    study = get_study("selftest")
+    grid, _ = study.resolve()
+    qgrid, _ = study.resolve(quick=True)
+    n, nq = int(np.prod([len(v) for v in grid.values()])), int(np.prod([len(v) for v in qgrid.values()]))
+    assert f"cases: {n} (--quick: {nq})" in before
+    for key in grid:
+        assert re.search(rf"^  {key}( \[[^]]+\])? .*: {len(grid[key])} values", before, re.M), before
+    assert "expected time: unknown until a first run" in before
+    run_study(study, out=tmp_path, quick=True, workers=1, figures=False, verbose=False)
+    assert main(["study", "show", "selftest", "--out", str(tmp_path)]) == 0
+    after = capsys.readouterr().out
+    cpu = float(load_netcdf(tmp_path / "selftest.nc")["cpu_time"].sum())
+    want = f"about {cpu / nq * n:.3g} s of CPU at the default size, {cpu:.3g} s --quick"
+    assert want in after, after
+
+
 @pytest.mark.parametrize("name", sorted(studies()))
 def test_every_registered_study_runs_quick(name, tmp_path):
     """Registering a study enrols it: its quick grid runs, follows the conventions and draws figures."""
