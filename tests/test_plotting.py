@@ -1,5 +1,7 @@
 """Figures from files on a layout harder than the selftest's: three grid dims, mixed coordinate units,
 no position level, a failed series."""
+import dataclasses
+
 import numpy as np
 import pytest
 from matplotlib.image import imread
@@ -44,3 +46,40 @@ def test_failed_series_are_left_out_and_the_rest_fitted(rolling):
     assert str(ds["message"].sel({"method": "b", "rho_inf": 0.5, "h": 0.1}).values).startswith(
         "RuntimeError: Newton did not converge")
     assert np.isfinite(ds["error"].sel({"method": "a"})).all()
+
+
+def test_animate_draws_a_natural_coordinate_mechanism_frame_by_frame(tmp_path):
+    """pyint.plotting.animate on a four-bar in natural coordinates (IFToMM A02, N = 2): one GIF frame per
+    drawn sample; the model's drawing puts jointed bodies' shared points together (to the constraint
+    residual) and a model without a drawing asks for points=."""
+    from PIL import Image
+
+    from pyint import GeneralizedAlpha
+    from pyint.models.iftomm import n_four_bar, n_four_bar_state
+    from pyint.plotting import animate
+    model = n_four_bar(2)
+    q0, v0 = n_four_bar_state(model, np.pi / 4, 2.0)
+    res = GeneralizedAlpha().integrate(model, q0, v0, t_end=0.2, h=1e-3, every=20)
+    lines = model.drawing(res.q[-1])
+    bodies = [p for p in lines if len(p) > 1]
+    assert len(bodies) == len(model.system.bodies) and all(p.shape == (2, 2) for p in bodies)
+    ends = np.vstack(bodies)
+    # every body end is a joint: it meets another body's end or a ground point, to the residual
+    grounds = np.vstack([p for p in lines if len(p) == 1])
+    for k, x in enumerate(ends):
+        others = np.vstack([np.delete(ends, [k, k ^ 1], axis=0), grounds])
+        assert np.min(np.linalg.norm(others - x, axis=1)) <= 10 * res.eps_pos + 1e-14, (k, x)
+    out = animate(res, tmp_path / "a" / "four_bar.gif", every=2)
+    with Image.open(out) as gif:
+        assert gif.n_frames == len(range(0, len(res.t), 2)) and gif.size[0] > 100
+    assert not list((tmp_path / "a").glob(".*part*"))
+    with pytest.raises(ValueError, match="points="):
+        animate(dataclasses.replace(res, model=_NoDrawing()), tmp_path / "x.gif")
+    with pytest.raises(ValueError, match=".gif or .mp4"):
+        animate(res, tmp_path / "x.png")
+    custom = animate(res, tmp_path / "c.gif", points=lambda q: [q[:2].reshape(1, 2)], every=5)
+    assert custom.is_file()
+
+
+class _NoDrawing:
+    name = "no_drawing"

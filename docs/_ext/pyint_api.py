@@ -10,7 +10,7 @@ import importlib
 import os
 
 # the public packages, in the order the reference shows them
-PACKAGES = ("pyint", "pyint.models", "pyint.reference", "pyint.study")
+PACKAGES = ("pyint", "pyint.models", "pyint.reference", "pyint.study", "pyint.plotting")
 
 
 def public_names(package):

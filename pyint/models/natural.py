@@ -160,6 +160,7 @@ class NaturalSystem:
         self.springs: list[_Spring] = []
         self.joints: list[tuple] = []
         self._pose: dict[int, np.ndarray] = {}
+        self.drawn_points: dict[int, list] = {}   # body index -> body-fixed points its joints use (drawing)
 
     # -- bodies ----------------------------------------------------------------
     @property
@@ -234,6 +235,10 @@ class NaturalSystem:
         """r + E x (kind "point") or E x (kind "vector") of ``body``, E = [e_1 .. e_d]; the ground: x."""
         self._check_body(body)
         x = self._vec(x, kind)
+        if kind == "point":
+            seen = self.drawn_points.setdefault(body.index, [])
+            if not any(np.array_equal(x, p) for p in seen):
+                seen.append(x)
         if body.is_ground:
             return LinVec(self.dim, [], x)
         d = self.dim
@@ -527,6 +532,23 @@ class NaturalModel(Model):
         if self._q0 is None:
             raise ValueError("set_pose was not called for every body")
         return self._q0.copy(), np.zeros(self.n)
+
+    def drawing(self, q):
+        """What :func:`pyint.plotting.animate` draws: each body as the polyline through the points
+        its joints and springs use (r + E x), or from r to its one point; the ground's points alone."""
+        q = np.asarray(q, dtype=float)
+        d, blk = self.dim, self.dim * (self.dim + 1)
+        lines = []
+        for b in [self.system.ground] + self.system.bodies:
+            pts = self.system.drawn_points.get(b.index, [])
+            if b.is_ground:
+                lines.extend(np.asarray([p]) for p in pts)
+                continue
+            r = q[b.offset:b.offset + d]
+            e = q[b.offset + d:b.offset + blk].reshape(d, d).T    # columns e_j
+            world = [r + e @ p for p in pts]
+            lines.append(np.asarray(world if len(world) > 1 else [r] + world))
+        return lines
 
     def describe(self):
         d = super().describe()

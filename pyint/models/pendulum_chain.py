@@ -44,6 +44,10 @@ class PendulumChain(Model):
         d = np.stack([self.l * np.sin(th), -self.l * np.cos(th)], axis=1)
         return np.cumsum(d, axis=0).ravel(), np.zeros(self.n)
 
+    def drawing(self, q):
+        """What :func:`pyint.plotting.animate` draws: the chain from its pivot, one polyline."""
+        return [np.vstack([np.zeros(2), np.asarray(q, dtype=float).reshape(self.n_links, 2)])]
+
     # -- the model ---------------------------------------------------------------
     def mass(self, q):
         return np.diag(np.repeat(self.m, 2))
