@@ -847,7 +847,8 @@ def _adaptive_cost_rows(args):
     magnet pendulum (section adaptive's problems): the CPU time of an rtol run per accepted step, and of a
     fixed-step run of the same method at the run's mean step T / accepted (its default options: for
     generalized-alpha index 3 at a fixed step, the stabilized index-2 variant with rtol) and of the
-    stabilized variant at that fixed step."""
+    stabilized variant at that fixed step.  The alpha methods also with their Newton matrix kept across
+    changes of h (jacobian_reuse="across_h", where this build has it)."""
     prob = PROBLEMS["stiff_fast"]
     cases = [("stiff_fast", prob.model, *prob.initial_state, prob.t_end)]
     name, m, q0, v0, T, *_ = magnet_case()
@@ -856,11 +857,19 @@ def _adaptive_cost_rows(args):
     rows = []
     print("variable steps: CPU time per accepted step against the same method's fixed step at the mean h "
           f"(best of {args.repeats})")
-    print(f"{'method':<18}{'problem':<17}{'rtol':>7}{'steps':>8}{'adaptive us':>12}{'fixed us':>10}{'ratio':>7}"
+    print(f"{'method':<27}{'problem':<17}{'rtol':>7}{'steps':>8}{'adaptive us':>12}{'fixed us':>10}{'ratio':>7}"
           f"{'stab. fixed us':>15}{'ratio':>7}{'it/step':>8}{'fact/step':>10}")
+    variants = []
     for mname, cls in sorted(METHODS.items()):
+        variants.append((mname, cls, cls()))
+        if mname in ("genalpha", "alpha_rattle"):
+            try:
+                variants.append((mname + " (across_h)", cls, cls(jacobian_reuse="across_h")))
+            except TypeError:
+                pass        # a build without the option
+    for label, cls, meth in variants:
+        mname = label.split()[0]
         for pname, m, q0, v0, T in cases:
-            meth = cls()
             for rtol in rtols:
                 try:
                     ra = min((meth.integrate(m, q0, v0, T, rtol=rtol, atol=rtol, max_steps=500_000)
@@ -868,7 +877,7 @@ def _adaptive_cost_rows(args):
                 except (TypeError, ValueError, IntegrationError):
                     break       # no variable steps for this method (or model): not in the table
                 n = len(ra.h)
-                fixed = [meth]
+                fixed = [cls()]
                 if mname == "genalpha":
                     fixed.append(cls(stabilized=True))
                 cf = []
@@ -881,10 +890,10 @@ def _adaptive_cost_rows(args):
                 cf += [np.nan] * (2 - len(cf))
                 it = ra.stats.get("newton_iterations", np.nan) / n
                 fa = ra.stats.get("jacobian_factorizations", np.nan) / n
-                rows.append(dict(method=mname, problem=pname, rtol=rtol, steps=n, adaptive=ra.cpu_time / n,
+                rows.append(dict(method=label, problem=pname, rtol=rtol, steps=n, adaptive=ra.cpu_time / n,
                                  fixed=cf[0] / n, fixed_stab=cf[1] / n, iters=it, facts=fa))
                 r = rows[-1]
-                print(f"{mname:<18}{pname:<17}{rtol:>7.0e}{n:>8}{1e6 * r['adaptive']:>12.2f}{1e6 * r['fixed']:>10.2f}"
+                print(f"{label:<27}{pname:<17}{rtol:>7.0e}{n:>8}{1e6 * r['adaptive']:>12.2f}{1e6 * r['fixed']:>10.2f}"
                       f"{r['adaptive'] / r['fixed']:>7.2f}{fmt(1e6 * r['fixed_stab'], '.2f'):>15}"
                       f"{fmt(r['adaptive'] / r['fixed_stab'], '.2f'):>7}{fmt(it, '.2f'):>8}{fmt(fa, '.2f'):>10}",
                       flush=True)
