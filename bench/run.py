@@ -42,6 +42,11 @@ versus    side by side, interleaved in one run: this build's generalized-alpha
           16 (pyint / Exudyn) for both builds with their spread over rounds,
           and the whole call's log-log slope N = 32..1024.  Not part of the
           default sections (it needs --baseline).
+methods   every registered method at h = 1e-3, default options, on the chains N = 2, 8, 128, the
+          natural-coordinate IFToMM A02 (5 bars, n = 30, m = 29) and the snakeboard: CPU time per
+          step and its ratio to generalized-alpha on the same model ("-" with the reason where a
+          method cannot run a model); then every method with rtol on stiff_fast and the magnet
+          pendulum: CPU time per accepted step against the same method's fixed step at the mean h.
 symbolic  user models as SymbolicModels (tests/symbolic_models.py): generalized-
           alpha steps/s of the compiled chain (N = 2, 8, 32) and snakeboard
           beside their built-in twins and the same model through the Python
@@ -55,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 import warnings
@@ -77,7 +83,7 @@ from pyint.models.structured import sparse_solver_available  # noqa: E402
 H = 1e-3
 RHO = 0.9
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-SECTIONS = ("chain", "paths", "solvers", "wp", "adaptive", "batch", "symbolic")
+SECTIONS = ("chain", "paths", "solvers", "wp", "adaptive", "batch", "symbolic", "methods")
 EXTRA_SECTIONS = ("versus",)   # run only when named with --only
 
 
@@ -795,6 +801,172 @@ def section_symbolic(args):
         coords={"case": ("case", np.arange(len(rows)), {"long_name": "case"}),
                 "path": ("path", impl, {"long_name": "model evaluation path"})})
     write(ds, "symbolic")
+
+
+
+# --- every method on the same models ----------------------------------------------------
+#: the per-method table's models: (label, constructor of (model, q0, v0)); the natural-coordinate
+#: mechanism is IFToMM A02 with two windows (5 bars: n = 30, m = 29) at its benchmark start
+def _methods_models():
+    from pyint.models.iftomm import n_four_bar, n_four_bar_state
+
+    def chain(nl):
+        def make():
+            m = PendulumChain(nl)
+            return (m, *m.initial_state())
+        return make
+
+    def a02():
+        m = n_four_bar(2)
+        return (m, *n_four_bar_state(m, 0.0, 1.0 / m.params["length"]))
+
+    def snakeboard():
+        prob = PROBLEMS["snakeboard"]
+        return (prob.model, *prob.initial_state)
+    return (("chain N=2", chain(2)), ("chain N=8", chain(8)), ("chain N=128", chain(128)),
+            ("A02 n=30 m=29", a02), ("snakeboard", snakeboard))
+
+
+def _method_cost(meth, m, q0, v0, steps, repeats, budget):
+    """(CPU seconds per step, steps timed, "") of meth at h = H from (q0, v0), default options; a run that
+    would take longer than `budget` seconds is shortened (its steps say so, never fewer than 3); a
+    method that cannot run the model: (nan, 0, the reason, from the named error it raised)."""
+    try:
+        probe = meth.integrate(m, q0, v0, 3 * H, H, every=3)      # refusals come first, and the rate
+        per = probe.cpu_time / 3
+        n = int(min(steps, max(3, budget / max(per, 1e-9))))
+        cpu = min(meth.integrate(m, q0, v0, n * H, H, every=n).cpu_time
+                  for _ in range(repeats if per * n < budget / 4 else 1))
+    except (TypeError, ValueError, IntegrationError) as exc:
+        return np.nan, 0, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+    return cpu / n, n, ""
+
+
+def _adaptive_cost_rows(args):
+    """Variable steps against the fixed step, per step: every method that takes rtol on stiff_fast and on the
+    magnet pendulum (section adaptive's problems): the CPU time of an rtol run per accepted step, and of a
+    fixed-step run of the same method at the run's mean step T / accepted (its default options: for
+    generalized-alpha index 3 at a fixed step, the stabilized index-2 variant with rtol) and of the
+    stabilized variant at that fixed step.  The alpha methods also with their Newton matrix kept across
+    changes of h (jacobian_reuse="across_h", where this build has it)."""
+    prob = PROBLEMS["stiff_fast"]
+    cases = [("stiff_fast", prob.model, *prob.initial_state, prob.t_end)]
+    name, m, q0, v0, T, *_ = magnet_case()
+    cases.append((name, m, q0, v0, T))
+    rtols = (1e-4,) if args.quick else (1e-4, 1e-6)
+    rows = []
+    print("variable steps: CPU time per accepted step against the same method's fixed step at the mean h "
+          f"(best of {args.repeats})")
+    print(f"{'method':<27}{'problem':<17}{'rtol':>7}{'steps':>8}{'adaptive us':>12}{'fixed us':>10}{'ratio':>7}"
+          f"{'stab. fixed us':>15}{'ratio':>7}{'it/step':>8}{'fact/step':>10}")
+    variants = []
+    for mname, cls in sorted(METHODS.items()):
+        variants.append((mname, cls, cls()))
+        if mname in ("genalpha", "alpha_rattle"):
+            try:
+                variants.append((mname + " (across_h)", cls, cls(jacobian_reuse="across_h")))
+            except TypeError:
+                pass        # a build without the option
+    for label, cls, meth in variants:
+        mname = label.split()[0]
+        for pname, m, q0, v0, T in cases:
+            for rtol in rtols:
+                try:
+                    ra = min((meth.integrate(m, q0, v0, T, rtol=rtol, atol=rtol, max_steps=500_000)
+                              for _ in range(args.repeats)), key=lambda r: r.cpu_time)
+                except (TypeError, ValueError, IntegrationError):
+                    break       # no variable steps for this method (or model): not in the table
+                n = len(ra.h)
+                fixed = [cls()]
+                if mname == "genalpha":
+                    fixed.append(cls(stabilized=True))
+                cf = []
+                for f in fixed:
+                    try:
+                        cf.append(min(f.integrate(m, q0, v0, T, T / n, every=n).cpu_time for _ in range(args.repeats)))
+                    except IntegrationError as exc:      # the mean step may be too long for a fixed step
+                        print(f"{mname} on {pname}, fixed h = {T / n:.3g}: {type(exc).__name__}")
+                        cf.append(np.nan)
+                cf += [np.nan] * (2 - len(cf))
+                it = ra.stats.get("newton_iterations", np.nan) / n
+                fa = ra.stats.get("jacobian_factorizations", np.nan) / n
+                rows.append(dict(method=label, problem=pname, rtol=rtol, steps=n, adaptive=ra.cpu_time / n,
+                                 fixed=cf[0] / n, fixed_stab=cf[1] / n, iters=it, facts=fa))
+                r = rows[-1]
+                print(f"{label:<27}{pname:<17}{rtol:>7.0e}{n:>8}{1e6 * r['adaptive']:>12.2f}{1e6 * r['fixed']:>10.2f}"
+                      f"{r['adaptive'] / r['fixed']:>7.2f}{fmt(1e6 * r['fixed_stab'], '.2f'):>15}"
+                      f"{fmt(r['adaptive'] / r['fixed_stab'], '.2f'):>7}{fmt(it, '.2f'):>8}{fmt(fa, '.2f'):>10}",
+                      flush=True)
+    return rows
+
+
+def section_methods(args):
+    """Every registered method on the same models at h = H, default options: CPU time per step (the
+    Fortran call, Result.cpu_time, best of --repeats) and its ratio to generalized-alpha on the same model,
+    side by side in one run; "-" where a method cannot run a model, with the reason.  Then variable
+    against fixed steps per step (_adaptive_cost_rows)."""
+    import xarray as xr
+    steps = 60 if args.quick else 300
+    budget = 5.0 if args.quick else 30.0     # CPU seconds per run: the slowest cases time fewer steps
+    models = _methods_models()
+    names = sorted(METHODS)
+    cost = np.full((len(models), len(names)), np.nan)
+    nsteps = np.zeros((len(models), len(names)), dtype=int)
+    reason = np.full((len(models), len(names)), "", dtype=object)
+    print(f"every method, default options, h = {H:g}, {steps} steps (fewer where a run would exceed "
+          f"{budget:g} s CPU): CPU time per step [us] (ratio to genalpha)")
+    for i, (label, make) in enumerate(models):
+        m, q0, v0 = make()
+        for j, name in enumerate(names):
+            cost[i, j], nsteps[i, j], reason[i, j] = _method_cost(METHODS[name](), m, q0, v0, steps, args.repeats,
+                                                                   budget)
+        print(f"  {label}: done", flush=True)
+    ga = cost[:, names.index("genalpha")]
+    ratio = cost / ga[:, None]
+    width = 21
+    print(f"{'method':<18}" + "".join(f"{label:>{width}}" for label, _ in models))
+    notes = {}
+    for j, name in enumerate(names):
+        cells = []
+        for i in range(len(models)):
+            if np.isfinite(cost[i, j]):
+                mark = "*" if nsteps[i, j] < steps else ""
+                cells.append(f"{1e6 * cost[i, j]:.0f}{mark} ({ratio[i, j]:.{1 if ratio[i, j] < 100 else 0}f}x)")
+            else:      # one note per reason, whatever the model
+                key = notes.setdefault(re.sub(r" \(model [^)]*\)|, got \w+", "", reason[i, j]), len(notes) + 1)
+                cells.append(f"- [{key}]")
+        print(f"{name:<18}" + "".join(f"{c:>{width}}" for c in cells))
+    print("* fewer steps timed (the run would have exceeded the budget): "
+          + ", ".join(f"{names[j]} on {models[i][0]}: {nsteps[i, j]}" for i, j in zip(*np.nonzero(
+              (nsteps > 0) & (nsteps < steps)))))
+    for text, key in notes.items():
+        print(f"[{key}] {text[:200]}")
+    rows = _adaptive_cost_rows(args)
+    ds = xr.Dataset(
+        {"cpu_per_step": (("model", "method"), cost, {"units": "s", "long_name": "CPU time per step (Fortran call)"}),
+         "ratio_to_genalpha": (("model", "method"), ratio,
+                               {"units": "1", "long_name": "CPU time per step / generalized-alpha's on the model"}),
+         "steps": (("model", "method"), nsteps, {"units": "1", "long_name": "steps timed (0: not run)"}),
+         "reason": (("model", "method"), reason.astype(str), {"long_name": "why the method did not run the model"}),
+         "adaptive_cpu_per_step": ("case", [r["adaptive"] for r in rows],
+                                   {"units": "s", "long_name": "rtol run: CPU time per accepted step"}),
+         "fixed_cpu_per_step": ("case", [r["fixed"] for r in rows],
+                                {"units": "s", "long_name": "fixed step at the rtol run's mean h, default options"}),
+         "fixed_stabilized_cpu_per_step": ("case", [r["fixed_stab"] for r in rows],
+                                           {"units": "s", "long_name": "the same, stabilized index-2 variant"}),
+         "adaptive_steps": ("case", [r["steps"] for r in rows], {"units": "1", "long_name": "accepted steps"}),
+         "adaptive_iterations_per_step": ("case", [r["iters"] for r in rows],
+                                          {"units": "1", "long_name": "Newton iterations per accepted step"}),
+         "adaptive_factorizations_per_step": ("case", [r["facts"] for r in rows],
+                                              {"units": "1", "long_name": "factorizations per accepted step"})},
+        coords={"model": ("model", [label for label, _ in models], {"long_name": "model"}),
+                "method": ("method", names, {"long_name": "registered method"}),
+                "case": ("case", np.arange(len(rows)), {"long_name": "variable-step case"}),
+                "case_method": ("case", [r["method"] for r in rows], {"long_name": "method"}),
+                "case_problem": ("case", [r["problem"] for r in rows], {"long_name": "problem"}),
+                "case_rtol": ("case", [r["rtol"] for r in rows], {"units": "1", "long_name": "rtol = atol"})},
+        attrs={"steps": steps, "budget_cpu_seconds": budget, "repeats": args.repeats})
+    write(ds, "methods")
 
 
 def main(argv=None):

@@ -45,6 +45,8 @@
 !> the next iteration when the observed contraction exceeds THETA_REFACTOR,
 !> and a step that fails with an old factorization is retried once with a
 !> fresh one.  reuse = 0 is Newton's method (a new matrix every iteration).
+!> reuse = 2 (variable steps): the factorization is also kept across a change of
+!> h while IDA's cj-ratio test allows (pyint_newton_control's keep_matrix).
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90); the groups are listed at alpha_newton.
 !>
@@ -83,7 +85,7 @@ module genalpha
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE, SMALL_MAX
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, &
-                                  local_error_scale, local_error_trusted
+                                  local_error_scale, local_error_trusted, keep_matrix
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants, FORM_PAPER, FORM_ARNOLD_BRULS
   use pyint_driver, only: stepper_t, state_t, consistent_start
   use pyint_small_lu, only: slu_factor, slu_solve
@@ -109,12 +111,15 @@ module genalpha
     !> z = G(q_n)^T mu (n of them, after x; stab2_blocks); else 0
     integer :: nz = 0
     logical :: stab2_dense = .false.   !< VARIANT_STAB2 with the dense matrix (stab2_jacobian)
-    real(wp) :: h_factor = 0           !< the h of the kept factorization (a new h refactors)
-    !> variable steps (alpha_stepper_t%adaptive).  A new h still refactors: a factorization kept
-    !> from an earlier step contracts the stabilized velocity rows only ~1e-2 per iteration
-    !> (stiff_fast, rtol 1e-5: 4.7 iterations per step instead of 2, slower than a fresh one;
-    !> docs/adaptive_steps.md 1.7)
+    real(wp) :: h_factor = 0           !< the h of the kept factorization
+    !> variable steps (alpha_stepper_t%adaptive)
     logical :: h_varies = .false.
+    !> variable steps, reuse = 2 (opt-in): a factorization is kept across a change of h while the
+    !> cj ratio allows (pyint_newton_control's keep_matrix, cj = 1 / (beta h^2)).  Not the default:
+    !> a kept matrix contracts the stabilized velocity rows, which must reach round-off, only ~1e-2
+    !> per iteration (4-6 iterations per step instead of a fresh matrix's 2), a gain only where a
+    !> factorization costs several iterations (docs/adaptive_steps.md 1.7, with the figures)
+    logical :: keep_across_h = .false.
     integer :: variant = VARIANT_GENALPHA, mass_mode = 0
     logical :: dense_mass = .false.    !< M held as a dense array (dense solver)
     logical :: reuse = .false.         !< simplified Newton
@@ -177,8 +182,9 @@ module genalpha
   !> The stepper of the one driver (fortran/core/driver.f90).  Options:
   !> iopt = [variant, form, mass_mode, start_mode, maxit, solver, reuse], ropt = [rho_inf, tol];
   !> solver: SOLVER_AUTO/DENSE/BANDED/SPARSE (pyint_newton_matrix); reuse: 1 = simplified
-  !> Newton (Jacobian reuse).  stats = [newton iterations, factorizations, max iterations in
-  !> a step, start-up iterations, solves with a kept factorization, solver kind, band kl, ku].
+  !> Newton (Jacobian reuse), 2 = the same, kept across changes of h with variable steps.
+  !> stats = [newton iterations, factorizations, max iterations in a step, start-up iterations,
+  !> solves with a kept factorization, solver kind, band kl, ku].
   type, extends(stepper_t) :: alpha_stepper_t
     type(alpha_params_t) :: p
     type(alpha_work_t) :: w
@@ -798,7 +804,11 @@ contains
       w%t0 = t
       w%q0(:) = q
     end if
-    if (w%reuse .and. w%have_factor .and. h /= w%h_factor) w%have_factor = .false.
+    ! a kept factorization at a new h: with variable steps while the cj ratio allows
+    ! (keep_across_h; cj = 1 / (beta h^2)); at a fixed step never
+    if (w%reuse .and. w%have_factor .and. h /= w%h_factor) then
+      if (.not. (w%keep_across_h .and. keep_matrix(w%h_factor**2, h**2))) w%have_factor = .false.
+    end if
     w%xn(1:w%n) = a
     w%xn(w%n + 1:w%nm) = lam
     if (w%ns > 0) w%xn(w%nm + 1:) = w%mu
@@ -874,6 +884,7 @@ contains
     associate (model => self%model, p => self%p, w => self%w, stats => self%stats)
       call alpha_work_init(w, model, self%variant, self%mass_mode, reuse /= 0)
       w%h_varies = self%adaptive        ! (before alpha_setup_solver)
+      w%keep_across_h = self%adaptive .and. reuse == 2
       a0 = s%a
       allocate(self%hist(self%nv), f0(self%nv), ftot0(self%nv))
       ! the Newton matrix: pattern at the initial state, solver choice

@@ -74,13 +74,27 @@
 !> 6 ... 17 floor-level increments high, 100 ... 400 times their true second difference:
 !> taken as the local error it let the Newton error grow to 15 times the
 !> discretization error.)
+!>
+!> A kept matrix across a change of step size (variable steps): the iteration
+!> matrix of an implicit step is C(x) + cj D(x), cj the coefficient of the
+!> derivative (IDA's cj = alpha_s / h; generalized-alpha's M + beta h^2 D_q +
+!> gamma h D_v over beta h^2: cj = 1 / (beta h^2)).  A matrix built for cj_old
+!> is used at cj_new as long as cj_new / cj_old stays in [CJ_LOW, 1 / CJ_LOW],
+!> CJ_LOW = (1 - XRATE) / (1 + XRATE), XRATE = 0.25 (SUNDIALS IDA's test,
+!> Hindmarsh et al., ACM TOMS 31 (2005), and DASSL's, Brenan, Campbell,
+!> Petzold, Numerical Solution of IVPs in DAEs, sec. 5.2), beyond it the kernel
+!> builds a fresh one (keep_matrix).  It is simplified Newton with a wrong
+!> matrix and nothing more: the termination test above and its tolerance are
+!> the same, so the accuracy is; the contraction rate decides (the rule asks
+!> for a fresh matrix on slow contraction, c%refresh, or the kernel stops
+!> and retries with one).
 module pyint_newton_control
   use pyint_kinds, only: wp, STATUS_NEWTON_FAILED, STATUS_NONFINITE, STATUS_SINGULAR
   use pyint_linalg, only: lu_factor, lu_solve
   implicit none
   private
   public :: newton_control_t, NEWTON_CONTINUE, NEWTON_CONVERGED, NEWTON_DIVERGED, newton_increment
-  public :: NEWTON_KAPPA, NEWTON_FLOOR, maxabs, local_error_scale, local_error_trusted
+  public :: NEWTON_KAPPA, NEWTON_FLOOR, maxabs, local_error_scale, local_error_trusted, keep_matrix
 
   integer, parameter :: NEWTON_CONTINUE = 0, NEWTON_CONVERGED = 1, NEWTON_DIVERGED = 2
   real(wp), parameter :: NEWTON_KAPPA = 0.1_wp
@@ -102,6 +116,9 @@ module pyint_newton_control
   !> the least eta_1 of an iteration with a kept matrix (the rate of the last
   !> step may come from a fresh one, which contracts far faster)
   real(wp), parameter :: NEWTON_ETA_KEPT = 0.1_wp**0.8_wp
+  !> a matrix built for cj_old is kept at cj_new while cj_new / cj_old is within
+  !> [CJ_LOW, 1 / CJ_LOW] (IDA's XRATE = 0.25: 0.6, see the header)
+  real(wp), parameter :: NEWTON_CJ_LOW = (1 - 0.25_wp) / (1 + 0.25_wp)
 
   type :: newton_control_t
     real(wp) :: eta = 1         !< the last contraction factor theta/(1-theta), carried across steps
@@ -140,6 +157,13 @@ contains
   pure logical function local_error_trusted(d, floor_scale)
     real(wp), intent(in) :: d, floor_scale
     local_error_trusted = d * NEWTON_ETA_FLOOR >= NEWTON_FLOOR * epsilon(1.0_wp) * floor_scale
+  end function
+
+  !> May an iteration matrix built for the derivative coefficient cj_old serve at cj_new
+  !> (a new step size)?  IDA's cj-ratio test (see the header).
+  pure logical function keep_matrix(cj_new, cj_old)
+    real(wp), intent(in) :: cj_new, cj_old
+    keep_matrix = cj_new >= NEWTON_CJ_LOW * cj_old .and. cj_new * NEWTON_CJ_LOW <= cj_old
   end function
 
   !> One Newton update z <- z + dz, jac dz = -res (jac is overwritten by its LU factors).

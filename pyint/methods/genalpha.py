@@ -87,7 +87,13 @@ class _AlphaFamily(Integrator):
         choice made is in ``Result.stats["linear_solver"]``.
         jacobian_reuse: simplified Newton, keeping the factorization across
         iterations and steps while the contraction rate stays below 0.1 (False:
-        Newton's method, a new matrix every iteration).
+        Newton's method, a new matrix every iteration); with variable steps a new h
+        refactors.  "across_h" (variable steps, opt-in): the factorization is also kept
+        across changes of h while the ratio of the old and new 1 / (beta h^2) stays in
+        [0.6, 1/0.6] (IDA's cj-ratio test; fortran/core/newton_control.f90): 4-6 iterations per
+        step instead of 2, faster only where a factorization costs several iterations
+        (measured 6-17 % per step on chains of 8 to 128 links, 5-10 % slower below 24
+        unknowns: docs/adaptive_steps.md 1.7); the Newton tolerance is the same.
         stabilized (generalized-alpha only): the stabilized index-2 variant (q_{n+1} gains
         beta h^2 G(q_n)^T mu, G v + g_t = 0 is solved with g = 0: both levels at round-off; its
         Newton matrix dense for linear_solver "dense" and for "auto" up to 60 unknowns, else
@@ -113,10 +119,10 @@ class _AlphaFamily(Integrator):
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
         check_linear_solver(linear_solver)
-        if not isinstance(jacobian_reuse, (bool, np.bool_)):
-            raise TypeError(f"jacobian_reuse must be True or False, got {jacobian_reuse!r}")
+        if not (isinstance(jacobian_reuse, (bool, np.bool_)) or jacobian_reuse == "across_h"):
+            raise TypeError(f"jacobian_reuse must be True, False or 'across_h', got {jacobian_reuse!r}")
         self.linear_solver = linear_solver
-        self.jacobian_reuse = bool(jacobian_reuse)
+        self.jacobian_reuse = jacobian_reuse if jacobian_reuse == "across_h" else bool(jacobian_reuse)
 
     def adaptive_refusal(self, model):
         if self.start != "consistent":
@@ -138,7 +144,8 @@ class _AlphaFamily(Integrator):
 
     def kernel_options(self, model):
         return ((2 if self.stabilized else self._variant, _FORMULATIONS[self.formulation], _MASS_MODES[self.mass_update],
-                 _START_MODES[self.start], self.maxit, LINEAR_SOLVERS[self.linear_solver], int(self.jacobian_reuse)),
+                 _START_MODES[self.start], self.maxit, LINEAR_SOLVERS[self.linear_solver],
+                 2 if self.jacobian_reuse == "across_h" else int(self.jacobian_reuse)),
                 (self.rho_inf, self.tol))
 
     def decode_stats(self, istat, stats):
