@@ -59,13 +59,16 @@
 !> Newton tolerance.  A configuration-dependent M (phi(Q, P) = M(Q)^{-1} P makes Q_2 implicit and
 !> psi depends on P) takes the general stage system below.
 !>
-!> Newton (every other case): full Newton (fresh Jacobian each iteration), unknowns (Q, P, mu)
-!> with the position constraint rows scaled by 1/h; terminated by the one rule
-!> of every implicit kernel, pyint_newton_control (fortran/core/newton_control.f90),
-!> groups in sym_step; the state is taken from the updated iterate.  RATTLE's reduced step uses
-!> the same rule with kept matrices; it goes on after the rule's convergence until
-!> g(q_{k+1}) is at round-off (or stops shrinking: its noise), since a kept matrix leaves
-!> theta |dx| in it and the method claims g = 0 at round-off.
+!> Newton (every other case): simplified Newton on the stage system, unknowns (Q, P, mu) with
+!> the position constraint rows scaled by 1/h, its dense LU kept across iterations and steps and
+!> refreshed when the one rule of every implicit kernel, pyint_newton_control
+!> (fortran/core/newton_control.f90), asks for it (c%refresh) or the kept matrix contracts slower
+!> than THETA_REFRESH; groups in sym_step; the state is taken from the updated iterate.  A kept
+!> matrix leaves theta |dx| in the constraint rows, which these methods keep at round-off: when
+!> the rule has converged with a kept matrix and they are not, one iteration with a fresh matrix
+!> ends the step (Newton's step: the fresh-Jacobian iteration's result).  RATTLE's reduced step
+!> instead iterates with its cheap kept matrix until g(q_{k+1}) is at round-off (or stops
+!> shrinking: its noise).
 module symplectic
   use pyint_kinds
   use pyint_model, only: model_t, index1_solution
@@ -91,6 +94,7 @@ module symplectic
   type :: sym_work_t
     integer :: n, m, s, nx, scheme
     type(newton_control_t) :: nc      !< the Newton termination rule (carried across steps)
+    logical :: have_jac = .false.     !< jac holds the LU factors of a kept Newton matrix
     real(wp), allocatable :: a(:, :), ah(:, :), b(:), c(:)
     real(wp), allocatable :: x(:), dx(:), e(:), jac(:, :)
     integer, allocatable :: ipiv(:)
@@ -369,16 +373,22 @@ contains
     end if
   end subroutine
 
-  !> One step (t, q, p) -> (t + h, q, p); w%x holds the multiplier guess on entry.
-  subroutine sym_step(model, w, t, h, q, p, tol, maxit, iters, info)
+  !> One step (t, q, p) -> (t + h, q, p): simplified Newton on the stage system, its LU kept
+  !> across iterations and steps (w%have_jac), refreshed when the rule asks (c%refresh) or the
+  !> kept one contracts slower than THETA_REFRESH.  A kept matrix leaves theta |dx| in the
+  !> constraint rows, which the methods keep at round-off: once the rule has converged with a
+  !> kept matrix and they are not (|g| <= 10 eps (1 + |Q|), |G v + g_t| <= 10 eps (1 + |v|)),
+  !> one more iteration with a fresh matrix (Newton's step, its error O(|dx|^2)) ends the step,
+  !> as the fresh-Jacobian iteration did.  iters, nfact: iterations and LU factorizations.
+  subroutine sym_step(model, w, t, h, q, p, tol, maxit, iters, nfact, info)
     class(model_t), intent(in) :: model
     type(sym_work_t), intent(inout) :: w
     real(wp), intent(in) :: t, h, tol
     real(wp), intent(inout) :: q(:), p(:)
     integer, intent(in) :: maxit
-    integer, intent(out) :: iters, info
-    integer :: it, i, n, lapack_info, status
-    logical :: converged
+    integer, intent(out) :: iters, nfact, info
+    integer :: it, i, n, lapack_info, status, rc
+    logical :: fresh, refresh, at_roundoff
     real(wp) :: sq, sp, amp
     n = w%n
     ! start: Q_i = q + c_i h v, P_i = p (multipliers: the previous step's)
@@ -390,19 +400,28 @@ contains
     end do
     if (w%scheme == SCHEME_COMPOSITION .and. w%m > 0) call model%hol_jac(t, q, w%gk)
     iters = 0
-    converged = .false.
+    nfact = 0
+    status = NEWTON_DIVERGED
+    rc = om(w, 1)         ! the constraint rows: rc + 1 .. nx
     call w%nc%start()
-    do it = 1, maxit + 1
-      call step_eval(model, w, t, h, q, p, .not. (converged .or. it == maxit + 1), info)
-      if (info /= 0) return
-      if (converged) exit
-      if (it == maxit + 1) then
-        info = STATUS_NEWTON_FAILED
-        if (.not. all(abs(w%e) <= huge(1.0_wp))) info = STATUS_NONFINITE
-        return
+    fresh = .not. w%have_jac
+    call step_eval(model, w, t, h, q, p, fresh, info)   ! the residual (and a Jacobian when none is kept)
+    if (info /= 0) return
+    do it = 1, maxit
+      if (fresh) then
+        call newton_increment(w%e, w%jac, w%ipiv, w%dx, w%x, info)   ! NaN/Inf in e: STATUS_NONFINITE
+        w%have_jac = info == 0
+        if (info /= 0) return
+        nfact = nfact + 1
+      else
+        if (.not. all(abs(w%e) <= huge(1.0_wp))) then
+          info = STATUS_NONFINITE
+          return
+        end if
+        w%dx = -w%e
+        call lu_solve(w%jac, w%ipiv, w%dx)
+        w%x = w%x + w%dx
       end if
-      call newton_increment(w%e, w%jac, w%ipiv, w%dx, w%x, info)   ! NaN/Inf in e: STATUS_NONFINITE
-      if (info /= 0) return
       iters = iters + 1
       ! groups: stage positions, stage momenta, multipliers (impulses: momentum units).
       ! The 1/h-scaled constraint rows leave a round-off ~ eps |Q| / h in the momenta and
@@ -417,13 +436,34 @@ contains
       call w%nc%group(w%dx(w%s * n + 1:2 * w%s * n), 1 + sp, amp * sp)
       call w%nc%group(w%dx(2 * w%s * n + 1:w%nx), 1 + max(sp, maxabs(w%x(2 * w%s * n + 1:w%nx))), &
                       amp * max(sp, maxabs(w%x(2 * w%s * n + 1:w%nx))))
-      status = w%nc%test(tol, maxit, .false.)
-      if (status == NEWTON_DIVERGED) then
-        info = STATUS_NEWTON_FAILED
-        return
+      status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
+      if (status == NEWTON_DIVERGED) exit
+      refresh = w%nc%refresh .or. (.not. fresh .and. w%nc%theta > THETA_REFRESH)
+      if (status == NEWTON_CONVERGED) then
+        call step_eval(model, w, t, h, q, p, .false., info)    ! the state from the updated iterate
+        if (info /= 0) return
+        if (fresh) exit
+        if (w%scheme == SCHEME_COMPOSITION) then
+          at_roundoff = h * maxabs(w%e(rc + 1:w%nx)) <= 10 * epsilon(1.0_wp) * (1 + sq)
+        else
+          at_roundoff = h * maxabs(w%e(rc + 1:w%nx - w%m)) <= 10 * epsilon(1.0_wp) * (1 + sq) .and. &
+                        maxabs(w%e(w%nx - w%m + 1:w%nx)) <= 10 * epsilon(1.0_wp) * (1 + maxabs(w%v1))
+        end if
+        if (at_roundoff) exit
+        refresh = .true.
+        status = NEWTON_DIVERGED      ! unless the fresh iteration converges
       end if
-      converged = status == NEWTON_CONVERGED
+      ! the residual at the new iterate, with a fresh Jacobian when one is due
+      call step_eval(model, w, t, h, q, p, refresh, info)
+      if (info /= 0) return
+      fresh = refresh
     end do
+    if (status /= NEWTON_CONVERGED) then
+      info = STATUS_NEWTON_FAILED
+      if (.not. all(abs(w%e) <= huge(1.0_wp))) info = STATUS_NONFINITE
+      w%have_jac = .false.
+      return
+    end if
     q = w%q1
     if (w%scheme == SCHEME_LOBATTO) then
       p = w%p1
@@ -695,8 +735,7 @@ contains
       call rattle_step(self%model, self%w, self%rt, s%t, h, s%q, self%p, s%v, s%a, s%lam, self%tol, self%maxit, &
                        iters, nfact, info)
     else
-      call sym_step(self%model, self%w, s%t, h, s%q, self%p, self%tol, self%maxit, iters, info)
-      nfact = iters
+      call sym_step(self%model, self%w, s%t, h, s%q, self%p, self%tol, self%maxit, iters, nfact, info)
     end if
     self%stats(1) = self%stats(1) + iters
     self%stats(2) = self%stats(2) + nfact
