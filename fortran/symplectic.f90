@@ -75,10 +75,11 @@ module symplectic
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE, SMALL_MAX
   use pyint_driver, only: stepper_t, state_t
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_small_lu, only: slu_factor, slu_solve
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
   use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
-  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs, newton_increment
+  use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   implicit none
   private
   public :: sym_stepper_t, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO, &
@@ -408,20 +409,32 @@ contains
     call step_eval(model, w, t, h, q, p, fresh, info)   ! the residual (and a Jacobian when none is kept)
     if (info /= 0) return
     do it = 1, maxit
+      if (.not. all(abs(w%e) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        return
+      end if
       if (fresh) then
-        call newton_increment(w%e, w%jac, w%ipiv, w%dx, w%x, info)   ! NaN/Inf in e: STATUS_NONFINITE
+        ! the LU of a dense stage system of up to 4 SMALL_MAX unknowns by pyint_small_lu's plain
+        ! loops (faster than reference LAPACK there: rattle_pattern), else LAPACK's
+        if (w%nx <= 4 * SMALL_MAX) then
+          call slu_factor(w%jac, w%ipiv, info)
+        else
+          call lu_factor(w%jac, w%ipiv, info)
+        end if
         w%have_jac = info == 0
-        if (info /= 0) return
-        nfact = nfact + 1
-      else
-        if (.not. all(abs(w%e) <= huge(1.0_wp))) then
-          info = STATUS_NONFINITE
+        if (info /= 0) then
+          info = STATUS_SINGULAR
           return
         end if
-        w%dx = -w%e
-        call lu_solve(w%jac, w%ipiv, w%dx)
-        w%x = w%x + w%dx
+        nfact = nfact + 1
       end if
+      w%dx = -w%e
+      if (w%nx <= 4 * SMALL_MAX) then
+        call slu_solve(w%jac, w%ipiv, w%dx)
+      else
+        call lu_solve(w%jac, w%ipiv, w%dx)
+      end if
+      w%x = w%x + w%dx
       iters = iters + 1
       ! groups: stage positions, stage momenta, multipliers (impulses: momentum units).
       ! The 1/h-scaled constraint rows leave a round-off ~ eps |Q| / h in the momenta and
