@@ -1,19 +1,29 @@
 """Cost of the seed-002 family (prints figures; asserts nothing).
 
-    python bench/symplectic.py
+    python bench/symplectic.py            # both tables
+    python bench/symplectic.py ratios     # only the ratio table (issue 27)
 
 CPU time per step and Newton iterations per step of each method on the
 triple pendulum (n = 6, m = 3) at the paper's h = 0.12, on the anharmonic
 chain (n = 4) at h = 0.05, and on a 20-link pendulum chain (n = 40, m = 20)
 at h = 1e-3.  The built-in models run the whole loop in Fortran.
+
+The ratio table: CPU per step of RATTLE, the composition with s Gauss stages
+and Lobatto IIIA-IIIB with s stages relative to generalized-alpha on the same
+model and h, side by side in one run: the built-in pendulum chains N = 2, 8,
+32, 128, 1024 and the IFToMM N-four-bar in natural coordinates (n = 30, 66).
+The targets (issue 27): RATTLE <= 1.5, the s-stage methods <= 1.5 s.
 """
+import sys
 import time
 
 import numpy as np
 
 import pyint.methods  # noqa: F401
+from pyint import GeneralizedAlpha
 from pyint.methods.baumgarte import BaumgarteRK4
 from pyint.models import PendulumChain
+from pyint.models.iftomm import n_four_bar, n_four_bar_state
 from pyint.problems import PROBLEMS
 from pyint.methods.symplectic import LobattoIIIAB, Rattle, SymplecticComposition
 
@@ -34,10 +44,62 @@ def bench(label, model, q0, v0, h, nsteps):
         print(f"{label:22s} {name:16s} {1e6 * best / nsteps:9.1f} us/step   Newton/step {its:4.2f}")
 
 
+def per_step(meth, model, q0, v0, h, budget=0.3, repeats=3):
+    """CPU seconds per step: (T(2 n) - T(n)) / n, each T the best of `repeats` runs, n steps taking
+    about budget / 4 (the start, pattern analysis and factorization of the first step, and
+    Python's first-call costs cancel), after a warm-up call."""
+    def run(nsteps):
+        t = time.process_time()
+        meth.integrate(model, q0, v0, nsteps * h, h, every=nsteps)
+        return time.process_time() - t
+
+    run(1)
+    nsteps = 5
+    while run(nsteps) < budget / 4 and nsteps < 200000:
+        nsteps *= 4
+    t1 = min(run(nsteps) for _ in range(repeats))
+    t2 = min(run(2 * nsteps) for _ in range(repeats))
+    return (t2 - t1) / nsteps
+
+
+RATIO_METHODS = [("rattle", Rattle(), 1.5), ("gauss s=1", SymplecticComposition(1), 1.5),
+                 ("gauss s=2", SymplecticComposition(2), 3.0), ("lobatto s=3", LobattoIIIAB(3), 4.5)]
+
+
+def ratio_cases(max_links=1024):
+    for n in (n for n in (2, 8, 32, 128, 1024) if n <= max_links):
+        chain = PendulumChain(n, grav=9.81)
+        yield f"chain N={n}", chain, chain.initial_state(), 1e-3
+    for k in (2, 5):
+        fb = n_four_bar(k)
+        yield f"four-bar n={fb.n}", fb, n_four_bar_state(fb, 0.3, 1.0), 1e-3
+
+
+def ratios(max_links=1024):
+    ga = GeneralizedAlpha(rho_inf=0.9)
+    print(f"{'model':18s} {'genalpha us':>11s} " + " ".join(f"{name:>12s}" for name, _, _ in RATIO_METHODS)
+          + "   (CPU per step / genalpha's; target rattle 1.5, s stages 1.5 s)")
+    for label, model, (q0, v0), h in ratio_cases(max_links):
+        t_ga = per_step(ga, model, q0, v0, h)
+        row = [per_step(meth, model, q0, v0, h) / t_ga if dense_ok(meth, model) else None
+               for _, meth, _ in RATIO_METHODS]
+        print(f"{label:18s} {1e6 * t_ga:11.2f} " + " ".join(f"{r:12.2f}" if r is not None else f"{'-':>12s}"
+                                                          for r in row), flush=True)
+
+
+def dense_ok(meth, model):
+    """False for a method whose step is a dense stage system (2 s n + m unknowns) above 2000
+    unknowns (minutes per case): every method but RATTLE on the long chains."""
+    return isinstance(meth, Rattle) or 2 * meth.stages * model.n <= 2000
+
+
 if __name__ == "__main__":
-    tp = PROBLEMS["triple_pendulum"]
-    bench("triple pendulum", tp.model, *tp.initial_state, 0.12, 5000)
-    ac = PROBLEMS["anharmonic_chain2"]
-    bench("anharmonic chain", ac.model, *ac.initial_state, 0.05, 5000)
-    chain = PendulumChain(20, grav=9.81)
-    bench("20-link chain", chain, *chain.initial_state(), 1e-3, 200)
+    if "ratios" not in sys.argv[1:]:
+        tp = PROBLEMS["triple_pendulum"]
+        bench("triple pendulum", tp.model, *tp.initial_state, 0.12, 5000)
+        ac = PROBLEMS["anharmonic_chain2"]
+        bench("anharmonic chain", ac.model, *ac.initial_state, 0.05, 5000)
+        chain = PendulumChain(20, grav=9.81)
+        bench("20-link chain", chain, *chain.initial_state(), 1e-3, 200)
+    # "max_links=N": leave out the longer chains (the dense kernels before issue 27 take minutes there)
+    ratios(int(next((a.split("=")[1] for a in sys.argv[1:] if a.startswith("max_links=")), 1024)))

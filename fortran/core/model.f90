@@ -50,7 +50,8 @@ module pyint_model
   use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: model_t, consistent_acceleration, impose_constraints, index1_matrix, diagonal_matrix, rpar_error
+  public :: model_t, consistent_acceleration, impose_constraints, index1_matrix, index1_solution, diagonal_matrix, &
+            rpar_error
   public :: default_mass_mul, default_hol_jac_tmul, default_nh_jac_tmul, default_add_qq, &
             default_add_hol_jac, default_add_hol_vel_q, default_add_nh_jac, default_add_nh_vel_q
 
