@@ -1,4 +1,4 @@
-"""The IFToMM / A Coruna multibody benchmark library, problems A01 to A04, through every method.
+"""The IFToMM / A Coruna multibody benchmark library, problems A01 to A05, through every method.
 
 Sources
 -------
@@ -62,9 +62,21 @@ A03 Andrews' squeezing mechanism (the library's A03 page could not be retrieved;
     published values at t = 0.03 (PSIDE at tol 1e-14 on a Cray C90) by 1.4e-9 rad in the angles
     (9e-11 relative to |beta|) and 5.4e-7 rad/s in the rates (3.8e-10 relative), recorded in the
     case's attributes (``reference_testset_deviation_*``).
-A05 the stiff flyball governor is not built: a prismatic slider driven by stiff spring-dampers
-    (K = 8e5 N/m, C = 4e4 Ns/m, rest length 0.5 m, 5 kg balls, initial shaft speed 2 pi rad/s);
-    docs/iftomm.md says so.
+A05 the stiff flyball governor (A05_specification.xml, summarized by the OpenSim reproduction; the
+    layout as Exudyn's TestModels/stiffFlyballGovernor.py builds it).  A vertical shaft on a revolute
+    joint, a slider on it (prismatic), two rods hinged to the shaft's top at x = +-0.05 m, 30 deg
+    below the horizontal, each with a 5 kg point mass at its end; rods and shaft 1 x 0.01 x 0.01 m,
+    the slider a 0.1 m cube, density 3000 kg/m^3; the coupler rods of Watt's governor replaced by
+    spring-dampers (K = 8e5 N/m, C = 4e4 N s/m, rest length 0.5 m) from the slider's sides to the
+    rods' midpoints; slider at s = 0.5 m; the shaft turning at 2 pi rad/s; gravity along -z.  Stiff:
+    the dampers' time scale is ~1e-4 s against the 1 s oscillation of s.  Reported: the slider's
+    centre (its height is the library's s), position and velocity, one output per 0.01 s.  T: the
+    OpenSim reproduction ran 10 s; here 2 s (two oscillations of s; ``--grid t_a05=10`` for 10 s),
+    quick 0.1 s.  Here: :func:`pyint.models.iftomm.flyball_governor` in natural coordinates (48
+    coordinates, 44 constraints, 4 degrees of freedom).  Reference: the reduced equations in the four
+    degrees of freedom (:func:`pyint.models.iftomm.flyball_reduced`, Lagrange's equations derived
+    with SymPy, independent of the natural coordinates) by Radau IIA at rtol = atol = 1e-11; the
+    library's own reference history could not be retrieved.
 
 The error measure
 -----------------
@@ -79,7 +91,7 @@ so another measure can be applied to the file.  ``passed_high`` / ``passed_low``
 
 The grid
 --------
-``benchmark`` (A01, A02_N2, A02_N4, A03, A04; A02_N40 on request: ``--grid benchmark=A02_N40``) x
+``benchmark`` (A01, A02_N2, A02_N4, A03, A04, A05; A02_N40 on request: ``--grid benchmark=A02_N40``) x
 ``method`` (every registered method, :data:`pyint.methods.METHODS`, constructed with its defaults;
 a method that does not accept the model, ``cls.accepts``, is ``skipped``) x ``stepping``:
 ``h=1e-3`` (the fixed step; A03: ``h=1e-5``) and ``rtol=1e-6`` (variable steps, atol = rtol,
@@ -90,13 +102,13 @@ too many steps) is recorded with its status and message and what it computed bef
 an error of the study, so the file shows whatever each method does today.
 
 Sizes.  The default runs the library's T for A01 (2000 s) and A02 with N = 2 (20 s); A02 with
-N = 4 over 10 s, A03 over the Test Set's 0.03 s and A04 over 5 s (one period of its swing: P3 goes from (1, -1, 1) to (-1, -1, 1)
-and back), because the symplectic family (RATTLE, the composition, Lobatto IIIA-IIIB) costs
-1-60 ms per step on these models (Lobatto IIIA-IIIB: 58 s of CPU for 1 s of A04 at h = 1e-3),
-and N = 40 (486 coordinates, dense: about 0.1 s per step of generalized-alpha) is left to
-``--grid benchmark=A02_N40`` (0.6 s: past the first singular passage; ``--grid t_a02_n40=20``
-for the library's run).  ``--quick``: A01 10 s, A02 (N = 2) 1.5 s (three singular passages,
-Lobatto IIIA-IIIB's failure at t = 1.23), A03 0.01 s, A04 0.15 s.
+N = 4 over 10 s, A03 over the Test Set's 0.03 s, A04 over 5 s (one period of its swing: P3 goes
+from (1, -1, 1) to (-1, -1, 1) and back) and A05 over 2 s, because the symplectic family (RATTLE,
+the composition, Lobatto IIIA-IIIB) costs 1-60 ms per step on these models (Lobatto IIIA-IIIB: 58 s
+of CPU for 1 s of A04 at h = 1e-3), and N = 40 (486 coordinates, dense: about 0.1 s per step of
+generalized-alpha) is left to ``--grid benchmark=A02_N40`` (0.6 s: past the first singular passage;
+``--grid t_a02_n40=20`` for the library's run).  ``--quick``: A01 10 s, A02 (N = 2) 1.5 s (three singular passages,
+Lobatto IIIA-IIIB's failure at t = 1.23), A03 0.01 s, A04 0.15 s, A05 0.1 s.
 """
 from __future__ import annotations
 
@@ -118,13 +130,15 @@ BENCHMARKS = {
     "A02_N40": ("A02", 40, 0.05, "t_a02_n40"),
     "A03": ("A03", 0, 1e-3, "t_a03"),
     "A04": ("A04", 0, 0.05, "t_a04"),
+    "A05": ("A05", 0, 0.01, "t_a05"),
 }
 STEPS = ["h=1e-3", "h=1e-5", "rtol=1e-6"]  # --grid stepping=h=1e-3,rtol=1e-6,rtol=1e-8: a tighter run
 #: the fixed steps a benchmark runs: A03's motion takes 30 ms (1e-3 of the others' time scale)
 H_RANGE = {"A03": (0.0, 1e-4)}
 H_RANGE_OTHERS = (1e-4, np.inf)
-DEFAULTS = {"t_a01": 2000.0, "t_a02": 20.0, "t_a02_n4": 10.0, "t_a02_n40": 0.6, "t_a03": 0.03, "t_a04": 5.0}
-QUICK = {"t_a01": 10.0, "t_a02": 1.5, "t_a02_n4": 1.5, "t_a02_n40": 0.6, "t_a03": 0.01, "t_a04": 0.15}
+DEFAULTS = {"t_a01": 2000.0, "t_a02": 20.0, "t_a02_n4": 10.0, "t_a02_n40": 0.6, "t_a03": 0.03, "t_a04": 5.0,
+            "t_a05": 2.0}
+QUICK = {"t_a01": 10.0, "t_a02": 1.5, "t_a02_n4": 1.5, "t_a02_n40": 0.6, "t_a03": 0.01, "t_a04": 0.15, "t_a05": 0.1}
 #: the Test Set for IVP Solvers' reference of "andrews" at t = 0.03 (Mazzia and Magherini; PSIDE at
 #: rtol = atol = 1e-14 on a Cray C90): the seven angles [rad], then their rates [rad/s]
 ANDREWS_TESTSET_T = 0.03
@@ -153,7 +167,8 @@ def parse_step(step):
 def benchmark_model(name):
     """The model of a benchmark and its initial state: (model, q0, v0)."""
     from pyint.models import PendulumChain
-    from pyint.models.iftomm import ANDREWS_Q0, andrews, bricard, n_four_bar, n_four_bar_state
+    from pyint.models.iftomm import (ANDREWS_Q0, andrews, bricard, flyball_governor, flyball_state, n_four_bar,
+                                     n_four_bar_state)
     kind, n, _, _ = BENCHMARKS[name]
     if kind == "A01":
         model = PendulumChain(1, mass=1.0, length=1.0, grav=G)
@@ -164,6 +179,9 @@ def benchmark_model(name):
     elif kind == "A02":
         model = n_four_bar(n, g=G)
         q0, v0 = n_four_bar_state(model, 0.0, 1.0 / model.params["length"])   # B0x' = 1 m/s
+    elif kind == "A05":
+        model = flyball_governor(g=G)
+        q0, v0 = flyball_state(model)                          # spinning at 2 pi rad/s
     else:
         model = bricard(g=G)
         q0, v0 = model.initial_state()
@@ -172,12 +190,14 @@ def benchmark_model(name):
 
 def reported(name, model, q, v):
     """The benchmark's reported point: (position (..., d), velocity (..., d))."""
-    from pyint.models.iftomm import andrews_point_f, bricard_point, n_four_bar_point
+    from pyint.models.iftomm import andrews_point_f, bricard_point, flyball_point, n_four_bar_point
     kind = BENCHMARKS[name][0]
     if kind == "A01":
         return np.asarray(q)[..., :2], np.asarray(v)[..., :2]
     if kind == "A03":
         return andrews_point_f(model, q, v)
+    if kind == "A05":
+        return flyball_point(model, q, v)
     return (n_four_bar_point if kind == "A02" else bricard_point)(model, q, v)
 
 
@@ -214,6 +234,16 @@ def reference(name, t_end):
         return t, pos, vel, {"reference": "reduced 1-DOF equation J theta'' = K g sin(theta), DOP853 "
                                           "rtol = atol = 1e-12"}
     from pyint.reference.ode import ode_reference
+    if kind == "A05":
+        from pyint.models.iftomm import flyball_reduced
+        rhs, _ = flyball_reduced(model.params)
+        p = model.params
+        y0 = np.array([0.0, p["s0"], p["alpha"], p["alpha"], p["omega"], 0.0, 0.0, 0.0])
+        sol = solve_ivp(rhs, (0.0, t_end), y0, method="Radau", rtol=1e-11, atol=1e-11, t_eval=t)
+        pos, vel = np.zeros((len(t), 3)), np.zeros((len(t), 3))
+        pos[:, 2], vel[:, 2] = sol.y[1], sol.y[5]              # the slider's centre stays on the z axis
+        return t, pos, vel, {"reference": "reduced equations in the 4 degrees of freedom (Lagrange, SymPy), "
+                                          "Radau IIA rtol = atol = 1e-11"}
     if kind == "A03":
         q, v, _ = ode_reference(model, q0, v0, t, rtol=1e-12, atol=1e-12)
         pos, vel = reported(name, model, q, v)
@@ -457,14 +487,15 @@ def where(p):
 
 STUDY = Study(
     name=NAME,
-    description="IFToMM benchmark library A01, A02 (N = 2, 4; 40 on request), A03, A04: every method, h and rtol",
-    grid={"benchmark": ["A01", "A02_N2", "A02_N4", "A03", "A04"], "method": method_names(), "stepping": STEPS},
+    description="IFToMM benchmark library A01, A02 (N = 2, 4; 40 on request), A03, A04, A05: every method, h and rtol",
+    grid={"benchmark": ["A01", "A02_N2", "A02_N4", "A03", "A04", "A05"], "method": method_names(),
+          "stepping": STEPS},
     fixed=dict(DEFAULTS),
-    quick_grid={"benchmark": ["A01", "A02_N2", "A03", "A04"], **QUICK},
+    quick_grid={"benchmark": ["A01", "A02_N2", "A03", "A04", "A05"], **QUICK},
     run_case=run_case, where=where, figures=figures, summary=summary,
     meta={"t_a01": ("s", "final time of A01"), "t_a02": ("s", "final time of A02 with N = 2"), "t_a02_n4": ("s", "final time of A02 with N = 4"),
           "t_a02_n40": ("s", "final time of A02 with N = 40"), "t_a03": ("s", "final time of A03"),
-          "t_a04": ("s", "final time of A04"),
+          "t_a04": ("s", "final time of A04"), "t_a05": ("s", "final time of A05"),
           "axis": ("", "component of the reported point"), "benchmark": ("", "IFToMM benchmark problem"),
           "stepping": ("", "fixed step h or variable steps with tolerance rtol")},
     version="1")

@@ -252,3 +252,124 @@ def andrews_point_f(model, q, v):
     b, bd = q[..., 0], v[..., 0]
     return (r * np.stack([np.cos(b), np.sin(b)], axis=-1),
             r * bd[..., None] * np.stack([-np.sin(b), np.cos(b)], axis=-1))
+
+
+def flyball_governor(omega=2 * np.pi, stiffness=8e5, damping=4e4, rest_length=0.5, ball_mass=5.0, density=3000.0,
+                     g=G, alpha=np.pi / 6, s0=0.5):
+    """A05: the stiff flyball governor, spinning at ``omega`` about the vertical shaft at t = 0.
+
+    Four bodies in natural coordinates, z upward, gravity along -z: the shaft (1 x 0.01 x 0.01 m) on
+    a revolute joint about z at the origin; the slider (a 0.1 m cube) on a prismatic joint along the
+    shaft, its centre at height ``s0``; two rods (1 x 0.01 x 0.01 m, each with a ``ball_mass`` point
+    mass at its free end) hinged about the horizontal axis y to the shaft's top at x = +-0.05 m,
+    ``alpha`` below the horizontal; the rods' midpoints tied to the slider's sides (x = +-0.05 m) by
+    two spring-dampers (``stiffness`` [N/m], ``damping`` [N s/m], ``rest_length``: at rest at t = 0).
+    Densities ``density`` [kg/m^3] (the library's; the layout is the library's figure as Exudyn's
+    TestModels/stiffFlyballGovernor.py builds it).  48 coordinates, 44 constraints: 4 degrees of
+    freedom (shaft angle, slider height, two rod angles).  ``model.initial_state()`` is the
+    configuration at rest; :func:`flyball_state` the spinning start.  ``model.iftomm["slider"]``
+    is the slider's offset (its centre r: the reported height s = r_z)."""
+    k, c = positive("stiffness", stiffness), positive("damping", damping)
+    rho, mb = positive("density", density), positive("ball_mass", ball_mass)
+    s = NaturalSystem(dim=3, gravity=(0.0, 0.0, -g), name="iftomm_a05_flyball")
+    a, L, cube = 0.01, 1.0, 0.1
+    m_bar, m_slider = rho * L * a * a, rho * cube**3
+    shaft = s.add_body(m_bar, pi=(m_bar * a**2 / 12, m_bar * a**2 / 12, m_bar * L**2 / 12), name="shaft")
+    s.set_pose(shaft, (0.0, 0.0, L / 2), np.eye(3))
+    slider = s.add_body(m_slider, pi=(m_slider * cube**2 / 12,) * 3, name="slider")
+    s.set_pose(slider, (0.0, 0.0, s0), np.eye(3))
+    # a rod: r at its hinge, e_1 along it, e_2 the hinge axis y; bar from 0 to L plus the ball at L
+    com = (m_bar * L / 2 + mb * L) / (m_bar + mb)
+    j = np.diag([m_bar * L**2 / 3 + mb * L**2, m_bar * a**2 / 12, m_bar * a**2 / 12])
+    s.revolute(s.ground, (0.0, 0.0, 0.0), shaft, (0.0, 0.0, -L / 2), axis_i=(0, 0, 1), axis_j=(0, 0, 1))
+    s.prismatic(shaft, (0.0, 0.0, 0.0), (0, 0, 1), slider, (0.0, 0.0, 0.0), (0, 0, 1), ui=(1, 0, 0), uj=(1, 0, 0))
+    rods = []
+    for side in (1.0, -1.0):
+        rod = s.add_body(m_bar + mb, com=(com, 0.0, 0.0), second_moments=j, name="rod" + ("AC" if side > 0 else "BD"))
+        e1 = np.array([side * np.cos(alpha), 0.0, -np.sin(alpha)])
+        e2 = np.array([0.0, 1.0, 0.0])
+        s.set_pose(rod, (side * 0.05, 0.0, L), np.column_stack([e1, e2, np.cross(e1, e2)]))
+        s.revolute(shaft, (side * 0.05, 0.0, L / 2), rod, (0.0, 0.0, 0.0), axis_i=(0, 1, 0), axis_j=(0, 1, 0))
+        s.spring(slider, (side * cube / 2, 0.0, 0.0), rod, (L / 2, 0.0, 0.0), k, rest_length, c)
+        rods.append(rod)
+    model = s.build()
+    model.params = dict(omega=float(omega), stiffness=k, damping=c, rest_length=float(rest_length), ball_mass=mb,
+                        density=rho, g=g, alpha=float(alpha), s0=float(s0))
+    model.iftomm = dict(slider=slider.offset, bodies=[b.offset for b in (shaft, slider, *rods)])
+    return model
+
+
+def flyball_state(model, omega=None):
+    """(q, v) of :func:`flyball_governor` in its initial configuration, every body turning at ``omega``
+    (default: the model's) about the z axis: r' = w x r, e_j' = w x e_j."""
+    q, _ = model.initial_state()
+    w = np.array([0.0, 0.0, model.params["omega"] if omega is None else float(omega)])
+    v = np.zeros_like(q)
+    for off in model.iftomm["bodies"]:
+        for j in range(4):                                    # r, e_1, e_2, e_3 alike: w x (.)
+            v[off + 3 * j:off + 3 * j + 3] = np.cross(w, q[off + 3 * j:off + 3 * j + 3])
+    return q, v
+
+
+def flyball_point(model, q, v):
+    """Position and velocity of the slider's centre (its height is the library's s) at each sample: (..., 3)."""
+    off = model.iftomm["slider"]
+    q, v = np.asarray(q), np.asarray(v)
+    return q[..., off:off + 3], v[..., off:off + 3]
+
+
+def flyball_reduced(params):
+    """The reduced equations of :func:`flyball_governor` in its four degrees of freedom
+    y = (phi, s, beta_1, beta_2, and their rates): shaft angle, slider height, the rods' angles below
+    the horizontal.  Lagrange's equations from T(q, q') (every body's 1/2 m |v_c|^2 + 1/2 w^T I_c w,
+    the same masses and second moments as the model) and V (gravity and the springs), M(q) q'' =
+    -(dM/dt) q' + dT/dq - dV/dq + Q_c with the dampers' Q_c = -c (dl/dt) dl/dq, derived with SymPy
+    and evaluated in NumPy.  ``params`` is the model's ``params``.  Returns (rhs(t, y), energy(y)):
+    the right-hand side of the first-order system and T + V (which differs from the model's energy by
+    the shaft's constant potential).  The study's reference (independent of the natural coordinates)."""
+    import sympy as sp
+    k, c, l0 = params["stiffness"], params["damping"], params["rest_length"]
+    mb, rho, g = params["ball_mass"], params["density"], params["g"]
+    a, L, cube = 0.01, 1.0, 0.1
+    m_bar, m_slider = rho * L * a * a, rho * cube**3
+    q = sp.symbols("phi s beta1 beta2")
+    qd = sp.symbols("phi_d s_d beta1_d beta2_d")
+    phi, s = q[0], q[1]
+    vel = sp.Matrix(qd)
+
+    def rz(x):
+        return sp.Matrix([[sp.cos(x), -sp.sin(x), 0], [sp.sin(x), sp.cos(x), 0], [0, 0, 1]])
+    kinetic = (m_bar * a**2 / 6 + m_slider * cube**2 / 6) * qd[0]**2 / 2 + m_slider * qd[1]**2 / 2   # about z; slider
+    potential = m_slider * g * s
+    damping = sp.zeros(4, 1)
+    mr = m_bar + mb
+    cvec = sp.Matrix([(m_bar * L / 2 + mb * L) / mr, 0, 0])
+    jc = sp.diag(m_bar * L**2 / 3 + mb * L**2, m_bar * a**2 / 12, m_bar * a**2 / 12) - mr * cvec * cvec.T
+    inertia = jc.trace() * sp.eye(3) - jc                                                  # about the centre of mass
+    for side, beta in ((1, q[2]), (-1, q[3])):
+        e1 = sp.Matrix([side * sp.cos(beta), 0, -sp.sin(beta)])
+        e2 = sp.Matrix([0, 1, 0])
+        rot = rz(phi) * sp.Matrix.hstack(e1, e2, e1.cross(e2))
+        hinge = rz(phi) * sp.Matrix([side * 0.05, 0, L])
+        rc = hinge + rot * cvec
+        vc = rc.jacobian(q) * vel
+        w = rot.T * sum((rot.diff(qk) * vk for qk, vk in zip(q, qd)), sp.zeros(3, 3))   # [w]_x in body axes
+        wb = sp.Matrix([w[2, 1], w[0, 2], w[1, 0]])
+        kinetic += mr * (vc.T * vc)[0, 0] / 2 + (wb.T * inertia * wb)[0, 0] / 2
+        potential += mr * g * rc[2]
+        d = hinge + rot * sp.Matrix([L / 2, 0, 0]) - rz(phi) * sp.Matrix([side * cube / 2, 0, s])
+        length = sp.sqrt((d.T * d)[0, 0])
+        potential += k * (length - l0)**2 / 2
+        dl = sp.Matrix([length]).jacobian(q)
+        damping += -c * (dl * vel)[0, 0] * dl.T
+    mass = sp.hessian(kinetic, qd)
+    mdot = sum((mass.diff(qk) * vk for qk, vk in zip(q, qd)), sp.zeros(4, 4))
+    force = -mdot * vel + sp.Matrix([kinetic - potential]).jacobian(q).T + damping
+    mass_f, force_f = sp.lambdify([q, qd], mass, "numpy"), sp.lambdify([q, qd], force, "numpy")
+    energy_f = sp.lambdify([q, qd], kinetic + potential, "numpy")
+
+    def rhs(t, y):
+        acc = np.linalg.solve(np.asarray(mass_f(y[:4], y[4:]), dtype=float),
+                              np.asarray(force_f(y[:4], y[4:]), dtype=float).ravel())
+        return np.concatenate([y[4:], acc])
+    return rhs, lambda y: float(energy_f(y[:4], y[4:]))
