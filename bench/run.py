@@ -319,7 +319,7 @@ def section_versus(args):
 # --- the IFToMM benchmarks side by side with Exudyn ----------------------------------------
 #: benchmark of the study -> (final time, quick final time)
 IFTOMM_CASES = {"A02_N2": (20.0, 4.0), "A02_N4": (10.0, 2.0), "A04": (5.0, 1.0)}
-IFTOMM_STEPS = (5e-2, 2.5e-2, 1e-2, 5e-3, 2.5e-3, 2e-3, 1.25e-3, 1e-3, 5e-4)     # every one divides the output step 0.05 s
+IFTOMM_STEPS = (5e-2, 2.5e-2, 1e-2, 5e-3, 2.5e-3, 2e-3, 1.25e-3, 1e-3, 5e-4)   # each divides the output step 0.05 s
 
 
 def section_versus_iftomm(args):
