@@ -47,6 +47,14 @@ methods   every registered method at h = 1e-3, default options, on the chains N 
           step and its ratio to generalized-alpha on the same model ("-" with the reason where a
           method cannot run a model); then every method with rtol on stiff_fast and the magnet
           pendulum: CPU time per accepted step against the same method's fixed step at the mean h.
+versus_iftomm  the IFToMM benchmarks A02 (N = 2, 4) and A04 (Bricard) of the study
+          iftomm_benchmarks: Exudyn's generalized-alpha (SolveDynamic; bench/exudyn_iftomm.py)
+          beside pyint's (whole integrate call) and pyint's RK4 on the index-1 form, plain
+          and projected after every step, interleaved in one run over a sweep of h: the
+          benchmark error against the study's reference and the CPU time of each run; at
+          equal accuracy, the CPU time of the cheapest run within the benchmark's tolerance
+          1e-3 (and log-log interpolated at 1e-3), and the ratios Exudyn / pyint for the
+          same method and for pyint's cheapest (issue 26: >= 3).  Run only when named.
 symbolic  user models as SymbolicModels (tests/symbolic_models.py): generalized-
           alpha steps/s of the compiled chain (N = 2, 8, 32) and snakeboard
           beside their built-in twins and the same model through the Python
@@ -84,7 +92,7 @@ H = 1e-3
 RHO = 0.9
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = ("chain", "paths", "solvers", "wp", "adaptive", "batch", "symbolic", "methods")
-EXTRA_SECTIONS = ("versus",)   # run only when named with --only
+EXTRA_SECTIONS = ("versus", "versus_iftomm")   # run only when named with --only
 
 
 def exudyn_version():
@@ -313,6 +321,140 @@ def section_versus(args):
                 "kind": ("kind", ["pyint", "exudyn_dense", "exudyn_sparse"], {"long_name": "whose step count"})},
         attrs={"pyint": workers["pyint"].pyint, "baseline": workers["baseline"].pyint})
     write(ds, "versus")
+
+
+# --- the IFToMM benchmarks side by side with Exudyn ----------------------------------------
+#: benchmark of the study -> (final time, quick final time)
+IFTOMM_CASES = {"A02_N2": (20.0, 4.0), "A02_N4": (10.0, 2.0), "A04": (5.0, 1.0)}
+IFTOMM_STEPS = (5e-2, 2.5e-2, 1e-2, 5e-3, 2.5e-3, 2e-3, 1.25e-3, 1e-3, 5e-4)   # each divides the output step 0.05 s
+#: the contenders: Exudyn's generalized-alpha, pyint's (the same method), and pyint's cheapest ones
+#: elsewhere: RK4 on the index-1 form (stops at A02's singular positions) and with the projection
+#: onto the constraints after every step (passes them)
+IFTOMM_CONTENDERS = ("exudyn_genalpha", "pyint_genalpha", "pyint_rk4_index1", "pyint_rk4_index1_steps")
+
+
+def section_versus_iftomm(args):
+    """pyint and Exudyn on A02 and A04 over a sweep of h, interleaved in one run.
+    Error: the study's benchmark error (reported point, position and velocity, at the output steps)
+    against its reference (A02: the reduced 1-DOF equation; A04: the non-redundant twin by DOP853).
+    Cost: CPU time (time.process_time: the machine may be shared) of pyint's whole integrate call
+    and of Exudyn's SolveDynamic (its model assembly not timed), best of the rounds.  Equal accuracy:
+    each contender's cheapest run with error <= the benchmark's 1e-3, and the log-log interpolated
+    time at error 1e-3 (between the runs around it); the ratios Exudyn / pyint for the same method
+    (generalized-alpha) and for pyint's cheapest contender."""
+    import xarray as xr
+    from pyint.studies import iftomm_benchmarks as S
+    exu = exudyn_version()
+    if not exu:
+        raise SystemExit("versus_iftomm needs Exudyn (./dev.sh bench installs it into build/bench-deps)")
+    from exudyn_iftomm import exudyn_a02, exudyn_bricard
+    names = list(IFTOMM_CASES)
+    hs = IFTOMM_STEPS[:-1] if args.quick else IFTOMM_STEPS
+    contenders = list(IFTOMM_CONTENDERS)
+    methods = {"pyint_genalpha": GeneralizedAlpha(rho_inf=RHO), "pyint_rk4_index1": METHODS["rk4_index1"](),
+               "pyint_rk4_index1_steps": METHODS["rk4_index1"](projection="steps")}
+    rounds = args.repeats
+    err = np.full((len(names), len(contenders), len(hs)), np.nan)
+    cpu = np.full((len(names), len(contenders), len(hs), rounds), np.nan)
+    newton = np.full((len(names), len(hs)), np.nan)               # pyint generalized-alpha's iterations per step
+    t_ends = [IFTOMM_CASES[b][1] if args.quick else IFTOMM_CASES[b][0] for b in names]
+    print(f"IFToMM A02 / A04 side by side, {rounds} interleaved rounds: pyint {pyint.__version__} (whole call) vs "
+          f"Exudyn {exu} generalized-alpha (SolveDynamic), rho_inf = {RHO}; CPU time", flush=True)
+
+    def run(b, who, h, t_end):
+        kind, n, dt, _ = S.BENCHMARKS[b]
+        t_ref, p_ref, v_ref, _ = S.reference(b, t_end)
+        nit = np.nan
+        c0 = time.process_time()
+        if who in methods:
+            model, q0, v0 = S.benchmark_model(b)
+            try:
+                r = methods[who].integrate(model, q0, v0, t_end, h, every=int(round(dt / h)))
+            except IntegrationError:                           # stopped (a singular position, Newton)
+                return time.process_time() - c0, np.nan, nit
+            c = time.process_time() - c0
+            t, (p, v) = r.t, S.reported(b, model, r.q, r.v)
+            if "newton_iterations" in r.stats:
+                nit = r.stats["newton_iterations"] / r.stats["steps"]
+        else:
+            try:
+                c, _, t, p, v = (exudyn_a02(n, h, t_end, dt, RHO) if kind == "A02"
+                                 else exudyn_bricard(h, t_end, dt, RHO))
+            except Exception:                                  # SolveDynamic did not converge
+                return time.process_time() - c0, np.nan, nit
+        if len(t) != len(t_ref) or not np.allclose(t, t_ref, rtol=0, atol=1e-9 * t_end):
+            return c, np.nan, nit                              # stopped early: no error at the output steps
+        return c, S.benchmark_error(np.c_[p, v], np.c_[p_ref, v_ref]), nit
+
+    for i, b in enumerate(names):                              # references and first calls outside the timing
+        S.reference(b, t_ends[i])
+        for who in methods:
+            run(b, who, hs[0], 0.1)
+    for r in range(rounds):
+        order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
+        for i, b in enumerate(names):
+            for k, h in enumerate(hs):
+                for who in order:
+                    c = contenders.index(who)
+                    cpu[i, c, k, r], err[i, c, k], nit = run(b, who, h, t_ends[i])
+                    if who == "pyint_genalpha":
+                        newton[i, k] = nit
+        print(f"round {r + 1}/{rounds} done", flush=True)
+    best_cpu = np.min(cpu, axis=3)
+    tol = S.TOL_HIGH
+    at_tol = np.full((len(names), len(contenders)), np.nan)      # cheapest run within the tolerance
+    h_at_tol = np.full((len(names), len(contenders)), np.nan)
+    interp = np.full((len(names), len(contenders)), np.nan)      # log-log interpolated at error = tol
+    short = {"exudyn_genalpha": "exu ga", "pyint_genalpha": "pyint ga", "pyint_rk4_index1": "pyint rk4",
+             "pyint_rk4_index1_steps": "rk4 steps"}
+    for i, b in enumerate(names):
+        print(f"{b} over {t_ends[i]:g} s: benchmark error, CPU time [s] (best of {rounds} rounds); it/step: pyint "
+              "generalized-alpha's Newton iterations per step")
+        print(f"{'h':>9}" + "".join(f"{short[c] + ' err':>16}{'cpu':>8}" for c in contenders) + f"{'it/step':>8}")
+        for k, h in enumerate(hs):
+            cells = "".join(f"{err[i, c, k]:>16.2e}{best_cpu[i, c, k]:>8.3f}" for c in range(len(contenders)))
+            print(f"{h:>9.2e}{cells}{newton[i, k]:>8.2f}")
+        for c in range(len(contenders)):
+            ok = np.where(err[i, c] <= tol)[0]
+            if len(ok):
+                k = ok[np.argmin(best_cpu[i, c, ok])]
+                at_tol[i, c], h_at_tol[i, c] = best_cpu[i, c, k], hs[k]
+            e, t_ = err[i, c], best_cpu[i, c]
+            for k in range(len(hs) - 1):                         # errors fall as h falls: first bracket of tol
+                if np.isfinite(e[k]) and np.isfinite(e[k + 1]) and e[k] > tol >= e[k + 1]:
+                    w = np.log(tol / e[k]) / np.log(e[k + 1] / e[k])
+                    interp[i, c] = float(np.exp(np.log(t_[k]) + w * np.log(t_[k + 1] / t_[k])))
+                    break
+        print(f"at error <= {tol:g} (cheapest passing run; interpolated at {tol:g}):")
+        ex = contenders.index("exudyn_genalpha")
+        for c, who in enumerate(contenders):
+            ratio = "" if c == ex else (f"; Exudyn / this = {fmt(at_tol[i, ex] / at_tol[i, c], '.2f')} "
+                                        f"(interpolated {fmt(interp[i, ex] / interp[i, c], '.2f')})")
+            print(f"  {who:>24}: {fmt(at_tol[i, c], '.3f')} s at h = {h_at_tol[i, c]:.3g} "
+                  f"({fmt(interp[i, c], '.3f')} s){ratio}")
+        pyint_best = np.nanmin(at_tol[i, 1:]) if np.any(np.isfinite(at_tol[i, 1:])) else np.nan
+        print(f"  issue 26 (pyint >= 3x Exudyn): same method {fmt(at_tol[i, ex] / at_tol[i, 1], '.2f')}, "
+              f"pyint's cheapest {fmt(at_tol[i, ex] / pyint_best, '.2f')}\n", flush=True)
+    ds = xr.Dataset(
+        {"error": (("benchmark", "contender", "h"), err,
+                   {"units": "1", "long_name": "benchmark error of the reported point (study iftomm_benchmarks)"}),
+         "cpu_time": (("benchmark", "contender", "h", "round"), cpu,
+                      {"units": "s", "long_name": "CPU time (pyint: whole integrate call; Exudyn: SolveDynamic)"}),
+         "pyint_newton_per_step": (("benchmark", "h"), newton,
+                                   {"units": "1", "long_name": "pyint generalized-alpha's Newton iterations per step"}),
+         "cpu_at_tolerance": (("benchmark", "contender"), at_tol,
+                              {"units": "s", "long_name": f"CPU time of the cheapest run with error <= {tol:g}"}),
+         "h_at_tolerance": (("benchmark", "contender"), h_at_tol, {"units": "s", "long_name": "its step size"}),
+         "cpu_interpolated_at_tolerance": (("benchmark", "contender"), interp,
+                                           {"units": "s", "long_name": f"CPU time log-log interpolated at "
+                                                                       f"error {tol:g}"}),
+         "t_end": ("benchmark", t_ends, {"units": "s", "long_name": "final time"})},
+        coords={"benchmark": ("benchmark", names, {"long_name": "IFToMM benchmark (study iftomm_benchmarks)"}),
+                "contender": ("contender", contenders, {"long_name": "integrator"}),
+                "h": ("h", list(hs), {"units": "s", "long_name": "step size"}),
+                "round": ("round", np.arange(rounds), {"long_name": "interleaved round"})},
+        attrs={"tolerance": tol, "pyint": pyint.__version__})
+    write(ds, "versus_iftomm")
 
 
 # --- the other pyint paths ----------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The IFToMM / A Coruna multibody benchmark library, problems A01, A02 and A04, through every method.
+"""The IFToMM / A Coruna multibody benchmark library, problems A01 to A05, through every method.
 
 Sources
 -------
@@ -44,9 +44,39 @@ A04 Bricard's mechanism (the library's A04 page; its specification text could no
     redundant row found by the column-pivoted QR of G(q0)^T dropped), DOP853 at rtol = 1e-11,
     atol = 1e-12 (``pyint.reference.ode.ode_reference``); its own constraint drift is recorded
     (``reference_eps_pos``).
-A03 Andrews' mechanism and A05 the stiff flyball governor are not built: A03 needs a motor torque
-    on a body and A05 a prismatic slider driven by stiff spring-dampers (K = 8e5 N/m, C = 4e4 Ns/m,
-    rest length 0.5 m, 5 kg balls, initial shaft speed 2 pi rad/s); docs/iftomm.md says so.
+A03 Andrews' squeezing mechanism (the library's A03 page could not be retrieved; its data as the
+    OpenSim reproduction and COMSOL's model give them are those of E. Hairer, G. Wanner, Solving
+    Ordinary Differential Equations II, sec. VII.7, after W. Schiehlen (ed.), Multibody Systems
+    Handbook, 1990, and of the Test Set for IVP Solvers, F. Mazzia, C. Magherini, problem
+    "andrews").  Seven planar bodies, one degree of freedom, no gravity, the motor torque 0.033 N m
+    on the crank OF against the spring C-D (4530 N/m, rest length 0.07785 m), starting at rest at
+    beta = -0.0617 rad; the mechanism turns over in milliseconds (beta' = 1.1e3 rad/s at 0.03 s).
+    Here: :func:`pyint.models.iftomm.andrews`, a SymbolicModel in the seven relative angles
+    (Hairer & Wanner's coordinates); the reported point F (the crank's tip, the point the OpenSim
+    reproduction compares), position and velocity; T = 0.03 s, the Test Set's interval, with output
+    every 1e-3 s; the tolerances 1e-1 / 1e-3 and threshold 1e-3 of A01 / A02 (the library's A03
+    values not retrieved).  Fixed steps: h = 1e-5 (the ``h=1e-3`` runs of the other problems would
+    take 30 steps through the whole motion: a fixed step applies to A03 when h <= 1e-4, to the
+    others when h >= 1e-4).  Reference: DOP853 on the index-1 form at rtol = atol = 1e-12 (every
+    order-4/5 method at h = 1e-6 lands within 3e-12 rad of it); it differs from the Test Set's
+    published values at t = 0.03 (PSIDE at tol 1e-14 on a Cray C90) by 1.4e-9 rad in the angles
+    (9e-11 relative to |beta|) and 5.4e-7 rad/s in the rates (3.8e-10 relative), recorded in the
+    case's attributes (``reference_testset_deviation_*``).
+A05 the stiff flyball governor (A05_specification.xml, summarized by the OpenSim reproduction; the
+    layout as Exudyn's TestModels/stiffFlyballGovernor.py builds it).  A vertical shaft on a revolute
+    joint, a slider on it (prismatic), two rods hinged to the shaft's top at x = +-0.05 m, 30 deg
+    below the horizontal, each with a 5 kg point mass at its end; rods and shaft 1 x 0.01 x 0.01 m,
+    the slider a 0.1 m cube, density 3000 kg/m^3; the coupler rods of Watt's governor replaced by
+    spring-dampers (K = 8e5 N/m, C = 4e4 N s/m, rest length 0.5 m) from the slider's sides to the
+    rods' midpoints; slider at s = 0.5 m; the shaft turning at 2 pi rad/s; gravity along -z.  Stiff:
+    the dampers' time scale is ~1e-4 s against the 1 s oscillation of s.  Reported: the slider's
+    centre (its height is the library's s), position and velocity, one output per 0.01 s.  T: the
+    OpenSim reproduction ran 10 s; here 2 s (two oscillations of s; ``--grid t_a05=10`` for 10 s),
+    quick 0.1 s.  Here: :func:`pyint.models.iftomm.flyball_governor` in natural coordinates (48
+    coordinates, 44 constraints, 4 degrees of freedom).  Reference: the reduced equations in the four
+    degrees of freedom (:func:`pyint.models.iftomm.flyball_reduced`, Lagrange's equations derived
+    with SymPy, independent of the natural coordinates) by Radau IIA at rtol = atol = 1e-11; the
+    library's own reference history could not be retrieved.
 
 The error measure
 -----------------
@@ -61,23 +91,24 @@ so another measure can be applied to the file.  ``passed_high`` / ``passed_low``
 
 The grid
 --------
-``benchmark`` (A01, A02_N2, A02_N4, A04; A02_N40 on request: ``--grid benchmark=A02_N40``) x
+``benchmark`` (A01, A02_N2, A02_N4, A03, A04, A05; A02_N40 on request: ``--grid benchmark=A02_N40``) x
 ``method`` (every registered method, :data:`pyint.methods.METHODS`, constructed with its defaults;
 a method that does not accept the model, ``cls.accepts``, is ``skipped``) x ``stepping``:
-``h=1e-3`` (the fixed step) and ``rtol=1e-6`` (variable steps, atol = rtol, outputs at the
-benchmark's output steps; skipped for the methods that refuse rtol; ``rtol=1e-8`` on request).
+``h=1e-3`` (the fixed step; A03: ``h=1e-5``) and ``rtol=1e-6`` (variable steps, atol = rtol,
+outputs at the benchmark's output steps; skipped for the methods that refuse rtol; ``rtol=1e-8``
+on request).
 A run that stops (Newton failure at a singular configuration, NaN, a start the method refuses,
 too many steps) is recorded with its status and message and what it computed before; it is never
 an error of the study, so the file shows whatever each method does today.
 
 Sizes.  The default runs the library's T for A01 (2000 s) and A02 with N = 2 (20 s); A02 with
-N = 4 over 10 s and A04 over 5 s (one period of its swing: P3 goes from (1, -1, 1) to (-1, -1, 1)
-and back), because the symplectic family (RATTLE, the composition, Lobatto IIIA-IIIB) costs
-1-60 ms per step on these models (Lobatto IIIA-IIIB: 58 s of CPU for 1 s of A04 at h = 1e-3),
-and N = 40 (486 coordinates, dense: about 0.1 s per step of generalized-alpha) is left to
-``--grid benchmark=A02_N40`` (0.6 s: past the first singular passage; ``--grid t_a02_n40=20``
-for the library's run).  ``--quick``: A01 10 s, A02 (N = 2) 1.5 s (three singular passages,
-Lobatto IIIA-IIIB's failure at t = 1.23), A04 0.15 s.
+N = 4 over 10 s, A03 over the Test Set's 0.03 s, A04 over 5 s (one period of its swing: P3 goes
+from (1, -1, 1) to (-1, -1, 1) and back) and A05 over 2 s, because the symplectic family (RATTLE,
+the composition, Lobatto IIIA-IIIB) costs 1-60 ms per step on these models (Lobatto IIIA-IIIB: 58 s
+of CPU for 1 s of A04 at h = 1e-3), and N = 40 (486 coordinates, dense: about 0.1 s per step of
+generalized-alpha) is left to ``--grid benchmark=A02_N40`` (0.6 s: past the first singular passage;
+``--grid t_a02_n40=20`` for the library's run).  ``--quick``: A01 10 s, A02 (N = 2) 1.5 s (three singular passages,
+Lobatto IIIA-IIIB's failure at t = 1.23), A03 0.01 s, A04 0.15 s, A05 0.1 s.
 """
 from __future__ import annotations
 
@@ -97,11 +128,25 @@ BENCHMARKS = {
     "A02_N2": ("A02", 2, 0.05, "t_a02"),
     "A02_N4": ("A02", 4, 0.05, "t_a02_n4"),
     "A02_N40": ("A02", 40, 0.05, "t_a02_n40"),
+    "A03": ("A03", 0, 1e-3, "t_a03"),
     "A04": ("A04", 0, 0.05, "t_a04"),
+    "A05": ("A05", 0, 0.01, "t_a05"),
 }
-STEPS = ["h=1e-3", "rtol=1e-6"]            # --grid stepping=h=1e-3,rtol=1e-6,rtol=1e-8: a tighter run
-DEFAULTS = {"t_a01": 2000.0, "t_a02": 20.0, "t_a02_n4": 10.0, "t_a02_n40": 0.6, "t_a04": 5.0}
-QUICK = {"t_a01": 10.0, "t_a02": 1.5, "t_a02_n4": 1.5, "t_a02_n40": 0.6, "t_a04": 0.15}
+STEPS = ["h=1e-3", "h=1e-5", "rtol=1e-6"]  # --grid stepping=h=1e-3,rtol=1e-6,rtol=1e-8: a tighter run
+#: the fixed steps a benchmark runs: A03's motion takes 30 ms (1e-3 of the others' time scale)
+H_RANGE = {"A03": (0.0, 1e-4)}
+H_RANGE_OTHERS = (1e-4, np.inf)
+DEFAULTS = {"t_a01": 2000.0, "t_a02": 20.0, "t_a02_n4": 10.0, "t_a02_n40": 0.6, "t_a03": 0.03, "t_a04": 5.0,
+            "t_a05": 2.0}
+QUICK = {"t_a01": 10.0, "t_a02": 1.5, "t_a02_n4": 1.5, "t_a02_n40": 0.6, "t_a03": 0.01, "t_a04": 0.15, "t_a05": 0.1}
+#: the Test Set for IVP Solvers' reference of "andrews" at t = 0.03 (Mazzia and Magherini; PSIDE at
+#: rtol = atol = 1e-14 on a Cray C90): the seven angles [rad], then their rates [rad/s]
+ANDREWS_TESTSET_T = 0.03
+ANDREWS_TESTSET = np.array([
+    0.1581077119629904e+2, -0.1575637105984298e+2, 0.4082224013073101e-1, -0.5347301163226948e+0,
+    0.5244099658805304e+0, 0.5347301163226948e+0, 0.1048080741042263e+1,
+    0.1139920302151208e+4, -0.1424379294994111e+4, 0.1103291221937134e+2, 0.1929337464421385e+2,
+    0.5735699284790808e+0, -0.1929337464421385e+2, 0.3231791658026955e+0])
 
 
 def method_names():
@@ -122,14 +167,21 @@ def parse_step(step):
 def benchmark_model(name):
     """The model of a benchmark and its initial state: (model, q0, v0)."""
     from pyint.models import PendulumChain
-    from pyint.models.iftomm import bricard, n_four_bar, n_four_bar_state
+    from pyint.models.iftomm import (ANDREWS_Q0, andrews, bricard, flyball_governor, flyball_state, n_four_bar,
+                                     n_four_bar_state)
     kind, n, _, _ = BENCHMARKS[name]
     if kind == "A01":
         model = PendulumChain(1, mass=1.0, length=1.0, grav=G)
         q0, v0 = np.array([1.0, 0.0]), np.zeros(2)           # horizontal, x(P1) = +1 m, at rest
+    elif kind == "A03":
+        model = andrews()
+        q0, v0 = ANDREWS_Q0.copy(), np.zeros(7)               # Hairer & Wanner's consistent start, at rest
     elif kind == "A02":
         model = n_four_bar(n, g=G)
         q0, v0 = n_four_bar_state(model, 0.0, 1.0 / model.params["length"])   # B0x' = 1 m/s
+    elif kind == "A05":
+        model = flyball_governor(g=G)
+        q0, v0 = flyball_state(model)                          # spinning at 2 pi rad/s
     else:
         model = bricard(g=G)
         q0, v0 = model.initial_state()
@@ -138,10 +190,14 @@ def benchmark_model(name):
 
 def reported(name, model, q, v):
     """The benchmark's reported point: (position (..., d), velocity (..., d))."""
-    from pyint.models.iftomm import bricard_point, n_four_bar_point
+    from pyint.models.iftomm import andrews_point_f, bricard_point, flyball_point, n_four_bar_point
     kind = BENCHMARKS[name][0]
     if kind == "A01":
         return np.asarray(q)[..., :2], np.asarray(v)[..., :2]
+    if kind == "A03":
+        return andrews_point_f(model, q, v)
+    if kind == "A05":
+        return flyball_point(model, q, v)
     return (n_four_bar_point if kind == "A02" else bricard_point)(model, q, v)
 
 
@@ -177,8 +233,28 @@ def reference(name, t_end):
         vel = L * om[:, None] * np.stack([np.cos(th), -np.sin(th)], axis=1)
         return t, pos, vel, {"reference": "reduced 1-DOF equation J theta'' = K g sin(theta), DOP853 "
                                           "rtol = atol = 1e-12"}
-    from pyint.models.iftomm import bricard
     from pyint.reference.ode import ode_reference
+    if kind == "A05":
+        from pyint.models.iftomm import flyball_reduced
+        rhs, _ = flyball_reduced(model.params)
+        p = model.params
+        y0 = np.array([0.0, p["s0"], p["alpha"], p["alpha"], p["omega"], 0.0, 0.0, 0.0])
+        sol = solve_ivp(rhs, (0.0, t_end), y0, method="Radau", rtol=1e-11, atol=1e-11, t_eval=t)
+        pos, vel = np.zeros((len(t), 3)), np.zeros((len(t), 3))
+        pos[:, 2], vel[:, 2] = sol.y[1], sol.y[5]              # the slider's centre stays on the z axis
+        return t, pos, vel, {"reference": "reduced equations in the 4 degrees of freedom (Lagrange, SymPy), "
+                                          "Radau IIA rtol = atol = 1e-11"}
+    if kind == "A03":
+        q, v, _ = ode_reference(model, q0, v0, t, rtol=1e-12, atol=1e-12)
+        pos, vel = reported(name, model, q, v)
+        info = {"reference": "index-1 form, DOP853 rtol = atol = 1e-12",
+                "reference_eps_pos": float(np.max(np.abs([model.hol(0.0, qk) for qk in q])))}
+        at = np.flatnonzero(np.abs(t - ANDREWS_TESTSET_T) < 1e-12)
+        if len(at):                                          # the Test Set's published values at t = 0.03
+            info["reference_testset_deviation_q"] = float(np.max(np.abs(q[at[0]] - ANDREWS_TESTSET[:7])))
+            info["reference_testset_deviation_v"] = float(np.max(np.abs(v[at[0]] - ANDREWS_TESTSET[7:])))
+        return t, pos, vel, info
+    from pyint.models.iftomm import bricard
     dropped = redundant_rows(model, q0)
     twin = bricard(g=G, drop_rows=[r - model.n_hol + len(model.system.scalars) for r in dropped])
     q, v, _ = ode_reference(twin, q0, v0, t, rtol=1e-11, atol=1e-12)
@@ -338,8 +414,8 @@ def figures(path, outdir=None):
         ax.set_xticklabels(methods if ax is axes[-1, 0] else [], rotation=60, ha="right", fontsize=7)
         ax.set_ylabel(f"{b}: error [1]", fontsize=8)
         ax.grid(True, which="major", alpha=0.3)
-    axes[0, 0].set_title("benchmark error per method (o h = 1e-3, s rtol = 1e-6, ^ rtol = 1e-8; x: stopped; "
-                         "--- 1e-3 high, ... 1e-1 low precision)", fontsize=8)
+    axes[0, 0].set_title("benchmark error per method (" + ", ".join(f"{mk} {s}" for s, mk in markers.items())
+                         + "; x: stopped; --- 1e-3 high, ... 1e-1 low precision)", fontsize=8)
     save(fig, "error_by_method.png")
 
     fig, axes = plt.subplots(1, len(benches), figsize=(4 * len(benches), 3.6), squeeze=False)
@@ -361,8 +437,8 @@ def figures(path, outdir=None):
     for ax, b in zip(axes[:, 0], benches):
         shown = False
         for bb, m, s, c in cases:
-            if bb != b or m != "genalpha" or s != "h=1e-3":
-                continue
+            if bb != b or m != "genalpha" or not s.startswith("h=") or shown:
+                continue                                     # the benchmark's (first) fixed step
             t = c["time"].values
             for j, a in enumerate(c.axis.values):
                 if np.all(np.isnan(c["point_position"].values[:, j])):
@@ -377,7 +453,7 @@ def figures(path, outdir=None):
             ax.legend(fontsize=7, loc="upper right")
             ax.grid(True, alpha=0.3)
     axes[-1, 0].set_xlabel("time [s]")
-    axes[0, 0].set_title("reported point: reference (grey) and generalized-alpha, h = 1e-3", fontsize=9)
+    axes[0, 0].set_title("reported point: reference (grey) and generalized-alpha, fixed step", fontsize=9)
     save(fig, "reported_points.png")
     return out
 
@@ -395,24 +471,31 @@ def summary(ds):
 
 
 def where(p):
-    """Keep a method only on the models it accepts, and its variable-step runs only if it has steps control."""
+    """Keep a method only on the models it accepts, its fixed steps only in the benchmark's range
+    (:data:`H_RANGE`), and its variable-step runs only if it has steps control."""
     from pyint.integrator import METHODS
     model = benchmark_model(p["benchmark"])[0]
     cls = METHODS[p["method"]]
     if not cls.accepts(model):
         return False
-    return parse_step(p["stepping"])[0] == "h" or cls().adaptive_refusal(model) is None
+    how, value = parse_step(p["stepping"])
+    if how == "h":
+        lo, hi = H_RANGE.get(BENCHMARKS[p["benchmark"]][0], H_RANGE_OTHERS)
+        return lo <= value <= hi
+    return cls().adaptive_refusal(model) is None
 
 
 STUDY = Study(
     name=NAME,
-    description="IFToMM benchmark library A01, A02 (N = 2, 4; 40 on request), A04: every method, h and rtol",
-    grid={"benchmark": ["A01", "A02_N2", "A02_N4", "A04"], "method": method_names(), "stepping": STEPS},
+    description="IFToMM benchmark library A01, A02 (N = 2, 4; 40 on request), A03, A04, A05: every method, h and rtol",
+    grid={"benchmark": ["A01", "A02_N2", "A02_N4", "A03", "A04", "A05"], "method": method_names(),
+          "stepping": STEPS},
     fixed=dict(DEFAULTS),
-    quick_grid={"benchmark": ["A01", "A02_N2", "A04"], **QUICK},
+    quick_grid={"benchmark": ["A01", "A02_N2", "A03", "A04", "A05"], **QUICK},
     run_case=run_case, where=where, figures=figures, summary=summary,
     meta={"t_a01": ("s", "final time of A01"), "t_a02": ("s", "final time of A02 with N = 2"), "t_a02_n4": ("s", "final time of A02 with N = 4"),
-          "t_a02_n40": ("s", "final time of A02 with N = 40"), "t_a04": ("s", "final time of A04"),
+          "t_a02_n40": ("s", "final time of A02 with N = 40"), "t_a03": ("s", "final time of A03"),
+          "t_a04": ("s", "final time of A04"), "t_a05": ("s", "final time of A05"),
           "axis": ("", "component of the reported point"), "benchmark": ("", "IFToMM benchmark problem"),
           "stepping": ("", "fixed step h or variable steps with tolerance rtol")},
     version="1")

@@ -1,8 +1,11 @@
 """The IFToMM benchmark mechanisms (pyint.models.iftomm) and the study iftomm_benchmarks.
 
 The models must be the benchmarks' mechanisms: A02's reduced state lies on the constraint
-manifold and carries the reduced equation's energy; Bricard's mechanism has 60 coordinates, 60
-constraints of rank 59 (one redundant) and one degree of freedom.  The study's references must be
+manifold and carries the reduced equation's energy; Andrews' mechanism (A03) has Hairer and
+Wanner's forces, starts consistently with the Test Set's accelerations, and its reference
+reproduces the Test Set's solution at t = 0.03; Bricard's mechanism has 60 coordinates, 60
+constraints of rank 59 (one redundant) and one degree of freedom; the flyball governor (A05) in
+natural coordinates is its reduced 4-degree-of-freedom equations.  The study's references must be
 the benchmarks' solutions: checked against the integrators that pass with the widest margin.
 Tolerances: round-off ones are >= 20x the measured values (written beside them); the error
 bounds are >= 10x the measured values written beside them.
@@ -10,8 +13,9 @@ bounds are >= 10x the measured values written beside them.
 import numpy as np
 import pytest
 
-from pyint.models.iftomm import (bricard, bricard_point, n_four_bar, n_four_bar_point, n_four_bar_reduced,
-                                 n_four_bar_state)
+from pyint.models.iftomm import (ANDREWS_PARAMS, ANDREWS_Q0, andrews, andrews_point_f, bricard, bricard_point,
+                                 flyball_governor, flyball_point, flyball_reduced, flyball_state, n_four_bar,
+                                 n_four_bar_point, n_four_bar_reduced, n_four_bar_state)
 from pyint.studies import iftomm_benchmarks as S
 
 
@@ -90,3 +94,133 @@ def test_a_method_that_stops_is_recorded_not_raised():
         assert 0.0 < float(ds.t_reached) < 1.5
     else:
         assert float(ds.error) < 1e-3
+
+
+# -- A03 Andrews' squeezing mechanism ------------------------------------------------------------
+def _hairer_wanner_force(q, v, p):
+    """The generalized forces as Hairer & Wanner II sec. VII.7 (and the Test Set) print them: the torque,
+    the spring C-D and the velocity terms written out (the model derives the latter from M(q))."""
+    be, th, ga, ph, de, om, ep = q
+    bep, thp, _, php, dep, omp, epp = v
+    xd = p["sd"] * np.cos(ga) + p["sc"] * np.sin(ga) + p["xb"]
+    yd = p["sd"] * np.sin(ga) - p["sc"] * np.cos(ga) + p["yb"]
+    lang = np.hypot(xd - p["xc"], yd - p["yc"])
+    force = -p["c0"] * (lang - p["l0"]) / lang
+    fx, fy = force * (xd - p["xc"]), force * (yd - p["yc"])
+    m2, m4, m6 = p["m2"], p["m4"], p["m6"]
+    e4, z6 = p["zt"] * (p["e"] - p["ea"]), p["u"] * (p["zf"] - p["fa"])
+    return np.array([
+        p["mom"] - m2 * p["da"] * p["rr"] * thp * (thp + 2 * bep) * np.sin(th),
+        m2 * p["da"] * p["rr"] * bep**2 * np.sin(th),
+        fx * (p["sc"] * np.cos(ga) - p["sd"] * np.sin(ga)) + fy * (p["sd"] * np.cos(ga) + p["sc"] * np.sin(ga)),
+        m4 * e4 * dep**2 * np.cos(ph),
+        -m4 * e4 * php * (php + 2 * dep) * np.cos(ph),
+        -m6 * z6 * epp**2 * np.cos(om),
+        m6 * z6 * omp * (omp + 2 * epp) * np.cos(om)])
+
+
+@pytest.fixture(scope="module")
+def andrews_model():
+    return andrews()
+
+
+def test_andrews_forces_are_hairer_wanners(andrews_model):
+    """The velocity terms derived from M(q) by Christoffel's symbols are the ones Hairer & Wanner print,
+    at random states (relative to the largest term: round-off, measured <= 3e-16)."""
+    rng = np.random.default_rng(26)
+    for _ in range(5):
+        q = ANDREWS_Q0 + rng.uniform(-1.0, 1.0, 7)
+        v = rng.uniform(-1e3, 1e3, 7)
+        f = andrews_model.force(0.0, q, v)
+        ref = _hairer_wanner_force(q, v, ANDREWS_PARAMS)
+        assert np.max(np.abs(f - ref)) <= 1e-13 * np.max(np.abs(ref))
+
+
+def test_andrews_start_is_consistent_with_the_published_accelerations(andrews_model):
+    """g(q0) = 0 to round-off (each of the six rows: <= 5 terms of <= 0.07 m, measured 6.9e-18), and the
+    index-1 solve at the start gives the Test Set's initial accelerations and multipliers (given to 30
+    digits) within cond(KKT) x eps relative (cond 5.1e4; measured 5.1e-16)."""
+    q0, v0 = ANDREWS_Q0, np.zeros(7)
+    assert (andrews_model.n, andrews_model.n_hol) == (7, 6)
+    assert np.linalg.matrix_rank(andrews_model.hol_jac(0.0, q0)) == 6
+    assert np.max(np.abs(andrews_model.hol(0.0, q0))) <= 5 * 0.07 * 4 * np.finfo(float).eps
+    a, lam, _ = andrews_model.consistent_acceleration(0.0, q0, v0)
+    a_ref = np.array([14222.4439199541138705911625887, -10666.8329399655854029433719415, 0, 0, 0, 0, 0])
+    lam_ref = np.array([98.5668703962410896057654982170, -6.12268834425566265503114393122, 0, 0, 0, 0])
+    mass, g = andrews_model.mass(q0), andrews_model.hol_jac(0.0, q0)
+    tol = np.linalg.cond(np.block([[mass, g.T], [g, np.zeros((6, 6))]])) * np.finfo(float).eps
+    assert np.max(np.abs(a - a_ref)) <= tol * np.max(np.abs(a_ref))
+    assert np.max(np.abs(lam - lam_ref)) <= tol * np.max(np.abs(lam_ref))
+    np.testing.assert_allclose(andrews_point_f(andrews_model, q0, v0)[0],
+                               7e-3 * np.array([np.cos(q0[0]), np.sin(q0[0])]), rtol=0, atol=1e-18)
+
+
+def test_a03_reference_matches_the_test_set_at_0_03():
+    """The study's reference (DOP853 on the index-1 form, rtol 1e-12) against the Test Set's published
+    solution at t = 0.03 (PSIDE at tol 1e-14 on a Cray C90, 48-bit mantissa): measured 1.43e-9 rad in
+    the angles (|beta| = 15.8) and 5.39e-7 rad/s in the rates (|Theta'| = 1424); our own reference at rtol
+    1e-12 and 2.5e-14, and the order-4/5 methods at h = 1e-6, agree with each other to 3e-12 rad, so the
+    deviation is the published value's.  Bounds: >= 10x the measured deviations."""
+    t, _, _, info = S.reference("A03", S.ANDREWS_TESTSET_T)
+    assert t[-1] == S.ANDREWS_TESTSET_T
+    assert info["reference_testset_deviation_q"] < 2e-8                    # measured 1.43e-9
+    assert info["reference_testset_deviation_v"] < 6e-6                    # measured 5.39e-7
+    assert info["reference_eps_pos"] < 1e-12                               # measured 1.2e-14
+
+
+def test_a03_runs_in_the_study_and_keeps_the_energy_balance():
+    """A03 over the quick 0.01 s at h = 1e-5: the order-5 block method lands within 7.5e-13 of the
+    reference (benchmark error) and keeps T + V - mom beta to 6.4e-15 J; generalized-alpha passes the
+    high-precision tolerance (6.5e-6)."""
+    p = {**S.QUICK, "benchmark": "A03", "stepping": "h=1e-5"}
+    assert S.where({**p, "method": "genalpha"}) and not S.where({**p, "stepping": "h=1e-3", "method": "genalpha"})
+    bl = S.run_case({**p, "method": "block_legendre"})
+    ga = S.run_case({**p, "method": "genalpha"})
+    assert float(bl.error) < 1e-11                                          # measured 7.45e-13
+    assert float(bl.energy_change_max) < 1e-13                              # measured 6.4e-15 (E0 = 1.44 J)
+    assert float(ga.error) < 7e-5 and float(ga.passed_high) == 1.0          # measured 6.53e-6
+    assert float(ga.t_reached) == pytest.approx(0.01)
+
+
+# -- A05 the stiff flyball governor -----------------------------------------------------------------
+def test_flyball_start_is_consistent_and_is_the_reduced_models():
+    """48 natural coordinates, 44 independent constraints (4 degrees of freedom), the spinning start on
+    the manifold at position and velocity level (round-off: measured 0.0 both), and the model's energy
+    equal to the reduced equations' T + V plus the shaft's constant potential m g L / 2 (round-off of
+    ~10 terms of <= E0 = 239 J: 10 E0 eps = 5.3e-13; measured 1.6e-13)."""
+    model = flyball_governor()
+    q0, v0 = flyball_state(model)
+    g = model.hol_jac(0.0, q0)
+    assert (model.n, model.n_hol, np.linalg.matrix_rank(g)) == (48, 44, 44)
+    assert np.max(np.abs(model.hol(0.0, q0))) <= 4 * np.finfo(float).eps
+    assert np.max(np.abs(g @ v0)) <= 4 * np.finfo(float).eps * 2 * np.pi
+    _, energy = flyball_reduced(model.params)
+    p = model.params
+    e0 = model.energy(0.0, q0, v0)
+    shaft = 3000.0 * 1e-4 * 9.81 * 0.5                               # 0.3 kg at the shaft's centre, 0.5 m up
+    assert abs(e0 - energy([0.0, p["s0"], p["alpha"], p["alpha"], p["omega"], 0, 0, 0]) - shaft) \
+        <= 10 * e0 * np.finfo(float).eps
+    np.testing.assert_allclose(flyball_point(model, q0, v0)[0], [0.0, 0.0, 0.5], atol=1e-16)
+
+
+def test_a05_reference_is_the_natural_coordinate_model():
+    """The study's reference (the reduced equations in 4 degrees of freedom, Radau at rtol 1e-11) and the
+    natural-coordinate model integrated on its index-1 form (DOP853, rtol 1e-10) are two independent
+    formulations of the mechanism: over 0.1 s (the first rise of s, through the stiff transient) they
+    agree to 4.6e-13 m in s and 8.2e-11 m/s in s' (measured; bounds >= 10x)."""
+    from pyint.reference.ode import ode_reference
+    t, pos, vel, _ = S.reference("A05", 0.1)
+    model, q0, v0 = S.benchmark_model("A05")
+    q, v, _ = ode_reference(model, q0, v0, t, rtol=1e-10, atol=1e-10)
+    p, pv = flyball_point(model, q, v)
+    assert np.max(np.abs(p[:, 2] - pos[:, 2])) < 5e-12
+    assert np.max(np.abs(pv[:, 2] - vel[:, 2])) < 1e-9
+    assert np.max(np.abs(pos[:, 2] - 0.5)) > 0.02                  # s moves: the comparison is not trivial
+
+
+def test_a05_generalized_alpha_passes_the_stiff_governor():
+    """Generalized-alpha (implicit, damped) at h = 1e-3 through the dampers' ~1e-4 s time scale over the
+    quick 0.1 s: within the high-precision tolerance (measured error 2.66e-5; bound 11x)."""
+    ds = S.run_case({**S.QUICK, "benchmark": "A05", "stepping": "h=1e-3", "method": "genalpha"})
+    assert float(ds.passed_high) == 1.0 and float(ds.error) < 3e-4
+    assert float(ds.t_reached) == pytest.approx(0.1)
