@@ -511,7 +511,11 @@ contains
       st%el0 = el
       st%el1 = el1
       call take_step(st, h, t1, s, info)
-      if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE) then
+      ! a singular-position flag on a trial step is rejected as a failed Newton is: a step too long
+      ! may carry its stages near a singular configuration the solution never comes near (IFToMM
+      ! A05's first trial step); at a real one h collapses and rejected() names the position
+      if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE &
+          .or. info == STATUS_SINGULAR_POSITION) then
         nonfinite = info == STATUS_NONFINITE
         if (rejected(3, h / 4)) return
         cycle

@@ -20,6 +20,15 @@
 !> (sigma ratio 1e-3): A02's crossings at h = 1e-3 reach 6.5e-3 unharmed (drift 3e-12) and
 !> 5.2e-4 with a jump of 1e-6 in q; a method that projects its steps onto the constraints
 !> (drift at round-off) sets d%sing_tol = SING_TOL_PROJECTED.
+!> A small pivot of S may be a scale, not a rank drop: a light body beside heavy ones spreads S's
+!> pivots over decades while C is well conditioned (IFToMM A05, the flyball governor: a
+!> 2.5e-6 kg m^2 shaft beside 5 kg balls, pivot ratio 4e-7, 1.6e-6 even with S scaled to a unit
+!> diagonal, while sigma_min / sigma_max of C is 0.11).  So a flagged S is checked again on C
+!> itself, as the start's rank test measures it (pyint_reduced_model): C C^T with C's rows
+!> scaled to unit length (its pivots are the squared sines of the angles between each
+!> constraint gradient and the span of the others, whatever the rows' scales), and a row whose
+!> length fell below sqrt(sing_tol) of its length at the first factorization (a gradient that
+!> vanishes alone); the position is singular only if that check flags it too.
 module pyint_kkt
   use pyint_kinds
   use pyint_small_lu, only: slu_factor, slu_solve
@@ -44,6 +53,7 @@ module pyint_kkt
     real(wp), allocatable :: c(:, :), w(:, :), s(:, :), lu(:, :)
     integer, allocatable :: piv(:)
     real(wp) :: s_ref = 0     !< the largest pivot of S at the first factorization (the singular-position check)
+    real(wp), allocatable :: row_ref(:)    !< |C_i|^2 at the first factorization (the same)
   end type
 
 contains
@@ -121,6 +131,12 @@ contains
         call columns_times(d%minv, transpose(f%c), f%w)
       end if
       call columns_times(f%c, f%w, f%s)
+      if (.not. allocated(f%row_ref)) then
+        allocate(f%row_ref(m))
+        do i = 1, m
+          f%row_ref(i) = sum(f%c(i, :)**2)
+        end do
+      end if
       call slu_factor(f%s, f%piv, info)
       ! a singular S is a rank drop of C (redundant rows were dropped at the start): a singular
       ! position; so is a pivot below sing_tol of the largest, this one's or the first one's (a
@@ -131,8 +147,10 @@ contains
       end if
       if (f%s_ref == 0) f%s_ref = maxval(pivots(f%s))
       if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref)) then
-        info = STATUS_SINGULAR_POSITION
-        return
+        if (.not. scaled_regular(f, d%sing_tol)) then
+          info = STATUS_SINGULAR_POSITION
+          return
+        end if
       end if
     else
       f%lu = 0
@@ -147,6 +165,29 @@ contains
     end if
     if (info /= 0) info = STATUS_SINGULAR
   end subroutine
+
+  !> Has C full rank once its rows are scaled to unit length (the module header)?  Only called for
+  !> an S whose pivots were flagged, so an unflagged run never pays for it.
+  logical function scaled_regular(f, tol)
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), intent(in) :: tol
+    real(wp) :: t(size(f%c, 1), size(f%c, 1)), len2(size(f%c, 1))
+    integer :: piv(size(f%c, 1)), info, i, j, m
+    m = size(f%c, 1)
+    do i = 1, m
+      len2(i) = sum(f%c(i, :)**2)
+      scaled_regular = len2(i) > tol * f%row_ref(i)
+      if (.not. scaled_regular) return
+    end do
+    do j = 1, m
+      do i = 1, m
+        t(i, j) = dot_product(f%c(i, :), f%c(j, :)) / sqrt(len2(i) * len2(j))
+      end do
+    end do
+    call slu_factor(t, piv, info)
+    scaled_regular = info == 0
+    if (scaled_regular) scaled_regular = minval(pivots(t)) > tol
+  end function
 
   !> |u_kk| of an LU factorization held in place.
   pure function pivots(lu) result(d)
