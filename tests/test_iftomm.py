@@ -224,3 +224,22 @@ def test_a05_generalized_alpha_passes_the_stiff_governor():
     ds = S.run_case({**S.QUICK, "benchmark": "A05", "stepping": "h=1e-3", "method": "genalpha"})
     assert float(ds.passed_high) == 1.0 and float(ds.error) < 3e-4
     assert float(ds.t_reached) == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("method, stepping", [("block_legendre", "h=1e-3"), ("block_uniform_rk", "rtol=1e-6"),
+                                              ("rk4_index1", "rtol=1e-6")])
+def test_a05_mass_scaling_is_not_a_singular_position(method, stepping):
+    """A05's S = G M^-1 G^T has pivots over 4e-7 (a 2.5e-6 kg m^2 shaft beside 5 kg balls) while G is
+    regular (sigma ratio 0.11): the index-1 and block methods run instead of stopping at t = 0 as a
+    singular position (fortran/core/kkt.f90).  Quick 0.1 s; measured errors 7.4e-9, 1.4e-7, 3.8e-6
+    (bound: the benchmark's high-precision tolerance, >= 26x)."""
+    ds = S.run_case({**S.QUICK, "benchmark": "A05", "stepping": stepping, "method": method})
+    assert "status" not in ds or str(ds.status.values) == "ok", str(ds.get("message", ""))
+    assert float(ds.passed_high) == 1.0 and float(ds.t_reached) == pytest.approx(0.1)
+
+
+def test_a05_explicit_rk4_beyond_its_stability_stops_by_name():
+    """RK4 at h = 1e-3 is unstable for A05's dampers (h C/m = 8): its state leaves the mechanism and the
+    run stops with a named error within a few steps, never a result with status ok."""
+    ds = S.run_case({**S.QUICK, "benchmark": "A05", "stepping": "h=1e-3", "method": "rk4_index1"})
+    assert str(ds.status.values) == "singular_position" and float(ds.t_reached) < 0.01
