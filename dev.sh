@@ -86,13 +86,16 @@ case "$cmd" in
     setup
     # run from tests/ so the source tree's pyint/ never shadows the installed package
     cd "$ROOT/tests"
-    # on pytest-xdist workers, one per core (PYINT_TEST_WORKERS=0: in this process); tests sharing a
-    # module-scoped fixture stay on one worker (xdist_group, tests/conftest.py); one BLAS thread per
-    # worker, so the workers do not oversubscribe the cores
+    # on pytest-xdist workers, one per core (PYINT_TEST_WORKERS=0: in this process), a test module
+    # whole on one worker in file order (--dist loadfile): a module-scoped fixture (the golden runs, a
+    # Dask cluster, computed trajectories) is computed once, and a module-level RNG draws as without
+    # xdist (split, test_liegroup's draws changed and its one-ulp bounds failed; --dist loadgroup does
+    # not group under pytest 9.2: xdist 3.8 renames item._nodeid, which pytest 9 no longer reads);
+    # one BLAS thread per worker, so the workers do not oversubscribe the cores
     workers=${PYINT_TEST_WORKERS:-auto}
     export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
     pytest() { "$VENV/bin/python" -m pytest -c "$ROOT/pyproject.toml" --rootdir "$ROOT" -p no:cacheprovider \
-                 -n "$workers" --dist loadgroup "$@"; }
+                 -n "$workers" --dist loadfile "$@"; }
     rc=0; pytest "$@" || rc=$?
     # NumPy/SciPy round differently under each OpenBLAS kernel (the one a machine's CPU
     # selects): the numerically sensitive tests run a second time under the kernel every

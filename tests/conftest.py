@@ -25,19 +25,10 @@ NUMERIC_MODULES = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)   # before pytest-xdist's loadgroup hook reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.stem in NUMERIC_MODULES:
             item.add_marker(pytest.mark.numerics)
-        # ./dev.sh test runs the suite on pytest-xdist workers (--dist loadgroup): the tests that share a
-        # module- or session-scoped fixture (a computed trajectory, a Dask cluster, the golden runs) go to
-        # one worker together, so the fixture is computed once, not once per worker
-        # (the project's own fixtures: pytest's tmp_path_factory is session-scoped and cheap)
-        info = getattr(item, "_fixtureinfo", None)
-        if info is not None and any(defs[-1].baseid and defs[-1].scope in ("module", "package", "session")
-                                    for defs in info.name2fixturedefs.values() if defs):
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
 
 
 def builtin_examples():
