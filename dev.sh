@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pyint's one entry point on a fresh Debian 12 machine (see README):
 #   ./dev.sh studies [ARGS]   install what is missing, build, run every study (default size)
-#   ./dev.sh test [ARGS]      install what is missing, build, run the test suite (pytest ARGS), then
+#   ./dev.sh test [ARGS]      install what is missing, build, run the test suite (pytest ARGS; on one
+#                             pytest-xdist worker per core, PYINT_TEST_WORKERS=N to choose), then
 #                             its numerically sensitive tests again under a second BLAS kernel,
 #                             then build the documentation (as ./dev.sh docs; not when ARGS are given)
 #   ./dev.sh docs             install what is missing, build, build the documentation site
@@ -85,7 +86,16 @@ case "$cmd" in
     setup
     # run from tests/ so the source tree's pyint/ never shadows the installed package
     cd "$ROOT/tests"
-    pytest() { "$VENV/bin/python" -m pytest -c "$ROOT/pyproject.toml" --rootdir "$ROOT" -p no:cacheprovider "$@"; }
+    # on pytest-xdist workers, one per core (PYINT_TEST_WORKERS=0: in this process), a test module
+    # whole on one worker in file order (--dist loadfile): a module-scoped fixture (the golden runs, a
+    # Dask cluster, computed trajectories) is computed once, and a module-level RNG draws as without
+    # xdist (split, test_liegroup's draws changed and its one-ulp bounds failed; --dist loadgroup does
+    # not group under pytest 9.2: xdist 3.8 renames item._nodeid, which pytest 9 no longer reads);
+    # one BLAS thread per worker, so the workers do not oversubscribe the cores
+    workers=${PYINT_TEST_WORKERS:-auto}
+    export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1} OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+    pytest() { "$VENV/bin/python" -m pytest -c "$ROOT/pyproject.toml" --rootdir "$ROOT" -p no:cacheprovider \
+                 -n "$workers" --dist loadfile "$@"; }
     rc=0; pytest "$@" || rc=$?
     # NumPy/SciPy round differently under each OpenBLAS kernel (the one a machine's CPU
     # selects): the numerically sensitive tests run a second time under the kernel every

@@ -136,6 +136,11 @@ def test_a_module_in_pyint_studies_is_discovered_listed_and_run(tmp_path, monkey
     monkeypatch.delitem(_sys.modules, "pyint.studies.demo", raising=False)
     assert "demo" in studies()
     assert main(["study", "list"]) == 0 and "demo" in capsys.readouterr().out
+    # `run --all` on the demo package alone: with the built-in studies beside it, --all ran each of them
+    # at its default size (15 CPU-minutes since iftomm_benchmarks, most of the suite's time); their runs
+    # are test_every_registered_study_runs_quick's
+    monkeypatch.setattr(pyint.studies, "__path__", [str(tmp_path / "pkg")])
+    assert sorted(studies()) == ["demo"]
     assert main(["study", "run", "--all", "--out", str(tmp_path / "out"), "--workers", "1"]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^0\.05 +ok +0\.0025$", out, re.M), out

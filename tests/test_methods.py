@@ -66,10 +66,19 @@ def test_kernel_stats_are_decoded_by_name():
         decode(("a", "b", "c"), [1.0, 2.0])
 
 
+#: (method, problem) pairs whose order is fitted over a window of three step sizes (halvings=2: dt ...
+#: dt/256) instead of four (dt ... dt/512): Lobatto IIIA-IIIB on the redundant mechanisms (n = 24, 36:
+#: a dense stage system) took 123 CPU-s, half of it in the dt/512 runs, now 58 CPU-s.  Measured slopes
+#: (q, v, lam) with three points: planar 3.9997 3.9998 3.9996 (four points: 3.9996 3.9998 3.9996),
+#: spatial 3.9977 3.9985 4.0026; the claimed order's 0.2 is unchanged.
+THREE_POINT_FITS = {("lobatto_iiiab", "parallelogram_planar"), ("lobatto_iiiab", "parallelogram_spatial")}
+
+
 @pytest.mark.parametrize("cls,problem", PAIRS)
 def test_convergence_order(cls, problem):
     method = cls()
-    slopes, errs = measured_orders(method, problem)
+    halvings = 2 if (cls.name, problem.name) in THREE_POINT_FITS else None
+    slopes, errs = measured_orders(method, problem, halvings=halvings)
     for k, name in enumerate(problem.error_names):
         if name != "lam":
             assert abs(slopes[k] - cls.order) <= 0.2, (name, slopes, errs)
