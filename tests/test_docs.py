@@ -18,7 +18,7 @@ README = ROOT / "README.md"
 #: the packages whose every public name the API reference must show (pyint itself exports every
 #: integrator of pyint.methods once the layout by layer is in; pyint.study is the study layer of
 #: that layout: both join the generated reference as soon as they exist and define __all__)
-REQUIRED = ("pyint", "pyint.models", "pyint.reference", "pyint.study")
+REQUIRED = ("pyint", "pyint.models", "pyint.reference", "pyint.study", "pyint.plotting")
 ALWAYS = ("pyint.models", "pyint.reference")
 
 
