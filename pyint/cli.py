@@ -172,9 +172,8 @@ def _values_text(values) -> str:
 
 
 def _unit_of(study, key) -> tuple[str, str]:
-    from .study.datasets import STANDARD
-    units, long_name = {**STANDARD, **study.meta}.get(key, ("?", "(no units declared)"))
-    return units, long_name
+    from .study.datasets import metadata_table
+    return metadata_table(study.meta).get(key, ("?", "(no units declared)"))
 
 
 def cmd_study_show(args) -> int:
@@ -197,7 +196,7 @@ def cmd_study_show(args) -> int:
         print(f"  {key}{f' [{units}]' if units else ''} {long_name}: fixed at {value!r}{quick}")
     for key in qgrid.keys() - grid.keys():
         print(f"  {key}: --quick makes it a grid of {len(qgrid[key])} values {_values_text(qgrid[key])}")
-    n, nq = _n_cases(study, False), _n_cases(study, True)
+    n, nq = math.prod(len(v) for v in grid.values()), math.prod(len(v) for v in qgrid.values())
     print(f"cases: {n} (--quick: {nq})" + ("; the study's where() may skip some" if study.where else ""))
     path = Path(args.out) / f"{study.name}.nc"
     if path.is_file():

@@ -59,7 +59,6 @@ def animate(result, path, points=None, every=1, fps=25, plane=(0, 1), title=None
         The model cannot draw itself and no ``points`` was given, or the drawing is malformed,
         or the file type is not .gif/.mp4.
     """
-    import matplotlib
     import matplotlib.pyplot as plt
     from matplotlib import animation
 
@@ -80,15 +79,13 @@ def animate(result, path, points=None, every=1, fps=25, plane=(0, 1), title=None
     lo, hi = allpts.min(axis=0), allpts.max(axis=0)
     pad = 0.08 * max(float(np.max(hi - lo)), 1e-9)
 
-    backend = matplotlib.get_backend()
     fig, ax = plt.subplots(figsize=(5, 5), dpi=dpi)
     try:
         ax.set_xlim(lo[0] - pad, hi[0] + pad)
         ax.set_ylim(lo[1] - pad, hi[1] + pad)
         ax.set_aspect("equal")
-        names = "xyz"
-        ax.set_xlabel(f"{names[i] if allpts.shape[1] else 'x'}")
-        ax.set_ylabel(f"{names[j]}")
+        ax.set_xlabel("xyz"[i])
+        ax.set_ylabel("xyz"[j])
         ax.set_title(title or f"{result.method} on {result.model.name}")
         artists = [ax.plot([], [], "o-" if len(p) > 1 else "k^", lw=2, ms=4)[0] for p in shapes[0]]
         tip, = ax.plot([], [], "-", lw=0.8, color="0.6")
@@ -119,5 +116,4 @@ def animate(result, path, points=None, every=1, fps=25, plane=(0, 1), title=None
         tmp.replace(path)   # never a half-written animation under the user's name
     finally:
         plt.close(fig)
-        matplotlib.use(backend)
     return path

@@ -105,6 +105,11 @@ def provenance(study: str | None = None, params: dict | None = None) -> dict:
 
 
 # -- variable metadata --------------------------------------------------------------
+def metadata_table(meta: dict | None = None) -> dict:
+    """name -> (units, long_name): :data:`STANDARD`, then a study's ``meta`` over it."""
+    return {**STANDARD, **(meta or {})}
+
+
 def annotate(ds: xr.Dataset, meta: dict | None = None, strict: bool = False) -> xr.Dataset:
     """Fill missing ``units``/``long_name`` from ``meta`` (name -> (units, long_name)), then :data:`STANDARD`.
 
@@ -112,7 +117,7 @@ def annotate(ds: xr.Dataset, meta: dict | None = None, strict: bool = False) -> 
     that still lacks either raises ValueError naming it.
     """
     ds = ds.copy()
-    table = {**STANDARD, **(meta or {})}
+    table = metadata_table(meta)
     missing = []
     for name, var in ds.variables.items():
         attrs = var.attrs  # the variable's own dict (ds[name] would build a DataArray per variable)

@@ -60,7 +60,7 @@ import xarray as xr
 from .._files import _writer_alive
 from .cache import CaseGrid, CaseStore, read_shard, unpack_cases, write_shard
 from .combine import combine_cases
-from .datasets import STANDARD, annotate, attr_value, provenance, write_netcdf
+from .datasets import annotate, attr_value, metadata_table, provenance, write_netcdf
 from .declaration import ERROR_STATUSES, OK, Study
 
 # -- one case ----------------------------------------------------------------------------
@@ -490,7 +490,7 @@ def check_before_running(study: Study, grid: Mapping[str, list], fixed: Mapping,
     """What can be checked before the first case, checked before it: every grid parameter has units
     and a long name (:data:`STANDARD` or the study's ``meta``: the combined file needs them), the
     fixed parameters are storable attributes, and the output directory and file can be written."""
-    table = {**STANDARD, **study.meta}
+    table = metadata_table(study.meta)
     missing = [k for k in grid if k not in table]
     if missing:
         raise ValueError(f"study {study.name!r}: grid parameters {missing} have no units and long name; "
