@@ -70,20 +70,33 @@ def fd_vec(fun, v, eps=1e-6):
 
 @pytest.mark.parametrize("angle", [0.0, 1e-12, 1e-6, 1e-3, 0.0199, 0.0201, 0.7, 2.5, np.pi - 1e-6])
 def test_expm_tangent_log_against_independent_formulas(angle):
-    axis = RNG.normal(size=3)
-    psi = angle * axis / np.linalg.norm(axis)
+    eps = np.finfo(float).eps
+    # 100 axes each, from a generator of this test's own (the bounds hold for every axis, not for one
+    # draw that depends on which tests ran before)
+    rng = np.random.default_rng(20261127)
+    for axis in rng.normal(size=(100, 3)):
+        psi = angle * axis / np.linalg.norm(axis)
+        _check_so3_at(psi, angle, eps)
+
+
+def _check_so3_at(psi, angle, eps):
     r = so3.expm(psi)
-    assert np.max(np.abs(r - scipy.linalg.expm(so3.hat(psi)))) <= 2e-16 * max(1, 10 * angle)
-    assert np.linalg.norm(r.T @ r - np.eye(3)) <= 3e-15   # a few ulps
+    # against SciPy's Pade expm: worst over 2 000 random axes per angle 0.52 eps max(1, 10 angle) -> margin 15
+    assert np.max(np.abs(r - scipy.linalg.expm(so3.hat(psi)))) <= 8 * eps * max(1, 10 * angle)
+    # orthogonality: 3-term dot products of entries whose rounding grows with the angle^2 terms of the
+    # closed form; measured worst over 3 000 axes per angle 2.6e-15 at pi, 4.4e-16 at 0.7 -> margin >= 12
+    assert np.linalg.norm(r.T @ r - np.eye(3)) <= 24 * eps * max(1, angle ** 2)
     # tangent: expm(psi + d) = expm(psi) expm(T d) + O(d^2), checked by central differences of log
     t_fd = fd_vec(lambda p: so3.logm(r.T @ so3.expm(p)), psi, eps=1e-7)
     assert np.max(np.abs(so3.tangent(psi) - t_fd)) <= 1e-7
     if angle < np.pi - 1e-3:
         assert np.max(np.abs(so3.logm(r) - psi)) <= 1e-15 * max(1, 10 * angle)
+    # the Fortran twin evaluates the same closed forms in another order: a few roundings on terms up to
+    # angle^2 in size; measured worst over 2 000 random axes per angle 5 eps (angle = pi) -> margin 20
     for req, f in ((1, so3.expm), (2, so3.tangent)):
         out, ierr = _fortran.so3_eval(req, psi)
         assert ierr == 0
-        assert np.max(np.abs(out - f(psi))) <= 2e-16
+        assert np.max(np.abs(out - f(psi))) <= 10 * eps * max(1, angle ** 2)
 
 
 def test_small_angle_series_agree_with_closed_form_at_the_switch():
