@@ -23,7 +23,7 @@ except PackageNotFoundError:  # running from a source tree without install
 
 from . import _fortran  # noqa: F401  (fails loudly if the kernels were not built)
 from .errors import (IntegrationError, Interrupted, LapackError, NewtonConvergenceError, NonFiniteError,
-                     SingularMatrixError)
+                     SingularMatrixError, SingularPositionError, StepTooLargeError)
 from .integrator import Integrator
 from .methods import METHODS
 from .methods.baumgarte import BaumgarteRK4
@@ -40,7 +40,7 @@ from .models import (BUILTIN_MODELS, AnharmonicChain, ChaplyginSleigh, DrivenPen
 from .results import Result
 
 __all__ = ["IntegrationError", "Interrupted", "LapackError", "NewtonConvergenceError", "NonFiniteError",
-           "SingularMatrixError", "Integrator", "METHODS", "BaumgarteRK4", "BlockMethod", "GalerkinLobatto",
+           "SingularMatrixError", "SingularPositionError", "StepTooLargeError", "Integrator", "METHODS", "BaumgarteRK4", "BlockMethod", "GalerkinLobatto",
            "AlphaRattle", "GeneralizedAlpha", "LieDAE1", "LieDAE2", "LieDAE3", "LieDAES", "LieGeneralizedAlpha",
            "LieGeneralizedAlphaStab2", "RK4Index1", "ExplicitMidpointComposition", "LobattoIIIAB", "Rattle",
            "SymplecticComposition", "BUILTIN_MODELS", "AnharmonicChain", "ChaplyginSleigh", "DrivenPendulum",

@@ -1,6 +1,6 @@
 """Status codes of the Fortran drivers (fortran/core/kinds.f90) and their Python meaning."""
 from .errors import IntegrationError, Interrupted, LapackError, NewtonConvergenceError, NonFiniteError, \
-    SingularMatrixError, SingularPositionError
+    SingularMatrixError, SingularPositionError, StepTooLargeError
 
 STATUS_OK = 0
 STATUS_NEWTON_FAILED = 1
@@ -14,6 +14,7 @@ STATUS_RANK_DEFICIENT = 8   # the start found [G; A] rank deficient (a ValueErro
 STATUS_MAX_STEPS = 9        # variable steps: more than max_steps step attempts needed
 STATUS_STEP_TOO_SMALL = 10  # variable steps: the step fell below h_min
 STATUS_SINGULAR_POSITION = 11  # the index-1 form met a singular position (fortran/core/kkt.f90)
+STATUS_STEP_TOO_LARGE = 12  # fixed steps: the step no longer follows a solution (fortran/core/driver.f90)
 
 STATUS_NAMES = {
     STATUS_OK: "ok",
@@ -28,6 +29,7 @@ STATUS_NAMES = {
     STATUS_MAX_STEPS: "max_steps",
     STATUS_STEP_TOO_SMALL: "step_too_small",
     STATUS_SINGULAR_POSITION: "singular_position",
+    STATUS_STEP_TOO_LARGE: "step_too_large",
 }
 
 STATUS_ERRORS = {
@@ -41,6 +43,7 @@ STATUS_ERRORS = {
     STATUS_MAX_STEPS: IntegrationError,
     STATUS_STEP_TOO_SMALL: IntegrationError,
     STATUS_SINGULAR_POSITION: SingularPositionError,
+    STATUS_STEP_TOO_LARGE: StepTooLargeError,
 }
 
 STATUS_TEXT = {
@@ -60,4 +63,8 @@ STATUS_TEXT = {
                                "1e-3), an implicit step's Newton matrix turns singular (below 1e-2); "
                                "rk4_index1 and baumgarte_rk4 pass it with projection='steps', genalpha, rattle and "
                                "symplectic_gl pass it as they are (docs/guide/redundant.md)"),
+    STATUS_STEP_TOO_LARGE: ("the steps stopped following a solution: the step's own error indicator "
+                            "h |v(n+1) - 2 v(n) + v(n-1)| reached a tenth of the solution's scale 1 + |q| "
+                            "(an instability, or a step too large for the motion, e.g. through a singular "
+                            "position)"),
 }

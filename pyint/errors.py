@@ -26,6 +26,13 @@ class SingularPositionError(IntegrationError):
     (fortran/core/kkt.f90).  ``time`` is where; the message says what to use instead."""
 
 
+class StepTooLargeError(IntegrationError):
+    """A fixed-step run stopped following the solution: the step's own error indicator
+    h |v_{n+1} - 2 v_n + v_{n-1}| reached a tenth of the solution's scale 1 + |q|
+    (an instability, or a step too large for the motion).  ``time`` is where; a smaller
+    ``h``, or variable steps, is the cure."""
+
+
 class NonFiniteError(IntegrationError):
     """NaN or Inf appeared in the state, or a model item returned NaN or Inf."""
 

@@ -40,7 +40,7 @@ import numpy as np
 from . import _control, _fortran
 from . import _validate as V
 from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_NEWTON_FAILED, STATUS_NONFINITE, STATUS_OK, \
-    STATUS_RANK_DEFICIENT, STATUS_TEXT
+    STATUS_RANK_DEFICIENT, STATUS_STEP_TOO_LARGE, STATUS_TEXT
 from .models._fortran_model import model_args, uses_fortran_twin
 from .models.base import nonfinite_item
 from .errors import Interrupted, LapackError
@@ -725,6 +725,10 @@ def _failure_cause(result, status, h):
                 return f": {err}"
         return (": every model item is finite at the last state, so the step itself overflowed"
                 + (f"; retry with a smaller h (this run: h = {h:g})" if fixed else ""))
+    if status == STATUS_STEP_TOO_LARGE:
+        adaptive = getattr(METHODS.get(result.method), "ADAPTIVE_REFUSAL", "") is None
+        return (f"; retry with a smaller h (this run: h = {h:g})"
+                + (", or with variable steps (rtol=... instead of h)" if adaptive else ""))
     if status == STATUS_NEWTON_FAILED and fixed:
         adaptive = getattr(METHODS.get(result.method), "ADAPTIVE_REFUSAL", "") is None
         return (f"; at h = {h:g} the step may be too large for Newton's method to converge from its "

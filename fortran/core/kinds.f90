@@ -6,7 +6,7 @@ module pyint_kinds
   public :: wp, c_double, c_int
   public :: STATUS_OK, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_BAD_INPUT, STATUS_NONFINITE
   public :: STATUS_INTERRUPTED, STATUS_ABORTED, STATUS_LAPACK_ERROR, STATUS_RANK_DEFICIENT
-  public :: STATUS_MAX_STEPS, STATUS_STEP_TOO_SMALL, STATUS_SINGULAR_POSITION
+  public :: STATUS_MAX_STEPS, STATUS_STEP_TOO_SMALL, STATUS_SINGULAR_POSITION, STATUS_STEP_TOO_LARGE
 
   integer, parameter :: wp = c_double
 
@@ -26,4 +26,6 @@ module pyint_kinds
   integer, parameter :: STATUS_STEP_TOO_SMALL = 10 !< variable steps: the step fell below h_min
   !> the index-1 form met a singular position (the constraint Jacobian's rank drops: fortran/core/kkt.f90)
   integer, parameter :: STATUS_SINGULAR_POSITION = 11
+  !> a fixed step's own error indicator reached a tenth of the solution's scale (driver.f90: step_too_large)
+  integer, parameter :: STATUS_STEP_TOO_LARGE = 12
 end module pyint_kinds
