@@ -63,8 +63,8 @@ STATUS_TEXT = {
                                "1e-3), an implicit step's Newton matrix turns singular (below 1e-2); "
                                "rk4_index1 and baumgarte_rk4 pass it with projection='steps', genalpha, rattle and "
                                "symplectic_gl pass it as they are (docs/guide/redundant.md)"),
-    STATUS_STEP_TOO_LARGE: ("the steps stopped following a solution: the step's own error indicator "
-                            "h |v(n+1) - 2 v(n) + v(n-1)| reached a tenth of the solution's scale 1 + |q| "
-                            "(an instability, or a step too large for the motion, e.g. through a singular "
-                            "position)"),
+    STATUS_STEP_TOO_LARGE: ("the run turned into a growing step-to-step oscillation: the velocity's increment "
+                            "changed sign three steps in a row while h |v(n+1) - 2 v(n) + v(n-1)| grew past a tenth "
+                            "of 1 + |q| (an unstable step: too large for the motion, e.g. through a singular "
+                            "position, or beyond an explicit method's stability interval)"),
 }

@@ -27,10 +27,9 @@ class SingularPositionError(IntegrationError):
 
 
 class StepTooLargeError(IntegrationError):
-    """A fixed-step run stopped following the solution: the step's own error indicator
-    h |v_{n+1} - 2 v_n + v_{n-1}| reached a tenth of the solution's scale 1 + |q|
-    (an instability, or a step too large for the motion).  ``time`` is where; a smaller
-    ``h``, or variable steps, is the cure."""
+    """A fixed-step run turned into a growing step-to-step oscillation (fortran/core/driver.f90:
+    step_guard): the step is unstable for this motion.  ``time`` is where; a smaller ``h``, or
+    variable steps, is the cure."""
 
 
 class NonFiniteError(IntegrationError):

@@ -35,6 +35,10 @@ drop (fortran/core/kkt.f90) and variable steps to retry a flagged trial step: A0
 (stopped at t = 0 before) now run; block_chebyshev and block_uniform_rk with rtol pass A02's crossings
 (errors 2.3e-6, 1.5e-6, stopped at t = 0.69 / 0.71 before); the fixed-step index-1 and block runs on A02
 stop a few steps later at the same crossing, their errors unchanged; every other case as recorded.
+galerkin_nonholonomic re-recorded after the driver learned to stop a growing step-to-step oscillation
+(fortran/core/driver.f90: step_guard): its one changed case, sb_locked_pi8_s1_spec (the carried-multiplier
+variant, s = 1, h = 1/2, whose board reversed at t = 2.5 with status ok), now stops there as step_too_large
+with the steps to t = 2.0; the other eleven cases are unchanged.
 """
 import json
 import math

@@ -26,6 +26,6 @@ module pyint_kinds
   integer, parameter :: STATUS_STEP_TOO_SMALL = 10 !< variable steps: the step fell below h_min
   !> the index-1 form met a singular position (the constraint Jacobian's rank drops: fortran/core/kkt.f90)
   integer, parameter :: STATUS_SINGULAR_POSITION = 11
-  !> a fixed step's own error indicator reached a tenth of the solution's scale (driver.f90: step_too_large)
+  !> fixed steps: the run turned into a step-to-step oscillation (driver.f90: step_guard)
   integer, parameter :: STATUS_STEP_TOO_LARGE = 12
 end module pyint_kinds
