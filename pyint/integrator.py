@@ -39,6 +39,7 @@ import numpy as np
 
 from . import _control, _fortran
 from . import _validate as V
+from ._progress import run_progress
 from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_NEWTON_FAILED, STATUS_NONFINITE, STATUS_OK, \
     STATUS_RANK_DEFICIENT, STATUS_TEXT
 from .models._fortran_model import model_args, uses_fortran_twin
@@ -384,47 +385,123 @@ class Integrator:
 
     def integrate(self, model, q0, v0, t_end, h=None, t0=0.0, every=1, backend="auto", project=False,
                   raise_on_failure=True, *, rtol=None, atol=None, h0=None, h_min=None, h_max=None, t_eval=None,
-                  max_steps=100_000, per_unit_step=None):
-        """Integrate from (t0, q0, v0) to t_end with step h; keep every `every`-th step.
+                  max_steps=100_000, per_unit_step=None, progress=None):
+        """Integrate from (t0, q0, v0) to t_end, at a fixed step h or with variable steps (rtol).
 
-        Variable steps: give ``rtol`` instead of ``h`` (one of the two, never both) for a
-        method with a local error estimate (generalized-alpha, alpha-RATTLE, lie_genalpha_s2,
-        rk4_index1, the block methods; the others raise a ValueError naming why).  The step
-        controller of the one driver (docs/adaptive_steps.md section 5): the RMS norm of the
-        estimate scaled by ``atol + rtol abs(y)`` (atol > 0, default rtol), per unit step
-        (``per_unit_step=True``: times span / h), per step (False) or, by default for the alpha
-        family, per equal share of the steps (times the number of steps expected at the mean step
-        so far; RK4's default: per step, the block methods': per unit step), PI control, rejected
-        steps on the error test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
-        step), h_min (default 1e-12 (t_end - t0)) / h_max (default t_end - t0): bounds,
-        max_steps: the step attempts allowed (the run stops with an IntegrationError beyond it, or
-        below h_min).  The samples are the accepted steps (``Result.h``: their sizes, an array;
-        ``stats``: accepted, rejected, newton_failures); with ``t_eval`` the outputs are at those
-        times instead, by cubic Hermite interpolation in (q, v) over the accepted step, then
-        re-imposed as pyint.reference does (q onto g = 0, v onto the velocity constraints, M-orthogonal;
-        a and lam from the index-1 system; on a Lie group, :meth:`outputs_at` of the Lie methods, R
-        interpolated in the algebra: docs/adaptive_steps.md section 8.4).
+        Parameters
+        ----------
+        model : Model
+            The system (:class:`pyint.models.Model`, a built-in model, a
+            :class:`~pyint.models.SymbolicModel`, or rigid bodies for the Lie-group methods).
+        q0, v0 : array_like, shape (n,)
+            The initial configuration and velocity; they must satisfy the constraints
+            (position and velocity level) unless ``project`` is True.
+        t_end : float
+            The final time.
+        h : float, optional
+            The fixed step (give either ``h`` or ``rtol``, never both).  The last step ends
+            exactly at t_end.
+        t0 : float, default 0.0
+            The initial time.
+        every : int, default 1
+            Keep every ``every``-th step as a sample (the last sample is always the final
+            state, also when ``every`` does not divide the number of steps).
+        backend : {"auto", "fortran", "callback"}, default "auto"
+            "auto": the model's Fortran twin when it has one (built-in and symbolic models:
+            the whole loop runs in Fortran), else Python callbacks; "callback": the model
+            evaluated in Python (a prototype, or to check a twin).
+        project : bool, default False
+            Project an inconsistent initial state onto the constraints (M-orthogonal)
+            instead of raising a ValueError.
+        raise_on_failure : bool, default True
+            On a failure (Newton, a singular matrix, NaN) raise an
+            :class:`~pyint.errors.IntegrationError` whose ``result`` holds the steps
+            computed so far; False: return that result with ``status`` set instead.
+        rtol : float, optional
+            Variable steps (keyword only): the relative tolerance of the one step controller
+            (docs: adaptive steps), for a method with a local error estimate
+            (generalized-alpha, alpha-RATTLE, lie_genalpha_s2, rk4_index1, the block
+            methods; the others raise a ValueError naming why).  The RMS norm of the
+            estimate is scaled by ``atol + rtol |y|``; PI control; a step is rejected on the
+            error test or a Newton failure.
+        atol : float, optional
+            The absolute tolerance (default: rtol).
+        h0 : float, optional
+            The first step (default: Hairer, Norsett and Wanner's starting step, Solving ODEs I,
+            II.4).
+        h_min, h_max : float, optional
+            Bounds of the step (default 1e-12 (t_end - t0) and t_end - t0); the run stops with
+            an IntegrationError below h_min.
+        t_eval : array_like, optional
+            Output times of a variable-step run: cubic Hermite interpolation over the
+            accepted step, then re-imposed onto the constraints (q onto g = 0, v onto the
+            velocity constraints, M-orthogonal; a and lam from the index-1 system).  Default:
+            the samples are the accepted steps.
+        max_steps : int, default 100000
+            The step attempts a variable-step run may take (beyond: an IntegrationError).
+        per_unit_step : bool, optional
+            What the error of a variable-step run is controlled per: None (the method's
+            default: the alpha family per equal share of the steps, RK4 per step, the block
+            methods per unit step), True (per unit step) or False (per step).
+        progress : bool, optional
+            A progress line on stderr (the time reached, elapsed and remaining wall time),
+            redrawn every second once a run has taken 2 s (a shorter run prints nothing).  None
+            (default): when stderr is a terminal; True: always; False: never.  It costs the
+            time loop nothing (the kernel already polls for Ctrl-C once per step).
 
-        project: project an inconsistent initial state onto the constraints
-        instead of raising.  backend: "auto" (built-in Fortran model when the
-        model has one), "fortran", or "callback" (model evaluated in Python).
-        On failure (Newton, singular matrix, NaN) raises an IntegrationError
-        whose ``result`` holds the trajectory computed so far, or returns that
-        result with ``status`` set when raise_on_failure is False.  Always
-        raised, with ``result`` attached where the exception allows it: the
-        exception of a model item (a wrong shape: ValueError; NaN or Inf:
-        NonFiniteError), Ctrl-C (:class:`~pyint.errors.Interrupted`, a
-        KeyboardInterrupt) and a LAPACK argument error (LapackError).
-        The last sample is always the final state, also when ``every`` does
-        not divide the number of steps.
+        Returns
+        -------
+        Result
+            The trajectory: time-major samples ``t, q, v, a, lam``, the constraint residuals
+            (``residual``, columns named by ``Result.residual_names``), the energy, the
+            maxima ``eps_pos``, ``eps_vel``, ``eps_acc``, ``energy_drift``, the method's
+            ``stats`` and ``status`` ("ok" unless ``raise_on_failure`` is False).
+
+        Raises
+        ------
+        ValueError
+            Inconsistent inputs: wrong shapes, both or neither of h and rtol, an option of
+            variable steps at a fixed step, an initial state off the constraints (without
+            ``project``), a model the method does not handle.
+        IntegrationError
+            The run failed (:class:`~pyint.errors.NewtonConvergenceError`,
+            :class:`~pyint.errors.SingularMatrixError`, :class:`~pyint.errors.NonFiniteError`,
+            ...); ``exc.result`` holds the trajectory up to the failure.
+        Interrupted
+            Ctrl-C (a KeyboardInterrupt) with the steps computed so far in ``exc.result``.
+        LapackError
+            A LAPACK argument error (a bug in pyint).
+
+        The exception a model item raises (a wrong shape: ValueError; NaN or Inf:
+        NonFiniteError) is raised again, with ``result`` attached where it can be.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pyint import GeneralizedAlpha, PendulumChain
+        >>> model = PendulumChain(n_links=2)
+        >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+        >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, h=1e-3, every=10)
+        >>> res.status, len(res.t)
+        ('ok', 101)
+        >>> res.eps_pos < 1e-12        # index 3: g(q) = 0 to round-off at every step
+        True
+        >>> var = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, rtol=1e-6)
+        >>> var.status, var.stats["accepted"] > 0
+        ('ok', True)
         """
         self.check_model(model)
         if backend not in self.backends:
             raise ValueError(f"{self.name}: backend must be one of {list(self.backends)}, got {backend!r}")
         self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval, per_unit_step)
-        if rtol is not None:
-            return self._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol,
-                                            atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
+        with run_progress(f"{self.name} {getattr(model, 'name', '')}".strip(), t0, t_end, enabled=progress):
+            if rtol is not None:
+                return self._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol,
+                                                atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
+            return self._integrate_fixed(model, q0, v0, t_end, h, t0, every, backend, project, raise_on_failure)
+
+    def _integrate_fixed(self, model, q0, v0, t_end, h, t0, every, backend, project, raise_on_failure):
+        """A fixed-step run of :meth:`integrate` (its options checked)."""
         h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
 

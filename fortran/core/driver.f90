@@ -282,7 +282,7 @@ contains
     call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
     do step = 1, nsteps
       call take_step(st, h, t0 + step * h, s, info)
-      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
+      if (info == 0) info = stop_status(t0 + step * h)   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
         call st%finish()
@@ -520,7 +520,7 @@ contains
         if (rejected(3, h / 4)) return
         cycle
       end if
-      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
+      if (info == 0) info = stop_status(t1)   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         s = s_old
         call stop_run(info)

@@ -58,6 +58,7 @@ import numpy as np
 import xarray as xr
 
 from .._files import _writer_alive
+from .._progress import Progress, _clock  # noqa: F401  (Progress: the runner's line, imported from here too)
 from .cache import CaseGrid, CaseStore, read_shard, unpack_cases, write_shard
 from .combine import combine_cases
 from .datasets import annotate, attr_value, metadata_table, provenance, write_netcdf
@@ -409,53 +410,6 @@ def _run_dask(study, make_batches, address, shard_dir, record):
                 with contextlib.suppress(Exception):
                     record(*fut.result(timeout=1))
             raise
-
-
-# -- progress ------------------------------------------------------------------------------------
-def _clock(seconds: float) -> str:
-    seconds = int(round(seconds))
-    h, rest = divmod(seconds, 3600)
-    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60:02d}:{rest % 60:02d}"
-
-
-class Progress:
-    """``[study] 7/12 cases, 00:12 elapsed, ~00:09 left`` on one updating line of a terminal.
-
-    Silent when ``stream`` is not a terminal (or ``enabled=False``).  The
-    estimate assumes the remaining cases cost what the ones run so far did.
-    """
-
-    def __init__(self, label, total, done=0, stream=None, enabled=None):
-        self.label, self.total, self.done = label, total, done
-        self.stream = sys.stderr if stream is None else stream
-        self.enabled = (self.stream.isatty() if hasattr(self.stream, "isatty") else False) \
-            if enabled is None else enabled
-        self.start, self.run, self._width = time.monotonic(), 0, 0
-
-    def line(self) -> str:
-        elapsed = time.monotonic() - self.start
-        text = f"[{self.label}] {self.done}/{self.total} cases, {_clock(elapsed)} elapsed"
-        left = self.total - self.done
-        if self.run and left:
-            text += f", ~{_clock(elapsed / self.run * left)} left"
-        return text
-
-    def update(self, n=1):
-        self.done += n
-        self.run += n
-        self._draw()
-
-    def _draw(self):
-        if self.enabled:
-            text = self.line()
-            self.stream.write("\r" + text.ljust(self._width))
-            self._width = len(text)
-            self.stream.flush()
-
-    def close(self):
-        if self.enabled and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 # -- running ---------------------------------------------------------------------------------------
