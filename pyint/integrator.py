@@ -69,7 +69,13 @@ def register(cls):
 
 
 class Integrator:
-    """An integrator for M(q) a = f - G^T lam_h - A^T lam_n with constraints.
+    """The base of every integrator of M(q) a = f - G^T lam_h - A^T lam_n with constraints.
+
+    A method is one subclass (:class:`GeneralizedAlpha`, :class:`RK4Index1`, ...): its
+    constructor takes the method's options, :meth:`integrate` runs one trajectory and
+    :meth:`integrate_batch` many in threads.  Every registered method is in
+    :data:`pyint.METHODS` by name.  The hooks a new method implements are on the developer
+    page of the API reference.
 
     Attributes
     ----------
@@ -125,7 +131,14 @@ class Integrator:
         return super().__new__(cls)
 
     def params(self):
-        """Method parameters (scalars) for results and provenance."""
+        """The method's parameters (scalars) for results and provenance.
+
+        Returns
+        -------
+        dict
+            name -> value: its options (and derived constants, e.g. alpha_m, alpha_f), as
+            stored in ``Result.params`` and in a dataset's ``method_params``.
+        """
         return {}
 
     # -- the kernel contract (fortran/core/driver.f90 + the method's stepper) ----
@@ -197,21 +210,58 @@ class Integrator:
     def integrate_batch(self, models, q0s, v0s, t_end, h=None, t0=0.0, every=1, threads=None, project=False,
                         raise_on_failure=True, *, rtol=None, atol=None, h0=None, h_min=None, h_max=None,
                         t_eval=None, max_steps=100_000, per_unit_step=None):
-        """Integrate many trajectories of one built-in model in one Fortran call.
+        """Integrate many trajectories of one built-in model in one Fortran call (OpenMP threads).
 
-        models: one model (every trajectory uses it) or a sequence of models of
-        the same built-in kind and sizes that differ only in their real
-        parameters (masses, lengths, ...: a parameter sweep).  q0s, v0s:
-        arrays (nb, n), one initial state per trajectory (or (n,) when a list
-        of models is given: the same start for all).  threads: OpenMP threads
-        across trajectories (default: every CPU).  Returns a list of Result,
-        one per trajectory, identical to what :meth:`integrate` returns for it
-        (cpu_time is the batch's CPU time divided by nb).  Variable steps: the
-        options of :meth:`integrate` (rtol instead of h; every trajectory has
-        its own steps, up to max_steps each).  A model without a
-        Fortran twin cannot run in threads (its items are Python calls), nor
-        can a method without a stepper (``KERNEL``): such trajectories run one
-        after another through :meth:`integrate`.
+        Parameters
+        ----------
+        models : Model or sequence of Model
+            One model (every trajectory uses it) or one model per trajectory: models of the
+            same built-in kind and sizes that differ only in their real parameters (masses,
+            lengths, ...: a parameter sweep).
+        q0s, v0s : array_like, shape (nb, n) or (n,)
+            One initial state per trajectory ((n,): the same start for all, with a list of
+            models).
+        t_end, h, t0, every, project, raise_on_failure
+            As for :meth:`integrate`.
+        threads : int, optional
+            OpenMP threads across the trajectories (default: every CPU).
+        rtol, atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step
+            Variable steps, as for :meth:`integrate`: every trajectory has its own steps (up to
+            ``max_steps`` each).
+
+        Returns
+        -------
+        list of Result
+            One per trajectory, identical to what :meth:`integrate` returns for it
+            (``cpu_time``: the batch's CPU time divided by nb; ``stats`` also holds
+            ``batch_size`` and ``threads``).
+
+        Raises
+        ------
+        ValueError
+            Models of different kinds or sizes, states of the wrong shape, or any error of
+            :meth:`integrate`'s checks.
+        IntegrationError
+            A trajectory failed (with ``raise_on_failure``); ``exc.result`` holds it.
+        Interrupted
+            Ctrl-C; ``exc.result`` is the list of the results computed so far.
+
+        Notes
+        -----
+        A model without a Fortran twin cannot run in threads (its items are Python calls), nor
+        can a method without a stepper: such trajectories run one after another through
+        :meth:`integrate`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pyint import GeneralizedAlpha, PendulumChain
+        >>> models = [PendulumChain(n_links=2, length=[1.0, L]) for L in (0.5, 1.0, 2.0)]
+        >>> starts = [m.initial_state([0.5, 0.0]) for m in models]      # (q0, v0) of each
+        >>> q0s, v0s = np.array([s[0] for s in starts]), np.array([s[1] for s in starts])
+        >>> runs = GeneralizedAlpha().integrate_batch(models, q0s, v0s, t_end=1.0, h=1e-3)
+        >>> [r.status for r in runs]
+        ['ok', 'ok', 'ok']
         """
         models, q0s, v0s = self._batch_inputs(models, q0s, v0s)
         nb = len(models)
@@ -326,8 +376,24 @@ class Integrator:
 
     @classmethod
     def accepts(cls, model):
-        """True when this method integrates ``model``: its configuration space and its kinds of
-        constraints (what :meth:`check_model` checks)."""
+        """Does this method integrate ``model``?
+
+        Parameters
+        ----------
+        model : Model
+            A model (its configuration space and its kinds of constraints are checked).
+
+        Returns
+        -------
+        bool
+            True when the method handles the model's configuration space and constraints.
+
+        Examples
+        --------
+        >>> from pyint import GeneralizedAlpha, Rattle, ChaplyginSleigh
+        >>> GeneralizedAlpha.accepts(ChaplyginSleigh()), Rattle.accepts(ChaplyginSleigh())
+        (True, False)
+        """
         try:
             cls.check_model(cls.__new__(cls), model)
         except (TypeError, ValueError):
