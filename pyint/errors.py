@@ -2,8 +2,40 @@
 
 
 class IntegrationError(RuntimeError):
-    """An integration stopped early.  ``result`` holds the trajectory up to the
-    last completed step; ``step`` and ``time`` say where it stopped."""
+    """An integration stopped early; the base of pyint's integration errors.
+
+    Parameters
+    ----------
+    message : str
+        What stopped the run, where, and what to try.
+    result : Result, optional
+        The trajectory up to the last completed step.
+    step : int, optional
+        The step (1-based) that failed.
+    time : float, optional
+        The time the run stopped at.
+
+    Attributes
+    ----------
+    result : Result or None
+        The trajectory up to the last completed step (``result.status`` names the failure).
+    step : int or None
+        The step that failed.
+    time : float or None
+        The time the run stopped at.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import GeneralizedAlpha, IntegrationError, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> try:
+    ...     GeneralizedAlpha(maxit=1).integrate(model, q0, v0, t_end=1.0, h=0.5)
+    ... except IntegrationError as exc:
+    ...     print(type(exc).__name__, exc.step, len(exc.result.t))
+    NewtonConvergenceError 1 1
+    """
 
     def __init__(self, message, result=None, step=None, time=None):
         super().__init__(message)

@@ -202,6 +202,25 @@ class Model:
     configuration_space : str
         "R^n": q is a vector with additive updates (a rigid-body system on
         (R^3 x SO(3))^nb says so, and supplies the hooks of pyint.models.rigid_bodies).
+
+    Examples
+    --------
+    A planar pendulum of unit length in Cartesian coordinates, from mass, force and constraint
+    alone (every derivative by finite differences):
+
+    >>> import numpy as np
+    >>> from pyint import Model, GeneralizedAlpha
+    >>> class Pendulum(Model):
+    ...     name, n, n_hol = "my_pendulum", 2, 1
+    ...     def mass(self, q):
+    ...         return np.eye(2)
+    ...     def force(self, t, q, v):
+    ...         return np.array([0.0, -9.81])
+    ...     def hol(self, t, q):
+    ...         return np.array([(q @ q - 1.0) / 2])
+    >>> res = GeneralizedAlpha().integrate(Pendulum(), [1.0, 0.0], [0.0, 0.0], t_end=1.0, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
     """
 
     name = "model"

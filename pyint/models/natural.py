@@ -137,15 +137,24 @@ class _Spring:
 class NaturalSystem:
     """Assemble a multibody system in natural coordinates; :meth:`build` gives the model.
 
+    Points and vectors on a body are given in its body coordinates (the
+    components along e_1 .. e_d, relative to r); on the ground in global
+    coordinates.
+
+    Examples
+    --------
+    A rod hinged at the origin (a compound pendulum), integrated from its pose:
+
+    >>> from pyint import GeneralizedAlpha
+    >>> from pyint.models import NaturalSystem
     >>> s = NaturalSystem(dim=2, gravity=(0.0, -9.81))
     >>> b = s.add_body(mass=1.0, pi=(1 / 12, 1e-3), name="rod")
     >>> s.revolute(s.ground, (0.0, 0.0), b, (-0.5, 0.0))
     >>> s.set_pose(b, (0.5, 0.0), 0.0)
     >>> model = s.build()
-
-    Points and vectors on a body are given in its body coordinates (the
-    components along e_1 .. e_d, relative to r); on the ground in global
-    coordinates.
+    >>> q0, v0 = model.initial_state()
+    >>> GeneralizedAlpha().integrate(model, q0, v0, t_end=0.5, h=1e-3).status
+    'ok'
     """
 
     def __init__(self, dim=3, gravity=None, name=None):
