@@ -47,7 +47,8 @@ from .models.base import nonfinite_item
 from .errors import Interrupted, LapackError
 from .results import Result, trajectory_residuals
 
-#: name -> Integrator subclass; every registered method is in the shared test list.
+#: Every registered method by name: ``METHODS["genalpha"]`` is :class:`GeneralizedAlpha` (the
+#: name is the ``method`` of results and datasets); every registered method is in the shared test list.
 METHODS: dict[str, type] = {}
 
 

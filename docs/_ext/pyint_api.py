@@ -94,8 +94,9 @@ def data_comment(obj):
 def document_data(app, what, name, obj, options, lines):
     """autodoc-process-docstring: a public dict (METHODS, BUILTIN_MODELS, ...) gets its defining
     module's ``#:`` comment instead of the docstring of ``dict``."""
+    text = "\n".join(lines).strip()
     if what == "data" and not isinstance(obj, (str, int, float)) and \
-            "\n".join(lines).strip() == (inspect.getdoc(type(obj)) or "").strip():
+            (not text or text == (inspect.getdoc(type(obj)) or "").strip()):
         found = data_comment(obj)
         if found:
             lines[:] = found

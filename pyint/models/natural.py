@@ -621,6 +621,31 @@ def two_link_manipulator(L1=0.5, L2=1.0, a=0.1, m1=10.0, m2=20.0, g=9.81):
     origin (point (-L1/2, 0) of bar 1) and O_2 (point (L1/2, 0) of bar 1 =
     point (-L2/2, 0) of bar 2); gravity -g along y.  Both bars start horizontal
     at rest: q0 = (0.25, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1) (seed 003 section 3).
+
+    Parameters
+    ----------
+    L1, L2 : float, default 0.5, 1.0
+        The bar lengths [m].
+    a : float, default 0.1
+        The bars' width [m].
+    m1, m2 : float, default 10.0, 20.0
+        The bar masses [kg].
+    g : float, default 9.81
+        The gravitational acceleration [m/s^2].
+
+    Returns
+    -------
+    NaturalModel
+        12 natural coordinates, 10 holonomic constraints.
+
+    Examples
+    --------
+    >>> from pyint import BlockMethod, two_link_manipulator
+    >>> model = two_link_manipulator()
+    >>> q0, v0 = model.initial_state()
+    >>> res = BlockMethod("uniform_rk").integrate(model, q0, v0, t_end=0.5, h=1e-2)
+    >>> model.n, model.n_hol, res.status
+    (12, 10, 'ok')
     """
     s = NaturalSystem(dim=2, gravity=(0.0, -g), name="two_link_manipulator")
     b1 = s.add_body(m1, pi=(m1 * L1**2 / 12, m1 * a**2 / 12), name="link1")
