@@ -32,6 +32,7 @@ The worked example is explicit Euler on the index-1 form: fortran/explicit_euler
 """
 from __future__ import annotations
 
+import inspect
 import os
 import time
 
@@ -117,7 +118,6 @@ class Integrator:
         Python's, which names the (often private) base class whose __init__ received it."""
         if kwargs:
             import difflib
-            import inspect
 
             params = inspect.signature(cls.__init__).parameters
             if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
@@ -130,6 +130,14 @@ class Integrator:
                         raise TypeError(f"{cls.__name__} has no option {key!r}{hint} (its options: "
                                         f"{', '.join(names) or 'none'})")
         return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs):
+        """The signature of a method class is its ``__init__``'s (without self), not the
+        ``(*args, **kwargs)`` of the checking ``__new__`` above: what ``inspect.signature`` and
+        the API pages show."""
+        super().__init_subclass__(**kwargs)
+        sig = inspect.signature(cls.__init__)
+        cls.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
 
     def params(self):
         """The method's parameters (scalars) for results and provenance.
@@ -729,6 +737,10 @@ class Integrator:
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
             cpu_time=cpu, extra=extra, redundant=raw.get("redundant", np.zeros(0, dtype=int)))
         return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
+
+
+#: The base class takes no options (its subclasses' signatures: Integrator.__init_subclass__).
+Integrator.__signature__ = inspect.Signature()
 
 
 def _twin_levels(model, backend):

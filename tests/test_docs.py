@@ -175,6 +175,11 @@ def test_method_pages_show_every_option_and_integrate():
                   for name in group.split(",")}
         missing = [p for p in params if p not in listed]
         assert not missing, f"{n}: constructor parameters not described on its page: {missing}"
+        assert str(inspect.signature(cls)) == str(inspect.signature(cls.__init__)).replace("(self, ", "(") \
+            .replace("(self)", "()"), f"{n}: its signature is not its constructor's"
+        sig = re.search(rf'<dt[^>]*id="pyint\.{n}">(.*?)</dt>', page, re.S).group(1)
+        shown = re.findall(r'<span class="n"><span class="pre">(\w+)</span>', sig)
+        assert shown == params, f"{n}: the page's signature shows {shown}, the constructor has {params}"
         for member in ("integrate", "integrate_batch"):
             assert f'id="pyint.{n}.{member}"' in page, f"{n}: {member} is not on its page"
         assert not re.search(r"\b_[A-Z]\w*", re.sub(r"<[^>]+>", " ", page).split("Bases:")[-1][:200]), \

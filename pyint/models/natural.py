@@ -403,6 +403,15 @@ class NaturalModel(Model):
     Every item is analytic (the constraints are quadratic); energy = kinetic +
     gravity + spring potential (conserved when no spring has damping).
     Fortran twin: ``natural_system``.
+
+    Examples
+    --------
+    >>> from pyint import RK4Index1, two_link_manipulator
+    >>> model = two_link_manipulator()             # a NaturalModel (NaturalSystem.build)
+    >>> q0, v0 = model.initial_state()
+    >>> res = RK4Index1(projection="steps").integrate(model, q0, v0, t_end=0.5, h=1e-2)
+    >>> type(model).__name__, res.status, res.eps_pos < 1e-12
+    ('NaturalModel', 'ok', True)
     """
 
     fortran_name = "natural_system"
@@ -679,6 +688,22 @@ def parallelogram(n_cranks=3, dim=2, L=1.0, m_crank=1.0, m_coupler=2.0, g=9.81, 
     angular rate omega, and ``theta_rhs(theta)`` the reduced equation theta'' = theta_rhs(theta):
     (n I_hinge + m_k L^2) theta'' = -(n m_c / 2 + m_k) g L cos(theta), I_hinge = m_c L^2 / 3 + Pi_2.
     Horizontal cranks (theta = 0, pi) are singular positions (the loop's mobility jumps).
+
+    Returns
+    -------
+    NaturalModel
+        The mechanism, with ``pose`` and ``theta_rhs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import GeneralizedAlpha
+    >>> from pyint.models import parallelogram
+    >>> model = parallelogram(n_cranks=3)
+    >>> q0, v0 = model.pose(np.pi / 3, 0.0)
+    >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=0.5, h=1e-3)
+    >>> res.status, len(res.redundant)                # one redundant row, dropped at the start
+    ('ok', 1)
     """
     if dim not in (2, 3) or n_cranks < 2 or (twin and dim == 3 and n_cranks != 2):
         raise ValueError("parallelogram: dim 2 or 3, n_cranks >= 2 (a spatial twin: n_cranks = 2)")
