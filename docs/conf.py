@@ -32,6 +32,7 @@ extensions = [
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
+    "pyint_api",            # _ext/pyint_api.py: developer hooks off the user API pages, public bases
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}

@@ -21,7 +21,19 @@ try:
 except PackageNotFoundError:  # running from a source tree without install
     __version__ = "0+unknown"
 
-from . import _fortran  # noqa: F401  (fails loudly if the kernels were not built)
+try:
+    from . import _fortran  # noqa: F401  (the compiled kernels exist only in the installed package)
+except ImportError as _exc:
+    import os as _os
+    _here = _os.path.dirname(_os.path.abspath(__file__))
+    if _os.path.exists(_os.path.join(_here, "..", "meson.build")):   # a checkout's source tree
+        raise ImportError(
+            f"pyint was imported from the source tree {_here}, which has no compiled kernels "
+            "(pyint._fortran exists only in the installed package): install pyint with ./dev.sh setup "
+            "and run Python from another directory than the checkout's root (or with python -P, which "
+            "leaves the current directory off sys.path)") from _exc
+    raise ImportError(f"pyint's compiled kernels (pyint._fortran) cannot be imported from {_here}: {_exc}; "
+                      "rebuild and reinstall pyint (./dev.sh setup)") from _exc
 from .errors import (IntegrationError, Interrupted, LapackError, NewtonConvergenceError, NonFiniteError,
                      SingularMatrixError, SingularPositionError, StepTooLargeError)
 from .integrator import Integrator

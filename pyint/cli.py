@@ -1,6 +1,7 @@
 """The ``pyint`` command, on top of the library: it owns study discovery.
 
-    pyint [info]                        version, compiled kernels, built-in models, studies
+    pyint                               a short usage: the commands, where the documentation is
+    pyint info                          version, compiled kernels, built-in models, studies
     pyint study list                    the studies found (see :func:`studies`)
     pyint study run NAME|FILE [options] run one study (see pyint study run -h)
     pyint study run --all [options]     every study found, smoke tests aside, at its default size
@@ -151,6 +152,22 @@ def cmd_info(args) -> int:
     return EXIT_OK
 
 
+def cmd_usage(parser) -> int:
+    """Bare ``pyint``: what the command does, in a few lines (``pyint info``: the installation)."""
+    import pyint
+    print(f"pyint {pyint.__version__}: integrators for constrained multibody DAEs\n")
+    print(parser.format_usage().rstrip())
+    print("""
+  pyint study list                 the studies and their sizes
+  pyint study show NAME            a study's parameters with units, its --quick size, its expected time
+  pyint study run NAME [--quick]   run a study into results/NAME.nc (pyint study run -h: the options)
+  pyint plot results/NAME.nc       redraw a study's figures from its file
+  pyint info                       version, compiled kernels, built-in models, studies
+
+The library: `from pyint import GeneralizedAlpha` (the documentation's getting started page).""")
+    return EXIT_OK
+
+
 def _n_cases(study, quick):
     grid, _ = study.resolve(quick=quick)
     return math.prod(len(v) for v in grid.values())
@@ -247,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pyint", description="Integrators for constrained multibody DAEs: "
                                      "studies, datasets and figures.")
     sub = parser.add_subparsers(dest="command")
-    sub.add_parser("info", help="version, compiled kernels, built-in models").set_defaults(func=cmd_info)
+    sub.add_parser("info", help="version, compiled kernels, built-in models, studies").set_defaults(func=cmd_info)
 
     study = sub.add_parser("study", help="list or run studies")
     ssub = study.add_subparsers(dest="study_command", required=True)
@@ -276,7 +293,7 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        return cmd_info(args)
+        return cmd_usage(parser)
     return exit_status(args.func, args)
 
 

@@ -2,8 +2,40 @@
 
 
 class IntegrationError(RuntimeError):
-    """An integration stopped early.  ``result`` holds the trajectory up to the
-    last completed step; ``step`` and ``time`` say where it stopped."""
+    """An integration stopped early; the base of pyint's integration errors.
+
+    Parameters
+    ----------
+    message : str
+        What stopped the run, where, and what to try.
+    result : Result, optional
+        The trajectory up to the last completed step.
+    step : int, optional
+        The step (1-based) that failed.
+    time : float, optional
+        The time the run stopped at.
+
+    Attributes
+    ----------
+    result : Result or None
+        The trajectory up to the last completed step (``result.status`` names the failure).
+    step : int or None
+        The step that failed.
+    time : float or None
+        The time the run stopped at.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import GeneralizedAlpha, IntegrationError, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> try:
+    ...     GeneralizedAlpha(maxit=1).integrate(model, q0, v0, t_end=1.0, h=0.5)
+    ... except IntegrationError as exc:
+    ...     print(type(exc).__name__, exc.step, len(exc.result.t))
+    NewtonConvergenceError 1 1
+    """
 
     def __init__(self, message, result=None, step=None, time=None):
         super().__init__(message)
@@ -13,11 +45,19 @@ class IntegrationError(RuntimeError):
 
 
 class NewtonConvergenceError(IntegrationError):
-    """Newton's method did not converge within the allowed iterations."""
+    """Newton's method did not converge within the allowed iterations.
+
+    An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
+    where it stopped.
+    """
 
 
 class SingularMatrixError(IntegrationError):
-    """The iteration matrix was singular (e.g. a rank-deficient constraint Jacobian)."""
+    """The iteration matrix was singular (e.g. a rank-deficient constraint Jacobian).
+
+    An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
+    where it stopped.
+    """
 
 
 class SingularPositionError(IntegrationError):
@@ -33,12 +73,27 @@ class StepTooLargeError(IntegrationError):
 
 
 class NonFiniteError(IntegrationError):
-    """NaN or Inf appeared in the state, or a model item returned NaN or Inf."""
+    """NaN or Inf appeared in the state, or a model item returned NaN or Inf.
+
+    An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
+    where it stopped.
+    """
 
 
 class LapackError(IntegrationError):
-    """LAPACK or BLAS rejected an argument (its error handler, xerbla, was called):
-    ``routine`` and ``argument`` name it.  A bug in pyint: please report it."""
+    """LAPACK or BLAS rejected an argument (its error handler, xerbla, was called).
+
+    A bug in pyint: please report it.
+
+    Attributes
+    ----------
+    routine : str
+        The LAPACK/BLAS routine (e.g. "DGETRF").
+    argument : int
+        The number of the argument it rejected.
+    result, step, time
+        As for :class:`IntegrationError`.
+    """
 
     def __init__(self, message, result=None, step=None, time=None, routine=None, argument=None):
         super().__init__(message, result=result, step=step, time=time)
@@ -47,9 +102,19 @@ class LapackError(IntegrationError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C (SIGINT) stopped an integration.  A KeyboardInterrupt, so it ends a
-    script as Ctrl-C always does; ``result`` holds the steps computed before it
-    (for a batch, the list of results), ``step`` and ``time`` say where it stopped."""
+    """Ctrl-C (SIGINT) stopped an integration.
+
+    A KeyboardInterrupt, so it ends a script as Ctrl-C always does.
+
+    Attributes
+    ----------
+    result : Result or list of Result
+        The steps computed before it (for a batch, the list of results).
+    step : int or None
+        The step it stopped at.
+    time : float or None
+        The time it stopped at.
+    """
 
     def __init__(self, message, result=None, step=None, time=None):
         super().__init__(message)

@@ -32,6 +32,7 @@ The worked example is explicit Euler on the index-1 form: fortran/explicit_euler
 """
 from __future__ import annotations
 
+import inspect
 import os
 import time
 
@@ -39,6 +40,7 @@ import numpy as np
 
 from . import _control, _fortran
 from . import _validate as V
+from ._progress import run_progress
 from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_NEWTON_FAILED, STATUS_NONFINITE, STATUS_OK, \
     STATUS_RANK_DEFICIENT, STATUS_STEP_TOO_LARGE, STATUS_TEXT
 from .models._fortran_model import model_args, uses_fortran_twin
@@ -46,7 +48,8 @@ from .models.base import nonfinite_item
 from .errors import Interrupted, LapackError
 from .results import Result, trajectory_residuals
 
-#: name -> Integrator subclass; every registered method is in the shared test list.
+#: Every registered method by name: ``METHODS["genalpha"]`` is :class:`GeneralizedAlpha` (the
+#: name is the ``method`` of results and datasets); every registered method is in the shared test list.
 METHODS: dict[str, type] = {}
 
 
@@ -68,7 +71,13 @@ def register(cls):
 
 
 class Integrator:
-    """An integrator for M(q) a = f - G^T lam_h - A^T lam_n with constraints.
+    """The base of every integrator of M(q) a = f - G^T lam_h - A^T lam_n with constraints.
+
+    A method is one subclass (:class:`GeneralizedAlpha`, :class:`RK4Index1`, ...): its
+    constructor takes the method's options, :meth:`integrate` runs one trajectory and
+    :meth:`integrate_batch` many in threads.  Every registered method is in
+    :data:`pyint.METHODS` by name.  The hooks a new method implements are on the developer
+    page of the API reference.
 
     Attributes
     ----------
@@ -109,7 +118,6 @@ class Integrator:
         Python's, which names the (often private) base class whose __init__ received it."""
         if kwargs:
             import difflib
-            import inspect
 
             params = inspect.signature(cls.__init__).parameters
             if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
@@ -123,8 +131,23 @@ class Integrator:
                                         f"{', '.join(names) or 'none'})")
         return super().__new__(cls)
 
+    def __init_subclass__(cls, **kwargs):
+        """The signature of a method class is its ``__init__``'s (without self), not the
+        ``(*args, **kwargs)`` of the checking ``__new__`` above: what ``inspect.signature`` and
+        the API pages show."""
+        super().__init_subclass__(**kwargs)
+        sig = inspect.signature(cls.__init__)
+        cls.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+
     def params(self):
-        """Method parameters (scalars) for results and provenance."""
+        """The method's parameters (scalars) for results and provenance.
+
+        Returns
+        -------
+        dict
+            name -> value: its options (and derived constants, e.g. alpha_m, alpha_f), as
+            stored in ``Result.params`` and in a dataset's ``method_params``.
+        """
         return {}
 
     # -- the kernel contract (fortran/core/driver.f90 + the method's stepper) ----
@@ -196,21 +219,58 @@ class Integrator:
     def integrate_batch(self, models, q0s, v0s, t_end, h=None, t0=0.0, every=1, threads=None, project=False,
                         raise_on_failure=True, *, rtol=None, atol=None, h0=None, h_min=None, h_max=None,
                         t_eval=None, max_steps=100_000, per_unit_step=None):
-        """Integrate many trajectories of one built-in model in one Fortran call.
+        """Integrate many trajectories of one built-in model in one Fortran call (OpenMP threads).
 
-        models: one model (every trajectory uses it) or a sequence of models of
-        the same built-in kind and sizes that differ only in their real
-        parameters (masses, lengths, ...: a parameter sweep).  q0s, v0s:
-        arrays (nb, n), one initial state per trajectory (or (n,) when a list
-        of models is given: the same start for all).  threads: OpenMP threads
-        across trajectories (default: every CPU).  Returns a list of Result,
-        one per trajectory, identical to what :meth:`integrate` returns for it
-        (cpu_time is the batch's CPU time divided by nb).  Variable steps: the
-        options of :meth:`integrate` (rtol instead of h; every trajectory has
-        its own steps, up to max_steps each).  A model without a
-        Fortran twin cannot run in threads (its items are Python calls), nor
-        can a method without a stepper (``KERNEL``): such trajectories run one
-        after another through :meth:`integrate`.
+        Parameters
+        ----------
+        models : Model or sequence of Model
+            One model (every trajectory uses it) or one model per trajectory: models of the
+            same built-in kind and sizes that differ only in their real parameters (masses,
+            lengths, ...: a parameter sweep).
+        q0s, v0s : array_like, shape (nb, n) or (n,)
+            One initial state per trajectory ((n,): the same start for all, with a list of
+            models).
+        t_end, h, t0, every, project, raise_on_failure
+            As for :meth:`integrate`.
+        threads : int, optional
+            OpenMP threads across the trajectories (default: every CPU).
+        rtol, atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step
+            Variable steps, as for :meth:`integrate`: every trajectory has its own steps (up to
+            ``max_steps`` each).
+
+        Returns
+        -------
+        list of Result
+            One per trajectory, identical to what :meth:`integrate` returns for it
+            (``cpu_time``: the batch's CPU time divided by nb; ``stats`` also holds
+            ``batch_size`` and ``threads``).
+
+        Raises
+        ------
+        ValueError
+            Models of different kinds or sizes, states of the wrong shape, or any error of
+            :meth:`integrate`'s checks.
+        IntegrationError
+            A trajectory failed (with ``raise_on_failure``); ``exc.result`` holds it.
+        Interrupted
+            Ctrl-C; ``exc.result`` is the list of the results computed so far.
+
+        Notes
+        -----
+        A model without a Fortran twin cannot run in threads (its items are Python calls), nor
+        can a method without a stepper: such trajectories run one after another through
+        :meth:`integrate`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pyint import GeneralizedAlpha, PendulumChain
+        >>> models = [PendulumChain(n_links=2, length=[1.0, L]) for L in (0.5, 1.0, 2.0)]
+        >>> starts = [m.initial_state([0.5, 0.0]) for m in models]      # (q0, v0) of each
+        >>> q0s, v0s = np.array([s[0] for s in starts]), np.array([s[1] for s in starts])
+        >>> runs = GeneralizedAlpha().integrate_batch(models, q0s, v0s, t_end=1.0, h=1e-3)
+        >>> [r.status for r in runs]
+        ['ok', 'ok', 'ok']
         """
         models, q0s, v0s = self._batch_inputs(models, q0s, v0s)
         nb = len(models)
@@ -325,8 +385,24 @@ class Integrator:
 
     @classmethod
     def accepts(cls, model):
-        """True when this method integrates ``model``: its configuration space and its kinds of
-        constraints (what :meth:`check_model` checks)."""
+        """Does this method integrate ``model``?
+
+        Parameters
+        ----------
+        model : Model
+            A model (its configuration space and its kinds of constraints are checked).
+
+        Returns
+        -------
+        bool
+            True when the method handles the model's configuration space and constraints.
+
+        Examples
+        --------
+        >>> from pyint import GeneralizedAlpha, Rattle, ChaplyginSleigh
+        >>> GeneralizedAlpha.accepts(ChaplyginSleigh()), Rattle.accepts(ChaplyginSleigh())
+        (True, False)
+        """
         try:
             cls.check_model(cls.__new__(cls), model)
         except (TypeError, ValueError):
@@ -384,47 +460,123 @@ class Integrator:
 
     def integrate(self, model, q0, v0, t_end, h=None, t0=0.0, every=1, backend="auto", project=False,
                   raise_on_failure=True, *, rtol=None, atol=None, h0=None, h_min=None, h_max=None, t_eval=None,
-                  max_steps=100_000, per_unit_step=None):
-        """Integrate from (t0, q0, v0) to t_end with step h; keep every `every`-th step.
+                  max_steps=100_000, per_unit_step=None, progress=None):
+        """Integrate from (t0, q0, v0) to t_end, at a fixed step h or with variable steps (rtol).
 
-        Variable steps: give ``rtol`` instead of ``h`` (one of the two, never both) for a
-        method with a local error estimate (generalized-alpha, alpha-RATTLE, lie_genalpha_s2,
-        rk4_index1, the block methods; the others raise a ValueError naming why).  The step
-        controller of the one driver (docs/adaptive_steps.md section 5): the RMS norm of the
-        estimate scaled by ``atol + rtol abs(y)`` (atol > 0, default rtol), per unit step
-        (``per_unit_step=True``: times span / h), per step (False) or, by default for the alpha
-        family, per equal share of the steps (times the number of steps expected at the mean step
-        so far; RK4's default: per step, the block methods': per unit step), PI control, rejected
-        steps on the error test or a Newton failure; h0: the first step (default: Hairer-Norsett-Wanner's starting
-        step), h_min (default 1e-12 (t_end - t0)) / h_max (default t_end - t0): bounds,
-        max_steps: the step attempts allowed (the run stops with an IntegrationError beyond it, or
-        below h_min).  The samples are the accepted steps (``Result.h``: their sizes, an array;
-        ``stats``: accepted, rejected, newton_failures); with ``t_eval`` the outputs are at those
-        times instead, by cubic Hermite interpolation in (q, v) over the accepted step, then
-        re-imposed as pyint.reference does (q onto g = 0, v onto the velocity constraints, M-orthogonal;
-        a and lam from the index-1 system; on a Lie group, :meth:`outputs_at` of the Lie methods, R
-        interpolated in the algebra: docs/adaptive_steps.md section 8.4).
+        Parameters
+        ----------
+        model : Model
+            The system (:class:`pyint.models.Model`, a built-in model, a
+            :class:`~pyint.models.SymbolicModel`, or rigid bodies for the Lie-group methods).
+        q0, v0 : array_like, shape (n,)
+            The initial configuration and velocity; they must satisfy the constraints
+            (position and velocity level) unless ``project`` is True.
+        t_end : float
+            The final time.
+        h : float, optional
+            The fixed step (give either ``h`` or ``rtol``, never both).  The last step ends
+            exactly at t_end.
+        t0 : float, default 0.0
+            The initial time.
+        every : int, default 1
+            Keep every ``every``-th step as a sample (the last sample is always the final
+            state, also when ``every`` does not divide the number of steps).
+        backend : {"auto", "fortran", "callback"}, default "auto"
+            "auto": the model's Fortran twin when it has one (built-in and symbolic models:
+            the whole loop runs in Fortran), else Python callbacks; "callback": the model
+            evaluated in Python (a prototype, or to check a twin).
+        project : bool, default False
+            Project an inconsistent initial state onto the constraints (M-orthogonal)
+            instead of raising a ValueError.
+        raise_on_failure : bool, default True
+            On a failure (Newton, a singular matrix, NaN) raise an
+            :class:`~pyint.errors.IntegrationError` whose ``result`` holds the steps
+            computed so far; False: return that result with ``status`` set instead.
+        rtol : float, optional
+            Variable steps (keyword only): the relative tolerance of the one step controller
+            (docs: adaptive steps), for a method with a local error estimate
+            (generalized-alpha, alpha-RATTLE, lie_genalpha_s2, rk4_index1, the block
+            methods; the others raise a ValueError naming why).  The RMS norm of the
+            estimate is scaled by ``atol + rtol |y|``; PI control; a step is rejected on the
+            error test or a Newton failure.
+        atol : float, optional
+            The absolute tolerance (default: rtol).
+        h0 : float, optional
+            The first step (default: Hairer, Norsett and Wanner's starting step, Solving ODEs I,
+            II.4).
+        h_min, h_max : float, optional
+            Bounds of the step (default 1e-12 (t_end - t0) and t_end - t0); the run stops with
+            an IntegrationError below h_min.
+        t_eval : array_like, optional
+            Output times of a variable-step run: cubic Hermite interpolation over the
+            accepted step, then re-imposed onto the constraints (q onto g = 0, v onto the
+            velocity constraints, M-orthogonal; a and lam from the index-1 system).  Default:
+            the samples are the accepted steps.
+        max_steps : int, default 100000
+            The step attempts a variable-step run may take (beyond: an IntegrationError).
+        per_unit_step : bool, optional
+            What the error of a variable-step run is controlled per: None (the method's
+            default: the alpha family per equal share of the steps, RK4 per step, the block
+            methods per unit step), True (per unit step) or False (per step).
+        progress : bool, optional
+            A progress line on stderr (the time reached, elapsed and remaining wall time),
+            redrawn every second once a run has taken 2 s (a shorter run prints nothing).  None
+            (default): when stderr is a terminal; True: always; False: never.  It costs the
+            time loop nothing (the kernel already polls for Ctrl-C once per step).
 
-        project: project an inconsistent initial state onto the constraints
-        instead of raising.  backend: "auto" (built-in Fortran model when the
-        model has one), "fortran", or "callback" (model evaluated in Python).
-        On failure (Newton, singular matrix, NaN) raises an IntegrationError
-        whose ``result`` holds the trajectory computed so far, or returns that
-        result with ``status`` set when raise_on_failure is False.  Always
-        raised, with ``result`` attached where the exception allows it: the
-        exception of a model item (a wrong shape: ValueError; NaN or Inf:
-        NonFiniteError), Ctrl-C (:class:`~pyint.errors.Interrupted`, a
-        KeyboardInterrupt) and a LAPACK argument error (LapackError).
-        The last sample is always the final state, also when ``every`` does
-        not divide the number of steps.
+        Returns
+        -------
+        Result
+            The trajectory: time-major samples ``t, q, v, a, lam``, the constraint residuals
+            (``residual``, columns named by ``Result.residual_names``), the energy, the
+            maxima ``eps_pos``, ``eps_vel``, ``eps_acc``, ``energy_drift``, the method's
+            ``stats`` and ``status`` ("ok" unless ``raise_on_failure`` is False).
+
+        Raises
+        ------
+        ValueError
+            Inconsistent inputs: wrong shapes, both or neither of h and rtol, an option of
+            variable steps at a fixed step, an initial state off the constraints (without
+            ``project``), a model the method does not handle.
+        IntegrationError
+            The run failed (:class:`~pyint.errors.NewtonConvergenceError`,
+            :class:`~pyint.errors.SingularMatrixError`, :class:`~pyint.errors.NonFiniteError`,
+            ...); ``exc.result`` holds the trajectory up to the failure.
+        Interrupted
+            Ctrl-C (a KeyboardInterrupt) with the steps computed so far in ``exc.result``.
+        LapackError
+            A LAPACK argument error (a bug in pyint).
+
+        The exception a model item raises (a wrong shape: ValueError; NaN or Inf:
+        NonFiniteError) is raised again, with ``result`` attached where it can be.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pyint import GeneralizedAlpha, PendulumChain
+        >>> model = PendulumChain(n_links=2)
+        >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+        >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, h=1e-3, every=10)
+        >>> res.status, len(res.t)
+        ('ok', 101)
+        >>> res.eps_pos < 1e-12        # index 3: g(q) = 0 to round-off at every step
+        True
+        >>> var = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, rtol=1e-6)
+        >>> var.status, var.stats["accepted"] > 0
+        ('ok', True)
         """
         self.check_model(model)
         if backend not in self.backends:
             raise ValueError(f"{self.name}: backend must be one of {list(self.backends)}, got {backend!r}")
         self._check_step_choice(h, rtol, atol, h0, h_min, h_max, t_eval, per_unit_step)
-        if rtol is not None:
-            return self._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol,
-                                            atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
+        with run_progress(f"{self.name} {getattr(model, 'name', '')}".strip(), t0, t_end, enabled=progress):
+            if rtol is not None:
+                return self._integrate_adaptive(model, q0, v0, t_end, t0, backend, project, raise_on_failure, rtol,
+                                                atol, h0, h_min, h_max, t_eval, max_steps, per_unit_step, every)
+            return self._integrate_fixed(model, q0, v0, t_end, h, t0, every, backend, project, raise_on_failure)
+
+    def _integrate_fixed(self, model, q0, v0, t_end, h, t0, every, backend, project, raise_on_failure):
+        """A fixed-step run of :meth:`integrate` (its options checked)."""
         h, t0, every, nsteps = V.time_grid(h, t0, t_end, every)
         q0, v0 = self._start_state(model, t0, q0, v0, project, backend)
 
@@ -585,6 +737,10 @@ class Integrator:
             params=self.params(), h=h, status=STATUS_NAMES.get(status, f"status{status}"),
             cpu_time=cpu, extra=extra, redundant=raw.get("redundant", np.zeros(0, dtype=int)))
         return report_failure(result, status, steps_done, t0, h, raise_on_failure, run)
+
+
+#: The base class takes no options (its subclasses' signatures: Integrator.__init_subclass__).
+Integrator.__signature__ = inspect.Signature()
 
 
 def _twin_levels(model, backend):

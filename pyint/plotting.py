@@ -58,6 +58,19 @@ def animate(result, path, points=None, every=1, fps=25, plane=(0, 1), title=None
     ValueError
         The model cannot draw itself and no ``points`` was given, or the drawing is malformed,
         or the file type is not .gif/.mp4.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from pyint import GeneralizedAlpha, PendulumChain
+    >>> from pyint.plotting import animate
+    >>> model = PendulumChain(n_links=3)
+    >>> q0, v0 = model.initial_state([np.pi / 2, np.pi / 2, np.pi / 2])
+    >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=0.5, h=1e-2)
+    >>> path = animate(res, os.path.join(tempfile.mkdtemp(), "chain.gif"), every=5)
+    >>> path.suffix, path.stat().st_size > 0
+    ('.gif', True)
     """
     import matplotlib.pyplot as plt
     from matplotlib import animation

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _control
 from .models._fortran_model import model_query
-from .schema import CONSTRAINT_LEVELS, STANDARD
+from .schema import CONSTRAINT_LEVELS, RESIDUAL_LEVELS, RESIDUAL_NAMES, STANDARD
 
 
 
@@ -33,19 +33,74 @@ def trajectory_residuals(model, t, q, v, a, backend="auto", keep_going=False):
 
 @dataclass
 class Result:
-    """One trajectory.
+    """One trajectory: what :meth:`pyint.Integrator.integrate` returns.
 
-    Arrays are time-major: ``q[k]`` is the configuration at ``t[k]``.
-    ``lam`` holds the multipliers, holonomic first then nonholonomic.
-    ``residual[k]`` holds ``|g|, |Gv+g_t|, |Ga+gamma|, |Av+b|, |Aa+gamma_n|`` at
-    ``t[k]`` (max norms; zero where the model has no such constraint).
-    ``a`` is the method's acceleration variable (for generalized-alpha the
-    algorithmic acceleration, which differs from qddot by O(h)).
-    ``redundant`` lists the constraint rows (0-based, holonomic first) that the
-    start found dependent on the others and dropped (a redundant mechanism,
-    docs/guide/redundant.md): the run kept an independent subset; their
-    residuals are still measured, and their multipliers are zero (``lam`` is
-    the non-redundant subset's; the forces ``G^T lam`` are unique).
+    Arrays are time-major: ``q[k]`` is the configuration at ``t[k]`` (nt samples).
+
+    Attributes
+    ----------
+    method : str
+        The method's registry name (e.g. "genalpha"; the dataset's ``method``).
+    model : Model
+        The model integrated.
+    t : ndarray, shape (nt,)
+        The sample times [s]: t0, every ``every``-th step, the final time (variable steps: the
+        accepted steps, or ``t_eval``).
+    q, v : ndarray, shape (nt, n)
+        Configurations and velocities (for rigid bodies on a Lie group: flat x and R blocks, and
+        the body velocities V; the views ``result.x``, ``result.R``, ``result.V``).
+    a : ndarray, shape (nt, n)
+        The method's acceleration variable: qddot for the index-1 methods (RK4, block), the
+        algorithmic acceleration for generalized-alpha (it differs from qddot by O(h)).
+    lam : ndarray, shape (nt, n_hol + n_nonhol)
+        The Lagrange multipliers, holonomic first then nonholonomic.
+    residual : ndarray, shape (nt, 5)
+        The constraint residuals per sample (max norms), columns named by
+        :attr:`residual_names`: ``|g|`` (holonomic position), ``|G v + g_t|`` (holonomic velocity),
+        ``|G a + gamma_h|`` (holonomic acceleration), ``|A v + b|`` (nonholonomic velocity),
+        ``|A a + gamma_n|`` (nonholonomic acceleration); zero where the model has no such
+        constraint, NaN where a level does not apply to the method.  The dataset's
+        ``violation`` (:meth:`to_xarray`) is :attr:`level_residuals`: per constraint level
+        (position, velocity, acceleration), the maximum of that level's columns.
+    energy : ndarray, shape (nt,), or None
+        The total (mechanical) energy per sample [J]; None when the model defines none.
+    stats : dict
+        The method's counters: "steps", "newton_iterations", "jacobian_factorizations",
+        "failed_steps", ...; variable steps add "accepted", "rejected", "newton_failures".
+    params : dict
+        The method's parameters (:meth:`pyint.Integrator.params`).
+    h : float or ndarray
+        The fixed step, or the accepted steps' sizes (variable steps).
+    status : str
+        "ok", or the failure ("newton_failed", "singular", "nonfinite", "interrupted", ...) of
+        a run with ``raise_on_failure=False``.
+    message : str
+        Why the run stopped early, and what to try (empty when ok).
+    cpu_time : float
+        The CPU time of the run [s].
+    extra : dict
+        What else the method records by name: the momenta "p" (symplectic, Galerkin),
+        "step_max" (the maxima over every step), "orthogonality" (rigid bodies), ...
+    redundant : ndarray of int
+        The constraint rows (0-based, holonomic first) that the start found dependent on the
+        others and dropped (a redundant mechanism): the run kept an independent subset; their
+        residuals are still measured, their multipliers are zero (the forces G^T lam are
+        unique).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import GeneralizedAlpha, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, h=1e-3, every=100)
+    >>> res.residual.shape, res.residual_names[1]
+    ((11, 5), 'holonomic_velocity')
+    >>> res.level_names
+    ('position', 'velocity', 'acceleration')
+    >>> bool(np.all(res.to_xarray()["violation"].sel(constraint_level="velocity").values
+    ...             == np.maximum(res.residual[:, 1], res.residual[:, 3])))
+    True
     """
 
     method: str
@@ -65,6 +120,11 @@ class Result:
     cpu_time: float = float("nan")
     extra: dict = field(default_factory=dict)
     redundant: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int))
+
+    #: The names of the columns of :attr:`residual` (``pyint.schema.RESIDUAL_NAMES``).
+    residual_names = RESIDUAL_NAMES
+    #: The names of the columns of :attr:`level_residuals`: the dataset's ``constraint_level``.
+    level_names = CONSTRAINT_LEVELS
 
     # -- metrics (the seeds' definitions, maxima over the run) -----------------
     def step_max(self, key):
@@ -109,10 +169,12 @@ class Result:
 
     @property
     def level_residuals(self):
-        """(nt, 3) residual per constraint level: position, velocity, acceleration (the holonomic
-        and nonholonomic columns' maximum; NaN where either is)."""
+        """(nt, 3) residual per constraint level, columns :attr:`level_names` (position, velocity,
+        acceleration): the maximum of the :attr:`residual` columns of that level (holonomic and
+        nonholonomic; NaN where either is).  The dataset's ``violation``."""
         r = self.residual
-        return np.stack([r[:, 0], np.maximum(r[:, 1], r[:, 3]), np.maximum(r[:, 2], r[:, 4])], axis=1)
+        return np.stack([np.maximum.reduce([r[:, k] for k, lev in enumerate(RESIDUAL_LEVELS) if lev == level])
+                         for level in CONSTRAINT_LEVELS], axis=1)
 
     def __getattr__(self, name):
         # the configuration space's own views of q and v (x, R, V of rigid bodies): the model's hook
@@ -127,9 +189,16 @@ class Result:
 
     @property
     def ok(self):
+        """True when the run ended normally (``status == "ok"``)."""
         return self.status == "ok"
 
     def summary(self):
+        """One line: method, model, samples, status, eps_pos, eps_vel, eps_acc, Newton iterations, CPU time.
+
+        Returns
+        -------
+        str
+        """
         return (f"{self.method} on {self.model.name}: {len(self.t) - 1} samples to t={self.t[-1]:g}, "
                 f"status={self.status}, eps_pos={self.eps_pos:.2e}, eps_vel={self.eps_vel:.2e}, "
                 f"eps_acc={self.eps_acc:.2e}, newton={self.stats.get('newton_iterations', 0)}, "
@@ -145,6 +214,21 @@ class Result:
         ``df.attrs["units"]`` maps each column to its unit; the run's maxima (``eps_pos``, ...),
         its stats and the attributes of :meth:`to_xarray` (method, model, status, ...) are in
         ``df.attrs`` too.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per sample, one column per variable and component.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from pyint import GeneralizedAlpha, PendulumChain
+        >>> model = PendulumChain(n_links=2)
+        >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+        >>> df = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, h=1e-2).to_dataframe()
+        >>> df.index.name, "violation[position]" in df.columns, df.attrs["units"]["q[x1]"]
+        ('time', True, 'm')
         """
         import pandas as pd
 
@@ -174,7 +258,14 @@ class Result:
         ``lam`` on (time, multiplier); ``violation`` on (time, constraint_level) with its maxima
         ``eps_pos``, ``eps_vel``, ``eps_acc``; ``energy`` and ``energy_error``; the method's
         stats.  The model's hook ``dataset_variables(result)`` adds its configuration space's
-        own variables (x, R, V of rigid bodies).  Every variable has units and long_name.
+        own variables (x, R, V of rigid bodies).  Every variable has units and long_name;
+        ``violation`` has the columns of :attr:`level_residuals` (coordinate ``constraint_level``
+        = :attr:`level_names`).
+
+        Returns
+        -------
+        xarray.Dataset
+            The trajectory with units, long names and the run's parameters as attributes.
         """
         import xarray as xr
 

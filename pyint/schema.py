@@ -6,12 +6,19 @@ trajectory Dataset, :meth:`pyint.results.Result.to_xarray`, and the study conven
 """
 from __future__ import annotations
 
-#: The three constraint levels, in the order of the ``constraint_level`` dimension.
+#: The three constraint levels, in the order of the ``constraint_level`` dimension (the
+#: dataset's ``violation``, ``Result.level_residuals``).
 CONSTRAINT_LEVELS = ("position", "velocity", "acceleration")
+#: The columns of ``Result.residual`` (max norms per sample): |g|, |G v + g_t|, |G a + gamma_h|
+#: (holonomic), |A v + b|, |A a + gamma_n| (nonholonomic), and the constraint level of each: the
+#: dataset's ``violation`` at a level is the maximum of that level's columns.
+RESIDUAL_NAMES = ("holonomic_position", "holonomic_velocity", "holonomic_acceleration", "nonholonomic_velocity",
+                  "nonholonomic_acceleration")
+RESIDUAL_LEVELS = ("position", "velocity", "acceleration", "velocity", "acceleration")
 
 # Unit placeholders: "[q]" are the units of each coordinate (see the
-# ``coord_units`` variable), "[g]" those of the model's constraint functions,
-# "[lambda]" those of the multipliers.  A study that knows them better sets the
+# ``coord_units`` variable), "[Phi]" those of the model's constraint functions
+# g(q) = Phi(q) (not "[g]", which reads as grams), "[lambda]" those of the multipliers.  A study that knows them better sets the
 # units itself (its own attrs, or Study(meta=...)).
 #: Standard names: name -> (units, long_name).  Text variables have units "".
 STANDARD: dict[str, tuple[str, str]] = {
@@ -35,14 +42,14 @@ STANDARD: dict[str, tuple[str, str]] = {
     "v": ("[q]/s", "generalized velocities v"),
     "a": ("[q]/s^2", "generalized accelerations a"),
     "lam": ("[lambda]", "Lagrange multipliers"),
-    "violation": ("[g]/s^k", "constraint violation max-norm at each level "
+    "violation": ("[Phi]/s^k", "constraint violation max-norm at each level "
                              "(k = 0, 1, 2 time derivatives of the constraints)"),
     "energy": ("J", "total energy H"),
     "energy_error": ("1", "relative energy error (H(t) - H(0)) / |H(0)|"),
     # metrics (the seeds' violation and energy measures): maxima over the run
-    "eps_pos": ("[g]", "position-level constraint violation eps(Phi) = max ||g(q)||_inf"),
-    "eps_vel": ("[g]/s", "velocity-level constraint violation eps(Phi') = max ||G v||_inf or ||A v + b||_inf"),
-    "eps_acc": ("[g]/s^2", "acceleration-level constraint violation eps(Phi'') = max ||G a + (G v)_q v||_inf"),
+    "eps_pos": ("[Phi]", "position-level constraint violation eps(Phi) = max ||g(q)||_inf"),
+    "eps_vel": ("[Phi]/s", "velocity-level constraint violation eps(Phi') = max ||G v||_inf or ||A v + b||_inf"),
+    "eps_acc": ("[Phi]/s^2", "acceleration-level constraint violation eps(Phi'') = max ||G a + (G v)_q v||_inf"),
     "energy_drift": ("1", "energy drift delta(H) = max |H(t) - H(0)| / |H(0)|"),
     "error": ("[q]", "max error against the reference solution"),
     "order": ("1", "measured order: slope of log(error) against log(h)"),

@@ -200,30 +200,65 @@ TIGHTEST_RTOL = 1e-13
 def solve(model, times, q0=None, v0=None, *, rtol=1e-10, atol=None, form="dummy_derivative",
           cache_dir=None, project=False, reselect=4.0, max_order=5, max_steps=500_000,
           check_initial=True, backend="auto", error_estimate=False, target_error=None):
-    """Reference solution of ``model`` at ``times`` (times[0] is the initial time).
+    """Reference solution of ``model`` at ``times`` by SUNDIALS IDA, cached (times[0] is the initial time).
 
-    q0, v0: initial state (default ``model.initial_state()``); it must satisfy
-    the position and velocity constraints, or pass ``project=True`` to project
-    it onto them.  rtol, atol: IDA's tolerances on q and v (atol defaults to
-    rtol).  form: one of :data:`FORMS` (``"dummy_derivative"``, ``"index1"``,
-    ``"ggl"``).  cache_dir: directory of the NetCDF cache (None: the default,
-    see :func:`cache.default_cache_dir`; False: no cache); it is checked for
-    writability before IDA runs.  The other options go to :func:`integrate`.
+    Parameters
+    ----------
+    model : Model
+        The system (any model of the shared interface).
+    times : array_like
+        The output times; times[0] is the initial time.
+    q0, v0 : array_like, optional
+        The initial state (default ``model.initial_state()``); it must satisfy the position
+        and velocity constraints, unless ``project`` is True.
+    rtol : float, default 1e-10
+        IDA's relative tolerance on q and v.
+    atol : float, optional
+        IDA's absolute tolerance (default: rtol).
+    form : {"dummy_derivative", "index1", "ggl"}, default "dummy_derivative"
+        The DAE form IDA integrates (:data:`FORMS`).
+    cache_dir : str, None or False, optional
+        The directory of the NetCDF cache (None: the default, see
+        ``pyint.reference.cache.default_cache_dir``; False: no cache); checked for writability
+        before IDA runs.
+    project : bool, default False
+        Project an inconsistent initial state onto the constraints.
+    reselect, max_order, max_steps, check_initial, backend
+        Passed to :func:`integrate`.
+    error_estimate : bool, default False
+        Also solve at rtol/10 (and atol/10) and set ``result.error_estimate`` = {"q", "v",
+        "lam"}: the absolute difference of the two solutions at every output time (an estimate
+        of the error of the returned solution; stored in its NetCDF and cache file).
+    target_error : float, optional
+        Tighten rtol (and atol) tenfold until the estimated error in q and v (max over time and
+        components) is at most ``target_error``; returns that solution with its estimate.
 
-    error_estimate: also solve at rtol/10 (and atol/10) and set
-    ``result.error_estimate`` = {"q", "v", "lam"}: the absolute difference of the two
-    solutions at every output time (an estimate of the error of the returned, rtol,
-    solution; stored in its NetCDF and cache file).  target_error: tighten rtol (and atol)
-    tenfold until the estimated error in q and v (max over time and components) is at most
-    ``target_error``; returns that solution with its estimate, or raises
-    :class:`pyint.errors.IntegrationError` naming the best estimate reached when even
-    rtol = :data:`TIGHTEST_RTOL` does not reach it (or IDA fails at a tighter tolerance).
+    Returns
+    -------
+    ReferenceResult
+        A :class:`pyint.Result` with ``method == "ida"``; ``result.cache_file`` names the file
+        it was stored in or loaded from, ``result.from_cache`` says which, and
+        ``result.cache_note`` why it was not cached (a model without a safe key, or a failed
+        write: then also a warning).
 
-    Returns a :class:`ReferenceResult`; ``result.cache_file`` names the file it was stored
-    in or loaded from, ``result.from_cache`` says which, and ``result.cache_note`` why it
-    was not cached (a model without a safe key, see :func:`cache.model_identity`, or a
-    failed write: then also a warning).  Raises :class:`IDAFailure` when IDA stops early
-    (failures are not cached).
+    Raises
+    ------
+    IDAFailure
+        IDA stopped before the last output time (failures are not cached).
+    IntegrationError
+        ``target_error`` not reached even at rtol = :data:`TIGHTEST_RTOL` (the message names
+        the best estimate).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import PendulumChain
+    >>> from pyint.reference import solve
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> ref = solve(model, np.linspace(0.0, 1.0, 11), q0, v0, rtol=1e-10, cache_dir=False)
+    >>> ref.method, ref.q.shape, ref.eps_pos < 1e-8
+    ('ida', (11, 4), True)
     """
     from .. import _validate as V
 

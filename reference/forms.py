@@ -30,8 +30,26 @@ def select_columns(c):
     QR with column pivoting gives a first choice; it is then improved by
     single swaps until no swap grows ``|det c[:, S]|`` by more than 1 %: a
     locally maximal-volume block, for which every entry of c[:, S]^-1 c is at
-    most ~1 in magnitude (see :func:`selection_quality`).  Returns the sorted
-    column indices.
+    most ~1 in magnitude (see :func:`selection_quality`).
+
+    Parameters
+    ----------
+    c : ndarray, shape (m, n)
+        A constraint Jacobian of full row rank (m <= n).
+
+    Returns
+    -------
+    ndarray of int, shape (m,)
+        The sorted column indices S.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint.reference import select_columns, selection_quality
+    >>> c = np.array([[1.0, 1e-3, 0.0], [0.0, 1.0, 2.0]])
+    >>> s = select_columns(c)
+    >>> s.tolist(), bool(selection_quality(c, s) <= 1.01)
+    ([0, 2], True)
     """
     m, n = c.shape
     if m == 0:
@@ -53,6 +71,18 @@ def selection_quality(c, s):
     An entry b_ij > 1 says that swapping column s_i for column j would grow
     ``|det c[:, S]|`` by the factor b_ij: the measure is invariant to the scaling
     of the constraint rows.
+
+    Parameters
+    ----------
+    c : ndarray, shape (m, n)
+        The constraint Jacobian.
+    s : sequence of int
+        m column indices (:func:`select_columns`).
+
+    Returns
+    -------
+    float
+        ``max |c[:, S]^-1 c|`` (inf when c[:, S] is singular; 1 for m = 0).
     """
     if c.shape[0] == 0:
         return 1.0

@@ -139,18 +139,51 @@ def _flag_info(ret):
 
 def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=None, max_steps=500_000,
               reselect=4.0, max_order=5, check_initial=True, backend="auto"):
-    """Solve the model with IDA on the named form; outputs at ``times`` (times[0] = t0).
+    """Solve the model with IDA on the named form; outputs at ``times`` (times[0] = t0), uncached.
 
-    (q0, v0) must satisfy the position and velocity constraints.  a0 and lam0
-    (and the dummies) are computed from the index-1 system; with
-    ``check_initial`` IDA's own consistent-initial-value solver (IDACalcIC)
-    is run on them for the index-1 forms and the largest change it makes is
-    reported as ``initial_correction`` (units of ``rtol |y| + atol``).
-    ``reselect``: restart with a new dummy selection when
-    ``selection_quality`` exceeds it (None: never).  ``max_steps``: limit on
-    IDA's internal steps over the whole run.  ``max_order``: IDA's maximal
-    BDF order.
+    :func:`solve` is the cached entry with defaults; this is the solver itself.
 
+    Parameters
+    ----------
+    model : Model
+        The system.
+    times : array_like
+        The output times; times[0] is the initial time.
+    q0, v0 : array_like
+        The initial state; it must satisfy the position and velocity constraints (a0 and lam0,
+        and the dummies, are computed from the index-1 system).
+    form : {"dummy_derivative", "index1", "ggl"}, default "dummy_derivative"
+        The DAE form (:data:`FORMS`).
+    rtol : float, default 1e-10
+        IDA's relative tolerance.
+    atol : float, optional
+        IDA's absolute tolerance (default: rtol).
+    max_steps : int, default 500000
+        The limit on IDA's internal steps over the whole run.
+    reselect : float or None, default 4.0
+        Restart with a new dummy selection when ``selection_quality`` exceeds it (None:
+        never).
+    max_order : int, default 5
+        IDA's maximal BDF order.
+    check_initial : bool, default True
+        Run IDA's consistent-initial-value solver (IDACalcIC) on the start of the index-1
+        forms and report the largest change it makes as ``initial_correction`` (units of
+        ``rtol |y| + atol``).
+    backend : {"auto", "fortran", "callback"}, default "auto"
+        How the model's items are evaluated (as for :meth:`pyint.Integrator.integrate`).
+
+    Returns
+    -------
+    ReferenceResult
+        ``method == "ida"``, with the statistics below in ``stats``.
+
+    Raises
+    ------
+    IDAFailure
+        IDA stopped before the last output time.
+
+    Notes
+    -----
     IDA's local error test covers q and v only; the multipliers and the
     dummy derivatives (force-, velocity- and acceleration-level unknowns)
     are left out of it.  At each output time q and v are IDA's (interpolated

@@ -17,8 +17,16 @@ FIGURES = {"trajectories.png", "constraint_violation.png", "energy_error.png", "
            "violation_vs_h.png", "work_precision.png"}
 
 
-def test_info_lists_kernels_models_and_studies(capsys):
+def test_bare_command_prints_a_short_usage(capsys):
+    """Bare ``pyint`` names the commands in a few lines, not the compiled kernels (``pyint info`` does)."""
     assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "usage: pyint" in out and "pyint study run NAME" in out and "pyint info" in out
+    assert "model_query" not in out and len(out.splitlines()) <= 15
+
+
+def test_info_lists_kernels_models_and_studies(capsys):
+    assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "compiled kernels (pyint._fortran): " in out and "model_query" in out and "model_lookup" in out
     assert "pendulum_chain (PendulumChain)" in out
@@ -159,3 +167,16 @@ def test_python_m_pyint_is_the_pyint_command(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "pyint", "study", "run", "no_such_study"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and "no study named 'no_such_study'" in bad.stderr
+
+
+def test_import_from_the_checkout_root_says_what_to_do():
+    """``import pyint`` from the checkout's root finds the source tree (no compiled kernels): an
+    ImportError naming the cure, not f2py's "partially initialized module"."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-c", "import pyint"], cwd=root, capture_output=True, text=True)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ImportError: pyint was imported from the source tree"), proc.stderr
+    assert "./dev.sh setup" in last and "python -P" in last and "partially initialized" not in last
+    ok = subprocess.run([sys.executable, "-P", "-c", "import pyint"], cwd=root, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr

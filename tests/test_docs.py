@@ -107,3 +107,86 @@ def test_readme_links_into_docs_resolve():
             continue
         missing.append(link)
     assert not missing, f"README links to pages without a source file: {missing}"
+
+
+# -- the docstrings' Examples run, and the built method pages show the options and integrate ---------
+def _public_objects():
+    """(qualified name, object) of every public name of the API packages and of the members a page
+    shows (their own methods and properties; an integrator's inherited integrate, integrate_batch)."""
+    import inspect
+    from pyint import Integrator
+    seen, out = set(), []
+
+    def add(name, obj):
+        if id(obj) not in seen:
+            seen.add(id(obj))
+            out.append((name, obj))
+
+    for package in _present():
+        mod = importlib.import_module(package)
+        for n in getattr(mod, "__all__", ()):
+            obj = getattr(mod, n)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            add(f"{package}.{n}", obj)
+            if inspect.isclass(obj):
+                for m, member in vars(obj).items():
+                    if not m.startswith("_") and (inspect.isfunction(member) or isinstance(member, property)):
+                        add(f"{package}.{n}.{m}", member.fget if isinstance(member, property) else member)
+    for m in ("integrate", "integrate_batch", "accepts", "params"):
+        add(f"pyint.Integrator.{m}", getattr(Integrator, m))
+    return out
+
+
+def test_docstring_examples_run():
+    """Every ``>>>`` example of the public API runs and prints what it shows (doctest)."""
+    import doctest
+    finder = doctest.DocTestFinder(recurse=False)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    ran = 0
+    for name, obj in _public_objects():
+        for test in finder.find(obj, name, globs={}):
+            if test.examples:
+                runner.run(test)
+                ran += 1
+    assert ran >= 20, f"only {ran} docstrings have examples"
+    assert runner.failures == 0, f"{runner.failures} docstring examples failed (the report above)"
+
+
+HTML = ROOT / "docs" / "_build" / "html"
+
+
+def test_method_pages_show_every_option_and_integrate():
+    """The built site (./dev.sh docs): each integrator's page lists each of its constructor parameters
+    (numpydoc's Parameters), documents integrate and integrate_batch, names no private base, and leaves
+    the developer hooks (KERNEL, kernel_options, ...) to the developer page."""
+    import inspect
+    import pyint
+    api = _api_module()
+    if not (HTML / "api" / "generated").is_dir():
+        pytest.skip("the site is not built (./dev.sh docs)")
+    methods = [n for n in pyint.__all__ if api.is_method_class(getattr(pyint, n))]
+    assert len(methods) >= 15
+    for n in methods:
+        cls = getattr(pyint, n)
+        page = (HTML / "api" / "generated" / f"pyint.{n}.html").read_text(encoding="utf-8")
+        params = [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+        listed = {name.strip() for group in re.findall(r"<strong>([^<]+)</strong>", page)
+                  for name in group.split(",")}
+        missing = [p for p in params if p not in listed]
+        assert not missing, f"{n}: constructor parameters not described on its page: {missing}"
+        assert str(inspect.signature(cls)) == str(inspect.signature(cls.__init__)).replace("(self, ", "(") \
+            .replace("(self)", "()"), f"{n}: its signature is not its constructor's"
+        sig = re.search(rf'<dt[^>]*id="pyint\.{n}">(.*?)</dt>', page, re.S).group(1)
+        shown = re.findall(r'<span class="n"><span class="pre">(\w+)</span>', sig)
+        assert shown == params, f"{n}: the page's signature shows {shown}, the constructor has {params}"
+        for member in ("integrate", "integrate_batch"):
+            assert f'id="pyint.{n}.{member}"' in page, f"{n}: {member} is not on its page"
+        assert not re.search(r"\b_[A-Z]\w*", re.sub(r"<[^>]+>", " ", page).split("Bases:")[-1][:200]), \
+            f"{n}: a private base class is listed"
+        hooks = [h for h in api.DEVELOPER_NAMES if f'id="pyint.{n}.{h}"' in page]
+        assert not hooks, f"{n}: developer hooks on the user page: {hooks}"
+    dev = (HTML / "api" / "developer.html").read_text(encoding="utf-8")
+    for cls, names in api.DEVELOPER_MEMBERS.items():
+        for h in names:
+            assert f'id="{cls}.{h}"' in dev, f"{cls}.{h} is not on the developer page"

@@ -34,10 +34,10 @@ def test_axis_labels_carry_the_units_of_the_file(rolling):
     assert axis_label(ds, "error") == "error [m]"
     assert axis_label(ds, "cpu_time") == "CPU time [s]"
     assert axis_label(ds, "q", short="theta", units="rad") == "theta [rad]"
-    assert axis_label(ds, "eps_vel") == r"$\varepsilon(\dot\Phi)$ [g]/s"  # model units placeholder
+    assert axis_label(ds, "eps_vel") == r"$\varepsilon(\dot\Phi)$ [Phi]/s"  # model units placeholder
     assert axis_label(ds, "energy_error") == r"$|\Delta H / H_0|$"  # dimensionless: no brackets
     assert axis_label(ds, "q", units="m^2") == "q [m$^{2}$]"
-    assert _level_units("[g]/s^k", "acceleration") == "[g]/s^2" and _level_units("[g]/s^k", "position") == "[g]"
+    assert _level_units("[Phi]/s^k", "acceleration") == "[Phi]/s^2" and _level_units("[Phi]/s^k", "position") == "[Phi]"
 
 
 def test_failed_series_are_left_out_and_the_rest_fitted(rolling):

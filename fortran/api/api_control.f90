@@ -51,6 +51,19 @@ subroutine control_state(flags, name)
   end do
 end subroutine control_state
 
+!> t: the time the running kernel's last poll reported (the progress line of a long run).
+subroutine control_progress(t)
+  use iso_c_binding, only: c_double
+  implicit none
+  real(c_double), intent(out) :: t
+  interface
+    real(c_double) function pyint_progress_time() bind(C, name='pyint_progress_time')
+      import :: c_double
+    end function
+  end interface
+  t = pyint_progress_time()
+end subroutine control_progress
+
 !> Call DGETRF with an illegal leading dimension (argument 4): the check that
 !> pyint's xerbla, not the library's (which stops the process), receives it.
 !> info: DGETRF's info (-4 when xerbla returned).

@@ -23,6 +23,11 @@
  *    theirs: it records the first routine name and argument number and returns;
  *    the routine returns info < 0 and the driver stops at its next poll.
  *
+ *  - Progress: a poll passes the time the run has reached; the thread holding
+ *    the GIL stores it (one store per step), and a progress line that Python
+ *    draws from a SIGALRM handler (run by PyErr_CheckSignals at a poll:
+ *    pyint/_progress.py) reads it with pyint_progress_time().
+ *
  * Flags are reset by pyint_control_reset() before each kernel call.
  */
 #include <Python.h>
@@ -37,6 +42,7 @@ static int interrupted;          /* atomic */
 static int aborted;              /* atomic */
 static int lapack_arg;           /* atomic; 0 = no LAPACK error recorded */
 static char lapack_name[16];     /* written once, by the thread that set lapack_arg */
+static double progress_t;        /* the time the run has reached (written by the GIL's thread) */
 
 void pyint_control_reset(void)
 {
@@ -56,12 +62,13 @@ void pyint_request_interrupt(void)
     __atomic_store_n(&interrupted, 1, __ATOMIC_SEQ_CST);
 }
 
-/* 0 to go on, else the status the driver returns with. */
-int pyint_stop_status(void)
+/* 0 to go on, else the status the driver returns with; t: the time the run has reached. */
+int pyint_stop_status(double t)
 {
     if (__atomic_load_n(&lapack_arg, __ATOMIC_SEQ_CST) != 0) return STATUS_LAPACK_ERROR;
     if (__atomic_load_n(&aborted, __ATOMIC_SEQ_CST)) return STATUS_ABORTED;
     if (!__atomic_load_n(&interrupted, __ATOMIC_SEQ_CST) && PyGILState_Check()) {
+        if (t == t) progress_t = t;   /* (NaN: no time) before the handlers run: the progress line reads it */
         /* only the thread holding the GIL may run the handlers (and only the
            main thread does: elsewhere PyErr_CheckSignals returns 0) */
         if (PyErr_CheckSignals() != 0) {
@@ -71,6 +78,12 @@ int pyint_stop_status(void)
     }
     if (__atomic_load_n(&interrupted, __ATOMIC_SEQ_CST)) return STATUS_INTERRUPTED;
     return 0;
+}
+
+/* The time the last poll of the GIL's thread reported (the progress line's). */
+double pyint_progress_time(void)
+{
+    return progress_t;
 }
 
 /* [interrupted, aborted, LAPACK argument number] and the routine's name. */

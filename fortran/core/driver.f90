@@ -295,7 +295,7 @@ contains
         call step_guard(h, s%q, s%v, v1, v2, nalt, past, too_large)
         if (too_large) info = STATUS_STEP_TOO_LARGE
       end if
-      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
+      if (info == 0) info = stop_status(t0 + step * h)   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
         call st%finish()
@@ -575,7 +575,7 @@ contains
         if (rejected(3, h / 4)) return
         cycle
       end if
-      if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
+      if (info == 0) info = stop_status(t1)   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         s = s_old
         call stop_run(info)

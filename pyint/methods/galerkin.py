@@ -109,7 +109,36 @@ def lobatto_rule(s):
 
 
 class GalerkinLobatto(Integrator):
-    """Galerkin-Lobatto variational integrator of degree s for nonholonomic Hamiltonian systems."""
+    """Galerkin-Lobatto variational integrator of degree s for nonholonomic systems (seed 004).
+
+    The discrete Lagrange-d'Alembert principle on polynomials of degree s, with the
+    s + 1 Lobatto nodes as quadrature: order s + 1 for odd s, s for even s (seed 004 eq. (29),
+    Fig. 1); the nonholonomic constraint A v + b = 0 holds at the nodes.  Fixed steps only.
+
+    Parameters
+    ----------
+    s : int, default 3
+        The interpolation degree, 1 to 8 (s + 1 Lobatto nodes per step).
+    tol : float, default 1e-12
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) ``|increment|`` <= tol / 10 (positions against 1 + ``|q|``, momenta against
+        1 + ``|p|``, h lam in momentum units), or at the round-off floor.
+    maxit : int, default 20
+        Newton iterations per step.
+    variant : {"reduced", "spec"}, default "reduced"
+        "reduced": lam_0 is an unknown of the step and the multiplier polynomial has degree
+        s - 1; "spec": lam_0 = lam_s of the previous step (a reconstruction of seed 004's lost
+        eqs. (10)-(16)).
+
+    Examples
+    --------
+    >>> from pyint import GalerkinLobatto, ChaplyginSleigh
+    >>> model = ChaplyginSleigh()
+    >>> q0, v0 = model.initial_state()
+    >>> res = GalerkinLobatto(s=3).integrate(model, q0, v0, t_end=1.0, h=1e-2)
+    >>> res.method, res.status, res.eps_vel < 1e-9
+    ('galerkin_s3', 'ok', True)
+    """
 
     name = "galerkin"
     ADAPTIVE_REFUSAL = ("a variational (Galerkin) integrator keeps its discrete variational structure and "
@@ -124,14 +153,6 @@ class GalerkinLobatto(Integrator):
     STATS_REALS = frozenset({"max_constraint_residual"})
 
     def __init__(self, s=3, tol=1e-12, maxit=20, variant=DEFAULT_VARIANT):
-        """s: interpolation degree 1..8 (s + 1 Lobatto nodes per step).
-        variant: "reduced" (lam_0 an unknown of the step, multiplier polynomial
-        of degree s - 1) or "spec" (lam_0 = lam_s of the previous step: our
-        reconstruction of seed 004's lost eqs. (10)-(16)).
-        tol: Newton's tolerance (fortran/core/newton_control.f90): stop when theta/(1 - theta) |increment| <= tol / 10,
-        positions against 1 + |q|, momenta against 1 + |p|, h lam in momentum units;
-        maxit: Newton iterations per step.
-        """
         self.s = s = _degree(s)
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")

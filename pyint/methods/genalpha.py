@@ -67,40 +67,7 @@ class _AlphaFamily(Integrator):
 
     def __init__(self, rho_inf=0.9, formulation="arnold_bruls", mass_update="exact", start="consistent",
                  tol=1e-10, maxit=25, linear_solver="auto", jacobian_reuse=True, stabilized=None):
-        """rho_inf: spectral radius at infinity in [0, 1] (1: no numerical dissipation).
-        formulation: "arnold_bruls" (default) solves M(q_{n+1}) w_{n+1} = F_{n+1} for the
-        physical acceleration w and carries the alpha recursion on accelerations;
-        "paper" is seed 000's M_{n+1} a_{n+1} + am/(1-am) M_n a_n = ... .  The two are
-        the same method for a constant mass matrix; for M(q) the paper's form is first
-        order unless rho_inf = 1 (measured: tests/test_genalpha.py).
-        mass_update: "exact" (M(q_{n+1}) with the exact (M a)_q) or "predictor"
-        (the paper's M(q_n + h v_n), no (M a)_q needed).
-        start: "consistent" (a_0 = qddot(0)) or "paper" (M a_0 = (1 - alpha) F_0 + alpha F_1).
-        tol: Newton's tolerance, in the rule of every implicit kernel (fortran/core/newton_control.f90):
-        stop when theta/(1 - theta) |increment| <= tol / 10, accelerations against 1 + |a|,
-        multipliers against 1 + |lam| (max norms), or at the round-off floor;
-        maxit: iterations per step.
-        linear_solver: "auto" (SuiteSparse KLU when built in, dense LU for large
-        matrices with over 30 % nonzeros; without KLU banded or dense by flop
-        count), "dense" (LAPACK LU), "banded" (LAPACK band LU after reverse
-        Cuthill-McKee) or "sparse" (KLU).  alpha-RATTLE is always dense.  The
-        choice made is in ``Result.stats["linear_solver"]``.
-        jacobian_reuse: simplified Newton, keeping the factorization across
-        iterations and steps while the contraction rate stays below 0.1 (False:
-        Newton's method, a new matrix every iteration); with variable steps a new h
-        refactors.  "across_h" (variable steps, opt-in): the factorization is also kept
-        across changes of h while the ratio of the old and new 1 / (beta h^2) stays in
-        [0.6, 1/0.6] (IDA's cj-ratio test; fortran/core/newton_control.f90): 4-6 iterations per
-        step instead of 2, faster only where a factorization costs several iterations
-        (measured 6-17 % per step on chains of 8 to 128 links, 5-10 % slower below 24
-        unknowns: docs/adaptive_steps.md 1.7); the Newton tolerance is the same.
-        stabilized (generalized-alpha only): the stabilized index-2 variant (q_{n+1} gains
-        beta h^2 G(q_n)^T mu, G v + g_t = 0 is solved with g = 0: both levels at round-off; its
-        Newton matrix dense for linear_solver "dense" and for "auto" up to 60 unknowns, else
-        structured through auxiliary unknowns z = G(q_n)^T mu, docs/adaptive_steps.md 6.1); None (default): index 3 at a fixed step h, the stabilized variant with
-        variable steps (rtol: index 3 collapses under step control, docs/adaptive_steps.md 1.6);
-        False with rtol on a model with holonomic constraints: a ValueError.
-        """
+        # the options are documented in the docstrings of GeneralizedAlpha and AlphaRattle
         if stabilized not in (None, True, False):
             raise TypeError(f"stabilized must be None, True or False, got {stabilized!r}")
         if stabilized and self._variant != 0:
@@ -156,9 +123,72 @@ class _AlphaFamily(Integrator):
 
 @register
 class GeneralizedAlpha(_AlphaFamily):
-    """Generalized-alpha for holonomic (index 3, or stabilized index 2) and nonholonomic (index 2)
-    systems; with variable steps (``integrate(..., rtol=...)``) the stabilized index-2 variant with the
-    local error estimate of docs/adaptive_steps.md section 1 (fortran/genalpha.f90)."""
+    """Generalized-alpha for holonomic and nonholonomic constrained systems (seed 000 section 2).
+
+    The constraint forces G^T lam and A^T lam enter the alpha-weighted equation of motion; the
+    position-level holonomic constraint (index 3, scaled by 1/(beta h^2)) and the velocity-level
+    nonholonomic constraint (index 2, scaled by 1/h) are solved at t_{n+1}, so both hold to
+    round-off at every step.  Second order in q, v and lam (Arnold, Bruls 2007).  With variable
+    steps (``integrate(..., rtol=...)``) it runs the stabilized index-2 variant with the local error
+    estimate of the adaptive-steps page, section 1.
+
+    Parameters
+    ----------
+    rho_inf : float, default 0.9
+        The spectral radius at infinity in [0, 1]: the numerical dissipation of the high
+        frequencies (1: none; 0: annihilated in one step).  The parameters alpha_m, alpha_f,
+        beta, gamma follow from it (Chung, Hulbert 1993; :func:`~pyint.methods.genalpha.alpha_parameters`).
+    formulation : {"arnold_bruls", "paper"}, default "arnold_bruls"
+        "arnold_bruls" solves M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
+        carries the alpha recursion on accelerations (Arnold, Bruls 2007); "paper" is seed 000's
+        M_{n+1} a_{n+1} + alpha_m/(1 - alpha_m) M_n a_n = ... .  The same method for a constant
+        mass matrix; for M(q) the paper's form is first order unless rho_inf = 1.
+    mass_update : {"exact", "predictor"}, default "exact"
+        "exact": M(q_{n+1}) with the exact derivative (M a)_q in Newton's matrix; "predictor":
+        the paper's M(q_n + h v_n), no (M a)_q needed.
+    start : {"consistent", "paper"}, default "consistent"
+        The start of the algorithmic acceleration: "consistent" a_0 = qddot(0) (required by
+        variable steps); "paper" M a_0 = (1 - alpha) F_0 + alpha F_1.
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; accelerations
+        against 1 + ``|a|``, multipliers against 1 + ``|lam|``, max norms), or at the round-off floor
+        (Hairer, Wanner, Solving ODEs II, IV.8).
+    maxit : int, default 25
+        Newton iterations per step (beyond: NewtonConvergenceError, or a rejected step with
+        variable steps).
+    linear_solver : {"auto", "dense", "banded", "sparse"}, default "auto"
+        The solver of Newton's linear systems: "auto" (SuiteSparse KLU when built in, dense LU
+        for large matrices with over 30 % nonzeros; without KLU banded or dense by flop count),
+        "dense" (LAPACK LU), "banded" (LAPACK band LU after reverse Cuthill-McKee) or "sparse"
+        (KLU).  The choice made is in ``Result.stats["linear_solver"]``.
+    jacobian_reuse : {True, False, "across_h"}, default True
+        True: simplified Newton, the factorization kept across iterations and steps while the
+        contraction rate stays below 0.1 (a new h refactors); False: a new matrix every
+        iteration; "across_h" (variable steps, opt-in): also kept across changes of h while the
+        ratio of the old and new 1/(beta h^2) stays in [0.6, 1/0.6] (IDA's test), faster only
+        where a factorization costs several iterations.
+    stabilized : {None, True, False}, default None
+        True: the stabilized index-2 variant (q_{n+1} gains beta h^2 G(q_n)^T mu, G v + g_t = 0
+        is solved with g = 0: both levels at round-off).  None: index 3 at a fixed step, the
+        stabilized variant with variable steps (index 3 collapses under step control); False
+        with rtol on a model with holonomic constraints: a ValueError.
+
+    See Also
+    --------
+    AlphaRattle : the RATTLE-like variant for nonholonomic systems (seed 000 section 3).
+    LieGeneralizedAlpha : generalized-alpha for rigid bodies on a Lie group.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import GeneralizedAlpha, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> res = GeneralizedAlpha(rho_inf=0.9).integrate(model, q0, v0, t_end=1.0, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
+    """
 
     name = "genalpha"
     lambda_order = 2
@@ -180,11 +210,59 @@ class GeneralizedAlpha(_AlphaFamily):
 
 @register
 class AlphaRattle(_AlphaFamily):
-    """alpha-RATTLE for nonholonomic systems (seed 000 §3); with variable steps
-    (``integrate(..., rtol=...)``) its local error estimate is generalized-alpha's for the free
-    acceleration plus the midpoint rule's for the constraint correction R_1/2
-    (docs/adaptive_steps.md section 1.8; the algorithmic acceleration a then starts from
-    M^-1 f(0), which a approximates, instead of qddot(0))."""
+    """alpha-RATTLE for nonholonomic systems (seed 000 section 3).
+
+    The multipliers stay out of the alpha-weighted equation of motion; a RATTLE-like correction
+    R_{1/2} = -M^{-1} A^T lam_{n+1}, evaluated at q_n + h/2 v_n, enters the position (h^2/2 R) and
+    velocity (h R) updates, and A v + b = 0 is imposed at t_{n+1}: the velocity level holds to
+    round-off.  With variable steps (``integrate(..., rtol=...)``) its local error estimate is
+    generalized-alpha's for the free acceleration plus the midpoint rule's for R_{1/2} (the
+    adaptive-steps page, section 1.8).
+
+    Parameters
+    ----------
+    rho_inf : float, default 0.9
+        The spectral radius at infinity in [0, 1]: the numerical dissipation of the high
+        frequencies (1: none; 0: annihilated in one step).  The parameters alpha_m, alpha_f,
+        beta, gamma follow from it (Chung, Hulbert 1993; :func:`~pyint.methods.genalpha.alpha_parameters`).
+    formulation : {"arnold_bruls", "paper"}, default "arnold_bruls"
+        "arnold_bruls" solves M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
+        carries the alpha recursion on accelerations (Arnold, Bruls 2007); "paper" is seed 000's
+        M_{n+1} a_{n+1} + alpha_m/(1 - alpha_m) M_n a_n = ... .  The same method for a constant
+        mass matrix; for M(q) the paper's form is first order unless rho_inf = 1.
+    mass_update : {"exact", "predictor"}, default "exact"
+        "exact": M(q_{n+1}) with the exact derivative (M a)_q in Newton's matrix; "predictor":
+        the paper's M(q_n + h v_n), no (M a)_q needed.
+    start : {"consistent", "paper"}, default "consistent"
+        The start of the algorithmic acceleration: "consistent" a_0 = qddot(0) (required by
+        variable steps); "paper" M a_0 = (1 - alpha) F_0 + alpha F_1.
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; accelerations
+        against 1 + ``|a|``, multipliers against 1 + ``|lam|``, max norms), or at the round-off floor
+        (Hairer, Wanner, Solving ODEs II, IV.8).
+    maxit : int, default 25
+        Newton iterations per step (beyond: NewtonConvergenceError, or a rejected step with
+        variable steps).
+    linear_solver : {"auto", "dense", "banded", "sparse"}, default "auto"
+        Accepted for a common interface with :class:`GeneralizedAlpha`; alpha-RATTLE's Newton
+        matrix is always dense (LAPACK LU).
+    jacobian_reuse : {True, False, "across_h"}, default True
+        As for :class:`GeneralizedAlpha`: simplified Newton with a kept factorization (True),
+        a new matrix every iteration (False), or kept across changes of h ("across_h").
+    stabilized : None, default None
+        An option of :class:`GeneralizedAlpha` only (alpha-RATTLE has no holonomic
+        constraints): True is a ValueError.
+
+    Examples
+    --------
+    >>> from pyint import AlphaRattle, ChaplyginSleigh
+    >>> model = ChaplyginSleigh()
+    >>> q0, v0 = model.initial_state()
+    >>> res = AlphaRattle(rho_inf=0.5).integrate(model, q0, v0, t_end=1.0, h=1e-3)
+    >>> res.status, res.eps_vel < 1e-12
+    ('ok', True)
+    """
 
     name = "alpha_rattle"
     supports = frozenset({"nonholonomic"})

@@ -102,7 +102,35 @@ class _SymplecticFamily(Integrator):
 
 @register
 class SymplecticComposition(_SymplecticFamily):
-    """Seed 002: kick - s-stage Gauss-Legendre step - kick.  Order 2 for every s."""
+    """Seed 002's symplectic composition: kick, s-stage Gauss-Legendre step, kick.  Order 2.
+
+    A symmetric (Strang) composition of the constrained half kicks with the Gauss-Legendre
+    middle step (Hairer, Lubich, Wanner, GNI II.5): symplectic, both the position and the
+    velocity constraint kept to round-off, the energy error bounded.  Fixed steps only.
+
+    Parameters
+    ----------
+    stages : int, default 2
+        s of the Gauss-Legendre middle step (1 = implicit midpoint, 2 = the paper's 4th-order
+        tableau; at most 10).
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; stage positions, momenta and impulses, each
+        against 1 + its size), or at the
+        round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
+    maxit : int, default 20
+        Newton iterations per step (beyond: NewtonConvergenceError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import SymplecticComposition, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> res = SymplecticComposition(stages=2).integrate(model, q0, v0, t_end=1.0, h=1e-2)
+    >>> res.status, res.eps_pos < 1e-12, bool(res.energy_drift < 1e-3)
+    ('ok', True, True)
+    """
 
     name = "symplectic_gl"
     order = 2
@@ -112,17 +140,36 @@ class SymplecticComposition(_SymplecticFamily):
                     "Integration, 2nd ed., II.5")
 
     def __init__(self, stages=2, tol=1e-10, maxit=20):
-        """stages: s of the Gauss-Legendre middle step (1 = implicit midpoint,
-        2 = the paper's 4th-order tableau; at most 10).  tol: Newton's tolerance
-        (fortran/core/newton_control.f90): theta/(1 - theta) times the increment of the stage positions, momenta
-        and impulses, each against 1 + its size, <= tol / 10, or the round-off floor;
-        maxit: iterations per step."""
         super().__init__(stages, tol, maxit)
 
 
 @register
 class Rattle(_SymplecticFamily):
-    """The composition with the Stormer-Verlet middle step: exactly RATTLE.  Order 2."""
+    """RATTLE: the composition with the Stormer-Verlet middle step.  Order 2.
+
+    Andersen 1983; Leimkuhler, Skeel 1994; Hairer, Lubich, Wanner, GNI VII.1.4: symplectic,
+    both constraint levels kept to round-off.  Fixed steps only.
+
+    Parameters
+    ----------
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; stage positions, momenta and impulses, each
+        against 1 + its size), or at the
+        round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
+    maxit : int, default 20
+        Newton iterations per step (beyond: NewtonConvergenceError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import Rattle, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> res = Rattle().integrate(model, q0, v0, t_end=1.0, h=1e-2)
+    >>> res.status, res.eps_vel < 1e-12
+    ('ok', True)
+    """
 
     name = "rattle"
     order = 2
@@ -132,7 +179,6 @@ class Rattle(_SymplecticFamily):
     _tableau = "lobatto"
 
     def __init__(self, tol=1e-10, maxit=20):
-        """tol, maxit: Newton options (see :class:`SymplecticComposition`)."""
         super().__init__(2, tol, maxit)
 
     def params(self):
@@ -143,7 +189,33 @@ class Rattle(_SymplecticFamily):
 
 @register
 class LobattoIIIAB(_SymplecticFamily):
-    """Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2."""
+    """Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2.
+
+    Jay 1996; Hairer, Lubich, Wanner, GNI VII.1: symplectic, order 2s - 2 in q, p and lam,
+    both constraint levels kept to round-off.  Fixed steps only.
+
+    Parameters
+    ----------
+    stages : int, default 3
+        s >= 2 (2 = RATTLE, 3 = order 4; at most 10).
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; stage positions, momenta and impulses, each
+        against 1 + its size), or at the
+        round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
+    maxit : int, default 20
+        Newton iterations per step (beyond: NewtonConvergenceError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import LobattoIIIAB, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> res = LobattoIIIAB(stages=3).integrate(model, q0, v0, t_end=1.0, h=1e-2)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
+    """
 
     name = "lobatto_iiiab"
     order = 4
@@ -154,17 +226,38 @@ class LobattoIIIAB(_SymplecticFamily):
     _tableau = "lobatto"
 
     def __init__(self, stages=3, tol=1e-10, maxit=20):
-        """stages: s >= 2 (2 = RATTLE, 3 = order 4, at most 10).  tol, maxit: Newton options."""
         super().__init__(stages, tol, maxit)
         self.order = 2 * self.stages - 2
         self.lambda_order = self.order
 
 
 class ExplicitMidpointComposition(_SymplecticFamily):
-    """The seed's composition with the explicit midpoint rule as middle step:
-    keeps both constraint levels, order 2, but NOT symplectic (seed 002 section 1
-    makes the composition symplectic only with a symplectic middle step).
-    Not registered: it is the negative control of the symplecticity tests."""
+    """Seed 002's composition with the explicit midpoint rule as middle step (not symplectic).
+
+    Keeps both constraint levels, order 2, but NOT symplectic (seed 002 section 1 makes the
+    composition symplectic only with a symplectic middle step).  Not registered: it is the
+    negative control of the symplecticity tests.
+
+    Parameters
+    ----------
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; stage positions, momenta and impulses, each
+        against 1 + its size), or at the
+        round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
+    maxit : int, default 20
+        Newton iterations per step (beyond: NewtonConvergenceError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import ExplicitMidpointComposition, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> res = ExplicitMidpointComposition().integrate(model, q0, v0, t_end=1.0, h=1e-2)
+    >>> res.status
+    'ok'
+    """
 
     name = "composition_explicit_midpoint"
     order = 2

@@ -31,6 +31,16 @@ class AnharmonicChain(PendulumChain):
     Parameters: n_links, mass, length, grav as for PendulumChain; k [N/m] and
     kappa [N/m^3] >= 0, the quadratic and quartic spring constants; anchor
     (x, y) [m], the fixed end of the spring.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import AnharmonicChain, SymplecticComposition
+    >>> model = AnharmonicChain(n_links=2, k=1.0, kappa=4.0)
+    >>> q0, v0 = model.initial_state([np.pi / 4, np.pi / 2])
+    >>> res = SymplecticComposition().integrate(model, q0, v0, t_end=1.0, h=1e-2)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
     """
 
     fortran_name = "anharmonic_chain"

@@ -127,7 +127,30 @@ def _central(fun, e, order):
 
 
 def fd_jacobian(fun, x, order=2):
-    """Central-difference Jacobian of ``fun`` at ``x`` (columns = components of x); order 2 or 4."""
+    """Central-difference Jacobian of ``fun`` at ``x`` (the fallback of every model derivative).
+
+    Parameters
+    ----------
+    fun : callable
+        ``fun(x) -> array (m,)``.
+    x : array_like, shape (n,)
+        The point.
+    order : {2, 4}, default 2
+        The order of the central differences.
+
+    Returns
+    -------
+    ndarray, shape (m, n)
+        The Jacobian: column j is the derivative along x[j].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint.models import fd_jacobian
+    >>> jac = fd_jacobian(lambda x: np.array([x[0] * x[1], np.sin(x[0])]), [1.0, 2.0], order=4)
+    >>> bool(np.allclose(jac, [[2.0, 1.0], [np.cos(1.0), 0.0]], atol=1e-9))
+    True
+    """
     x = np.asarray(x, dtype=float)
     f0 = np.atleast_1d(fun(x))
     jac = np.empty((f0.size, x.size))
@@ -202,6 +225,25 @@ class Model:
     configuration_space : str
         "R^n": q is a vector with additive updates (a rigid-body system on
         (R^3 x SO(3))^nb says so, and supplies the hooks of pyint.models.rigid_bodies).
+
+    Examples
+    --------
+    A planar pendulum of unit length in Cartesian coordinates, from mass, force and constraint
+    alone (every derivative by finite differences):
+
+    >>> import numpy as np
+    >>> from pyint import Model, GeneralizedAlpha
+    >>> class Pendulum(Model):
+    ...     name, n, n_hol = "my_pendulum", 2, 1
+    ...     def mass(self, q):
+    ...         return np.eye(2)
+    ...     def force(self, t, q, v):
+    ...         return np.array([0.0, -9.81])
+    ...     def hol(self, t, q):
+    ...         return np.array([(q @ q - 1.0) / 2])
+    >>> res = GeneralizedAlpha().integrate(Pendulum(), [1.0, 0.0], [0.0, 0.0], t_end=1.0, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
     """
 
     name = "model"

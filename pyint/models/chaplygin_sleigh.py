@@ -59,6 +59,15 @@ class ChaplyginSleigh(Model):
     offset : a, distance from the contact point P to C along the blade [m] (any sign)
     stiffness : k, spring from the origin to C [N/m] (0: free sleigh)
     damping : c, rotational damper on theta [N m s] (0: conservative)
+
+    Examples
+    --------
+    >>> from pyint import ChaplyginSleigh, GeneralizedAlpha
+    >>> model = ChaplyginSleigh(stiffness=0.0, damping=0.0)       # the free sleigh
+    >>> q0, v0 = model.initial_state(speed=1.0, omega=1.0)
+    >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=2.0, h=1e-3)
+    >>> res.status, res.eps_vel < 1e-12
+    ('ok', True)
     """
 
     name = "chaplygin_sleigh"

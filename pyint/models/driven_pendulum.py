@@ -38,6 +38,15 @@ class DrivenPendulum(Model):
     grav : g [m/s^2]
     amp_x, amp_y : amplitudes A_x, A_y of the support motion [m]
     freq : W, angular frequency of the support motion [rad/s]
+
+    Examples
+    --------
+    >>> from pyint import DrivenPendulum, GeneralizedAlpha
+    >>> model = DrivenPendulum(amp_x=0.1, freq=3.0)
+    >>> q0, v0 = model.initial_state(angle=0.5)
+    >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=2.0, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
     """
 
     name = "driven_pendulum"

@@ -14,6 +14,34 @@ from .base import Model
 
 
 class PendulumChain(Model):
+    """Planar N-link pendulum chain of point masses in Cartesian coordinates (holonomic, index 3).
+
+    q = (x1, y1, ..., xN, yN); link i joins point i-1 to point i (point 0 is the fixed origin)
+    through the constraint g_i = ((x_i - x_{i-1})^2 + (y_i - y_{i-1})^2 - l_i^2) / 2 = 0;
+    gravity along -y.  Conservative, constant mass matrix; a Fortran twin (the whole loop runs
+    in Fortran).
+
+    Parameters
+    ----------
+    n_links : int, default 2
+        The number of links N (n = 2N coordinates, N holonomic constraints).
+    mass : float or array_like of N floats, default 1.0
+        The point masses [kg].
+    length : float or array_like of N floats, default 1.0
+        The link lengths [m].
+    grav : float, default 9.81
+        The gravitational acceleration [m/s^2].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint import PendulumChain
+    >>> model = PendulumChain(n_links=3, mass=[1.0, 2.0, 1.0])
+    >>> q0, v0 = model.initial_state([np.pi / 2, np.pi / 3, 0.0])   # angles from the downward vertical
+    >>> model.n, model.n_hol, float(np.max(np.abs(model.hol(0.0, q0)))) < 1e-15
+    (6, 3, True)
+    """
+
     fortran_name = "pendulum_chain"
     constant_mass = True
     scleronomic = True

@@ -78,15 +78,34 @@ def quat_Rs_hess(lam, s):
 
 
 class QuaternionRigidBodies(Model):
-    """The vector (Euler-parameter) model of a :class:`RigidBodySystem` (module docstring)."""
+    """The vector (Euler-parameter) model of a :class:`RigidBodySystem` (module docstring).
+
+    The rigid bodies' rotations as unit quaternions: a vector model of the shared interface,
+    so every vector method and the IDA reference integrate the Lie-group methods' systems
+    (the norm of each quaternion is a holonomic constraint).
+
+    Parameters
+    ----------
+    system : RigidBodySystem
+        The bodies and joints (``pyint.models.rigid_bodies``).
+    rows : sequence of int, optional
+        The joint rows a redundant system keeps (``RigidBodySystem.independent_rows``;
+        default every row): the model's constraints are then those rows and the norm rows.
+
+    Examples
+    --------
+    >>> from pyint import GeneralizedAlpha, QuaternionRigidBodies
+    >>> from pyint.models.rigid_bodies import RigidBodySystem
+    >>> model = QuaternionRigidBodies(RigidBodySystem.heavy_top())
+    >>> model.n_hol > 0, GeneralizedAlpha.accepts(model)
+    (True, True)
+    """
 
     constant_mass = False
     scleronomic = True
     conservative = True
 
     def __init__(self, system, rows=None):
-        """rows: the joint rows a redundant system keeps (:meth:`RigidBodySystem.independent_rows`;
-        default every row): the model's constraints are then those rows and the norm rows."""
         self.system = system
         nb = system.nb
         self.nb = nb

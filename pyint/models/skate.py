@@ -49,6 +49,15 @@ class Skate(Model):
     slope : alpha, inclination of the plane [rad]; x points down the slope
     torsion : k >= 0, a torsion spring on the heading theta [N m/rad] (not in seed 004; 0: the seed's
         skate, named ``skate``; k > 0: named ``skate_torsion``)
+
+    Examples
+    --------
+    >>> from pyint import Skate, GalerkinLobatto
+    >>> model = Skate()
+    >>> q0, v0 = model.initial_state(omega=1.0)
+    >>> res = GalerkinLobatto(s=3).integrate(model, q0, v0, t_end=2.0, h=1e-2)
+    >>> res.status, res.eps_vel < 1e-9
+    ('ok', True)
     """
 
     name = "skate"

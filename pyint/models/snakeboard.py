@@ -138,6 +138,15 @@ class Snakeboard(WheeledBoard):
     thrust : force F along the board axis [N] (printed)
     k_rotor : rotor torsion-spring stiffness k_r [N m/rad] (printed)
     k_wheel : axle torsion-spring stiffness k_w [N m/rad] (printed)
+
+    Examples
+    --------
+    >>> from pyint import Snakeboard, GeneralizedAlpha
+    >>> model = Snakeboard()
+    >>> q0, v0 = model.initial_state()                # seed 000's start, at rest
+    >>> res = GeneralizedAlpha(rho_inf=0.9).integrate(model, q0, v0, t_end=1.0, h=1e-3)
+    >>> res.status, res.eps_vel < 1e-12
+    ('ok', True)
     """
 
     name = "snakeboard"

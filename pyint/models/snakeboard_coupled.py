@@ -60,6 +60,15 @@ class SnakeboardCoupled(WheeledBoard):
     rotor_inertia : rotor moment of inertia J_r [kg m^2]
     wheel_inertia : moment of inertia J_w of one wheel axle [kg m^2]
     wheel_distance : distance l from the board's mass centre to each axle [m]
+
+    Examples
+    --------
+    >>> from pyint import SnakeboardCoupled, GalerkinLobatto
+    >>> model = SnakeboardCoupled()
+    >>> q0, v0 = model.initial_state()                # seed 004's general run
+    >>> res = GalerkinLobatto(s=3).integrate(model, q0, v0, t_end=1.0, h=1e-2)
+    >>> res.status, res.eps_vel < 1e-9
+    ('ok', True)
     """
 
     name = "snakeboard_coupled"

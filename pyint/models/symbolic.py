@@ -483,25 +483,68 @@ def _inline_conditions(sp, tmps, red):
 
 
 class SymbolicModel(Model):
-    """A model of the shared interface from SymPy expressions (see the module docstring).
+    """A model of the shared interface from SymPy expressions, compiled to Fortran (see the module docstring).
 
-    q, v: the coordinates and velocities (equal-length sequences of SymPy
-    symbols; dynamicsymbols q(t) are accepted, named after their function
-    (q1), with v their derivatives q1'(t) or plain symbols).  pyint integrates
-    q' = v: a velocity that is a dynamicsymbol other than its coordinate's
-    derivative (a generalized speed u(t) of KanesMethod) is refused by name, as
-    is a q'(t) left in an expression whose velocity is a plain symbol (see
-    :meth:`from_kanes_method` and :meth:`from_system` for Kane's speeds).
-    t: the time symbol (None: the model does not depend on time).  mass: the n x n mass matrix M(q) (symmetric).  force: applied forces
-    f(t, q, v) (n); potential: a potential energy V(t, q), whose forces -V_q are
-    added to ``force``.  hol: holonomic constraints g(t, q) = 0 (a list, or one
-    expression); nonhol: (A, b) with A v + b = 0 (b may be None).  params:
-    {symbol or its name: value} of every other symbol (runtime inputs of the
-    compiled model, see :meth:`with_params`).  Abs, Max, Min, Heaviside, sign
-    and Piecewise are allowed: derivatives away from the kinks, sign(0) = 0,
-    Heaviside(0) = 1/2 (every symbol is made real).  energy: the reported energy
-    (default T + V with T = v^T M v / 2).  conservative: whether ``energy`` is
-    conserved (default: no ``force`` term, nothing depends on t, b = 0).
+    pyint integrates q' = v.  Abs, Max, Min, Heaviside, sign and Piecewise are allowed:
+    derivatives away from the kinks, sign(0) = 0, Heaviside(0) = 1/2 (every symbol is made
+    real).  :meth:`from_kanes_method`, :meth:`from_system` and :meth:`from_lagranges_method`
+    build one from ``sympy.physics.mechanics``.
+
+    Parameters
+    ----------
+    q, v : sequence of sympy symbols
+        The coordinates and velocities (equal lengths).  dynamicsymbols q(t) are accepted,
+        named after their function (q1), with v their derivatives q1'(t) or plain symbols; a
+        velocity that is a dynamicsymbol other than its coordinate's derivative (a generalized
+        speed u(t) of KanesMethod) is refused by name, as is a q'(t) left in an expression
+        whose velocity is a plain symbol (see :meth:`from_kanes_method` and
+        :meth:`from_system` for Kane's speeds).
+    t : sympy symbol, optional
+        The time symbol (None: the model does not depend on time).
+    mass : sympy Matrix
+        The n x n mass matrix M(q) (symmetric).
+    force : sequence of expressions, optional
+        The applied forces f(t, q, v) (n).
+    potential : expression, optional
+        A potential energy V(t, q), whose forces -V_q are added to ``force``.
+    hol : expression or list of expressions, optional
+        Holonomic constraints g(t, q) = 0.
+    nonhol : (Matrix, sequence or None), optional
+        (A, b) with A v + b = 0 (b may be None).
+    params : dict, optional
+        {symbol or its name: value} of every other symbol (runtime inputs of the compiled
+        model, see :meth:`with_params`).
+    name : str, default "symbolic"
+        The model's name (results, datasets).
+    coord_names, coord_units : sequence of str, optional
+        One name and one unit per coordinate.
+    energy : expression, optional
+        The reported energy (default T + V with T = v^T M v / 2).
+    conservative : bool, optional
+        Whether ``energy`` is conserved (default: no ``force`` term, nothing depends on t,
+        b = 0).
+
+    Raises
+    ------
+    SymbolicModelError
+        The generated library could not be built or loaded (no Fortran compiler, an
+        unwritable cache).
+    ValueError
+        Expressions of the wrong shape, or a symbol without a value in ``params``.
+
+    Examples
+    --------
+    A pendulum of length l in Cartesian coordinates, compiled once (cached by its
+    expressions):
+
+    >>> import sympy as sp
+    >>> from pyint import GeneralizedAlpha, SymbolicModel
+    >>> x, y, vx, vy, l = sp.symbols("x y vx vy l")
+    >>> model = SymbolicModel([x, y], [vx, vy], mass=sp.eye(2), potential=9.81 * y,
+    ...                       hol=(x**2 + y**2 - l**2) / 2, params={l: 1.0}, name="pendulum")
+    >>> res = GeneralizedAlpha().integrate(model, [1.0, 0.0], [0.0, 0.0], t_end=1.0, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
     """
 
     constant_mass = True

@@ -26,6 +26,34 @@ from .base import Model
 
 
 class TwoLinkAngles(Model):
+    """The planar two-link manipulator in independent coordinates (seed 003 eq. (14)): an ODE.
+
+    q = (theta1, theta2): link 1's angle from the horizontal and link 2's relative to link 1;
+    uniform bars, gravity along -y, no constraints (the module docstring has M and f).  The
+    same mechanism as :func:`pyint.two_link_manipulator` (direction vectors, constrained) with
+    ``width`` = its a.
+
+    Parameters
+    ----------
+    L1, L2 : float, default 0.5, 1.0
+        The link lengths [m].
+    m1, m2 : float, default 10.0, 20.0
+        The link masses [kg].
+    g : float, default 9.81
+        The gravitational acceleration [m/s^2].
+    width : float, default 0.0
+        The bars' width [m] (0: thin bars, eq. (14) as printed).
+
+    Examples
+    --------
+    >>> from pyint import TwoLinkAngles, RK4Index1
+    >>> model = TwoLinkAngles()
+    >>> q0, v0 = model.initial_state()          # both links horizontal, at rest
+    >>> res = RK4Index1().integrate(model, q0, v0, t_end=0.5, h=1e-3)
+    >>> res.status, res.q.shape
+    ('ok', (501, 2))
+    """
+
     fortran_name = "two_link_angles"
     constant_mass = False
     conservative = True

@@ -50,56 +50,10 @@ once it is a module of ``pyint.studies`` or an entry point) then writes
 ``results/decay.nc`` (dims ``k``, ``h`` and the case's own ``time``/``sample``,
 see below) and ``results/decay/*.png``.
 
-The contract (:class:`Study` fields)
-------------------------------------
-``name``, ``description``
-    identifier (letters, digits, ``_``) and one line for ``pyint study list``.
-``grid``
-    ``{parameter: [values, ...]}``: the cases are the Cartesian product, and
-    the parameters become the dimensions of the combined dataset, in this
-    order.  Values are str, int or float (one kind per parameter).
-``run_case(params) -> xarray.Dataset``
-    defined at module level (processes and Dask workers import it by name),
-    deterministic for given ``params`` (the cache relies on it).  ``params``
-    is ``fixed`` updated with one grid point.  Use the standard names of
-    :data:`pyint.study.datasets.STANDARD` (``eps_pos``, ``error``, ``cpu_time``, ...:
-    units and long names are filled in); any other variable needs ``units``
-    and ``long_name`` attrs or an entry in ``meta``, else the case fails
-    with a message saying so.  Raising records the case as ``status =
-    "failed"`` with the exception as ``message``; to record a soft failure
-    with partial data, return a dataset with a string ``status`` other than
-    ``"ok"`` and a ``message``.  Parameter names may not be used as names
-    of the case's dimensions or variables.  Case attributes that all cases
-    with attributes agree on become global attributes; if they differ, each
-    case's attributes are kept as JSON in the ``case_attrs`` variable.
-``fixed``
-    ``{parameter: value}`` passed to every case, written as attributes
-    (dicts and lists as JSON), part of the cache key.
-``quick_grid``
-    overrides for ``--quick``: a list of values for a grid parameter, a new
-    value for a fixed one.  The quick grid is the smoke test every
-    registered study gets in the test suite (tests/test_cli.py): keep it to
-    seconds.  The default grid is what ``./dev.sh studies`` runs: all
-    studies together should finish in about 10 minutes on 2 cores.
-``where(params) -> bool`` (optional)
-    keep only the cases it accepts; the others appear with ``status =
-    "skipped"``.
-``post(ds) -> ds`` (optional)
-    adds what needs several cases (e.g. ``order`` from :func:`measured_order`).
-``figures(nc_path, outdir) -> [png paths]`` (optional)
-    the study's own figures, drawn from the file; default
-    :func:`pyint.study.plotting.plot_file`.
-``summary(ds) -> str`` (optional)
-    the table printed after the run; default :func:`summary_table`.
-``meta``
-    ``{name: (units, long_name)}`` for the study's own parameters/variables.
-``smoke``
-    ``True`` for a smoke test of the machinery (the ``selftest`` study):
-    ``pyint study list`` marks it and ``pyint study run --all`` leaves it out.
-``version``
-    bump it to invalidate the study's cached cases (an edit of the study
-    module invalidates them anyway, see below; bump it when a change
-    elsewhere, e.g. in a helper module, changes the results).
+The contract
+------------
+The fields of :class:`Study` (its docstring): name, description, grid, run_case, fixed,
+quick_grid, where, post, figures, summary, meta, smoke, version.
 
 """
 from __future__ import annotations
@@ -157,7 +111,77 @@ def _check_name(kind, key):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Study:
-    """A parameter sweep: see the module docstring for the contract."""
+    """A parameter sweep, declared once: run locally or on Dask, cached, one NetCDF file.
+
+    A study is a module that defines one module-level ``STUDY = Study(...)`` (the module
+    docstring of :mod:`pyint.study.declaration` has a complete example, the cache and the
+    combined dataset).
+
+    Parameters
+    ----------
+    name, description : str
+        identifier (letters, digits, ``_``) and one line for ``pyint study list``.
+    grid : dict of str to list
+        ``{parameter: [values, ...]}``: the cases are the Cartesian product, and the
+        parameters become the dimensions of the combined dataset, in this order.  Values are
+        str, int or float (one kind per parameter).
+    run_case : callable
+        ``run_case(params) -> xarray.Dataset``: defined at module level (processes and Dask
+        workers import it by name), deterministic for given ``params`` (the cache relies on
+        it).  ``params`` is ``fixed`` updated with one grid point.  Use the standard names
+        of :data:`pyint.study.datasets.STANDARD` (``eps_pos``, ``error``, ``cpu_time``, ...:
+        units and long names are filled in); any other variable needs ``units`` and
+        ``long_name`` attrs or an entry in ``meta``, else the case fails with a message
+        saying so.  Raising records the case as ``status = "failed"`` with the exception as
+        ``message``; to record a soft failure with partial data, return a dataset with a
+        string ``status`` other than ``"ok"`` and a ``message``.  Parameter names may not be
+        used as names of the case's dimensions or variables.  Case attributes that all cases
+        with attributes agree on become global attributes; if they differ, each case's
+        attributes are kept as JSON in the ``case_attrs`` variable.
+    fixed : dict, optional
+        ``{parameter: value}`` passed to every case, written as attributes (dicts and lists
+        as JSON), part of the cache key.
+    quick_grid : dict, optional
+        overrides for ``--quick``: a list of values for a grid parameter, a new value for a
+        fixed one.  The quick grid is the smoke test every registered study gets in the test
+        suite (tests/test_cli.py): keep it to seconds.  The default grid is what ``./dev.sh
+        studies`` runs: all studies together should finish in about 10 minutes on 2 cores.
+    where : callable, optional
+        ``where(params) -> bool``: keep only the cases it accepts; the others appear with
+        ``status = "skipped"``.
+    post : callable, optional
+        ``post(ds) -> ds``: adds what needs several cases (e.g. ``order`` from
+        :func:`pyint.study.datasets.measured_order`).
+    figures : callable, optional
+        ``figures(nc_path, outdir) -> [png paths]``: the study's own figures, drawn from the
+        file; default :func:`pyint.study.plotting.plot_file`.
+    summary : callable, optional
+        ``summary(ds) -> str``: the table printed after the run; default
+        :func:`pyint.study.runner.summary_table`.
+    meta : dict of str to (str, str), optional
+        ``{name: (units, long_name)}`` for the study's own parameters/variables.
+    smoke : bool, default False
+        ``True`` for a smoke test of the machinery (the ``selftest`` study): ``pyint study
+        list`` marks it and ``pyint study run --all`` leaves it out.
+    version : str, default "1"
+        bump it to invalidate the study's cached cases (an edit of the study module
+        invalidates them anyway: the module docstring; bump it when a change elsewhere, e.g. in a
+        helper module, changes the results).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import numpy as np
+    >>> import xarray as xr
+    >>> from pyint.study import Study, run_study
+    >>> def run_case(p):
+    ...     return xr.Dataset({"error": ((), abs(np.exp(-p["h"]) - (1 - p["h"])), {"units": "1"})})
+    >>> decay = Study(name="decay", description="one Euler step of y' = -y", grid={"h": [0.1, 0.05]},
+    ...               run_case=run_case)
+    >>> run = run_study(decay, out=tempfile.mkdtemp(), workers=1, figures=False, verbose=False)
+    >>> run.n_cases, run.n_failed, run.dataset["error"].dims
+    (2, 0, ('h',))
+    """
 
     name: str
     description: str

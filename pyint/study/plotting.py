@@ -172,7 +172,7 @@ def plot_trajectories(ds, gdims, outdir):
 
 
 def _level_units(units, level):
-    """The units of one level from the violation's "<g units>/s^k" (k = 0, 1, 2)."""
+    """The units of one level from the violation's "<constraint units>/s^k" (k = 0, 1, 2)."""
     k = {"position": 0, "velocity": 1, "acceleration": 2}.get(level)
     if k is None or not units.endswith("/s^k"):
         return units

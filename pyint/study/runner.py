@@ -58,6 +58,7 @@ import numpy as np
 import xarray as xr
 
 from .._files import _writer_alive
+from .._progress import Progress, _clock  # noqa: F401  (Progress: the runner's line, imported from here too)
 from .cache import CaseGrid, CaseStore, read_shard, unpack_cases, write_shard
 from .combine import combine_cases
 from .datasets import annotate, attr_value, metadata_table, provenance, write_netcdf
@@ -411,57 +412,28 @@ def _run_dask(study, make_batches, address, shard_dir, record):
             raise
 
 
-# -- progress ------------------------------------------------------------------------------------
-def _clock(seconds: float) -> str:
-    seconds = int(round(seconds))
-    h, rest = divmod(seconds, 3600)
-    return f"{h}:{rest // 60:02d}:{rest % 60:02d}" if h else f"{rest // 60:02d}:{rest % 60:02d}"
-
-
-class Progress:
-    """``[study] 7/12 cases, 00:12 elapsed, ~00:09 left`` on one updating line of a terminal.
-
-    Silent when ``stream`` is not a terminal (or ``enabled=False``).  The
-    estimate assumes the remaining cases cost what the ones run so far did.
-    """
-
-    def __init__(self, label, total, done=0, stream=None, enabled=None):
-        self.label, self.total, self.done = label, total, done
-        self.stream = sys.stderr if stream is None else stream
-        self.enabled = (self.stream.isatty() if hasattr(self.stream, "isatty") else False) \
-            if enabled is None else enabled
-        self.start, self.run, self._width = time.monotonic(), 0, 0
-
-    def line(self) -> str:
-        elapsed = time.monotonic() - self.start
-        text = f"[{self.label}] {self.done}/{self.total} cases, {_clock(elapsed)} elapsed"
-        left = self.total - self.done
-        if self.run and left:
-            text += f", ~{_clock(elapsed / self.run * left)} left"
-        return text
-
-    def update(self, n=1):
-        self.done += n
-        self.run += n
-        self._draw()
-
-    def _draw(self):
-        if self.enabled:
-            text = self.line()
-            self.stream.write("\r" + text.ljust(self._width))
-            self._width = len(text)
-            self.stream.flush()
-
-    def close(self):
-        if self.enabled and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 # -- running ---------------------------------------------------------------------------------------
 @dataclasses.dataclass
 class StudyRun:
-    """What :func:`run_study` did."""
+    """What :func:`run_study` did.
+
+    Attributes
+    ----------
+    study : str
+        The study's name.
+    path : Path
+        The NetCDF file written (``out/<name>.nc``).
+    dataset : xarray.Dataset
+        The combined dataset (every case, with ``status`` and ``message`` per case).
+    n_cases, n_cached, n_run, n_failed : int
+        The cases in all, taken from the cache, run now, and failed.
+    seconds : float
+        The wall time of the run [s].
+    figures : list of Path
+        The figures drawn.
+    figure_error, post_error : str or None
+        Why drawing the figures or the study's ``post`` failed (None: they did not).
+    """
 
     study: str
     path: Path
@@ -543,13 +515,41 @@ def run_study(study: Study, out="results", grid: Mapping[str, list] | None = Non
               verbose: bool = True, batch_size: int | None = None) -> StudyRun:
     """Run the cases of ``study`` that are not cached, combine all, write and draw them.
 
-    ``grid`` overrides parameter values (see :meth:`Study.resolve`), ``quick``
-    uses the study's ``quick_grid``.  ``workers``: local processes (default
-    ``os.cpu_count()``; 1 = in this process).  ``scheduler``: address of a
-    Dask distributed scheduler to run on instead.  ``batch_size``: cases per
-    batch (default :func:`batch_size_for`).  ``progress``: the terminal
-    progress line (default: when stderr is a terminal).  ``verbose``: one line
-    at the start and one at the end on stderr.
+    Parameters
+    ----------
+    study : Study
+        The declared sweep.
+    out : str or Path, default "results"
+        The output directory: ``out/<name>.nc``, the figures in ``out/<name>/``, the case
+        cache.
+    grid : dict, optional
+        Overrides of parameter values (see ``Study.resolve``).
+    quick : bool, default False
+        Use the study's ``quick_grid`` (its smoke-test size).
+    workers : int, optional
+        Local processes (default ``os.cpu_count()``; 1 = in this process).
+    scheduler : str, optional
+        The address of a Dask distributed scheduler to run on instead.
+    rerun_failed : bool, default False
+        Run the cached cases that failed again.
+    figures : bool, default True
+        Draw the study's figures.
+    progress : bool, optional
+        The terminal progress line (default: when stderr is a terminal).
+    verbose : bool, default True
+        One line at the start and one at the end on stderr.
+    batch_size : int, optional
+        Cases per batch (default ``batch_size_for``).
+
+    Returns
+    -------
+    StudyRun
+        The combined dataset, its path, the counts of cases run, cached and failed, the
+        figures written.
+
+    Examples
+    --------
+    See :class:`pyint.study.Study`.
     """
     if not isinstance(study, Study):
         raise TypeError(f"run_study runs a Study object, got {type(study).__name__} {study!r}; a study by "
@@ -740,9 +740,22 @@ def run_and_report(chosen: list[Study], args) -> int:
 def study_main(study: Study, argv=None) -> int:
     """``python path/to/<name>.py [options]`` (and ``python -m pyint.studies.<name> [options]``) is
     ``pyint study run <name> [options]``: the same options, files, summary and exit status, on this
-    ``study`` object (a study script anywhere runs).  argv: the options (default ``sys.argv[1:]``).
-    Returns the exit status.
+    ``study`` object (a study script anywhere runs).
 
+    Parameters
+    ----------
+    study : Study
+        The study to run.
+    argv : list of str, optional
+        The options of ``pyint study run`` (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status (0: every case ran; see ``pyint study run -h``).
+
+    Examples
+    --------
     Every study module ends with::
 
         if __name__ == "__main__":

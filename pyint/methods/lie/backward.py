@@ -43,9 +43,7 @@ class _LieBackward(LieIntegrator):
     KERNEL = 6   # fortran/lie_backward.f90 (fortran/methods.f90: METHOD_LIE_BACKWARD)
 
     def __init__(self, tol=1e-10, maxit=20):
-        """tol: Newton's tolerance (fortran/core/newton_control.f90): stop when theta/(1 - theta) times the
-        increment, |dV| against 1 + |V| and |h dlam| against 1 + |M V| (max norms), is <= tol / 10,
-        or at the round-off floor; maxit: iterations per step."""
+        # the options are documented in the docstrings of the public subclasses
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
 
@@ -61,7 +59,31 @@ class _LieBackward(LieIntegrator):
 
 @register
 class LieDAE3(_LieBackward):
-    """Index-3 form: Phi(q^{k+1}) = 0."""
+    """Index-3 form: Phi(q^{k+1}) = 0 (seed 001).
+
+    Backward differences on the Lie group (R^3 x SO(3))^n of rigid bodies with the
+    Crouch-Grossman update R <- R exp(h Omega~) (seed 001 eqs. (6)-(10)): first order, R
+    orthogonal to round-off, the position constraint held to round-off.  Fixed steps only.
+
+    Parameters
+    ----------
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) times the increment (``|dV|`` against 1 + ``|V|``, ``|h dlam|`` against 1 + ``|M V|``,
+        max norms) is <= tol / 10, or at the round-off floor.
+    maxit : int, default 20
+        Newton iterations per step.
+
+    Examples
+    --------
+    >>> from pyint import LieDAE3
+    >>> from pyint.models.rigid_bodies import RigidBodySystem
+    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
+    >>> x0, R0, v0 = model.manipulator_initial_state()
+    >>> res = LieDAE3().integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
+    """
 
     name = "lie_dae3"
     keeps = {"holonomic": frozenset({"position"})}
@@ -70,7 +92,31 @@ class LieDAE3(_LieBackward):
 
 @register
 class LieDAE2(_LieBackward):
-    """Index-2 form: B(q^{k+1}) V^{k+1} = 0."""
+    """Index-2 form: B(q^{k+1}) V^{k+1} = 0 (seed 001).
+
+    Backward differences on the Lie group (R^3 x SO(3))^n of rigid bodies with the
+    Crouch-Grossman update R <- R exp(h Omega~) (seed 001 eqs. (6)-(10)): first order, R
+    orthogonal to round-off, the velocity constraint held to round-off.  Fixed steps only.
+
+    Parameters
+    ----------
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) times the increment (``|dV|`` against 1 + ``|V|``, ``|h dlam|`` against 1 + ``|M V|``,
+        max norms) is <= tol / 10, or at the round-off floor.
+    maxit : int, default 20
+        Newton iterations per step.
+
+    Examples
+    --------
+    >>> from pyint import LieDAE2
+    >>> from pyint.models.rigid_bodies import RigidBodySystem
+    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
+    >>> x0, R0, v0 = model.manipulator_initial_state()
+    >>> res = LieDAE2().integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
+    >>> res.status, res.eps_vel < 1e-12
+    ('ok', True)
+    """
 
     name = "lie_dae2"
     keeps = {"holonomic": frozenset({"velocity"})}
@@ -79,7 +125,31 @@ class LieDAE2(_LieBackward):
 
 @register
 class LieDAE1(_LieBackward):
-    """Index-1 form: B(q^{k+1}) (V^{k+1} - V^k)/h + Bdot V^{k+1} = 0."""
+    """Index-1 form: B(q^{k+1}) (V^{k+1} - V^k)/h + Bdot V^{k+1} = 0 (seed 001).
+
+    Backward differences on the Lie group (R^3 x SO(3))^n of rigid bodies with the
+    Crouch-Grossman update R <- R exp(h Omega~) (seed 001 eqs. (6)-(10)): first order, R
+    orthogonal to round-off, the acceleration-level constraint held.  Fixed steps only.
+
+    Parameters
+    ----------
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) times the increment (``|dV|`` against 1 + ``|V|``, ``|h dlam|`` against 1 + ``|M V|``,
+        max norms) is <= tol / 10, or at the round-off floor.
+    maxit : int, default 20
+        Newton iterations per step.
+
+    Examples
+    --------
+    >>> from pyint import LieDAE1
+    >>> from pyint.models.rigid_bodies import RigidBodySystem
+    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
+    >>> x0, R0, v0 = model.manipulator_initial_state()
+    >>> res = LieDAE1().integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
+    >>> res.status, res.eps_acc < 1e-6
+    ('ok', True)
+    """
 
     name = "lie_dae1"
     keeps = {"holonomic": frozenset({"acceleration"})}
@@ -88,16 +158,40 @@ class LieDAE1(_LieBackward):
 
 @register
 class LieDAES(_LieBackward):
-    """The stabilized form (6): all three constraint levels at every step."""
+    """The stabilized form (seed 001 eq. (6)): all three constraint levels at every step.
+
+    Backward differences on the Lie group (R^3 x SO(3))^n with the Crouch-Grossman update
+    (seed 001 eqs. (6)-(10)): first order; position, velocity and acceleration constraints
+    held to round-off at every step.  Fixed steps only.
+
+    Parameters
+    ----------
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) times the increment (``|dV|`` against 1 + ``|V|``, ``|h dlam|`` against 1 + ``|M V|``,
+        max norms) is <= tol / 10, or at the round-off floor.
+    maxit : int, default 20
+        Newton iterations per step.
+    history : {"printed", "projected"}, default "printed"
+        "printed": seed 001's eq. (10), the backward difference of the driving velocity V';
+        "projected": each step starts from the M-orthogonally projected V.
+
+    Examples
+    --------
+    >>> from pyint import LieDAES
+    >>> from pyint.models.rigid_bodies import RigidBodySystem
+    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
+    >>> x0, R0, v0 = model.manipulator_initial_state()
+    >>> res = LieDAES(history="printed").integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12 and res.eps_vel < 1e-12
+    ('ok', True)
+    """
 
     name = "lie_daes"
     keeps = {"holonomic": frozenset({"position", "velocity", "acceleration"})}
     _form = 4
 
     def __init__(self, tol=1e-10, maxit=20, history="printed"):
-        """history: "printed" (eq. (10): the backward difference of the driving
-        velocity V') or "projected" (start each step from the M-orthogonally
-        projected V); see the module docstring."""
         super().__init__(tol=tol, maxit=maxit)
         if history not in _HISTORY:
             raise ValueError(f"history must be one of {sorted(_HISTORY)}, got {history!r}")

@@ -35,10 +35,7 @@ class _LieAlpha(LieIntegrator):
     KERNEL = 5   # fortran/lie_genalpha.f90 (fortran/methods.f90: METHOD_LIE_GENALPHA)
 
     def __init__(self, rho_inf=0.9, tol=1e-10, maxit=20):
-        """rho_inf: spectral radius at infinity in [0, 1]; tol: Newton's tolerance
-        (fortran/core/newton_control.f90): theta/(1 - theta) times h |dVdot| against 1 + |V|, h |dlam| against
-        1 + |M V| (and beta h^2 |dmu| against 1 + |x|) <= tol / 10, or the round-off floor;
-        maxit: iterations per step."""
+        # the options are documented in the docstrings of the public subclasses
         self.rho_inf = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
@@ -72,7 +69,35 @@ class _LieAlpha(LieIntegrator):
 
 @register
 class LieGeneralizedAlpha(_LieAlpha):
-    """Lie-group generalized-alpha, index 3."""
+    """Lie-group generalized-alpha, index 3 (Arnold, Bruls, Cardona 2015; seed 001's system).
+
+    Generalized-alpha on (R^3 x SO(3))^n with the update R <- R exp(h Omega~): second order in
+    x, R, V and lam; the position constraint held to round-off, R orthogonal to round-off.
+    Fixed steps only (index 3 collapses under step control: use
+    :class:`LieGeneralizedAlphaStab2` with ``rtol``).
+
+    Parameters
+    ----------
+    rho_inf : float, default 0.9
+        The spectral radius at infinity in [0, 1] (1: no numerical dissipation; Chung,
+        Hulbert 1993).
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) times ``h |dVdot|`` against 1 + ``|V|``, ``h |dlam|`` against 1 + ``|M V|`` is
+        <= tol / 10, or at the round-off floor.
+    maxit : int, default 20
+        Newton iterations per step.
+
+    Examples
+    --------
+    >>> from pyint import LieGeneralizedAlpha
+    >>> from pyint.models.rigid_bodies import RigidBodySystem
+    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
+    >>> x0, R0, v0 = model.manipulator_initial_state()
+    >>> res = LieGeneralizedAlpha(rho_inf=0.9).integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12
+    ('ok', True)
+    """
 
     name = "lie_genalpha"
     keeps = {"holonomic": frozenset({"position"})}
@@ -81,7 +106,36 @@ class LieGeneralizedAlpha(_LieAlpha):
 
 @register
 class LieGeneralizedAlphaStab2(_LieAlpha):
-    """Lie-group generalized-alpha, stabilized index 2."""
+    """Lie-group generalized-alpha, stabilized index 2 (Arnold, Bruls, Cardona 2015).
+
+    As :class:`LieGeneralizedAlpha`, with the velocity constraint solved too and the position
+    constraint kept by an extra multiplier mu (Gear-Gupta-Leimkuhler stabilization): position
+    and velocity levels at round-off.  The one Lie-group method with variable steps
+    (``integrate(..., rtol=...)``, the adaptive-steps page, section 8).
+
+    Parameters
+    ----------
+    rho_inf : float, default 0.9
+        The spectral radius at infinity in [0, 1] (1: no numerical dissipation; Chung,
+        Hulbert 1993).
+    tol : float, default 1e-10
+        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+        theta/(1 - theta) times ``h |dVdot|`` against 1 + ``|V|``, ``h |dlam|`` against 1 + ``|M V|`` (and ``beta h^2 |dmu|``
+        against 1 + ``|x|``) is
+        <= tol / 10, or at the round-off floor.
+    maxit : int, default 20
+        Newton iterations per step.
+
+    Examples
+    --------
+    >>> from pyint import LieGeneralizedAlphaStab2
+    >>> from pyint.models.rigid_bodies import RigidBodySystem
+    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
+    >>> x0, R0, v0 = model.manipulator_initial_state()
+    >>> res = LieGeneralizedAlphaStab2().integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
+    >>> res.status, res.eps_pos < 1e-12 and res.eps_vel < 1e-12
+    ('ok', True)
+    """
 
     name = "lie_genalpha_s2"
     keeps = {"holonomic": frozenset({"position", "velocity"})}
