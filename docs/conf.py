@@ -91,6 +91,9 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "show_memory": False,
+    # no sg_execution_times pages: sphinx-gallery's table loads jQuery and DataTables from CDNs,
+    # and the site is read offline (tests/test_docs.py: no page loads from the network)
+    "write_computation_times": False,
     "plot_gallery": "True",
     "run_stale_examples": True,             # rerun every example at every build: pyint may have changed
 }
