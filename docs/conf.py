@@ -6,7 +6,8 @@ At build time it
 - writes the API reference from each public package's ``__all__`` (``_ext/pyint_api.py``),
 - runs every study of the seed pages at its ``--quick`` size into ``_generated/studies/``
   (cached there: a rebuild reruns nothing) and lists each study's figures for its page,
-- runs every example of ``../examples`` (sphinx-gallery) and puts its figures on its page.
+- runs every example of ``../examples`` (sphinx-gallery) and puts its figures on its page,
+- serves MathJax from a local copy (the site is read offline: nothing comes from a CDN).
 """
 import importlib.util
 import os
