@@ -6,7 +6,8 @@
 #                             its numerically sensitive tests again under a second BLAS kernel,
 #                             then build the documentation (as ./dev.sh docs; not when ARGS are given)
 #   ./dev.sh docs             install what is missing, build, build the documentation site
-#                             (docs/_build/html; warnings are errors, every example runs)
+#                             (docs/_build/html; warnings are errors, every example runs), then
+#                             check its HTML (tests/test_docs.py test_site_*)
 #   ./dev.sh bench [ARGS]     install what is missing, build, run the benchmarks
 #   ./dev.sh setup            only install and build
 # Installs Debian packages (apt-get, as root or through sudo) and the pinned
@@ -76,6 +77,12 @@ build_docs() {
       -d "$ROOT/docs/_build/doctrees" . "$ROOT/docs/_build/html" ) || st=$?
   if [ $st != 0 ]; then log "documentation build FAILED (exit $st)"; return $st; fi
   log "documentation built in $((SECONDS - t0)) s: docs/_build/html/index.html"
+  # the built site's checks (tests/test_docs.py test_site_*: nothing loaded from the network,
+  # math through the local MathJax, no nan in a table, the in-page TOC), on the site just built
+  ( cd "$ROOT/tests" && PYINT_DOCS_HTML="$ROOT/docs/_build/html" "$VENV/bin/python" -m pytest \
+      -c "$ROOT/pyproject.toml" --rootdir "$ROOT" -p no:cacheprovider -q test_docs.py -k test_site_ ) || st=$?
+  if [ $st != 0 ]; then log "checks of the built site FAILED (exit $st)"; fi
+  return $st
 }
 
 cmd=${1:-}

@@ -6,8 +6,10 @@ At build time it
 - writes the API reference from each public package's ``__all__`` (``_ext/pyint_api.py``),
 - runs every study of the seed pages at its ``--quick`` size into ``_generated/studies/``
   (cached there: a rebuild reruns nothing) and lists each study's figures for its page,
-- runs every example of ``../examples`` (sphinx-gallery) and puts its figures on its page.
+- runs every example of ``../examples`` (sphinx-gallery) and puts its figures on its page,
+- serves MathJax from a local copy (the site is read offline: nothing comes from a CDN).
 """
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -29,6 +31,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
+    "sphinx.ext.mathjax",
     "numpydoc",
     "myst_parser",
     "sphinx_gallery.gen_gallery",
@@ -40,6 +43,8 @@ exclude_patterns = ["_build", "_generated", "**.ipynb_checkpoints", "auto_exampl
                     "auto_examples/*.ipynb", "auto_examples/*.zip", "auto_examples/*.json"]
 templates_path = ["_templates"]
 myst_heading_anchors = 3
+# $...$, $$...$$ and \begin{align}... in the .md pages become math nodes (rendered by MathJax)
+myst_enable_extensions = ["dollarmath", "amsmath"]
 
 autosummary_generate = True
 autosummary_imported_members = True
@@ -53,7 +58,16 @@ intersphinx_mapping = {}
 
 html_theme = "pydata_sphinx_theme"
 html_title = f"pyint {release}"
-html_static_path = ["_static"]
+# MathJax 3 served from a local copy, never a CDN: the site is read offline.  The copy is the
+# one the pinned package sphinx-mathjax-offline ships (requirements.lock, so ./dev.sh docs
+# installs it); its static/mathjax/ goes to _static/mathjax/ and Sphinx loads it only on the
+# pages that have math.
+_MATHJAX_SPEC = importlib.util.find_spec("sphinx-mathjax-offline")
+MATHJAX_DIR = os.path.join(os.path.dirname(_MATHJAX_SPEC.origin), "static") if _MATHJAX_SPEC else ""
+if not os.path.isfile(os.path.join(MATHJAX_DIR, "mathjax", "tex-chtml.js")):
+    raise RuntimeError("no local MathJax: install the pinned sphinx-mathjax-offline (./dev.sh setup)")
+mathjax_path = "mathjax/tex-chtml.js"       # relative: under _static/
+html_static_path = ["_static", MATHJAX_DIR]
 html_css_files = ["pyint.css"]
 html_theme_options = {
     "navbar_align": "left",
@@ -61,8 +75,8 @@ html_theme_options = {
     "navigation_with_keys": False,
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
-    # the page's table of contents only (no "show source" box); none on gallery pages
-    "secondary_sidebar_items": {"auto_examples/**": []},
+    # the page's table of contents on every page (no "show source" box)
+    "secondary_sidebar_items": ["page-toc"],
 }
 html_sidebars = {"index": [], "getting_started": []}
 html_show_sourcelink = False
@@ -79,6 +93,9 @@ sphinx_gallery_conf = {
     "matplotlib_animations": False,
     "image_scrapers": ("matplotlib",),
     "show_memory": False,
+    # no sg_execution_times pages: sphinx-gallery's table loads jQuery and DataTables from CDNs,
+    # and the site is read offline (tests/test_docs.py: no page loads from the network)
+    "write_computation_times": False,
     "plot_gallery": "True",
     "run_stale_examples": True,             # rerun every example at every build: pyint may have changed
 }

@@ -3,10 +3,15 @@
 The API reference is generated from each public package's ``__all__``
 (docs/_ext/pyint_api.py); these tests check that every name of ``__all__``
 gets its page, using autosummary itself on the pages the site build writes, and
-that the README stays a front page whose links into docs/ resolve.
+that the README stays a front page whose links into docs/ resolve.  The
+``test_site_*`` tests read the built HTML (run by ./dev.sh docs after the build):
+nothing loaded from the network, math through the local MathJax, no nan in a
+table, the in-page table of contents.
 """
 import importlib
 import importlib.util
+import json
+import os
 import re
 from pathlib import Path
 
@@ -153,18 +158,16 @@ def test_docstring_examples_run():
     assert runner.failures == 0, f"{runner.failures} docstring examples failed (the report above)"
 
 
-HTML = ROOT / "docs" / "_build" / "html"
-
-
-def test_method_pages_show_every_option_and_integrate():
+def test_site_method_pages_show_every_option_and_integrate():
     """The built site (./dev.sh docs): each integrator's page lists each of its constructor parameters
     (numpydoc's Parameters), documents integrate and integrate_batch, names no private base, and leaves
     the developer hooks (KERNEL, kernel_options, ...) to the developer page."""
     import inspect
     import pyint
     api = _api_module()
-    if not (HTML / "api" / "generated").is_dir():
-        pytest.skip("the site is not built (./dev.sh docs)")
+    if SITE is None:
+        pytest.skip("PYINT_DOCS_HTML is not set (./dev.sh docs sets it after building the site)")
+    HTML = SITE
     methods = [n for n in pyint.__all__ if api.is_method_class(getattr(pyint, n))]
     assert len(methods) >= 15
     for n in methods:
@@ -190,3 +193,137 @@ def test_method_pages_show_every_option_and_integrate():
     for cls, names in api.DEVELOPER_MEMBERS.items():
         for h in names:
             assert f'id="{cls}.{h}"' in dev, f"{cls}.{h} is not on the developer page"
+
+
+# --- the built site ---------------------------------------------------------------------
+# The site is read offline: nothing may come from the network, the math is rendered by the
+# local MathJax (docs/conf.py: mathjax_path under _static/), and every page with sections
+# shows the in-page table of contents.  These tests read the site named by PYINT_DOCS_HTML;
+# ./dev.sh docs (and so ./dev.sh test) runs them right after building it.  Without the variable
+# they skip: a build left from an older checkout would be checked, not this one's.
+
+SITE = Path(os.environ["PYINT_DOCS_HTML"]) if os.environ.get("PYINT_DOCS_HTML") else None
+DOCS = ROOT / "docs"
+#: pages Sphinx writes itself (index, search): not pages of the site's text
+SPECIAL = {"genindex", "search", "py-modindex"}
+#: tag -> attribute through which a page loads a resource (a plain link <a href> loads nothing)
+LOADS = {"script": "src", "link": "href", "img": "src", "iframe": "src", "source": "src",
+         "video": "src", "audio": "src", "embed": "src", "object": "data", "track": "src"}
+REMOTE = re.compile(r"^\s*(https?:)?//", re.I)
+
+
+@pytest.fixture(scope="module")
+def site():
+    """{docname: BeautifulSoup} of every page of the last build (its docnames from the search
+    index, so a stale page of a removed source is not read)."""
+    if SITE is None:
+        pytest.skip("PYINT_DOCS_HTML is not set: ./dev.sh docs runs these tests on the site it built "
+                    "(or: PYINT_DOCS_HTML=docs/_build/html)")
+    import bs4     # pinned in requirements.lock (pydata-sphinx-theme needs it)
+
+    index = SITE / "searchindex.js"
+    assert index.exists(), f"no built site at {SITE} (PYINT_DOCS_HTML)"
+    text = index.read_text(encoding="utf-8")
+    docnames = json.loads(text[text.index("(") + 1:text.rindex(")")])["docnames"]
+    return _Site((d, bs4.BeautifulSoup((SITE / f"{d}.html").read_text(encoding="utf-8"), "html.parser"))
+                 for d in docnames if d not in SPECIAL)
+
+
+class _Site(dict):
+    """docname -> parsed page; printed short in a failure report."""
+
+    def __repr__(self):
+        return f"<site {SITE}: {len(self)} pages>"
+
+
+def _source_has_math(docname):
+    """Whether the page's source writes math: $...$, $$...$$, {math} or amsmath in Markdown,
+    :math: or .. math:: in reST (code blocks and code spans left out)."""
+    for suffix in (".md", ".rst"):
+        path = DOCS / f"{docname}{suffix}"
+        if path.exists():
+            text = path.read_text(encoding="utf-8")
+            break
+    else:
+        return False
+    if suffix == ".rst":
+        text = re.sub(r"``.*?``", "", text, flags=re.S)
+        return bool(re.search(r":math:`|^\s*\.\. math::", text, re.M))
+    text = re.sub(r"^(```|~~~).*?^\1\s*$", "", text, flags=re.S | re.M)     # fenced code blocks
+    text = re.sub(r"`[^`\n]*`", "", text)                                    # code spans
+    return bool(re.search(r"\$\$|(?<![\\$\w])\$(?=\S)[^$\n]+?(?<=\S)\$(?![\w$])|\{math\}|\\begin\{", text))
+
+
+def _local_target(docname, url):
+    """The file of the site a relative URL of page `docname` points to (query and fragment cut)."""
+    path = url.split("#", 1)[0].split("?", 1)[0]
+    return (SITE / docname).parent / path
+
+
+def test_site_loads_nothing_from_the_network(site):
+    """No script, stylesheet, image or frame of any page comes from another host (plain links
+    to other sites, <a href>, load nothing and are allowed), and no stylesheet of the site
+    imports one."""
+    remote = [f"{d}: <{tag} {attr}={el.get(attr)}>" for d, soup in site.items()
+              for tag, attr in LOADS.items() for el in soup.find_all(tag)
+              if REMOTE.match(el.get(attr) or "") or any(REMOTE.match(u.split()[0])
+                                                         for u in (el.get("srcset") or "").split(",") if u.strip())]
+    assert not remote, "pages load from the network:\n" + "\n".join(remote[:20])
+    css = [p for p in (SITE / "_static").rglob("*.css")
+           if re.search(r"@import\s+(url\()?\s*['\"]?(https?:)?//|url\(\s*['\"]?(https?:)?//",
+                        p.read_text(encoding="utf-8", errors="replace"))]
+    assert not css, f"stylesheets that load from the network: {[str(p.relative_to(SITE)) for p in css]}"
+
+
+def test_site_math_is_rendered_by_the_local_mathjax(site):
+    """A page whose source writes math has math markup and loads MathJax from the site itself
+    (_static/mathjax/, the file present); so does every page with math markup (docstrings)."""
+    math_pages = {d for d in site if _source_has_math(d)}
+    assert {"getting_started", "guide/methods", "guide/adaptive", "seeds/seed000"} <= math_pages, \
+        "the math detection of the sources finds nothing (the test would pass vacuously)"
+    wrong = []
+    for d, soup in site.items():
+        marked = soup.select("span.math, div.math")
+        if d in math_pages and not marked:
+            wrong.append(f"{d}: its source has math, the page no math markup")
+        if not (marked or d in math_pages):
+            continue
+        scripts = [s.get("src", "") for s in soup.find_all("script") if "mathjax" in s.get("src", "").lower()]
+        local = [s for s in scripts if not REMOTE.match(s) and "_static/mathjax/" in s
+                 and _local_target(d, s).is_file()]
+        if not local:
+            wrong.append(f"{d}: math without the local MathJax (MathJax scripts: {scripts})")
+    assert not wrong, "\n".join(wrong[:20])
+
+
+def test_site_tables_show_no_nan(site):
+    """No table cell shows a missing number: the token `nan` (how Python and NumPy print one),
+    or a cell that is NaN alone.  Prose naming NaN ("NaN or Inf appeared") and code are allowed."""
+    bad = []
+    for d, soup in site.items():
+        for td in soup.find_all("td"):
+            for code in td.find_all(["code", "pre"]):
+                code.decompose()
+            text = " ".join(td.get_text(" ").split())
+            if re.search(r"(?<![\w.])[-+]?nan(?![\w])", text) or text.lower() in ("nan", "-nan"):
+                bad.append(f"{d}: <td>{text[:80]}</td>")
+    assert not bad, "table cells with nan:\n" + "\n".join(bad[:20])
+
+
+def test_site_pages_with_sections_have_the_page_toc(site):
+    """Every page whose text has sections below its title shows the in-page table of contents,
+    linking each of them (pydata-sphinx-theme's secondary sidebar, docs/conf.py)."""
+    assert len(site) > 20, f"only {len(site)} pages in the built site"
+    missing = []
+    for d, soup in site.items():
+        article = soup.find("article", class_="bd-article")
+        assert article is not None, f"{d}: no article (not a pydata-sphinx-theme page?)"
+        sections = [h.parent.get("id") for h in article.find_all("h2") if h.parent.name == "section"]
+        if not sections:
+            continue
+        nav = soup.find("nav", id="pst-page-toc-nav")
+        links = {a.get("href") for a in nav.find_all("a")} if nav else set()
+        absent = [s for s in sections if f"#{s}" not in links]
+        if nav is None or absent:
+            missing.append(f"{d}: {'no page TOC' if nav is None else f'sections not in the TOC: {absent}'}")
+    assert not missing, "\n".join(missing[:20])
