@@ -109,6 +109,7 @@ module pyint_driver
     procedure :: rate => vector_rate
     procedure :: euler => vector_euler
     procedure :: finish => no_finish
+    procedure :: pass_singular => cannot_pass
     procedure :: options_fit
   end type
 
@@ -254,6 +255,18 @@ contains
     class(stepper_t), intent(inout) :: self
   end subroutine
 
+  !> A fixed step from s (its start, restored by drive) flagged STATUS_SINGULAR_POSITION, taken
+  !> again so that it passes the singular position on the branch s is on (the index-1 steppers:
+  !> fortran/core/index1.f90, pass_singular_step); the default cannot: info stays the flag and
+  !> the run stops naming the position.
+  subroutine cannot_pass(self, h, t1, s, info)
+    class(stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    info = STATUS_SINGULAR_POSITION
+  end subroutine
+
   !> One trajectory (see the module comment).  The stepper is set up (its model
   !> built).  Outputs: column k = sample k; lout(1:nl, k), auxout(1:naux, k),
   !> resout(1:nres, k), eout(k) the energy; stepmax(1:nres) the maxima of the
@@ -267,7 +280,7 @@ contains
     real(wp), intent(inout) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), auxout(:, :), &
                                resout(:, :), eout(:), stepmax(:)
     integer, intent(out) :: istat(3)
-    type(state_t) :: s
+    type(state_t) :: s, s_old
     real(wp) :: res(st%nres), energy, e0
     integer :: step, info, ns
     stepmax = 0; e0 = 0
@@ -281,7 +294,17 @@ contains
     ns = 1
     call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
     do step = 1, nsteps
+      call copy_state(s_old, s)
       call take_step(st, h, t0 + step * h, s, info)
+      ! a step flagged at a singular position is taken again by the stepper's own way through it
+      ! (pass_singular), from its start; a stepper without one stops there, naming the position
+      if (info == STATUS_SINGULAR_POSITION) then
+        call copy_state(s, s_old)
+        call st%pass_singular(h, t0 + step * h, s, info)
+        if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
+          info = STATUS_NONFINITE
+        if (info /= 0) call copy_state(s, s_old)
+      end if
       if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then
         istat = [info, step - 1, ns]
