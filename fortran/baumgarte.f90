@@ -18,7 +18,7 @@ module baumgarte
   use pyint_kinds
   use pyint_driver, only: stepper_t, state_t
   use pyint_index1, only: index1_work_t, index1_init, index1_accel, project_step, pass_begin, pass_end
-  use pyint_kkt, only: SING_TOL_PROJECTED
+  use pyint_kkt, only: SING_TOL_PROJECTED, SING_TOL_PASS
   implicit none
   private
   public :: baumgarte_stepper_t
@@ -45,7 +45,7 @@ contains
     self%beta = self%ropt(2)
     call index1_init(self%kw, self%model)
     self%project = self%iopt(1) == 1
-    if (self%project) self%kw%sing_tol = SING_TOL_PROJECTED
+    self%kw%sing_tol = merge(SING_TOL_PROJECTED, SING_TOL_PASS, self%project)    ! fixed steps pass (bg_pass)
     call index1_accel(self%model, s%t, s%q, s%v, self%kw, s%a, s%lam, info, self%alpha, self%beta)
   end subroutine
 

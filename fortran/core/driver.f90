@@ -14,6 +14,10 @@
 !>   * the per-step maxima of the residuals and of |E - E0|, taken over EVERY
 !>     step (a transient between samples counts), for every method;
 !>   * istat = [status, steps done, samples written].
+!> A fixed step flagged STATUS_SINGULAR_POSITION (fortran/core/kkt.f90: the constraint Jacobian
+!> near a rank drop) is taken again from its start by the stepper's pass_singular (the index-1
+!> steppers: on the constraints, fortran/core/index1.f90 pass_begin); the default, and a pass that
+!> fails, stop the run there naming the position.
 !> drive_batch runs nb trajectories of one built-in (or compiled) model in
 !> OpenMP threads, each with its own model and stepper (nothing shared is
 !> written but the k-th output slices).
@@ -297,13 +301,17 @@ contains
       call copy_state(s_old, s)
       call take_step(st, h, t0 + step * h, s, info)
       ! a step flagged at a singular position is taken again by the stepper's own way through it
-      ! (pass_singular), from its start; a stepper without one stops there, naming the position
+      ! (pass_singular), from its start; a stepper without one, or whose pass fails (its projection
+      ! does not converge, a stage exactly there), stops at the step's start naming the position
       if (info == STATUS_SINGULAR_POSITION) then
         call copy_state(s, s_old)
         call st%pass_singular(h, t0 + step * h, s, info)
         if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
           info = STATUS_NONFINITE
-        if (info /= 0) call copy_state(s, s_old)
+        if (info /= 0) then
+          info = STATUS_SINGULAR_POSITION
+          call copy_state(s, s_old)
+        end if
       end if
       if (info == 0) info = stop_status()   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info /= 0) then

@@ -8,7 +8,7 @@ module pyint_index1_stepper
   use pyint_kinds
   use pyint_driver, only: stepper_t, state_t
   use pyint_index1, only: index1_work_t, index1_init, index1_accel, pass_begin, pass_end
-  use pyint_kkt, only: SING_TOL_PROJECTED
+  use pyint_kkt, only: SING_TOL_PROJECTED, SING_TOL_PASS
   implicit none
   private
   public :: index1_stepper_t, index1_stepper_init
@@ -30,6 +30,7 @@ contains
     if (.not. self%options_fit(nstats=1, niopt=0, nropt=0, info=info)) return
     call index1_init(self%w, self%model)
     self%project = self%iopt(1) == 1
+    if (.not. self%adaptive) self%w%sing_tol = SING_TOL_PASS     ! fixed steps pass (index1_pass)
     if (self%project) self%w%sing_tol = SING_TOL_PROJECTED
     call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
     self%stats(1) = 1
