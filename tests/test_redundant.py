@@ -199,7 +199,8 @@ def a02():
 #: (with projection="steps": 2.5e-10, 8.0e-9); Lobatto IIIA-IIIB's Newton matrix turns singular at a
 #: crossing, which the driver names as the singular position: its matrix is kept across steps (simplified
 #: Newton), so it stops where a fresh one is taken at the crossing, measured at the second (t = 1.228, right
-#: until there: 8.4e-12), not the first (t = 0.715, with a fresh matrix at every iteration).
+#: until there: 8.4e-12), not the first (t = 0.715, with a fresh matrix at every iteration); its pass (two
+#: half steps, fortran/symplectic.f90 sym_pass) takes the study's A02 through that crossing, not this one.
 A02_PASS = {"genalpha": {}, "rattle": {}, "symplectic_gl": {}, "rk4_index1": {}, "baumgarte_rk4": {},
             "block_chebyshev": {}, "block_legendre": {}, "block_uniform_eq8": {}, "block_uniform_rk": {}}
 
