@@ -211,10 +211,10 @@ contains
   !> M-orthogonal projection of GNI IV.4 and Hairer, Wanner, Solving ODEs II, VII.2; its flag
   !> lowered to SING_TOL_PROJECTED): the start, every stage and the end, so eps is round-off.
   !> Projected stages perturb the stage derivatives by O(h^2) along the normal directions, so a
-  !> passed step's local error is O(h^3), not O(h^5): a bounded number of steps per crossing
-  !> (1 to 3 on A02 at h = 1e-3), against an error 1 (the wrong branch) without.  pass_end
-  !> restores the stepper's own solves, so the next step runs unprojected and is flagged, hence
-  !> passed, again while it is near the singular position.
+  !> passed step's local error is O(h^3), not O(h^5): a bounded number of steps per crossing (those
+  !> flagged, sigma ratio below 1e-2: pyint_kkt SING_TOL_PASS), against an error 1 (the wrong branch)
+  !> without.  pass_end restores the stepper's own solves, so the next step runs unprojected and is
+  !> flagged, hence passed, again while it is near the singular position.
   !> Only flagged steps change: a run that never comes near one is bit for bit the same.  This is
   !> the projection of the index-3 augmented Lagrangian with projections (ALI3-P: E. Bayo,
   !> R. Ledesma, Nonlinear Dynamics 9 (1996) 113-130), which passes these positions because its
