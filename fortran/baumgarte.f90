@@ -9,14 +9,16 @@
 !> keeps its order 4.  a and lam of the state are those of the stabilized KKT
 !> system.
 !>
+!> A fixed step flagged at a singular position is taken again projected (bg_pass).
+!>
 !> A stepper of the one driver (fortran/core/driver.f90): ropt = [alpha, beta];
 !> stats = [KKT solves] (four per step: the last stage's solve at the new
 !> state is the next step's first).
 module baumgarte
   use pyint_kinds
   use pyint_driver, only: stepper_t, state_t
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel, project_step
-  use pyint_kkt, only: SING_TOL_PROJECTED
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel, project_step, pass_begin, pass_end
+  use pyint_kkt, only: SING_TOL_PROJECTED, SING_TOL_PASS
   implicit none
   private
   public :: baumgarte_stepper_t
@@ -28,6 +30,7 @@ module baumgarte
   contains
     procedure :: init => bg_init
     procedure :: step => bg_step
+    procedure :: pass_singular => bg_pass
   end type
 
 contains
@@ -42,7 +45,7 @@ contains
     self%beta = self%ropt(2)
     call index1_init(self%kw, self%model)
     self%project = self%iopt(1) == 1
-    if (self%project) self%kw%sing_tol = SING_TOL_PROJECTED
+    self%kw%sing_tol = merge(SING_TOL_PROJECTED, SING_TOL_PASS, self%project)    ! fixed steps pass (bg_pass)
     call index1_accel(self%model, s%t, s%q, s%v, self%kw, s%a, s%lam, info, self%alpha, self%beta)
   end subroutine
 
@@ -83,5 +86,25 @@ contains
     end subroutine
 
   end subroutine bg_step
+
+  !> The driver's pass_singular: the flagged step again from its start projected onto the
+  !> constraints, as a projected step (pyint_index1: pass_begin); on the constraints the
+  !> stabilization terms vanish, so the index-1 a of the projection is the stabilized one.
+  subroutine bg_pass(self, h, t1, s, info)
+    class(baumgarte_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: tol
+    logical :: own
+    own = self%project
+    call pass_begin(self%model, s%t, s%q, s%v, self%kw, s%a, s%lam, tol, info)
+    if (info == 0) then
+      self%project = .true.
+      call bg_step(self, h, t1, s, info)
+    end if
+    self%project = own
+    call pass_end(self%kw, tol)
+  end subroutine
 
 end module baumgarte

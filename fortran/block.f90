@@ -74,8 +74,8 @@ module block_method
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_small_lu, only: slu_factor, slu_solve, zlu_factor, zlu_solve
-  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL_PASS
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step, project_step, pass_begin, pass_end
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED
   use pyint_driver, only: stepper_t, state_t
   implicit none
@@ -126,6 +126,7 @@ module block_method
     integer :: r = 1, maxit = 1, start_substeps = 1, b = 0
     real(wp) :: tol = 0, theta_refresh = 0
     logical :: stale = .true.
+    logical :: passing = .false.     !< a block through a singular position (block_pass)
     ! variable steps: p, E (14), the history (2r nodes, oldest first: times, q, z, (a, lam)),
     ! the last block's length, the step's predictor (pq, pz), Newton's start weights lx and
     ! Milne's factors fac (15); slots: the driver's save_state
@@ -139,6 +140,7 @@ module block_method
     procedure :: aux => block_aux
     procedure :: save_state => block_save
     procedure :: restore_state => block_restore
+    procedure :: pass_singular => block_pass
   end type
 
 contains
@@ -515,6 +517,10 @@ contains
     call kkt_setup(self%w%kd, n, self%model%mh + self%model%mn, self%model%const_mass, self%w%mq, self%w%kf, info)
     self%w%have_mass = self%model%const_mass
     if (info /= 0) return
+    if (.not. self%adaptive) then       ! fixed steps pass a singular position (block_pass)
+      self%w%kd%sing_tol = SING_TOL_PASS
+      self%iw%sing_tol = SING_TOL_PASS
+    end if
     call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)
     if (info /= 0 .or. .not. self%adaptive) return
     info = STATUS_BAD_INPUT     ! variable steps: p and E (14) after the fixed-step options
@@ -588,7 +594,11 @@ contains
           do j = 1, self%start_substeps
             call rk4_step(model, t, dt, s%q, s%v, s%a, self%iw, info, v4, a4)
             t = t + dt
-            if (info == 0) call index1_accel(model, t, s%q, s%v, self%iw, s%a, s%lam, info)
+            if (info == 0 .and. self%passing) then
+              call project_step(model, t, s%q, s%v, self%iw, s%a, s%lam, info)
+            else if (info == 0) then
+              call index1_accel(model, t, s%q, s%v, self%iw, s%a, s%lam, info)
+            end if
             stats(4) = stats(4) + 1
             if (info /= 0) return
             if (self%adaptive) then      ! the embedded estimate h/6 (k4 - k5) of each substep
@@ -736,6 +746,28 @@ contains
       aux(1:n) = self%err_q
       aux(n + 1:2 * n) = self%err_v
     end if
+  end subroutine
+
+  !> The driver's pass_singular: a block flagged at a singular position (its node KKT matrices,
+  !> pyint_kkt) is taken again as a start-up block from its start projected onto the constraints,
+  !> by projected RK4 substeps (pyint_index1: pass_begin explains why this passes); the history
+  !> then restarts from there.  The next blocks run as usual, and restart so again while they are
+  !> flagged.  The start-up's local error O((h / start_substeps)^5) enters once per crossing, as
+  !> the start's does: the order is kept over a run with a fixed number of crossings.
+  subroutine block_pass(self, h, t1, s, info)
+    class(block_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: tol
+    call pass_begin(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, tol, info)
+    if (info == 0) then
+      self%passing = .true.
+      self%b = 0
+      call block_step(self, h, t1, s, info)
+      self%passing = .false.
+    end if
+    call pass_end(self%iw, tol)
   end subroutine
 
   !> The driver's save / restore of the variable-step state (slot 1: before the step tried,

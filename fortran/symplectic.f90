@@ -37,7 +37,8 @@
 !> not depend on t.  A stepper of the one driver (fortran/core/driver.f90, which
 !> owns the loop, sampling and the per-step maxima); the state after each step:
 !> q, v = M^{-1} p, and the consistent a and lam of (q, v) (index-1 KKT solve,
-!> fortran/core/index1.f90); p is the auxiliary vector of a sample.
+!> fortran/core/index1.f90); p is the auxiliary vector of a sample.  A Lobatto IIIA-IIIB step that
+!> fails next to a singular position is taken again as two half steps (sym_pass).
 !>
 !> RATTLE (the composition with the Lobatto IIIA-IIIB s = 2 inner tableau) for a constant M:
 !> the stage system reduces to the multipliers (Hairer-Lubich-Wanner, GNI VII.1.4).  Its tableau
@@ -136,6 +137,7 @@ module symplectic
     procedure :: init => sym_init
     procedure :: step => sym_advance
     procedure :: aux => sym_aux
+    procedure :: pass_singular => sym_pass
   end type
 
 contains
@@ -772,6 +774,32 @@ contains
     call ham_velocity(self%model, self%w%hw, s%q, self%p, s%v, info)
     if (info /= 0) return
     call kkt_accel(self%model, self%kw, s%t, s%q, s%v, 0.0_wp, 0.0_wp, s%a, s%lam, info)
+  end subroutine
+
+  !> The driver's pass_singular, for Lobatto IIIA-IIIB (RATTLE passes as it is): a step whose
+  !> Newton iteration failed next to a singular position (its stage system couples s rank-deficient
+  !> Jacobians; the kept matrix was factorized right at the crossing) is taken again as two steps
+  !> of h / 2, each from a fresh Newton matrix, so that no kept matrix and no step end sits where
+  !> the failed one did.  The stages keep g = 0 (the scheme's own constraints), so the two steps
+  !> stay on the branch; a bounded number of half steps per crossing keeps the order.  A half that
+  !> fails restores p (the driver restores the rest) and the run stops naming the position: A02
+  !> at h = 1e-3 passes with N = 2 (the second crossing, t = 1.228), not with N = 4 (t = 0.718;
+  !> halving again, down to h / 8, did not pass either).
+  subroutine sym_pass(self, h, t1, s, info)
+    class(sym_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: p0(size(self%p))
+    info = STATUS_SINGULAR_POSITION
+    if (self%rt%on) return
+    p0 = self%p
+    self%w%have_jac = .false.
+    call sym_advance(self, h / 2, s%t + h / 2, s, info)
+    self%w%have_jac = .false.
+    if (info == 0) call sym_advance(self, h / 2, t1, s, info)
+    self%w%have_jac = .false.
+    if (info /= 0) self%p = p0
   end subroutine
 
   !> The auxiliary vector of a sample: the momenta p.

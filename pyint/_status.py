@@ -60,8 +60,11 @@ STATUS_TEXT = {
     STATUS_SINGULAR_POSITION: ("the mechanism reached a singular position (the constraint Jacobian's rank drops "
                                "there: its mobility jumps) that this method cannot pass: the index-1 form "
                                "amplifies the constraint drift by 1 / sigma^2 (sigma_min / sigma_max of C below "
-                               "1e-3), an implicit step's Newton matrix turns singular (below 1e-2); "
-                               "rk4_index1 and baumgarte_rk4 pass it with projection='steps', genalpha, rattle and "
+                               "1e-2 at fixed steps, 1e-3 with rtol), an implicit step's Newton matrix turns "
+                               "singular (below 1e-2); at fixed steps rk4_index1, baumgarte_rk4, the block "
+                               "methods and lobatto_iiiab take such a step again (on the constraints, or in "
+                               "halves) and stopped here because that failed too (or the step is beyond the "
+                               "method's stability: retry with a smaller h); genalpha, rattle and "
                                "symplectic_gl pass it as they are (docs/guide/redundant.md)"),
     STATUS_STEP_TOO_LARGE: ("the run turned into a growing step-to-step oscillation: the velocity's increment "
                             "changed sign three steps in a row while h |v(n+1) - 2 v(n) + v(n-1)| grew past a tenth "

@@ -63,7 +63,8 @@ class SingularMatrixError(IntegrationError):
 class SingularPositionError(IntegrationError):
     """The mechanism reached a singular position (its constraint Jacobian loses rank, its mobility
     jumps) that the method cannot pass: the index-1 form amplifies the constraint drift there
-    (fortran/core/kkt.f90).  ``time`` is where; the message says what to use instead."""
+    (fortran/core/kkt.f90), and a fixed step taken again on the constraints (the driver's
+    pass_singular) failed too.  ``time`` is where; the message says what to use instead."""
 
 
 class StepTooLargeError(IntegrationError):

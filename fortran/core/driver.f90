@@ -16,6 +16,10 @@
 !>   * the fixed-step guard (step_guard): a run whose steps no longer follow a
 !>     solution stops instead of returning a wrong trajectory with status ok;
 !>   * istat = [status, steps done, samples written].
+!> A fixed step flagged STATUS_SINGULAR_POSITION (fortran/core/kkt.f90: the constraint Jacobian
+!> near a rank drop) is taken again from its start by the stepper's pass_singular (the index-1
+!> steppers: on the constraints, fortran/core/index1.f90 pass_begin); the default, and a pass that
+!> fails, stop the run there naming the position.
 !> drive_batch runs nb trajectories of one built-in (or compiled) model in
 !> OpenMP threads, each with its own model and stepper (nothing shared is
 !> written but the k-th output slices).
@@ -111,6 +115,7 @@ module pyint_driver
     procedure :: rate => vector_rate
     procedure :: euler => vector_euler
     procedure :: finish => no_finish
+    procedure :: pass_singular => cannot_pass
     procedure :: options_fit
   end type
 
@@ -256,6 +261,18 @@ contains
     class(stepper_t), intent(inout) :: self
   end subroutine
 
+  !> A fixed step from s (its start, restored by drive) flagged STATUS_SINGULAR_POSITION, taken
+  !> again so that it passes the singular position on the branch s is on (the index-1 steppers:
+  !> fortran/core/index1.f90, pass_singular_step); the default cannot: info stays the flag and
+  !> the run stops naming the position.
+  subroutine cannot_pass(self, h, t1, s, info)
+    class(stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    info = STATUS_SINGULAR_POSITION
+  end subroutine
+
   !> One trajectory (see the module comment).  The stepper is set up (its model
   !> built).  Outputs: column k = sample k; lout(1:nl, k), auxout(1:naux, k),
   !> resout(1:nres, k), eout(k) the energy; stepmax(1:nres) the maxima of the
@@ -269,7 +286,7 @@ contains
     real(wp), intent(inout) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), auxout(:, :), &
                                resout(:, :), eout(:), stepmax(:)
     integer, intent(out) :: istat(3)
-    type(state_t) :: s
+    type(state_t) :: s, s_old
     real(wp) :: res(st%nres), energy, e0
     real(wp), allocatable :: v1(:), v2(:)   ! v one and two steps back (step_guard)
     integer :: step, info, ns, nalt
@@ -290,7 +307,21 @@ contains
     nalt = 0
     past = huge(1.0_wp)
     do step = 1, nsteps
+      call copy_state(s_old, s)
       call take_step(st, h, t0 + step * h, s, info)
+      ! a step flagged at a singular position is taken again by the stepper's own way through it
+      ! (pass_singular), from its start; a stepper without one, or whose pass fails (its projection
+      ! does not converge, a stage exactly there), stops at the step's start naming the position
+      if (info == STATUS_SINGULAR_POSITION) then
+        call copy_state(s, s_old)
+        call st%pass_singular(h, t0 + step * h, s, info)
+        if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
+          info = STATUS_NONFINITE
+        if (info /= 0) then
+          info = STATUS_SINGULAR_POSITION
+          call copy_state(s, s_old)
+        end if
+      end if
       if (info == 0 .and. step >= 2 .and. size(s%v) > 0) then
         call step_guard(h, s%q, s%v, v1, v2, nalt, past, too_large)
         if (too_large) info = STATUS_STEP_TOO_LARGE

@@ -27,7 +27,7 @@ module pyint_index1
   implicit none
   private
   public :: kkt_work_t, kkt_init, kkt_accel
-  public :: index1_work_t, index1_init, index1_accel, rk4_step, project_step
+  public :: index1_work_t, index1_init, index1_accel, rk4_step, project_step, pass_begin, pass_end
 
   type :: kkt_work_t
     integer :: n = 0, mh = 0
@@ -40,6 +40,7 @@ module pyint_index1
     integer :: n = 0, mh = 0, mn = 0, nx = 0
     logical :: ready = .false.            !< kkt set up (and a constant M evaluated)
     real(wp) :: sing_tol = SING_TOL       !< pyint_kkt's singular-position flag (SING_TOL_PROJECTED: projected steps)
+    logical :: on_manifold = .false.      !< every solve at (q, v) projected onto the constraints (pass_begin)
     real(wp), allocatable :: rhs(:), sol(:), mq(:, :), ch(:, :), cn(:, :), bn(:)
     type(kkt_data_t) :: kd
     type(kkt_factor_t) :: kf(1)
@@ -115,7 +116,14 @@ contains
     integer, intent(out) :: info
     real(wp), intent(in), optional :: alpha, beta
     integer :: n, mh, mn
+    real(wp) :: qp(size(q)), vp(size(v))
     n = w%n; mh = w%mh; mn = w%mn
+    if (w%on_manifold) then       ! a pass (pass_begin): the stage's projection, its a and lam
+      qp = q
+      vp = v
+      call project_step(model, t, qp, vp, w, a, lam, info)
+      return
+    end if
     if (.not. (model%const_mass .and. w%ready)) call model%mass(q, w%mq)
     if (.not. w%ready) then
       call kkt_setup(w%kd, n, mh + mn, model%const_mass, w%mq, w%kf, info)
@@ -188,6 +196,50 @@ contains
     call impose_constraints(model, t, q, v, SOLVER_AUTO, a, lam, info)
     if (info == 1) info = STATUS_SINGULAR_POSITION     ! a singular projection matrix: exactly there
     if (info /= 0 .and. info /= STATUS_SINGULAR_POSITION) info = STATUS_NEWTON_FAILED   ! no convergence
+  end subroutine
+
+  !> A fixed step flagged at a singular position (the driver's pass_singular), taken again on the
+  !> constraints.  The exact solution and its multipliers are smooth through the crossing; what
+  !> stops the index-1 form is the drift d it carries (O(h^4) per unit time, 3e-12 at A02's first
+  !> crossing), amplified by 1 / sigma^2 into the multipliers (pyint_kkt): on a level set g = d /= 0
+  !> the branches of the singular point reconnect (the bifurcation unfolds) and the motion may
+  !> leave its branch.  The stages of an explicit step are off the constraints too, by O(h^2)
+  !> (Q = q + h/2 v: stage order 1), an inconsistency eps that the solve turns into an error
+  !> eps / sigma in a (A02, N = 2, h = 1e-3, a stage 1e-5 from the crossing: 1e-5 in v with the
+  !> step's ends projected only).  So in a pass (pass_begin .. pass_end) every index-1 solve
+  !> (index1_accel) is made at its (q, v) projected onto g = 0, G v + g_t = 0 (project_step: the
+  !> M-orthogonal projection of GNI IV.4 and Hairer, Wanner, Solving ODEs II, VII.2; its flag
+  !> lowered to SING_TOL_PROJECTED): the start, every stage and the end, so eps is round-off.
+  !> Projected stages perturb the stage derivatives by O(h^2) along the normal directions, so a
+  !> passed step's local error is O(h^3), not O(h^5): a bounded number of steps per crossing (those
+  !> flagged, sigma ratio below 1e-2: pyint_kkt SING_TOL_PASS), against an error 1 (the wrong branch)
+  !> without.  pass_end restores the stepper's own solves, so the next step runs unprojected and is
+  !> flagged, hence passed, again while it is near the singular position.
+  !> Only flagged steps change: a run that never comes near one is bit for bit the same.  This is
+  !> the projection of the index-3 augmented Lagrangian with projections (ALI3-P: E. Bayo,
+  !> R. Ledesma, Nonlinear Dynamics 9 (1996) 113-130), which passes these positions because its
+  !> states are kept on the manifold (F. Gonzalez, D. Dopico, R. Pastorino, J. Cuadrado, Nonlinear
+  !> Dynamics 85 (2016) 1491-1508, on A02), applied only where the index-1 form needs it.
+  !> tol: the flag to restore.
+  subroutine pass_begin(model, t, q, v, w, a, lam, tol, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t
+    real(wp), intent(inout) :: q(:), v(:)
+    type(index1_work_t), intent(inout) :: w
+    real(wp), intent(out) :: a(:), lam(:), tol
+    integer, intent(out) :: info
+    tol = w%sing_tol
+    call project_step(model, t, q, v, w, a, lam, info)
+    w%on_manifold = .true.
+  end subroutine
+
+  !> The stepper's own singular-position flag back after a pass (pass_begin).
+  subroutine pass_end(w, tol)
+    type(index1_work_t), intent(inout) :: w
+    real(wp), intent(in) :: tol
+    w%on_manifold = .false.
+    w%sing_tol = tol
+    w%kd%sing_tol = tol
   end subroutine
 
   !> One classical RK4 step (rk4_index1.f90, block.f90) of size h from (t, q, v); a0 = a(t, q, v) on entry (the first

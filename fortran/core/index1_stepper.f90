@@ -1,13 +1,14 @@
 !> The base of the steppers on the index-1 form (pyint_index1: q' = v, v' = a(t, q, v)
 !> with a and the multipliers from the index-1 system, seed 003 eq. (7)): its init reads
 !> iopt(1) = 1 for projected steps (pyint_index1: project_step) and starts from a, lam of the
-!> index-1 system at (t0, q0, v0); stats(1) counts the index-1 solves.  rk4_index1.f90 and the template explicit_euler.f90
+!> index-1 system at (t0, q0, v0); stats(1) counts the index-1 solves.  A fixed step flagged at a
+!> singular position is taken again projected (index1_pass; pyint_index1 pass_begin).  rk4_index1.f90 and the template explicit_euler.f90
 !> extend it with their step.
 module pyint_index1_stepper
   use pyint_kinds
   use pyint_driver, only: stepper_t, state_t
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel
-  use pyint_kkt, only: SING_TOL_PROJECTED
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel, pass_begin, pass_end
+  use pyint_kkt, only: SING_TOL_PROJECTED, SING_TOL_PASS
   implicit none
   private
   public :: index1_stepper_t, index1_stepper_init
@@ -17,6 +18,7 @@ module pyint_index1_stepper
     logical :: project = .false.     !< projected steps (iopt(1))
   contains
     procedure :: init => index1_stepper_init
+    procedure :: pass_singular => index1_pass
   end type
 
 contains
@@ -28,9 +30,29 @@ contains
     if (.not. self%options_fit(nstats=1, niopt=0, nropt=0, info=info)) return
     call index1_init(self%w, self%model)
     self%project = self%iopt(1) == 1
+    if (.not. self%adaptive) self%w%sing_tol = SING_TOL_PASS     ! fixed steps pass (index1_pass)
     if (self%project) self%w%sing_tol = SING_TOL_PROJECTED
     call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
     self%stats(1) = 1
+  end subroutine
+
+  !> The driver's pass_singular: the step from its start projected onto the constraints, taken as
+  !> a projected step (pyint_index1: pass_begin explains why this passes).
+  subroutine index1_pass(self, h, t1, s, info)
+    class(index1_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: tol
+    logical :: own
+    own = self%project
+    call pass_begin(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, tol, info)
+    if (info == 0) then
+      self%project = .true.
+      call self%step(h, t1, s, info)
+    end if
+    self%project = own
+    call pass_end(self%w, tol)
   end subroutine
 
 end module pyint_index1_stepper
