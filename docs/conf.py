@@ -11,6 +11,7 @@ At build time it
 - runs every example of ``../examples`` (sphinx-gallery) and puts its figures on its page.
 """
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -109,14 +110,17 @@ def _installed_mtime():
 
 
 def _figures_rst(name, figdir, intro):
-    """The reST of a study's figures (``intro``, then each PNG with the caption stored in it)."""
-    from pyint.study.plotting import caption_of
-    pngs = sorted(p for p in os.listdir(figdir) if p.endswith(".png")) if os.path.isdir(figdir) else []
+    """The reST of a study's figures (``intro``, then each PNG with the caption stored in it: the
+    study's own first, then pyint.study.plotting's standard ones)."""
+    from pyint.study.plotting import CAPTIONS, caption_of
+    pngs = sorted((p for p in os.listdir(figdir) if p.endswith(".png")) if os.path.isdir(figdir) else [],
+                  key=lambda p: (p in CAPTIONS, p))          # the study's own (the paper's) figures first
     if not pngs:
         raise RuntimeError(f"study {name} drew no figure in {figdir}")
     lines = [intro, ""]
     for png in pngs:
         caption = caption_of(os.path.join(figdir, png)) or os.path.splitext(png)[0].replace("_", " ")
+        caption = re.sub(r"([\\|*`_])", r"\\\1", caption)      # plain text in reST (|H| is no substitution)
         lines += [f".. figure:: /_generated/studies/{name}/{png}", "   :width: 85%", "   :align: center", "",
                   f"   {caption}", ""]
     return "\n".join(lines)

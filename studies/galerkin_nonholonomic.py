@@ -285,19 +285,23 @@ def figures(nc_path, outdir):
         for run in sb4:
             d = sel(run)
             k = panels.get(run, 1)
-            ax[k].plot(d["q"].sel(coord="x"), d["q"].sel(coord="y"), lw=0.8, label=f"{run}, s=4, η=1/16")
+            # the circles of the locked runs as points: a line between sparse samples of a run that goes
+            # round its circle many times draws chords (the docs' stored runs keep 250 samples)
+            style = dict(ls="none", marker=".", ms=2) if k == 1 else dict(lw=0.8)
+            ax[k].plot(d["q"].sel(coord="x"), d["q"].sel(coord="y"), label=f"{run}, s=4, η=1/16", **style)
             s1 = run + "_s1"
             if s1 in runs:
                 d1 = sel(s1)
-                ax[k].plot(d1["q"].sel(coord="x")[::4], d1["q"].sel(coord="y")[::4], "o", ms=2.5, mfc="none",
-                           label=f"{s1}, s=1, η=1/2")
+                every = max(1, d1.sizes["sample"] // 500) if "sample" in d1.dims else 1
+                ax[k].plot(d1["q"].sel(coord="x")[::every], d1["q"].sel(coord="y")[::every], "o", ms=2.5,
+                           mfc="none", label=f"{s1}, s=1, η=1/2")
         for k, title in enumerate(["(a) straight run", "(b) locked steering φ = π/8, π/16, π/32", "(c) general"]):
             ax[k].set_title(title)
             ax[k].set_xlabel("x [m]")
             ax[k].set_ylabel("y [m]")
-            legend_outside(ax[k])
             if k > 0:
                 ax[k].set_aspect("equal", adjustable="datalim")
+        legend_outside(fig)
         fig.suptitle("Fig. 3 — snakeboard orbits, T = %g" % float(sel(sb4[0])["time"].max()))
         save(fig, "fig3_snakeboard_orbits.png")
 
