@@ -148,8 +148,8 @@ def _seed_study(name, installed):
         print(f"[pyint docs] study {name}: figures from {os.path.relpath(stored, HERE)} "
               f"in {time.perf_counter() - t0:.1f} s")
         open(stamp, "w").close()
-    intro = (f"Drawn at this site's build from the study's default-size run (`{name}` at the grid "
-             f"`pyint study run {name}` runs, {int(ds.attrs.get('n_cases', 0))} cases), made by pyint "
+    intro = (f"Drawn at this site's build from the study's default-size run (``{name}`` at the grid "
+             f"``pyint study run {name}`` runs, {int((ds['status'] != 'skipped').sum())} cases), made by pyint "
              f"{ds.attrs.get('pyint_version', '?')} (commit ``{str(ds.attrs.get('git_commit', '?'))[:9]}``) on "
              f"{str(ds.attrs.get('created', '?'))[:10]} and stored in ``docs/seed_data/{name}.nc`` "
              "(time series thinned to 250 samples; ``tools/seed_data.py`` regenerates it).")
