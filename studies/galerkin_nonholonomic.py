@@ -218,11 +218,29 @@ def _long_run(name, p):
 
 def figures(nc_path, outdir):
     """Figs. 1-5 of seed 004 from the combined file (dimension ``run``); returns the PNG paths."""
-    from pyint.study.plotting import FigureSet
+    from pyint.study.plotting import FigureSet, legend_outside
     figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
 
-    ds, save, paths = figs.ds, figs.save, figs.paths
+    ds, paths = figs.ds, figs.paths
+    captions = {
+        "fig1_convergence.png": "Seed 004 Fig. 1: the error of the Galerkin–Lobatto integrators on the skate "
+                                "(against its closed-form solution) against the step, s = 1 … 8, with the fitted "
+                                "slopes.",
+        "fig2_skate_long.png": "Seed 004 Fig. 2: a long run of the skate (s = 3): the motion, the relative "
+                               "energy error (H − H₀)/|H₀| and the constraint value against time.",
+        "fig3_snakeboard_orbits.png": "Seed 004 Fig. 3: orbits of the conservative snakeboard in the plane, the "
+                                      "reduced variant (pyint's default) beside the carried-multiplier one.",
+        "fig3b_locked_steering.png": "Fig. 3 in detail, locked steering: the exact motion is a circle; the "
+                                     "relative energy error and the angular velocities θ′, ψ′ of each run.",
+        "fig4_constraints_s1.png": "Seed 004 Fig. 4: the two nonholonomic constraint values against time, "
+                                   "s = 1, one panel per run.",
+        "fig5_general_long.png": "Seed 004 Fig. 5: the snakeboard from a general initial condition (s = 4): the "
+                                 "path, the relative energy error, the constraint values and cos φ against time.",
+    }
+
+    def save(fig, name):
+        return figs.save(fig, name, caption=captions[name])
     runs = list(ds["run"].values)
 
     def sel(run):
@@ -243,7 +261,7 @@ def figures(nc_path, outdir):
         ax.set_xlabel("step size η [s]")
         ax.set_ylabel("global error of (q, p) [SI]")
         ax.set_title("Fig. 1 — skate, T = %g" % float(d["run_T"]))
-        ax.legend(fontsize=7)
+        legend_outside(ax)
         ax.grid(True, which="both", alpha=0.3)
         save(fig, "fig1_convergence.png")
 
@@ -267,19 +285,23 @@ def figures(nc_path, outdir):
         for run in sb4:
             d = sel(run)
             k = panels.get(run, 1)
-            ax[k].plot(d["q"].sel(coord="x"), d["q"].sel(coord="y"), lw=0.8, label=f"{run}, s=4, η=1/16")
+            # the circles of the locked runs as points: a line between sparse samples of a run that goes
+            # round its circle many times draws chords (the docs' stored runs keep 250 samples)
+            style = dict(ls="none", marker=".", ms=2) if k == 1 else dict(lw=0.8)
+            ax[k].plot(d["q"].sel(coord="x"), d["q"].sel(coord="y"), label=f"{run}, s=4, η=1/16", **style)
             s1 = run + "_s1"
             if s1 in runs:
                 d1 = sel(s1)
-                ax[k].plot(d1["q"].sel(coord="x")[::4], d1["q"].sel(coord="y")[::4], "o", ms=2.5, mfc="none",
-                           label=f"{s1}, s=1, η=1/2")
+                every = max(1, d1.sizes["sample"] // 500) if "sample" in d1.dims else 1
+                ax[k].plot(d1["q"].sel(coord="x")[::every], d1["q"].sel(coord="y")[::every], "o", ms=2.5,
+                           mfc="none", label=f"{s1}, s=1, η=1/2")
         for k, title in enumerate(["(a) straight run", "(b) locked steering φ = π/8, π/16, π/32", "(c) general"]):
             ax[k].set_title(title)
             ax[k].set_xlabel("x [m]")
             ax[k].set_ylabel("y [m]")
-            ax[k].legend(fontsize=6)
             if k > 0:
                 ax[k].set_aspect("equal", adjustable="datalim")
+        legend_outside(fig)
         fig.suptitle("Fig. 3 — snakeboard orbits, T = %g" % float(sel(sb4[0])["time"].max()))
         save(fig, "fig3_snakeboard_orbits.png")
 
@@ -301,7 +323,7 @@ def figures(nc_path, outdir):
             ax[i, 1].set_ylabel("(H − H0)/|H0| [1]")
             ax[i, 2].set_ylabel("θ', ψ' [rad/s]")
             for a in ax[i]:
-                a.legend(fontsize=7)
+                legend_outside(a)
         for a in ax[-1]:
             a.set_xlabel("time [s]")
         fig.suptitle("Fig. 3(b) detail — locked steering: exact motion is the circle of radius l·cot φ "
@@ -318,7 +340,7 @@ def figures(nc_path, outdir):
             ax[0, k].set_title(run)
             ax[0, k].set_xlabel("time [s]")
             ax[0, k].set_ylabel("A H_p(q, P) [m/s]")
-            ax[0, k].legend(fontsize=7)
+            legend_outside(ax[0, k])
         fig.suptitle("Fig. 4 — snakeboard constraints, s = 1, η = 1/2")
         save(fig, "fig4_constraints_s1.png")
 
@@ -333,7 +355,7 @@ def figures(nc_path, outdir):
         for c in range(2):
             ax[1, 0].plot(d["time"], d["constraint_value"].isel(constraint=c), lw=0.6, label=f"row {c}")
         ax[1, 0].set_ylabel("A H_p(q, P) [m/s]")
-        ax[1, 0].legend(fontsize=7)
+        legend_outside(ax[1, 0])
         ax[1, 1].plot(d["time"], np.cos(d["q"].sel(coord="phi")))
         ax[1, 1].set_ylabel("cos φ [1] (A drops rank at 0)")
         for a in ax[1]:

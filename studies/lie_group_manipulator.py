@@ -192,11 +192,29 @@ def _style(method):
 
 def figures(nc_path, outdir):
     """Figs 2-8 of the paper from the study's NetCDF file; returns the PNG paths."""
-    from pyint.study.plotting import FigureSet
+    from pyint.study.plotting import FigureSet, legend_outside
     figs = FigureSet(nc_path, outdir)
     import matplotlib.pyplot as plt
 
-    ds, save, paths = figs.ds, figs.save, figs.paths
+    ds, paths = figs.ds, figs.paths
+    captions = {
+        "fig2_endpoints.png": "Seed 001 Fig. 2: the paths of the two link ends in space (DAES, the smallest h).",
+        "fig3_displacements_multipliers.png": "Seed 001 Fig. 3: the links' centres of mass (top) and the "
+                                              "Lagrange multipliers (bottom) against time (DAES, the smallest h).",
+        "fig4_energies.png": "Seed 001 Fig. 4: kinetic, potential and total energy against time (DAES, the "
+                             "smallest h).",
+        "fig5_constraints.png": "Seed 001 Fig. 5: the constraint residuals at the position, velocity and "
+                                "acceleration level against time, every method, the smallest h (log scale; exact "
+                                "zeros drawn at 1e-18).",
+        "fig6_rotation.png": "Seed 001 Fig. 6: the nine components of each link's rotation matrix against time.",
+        "fig7_orthogonality.png": "Seed 001 Fig. 7: the orthogonality error max |RᵀR − I| of every method "
+                                  "against time (log scale).",
+        "fig8_total_energy.png": "Seed 001 Fig. 8: the total energy of every method against time, one panel "
+                                 "per step h.",
+    }
+
+    def save(fig, name):
+        return figs.save(fig, name, caption=captions[name])
     hsel = float(ds.h.min())
     main = "DAES" if "DAES" in ds.method.values else str(ds.method.values[0])
     one = ds.sel({"h": hsel, "method": main})
@@ -210,7 +228,7 @@ def figures(nc_path, outdir):
         ax.plot(e.sel(axis="x"), e.sel(axis="y"), e.sel(axis="z"), lw=0.8, label=f"end of link {b}")
     ax.set_xlabel("x [m]"); ax.set_ylabel("y [m]"); ax.set_zlabel("z [m]")
     ax.set_title(f"Fig. 2: link ends, {main}, h = {hsel:g} s")
-    ax.legend()
+    legend_outside(ax)
     save(fig, "fig2_endpoints.png")
 
     # Fig 3: centres of mass and multipliers
@@ -218,10 +236,10 @@ def figures(nc_path, outdir):
     for b in (1, 2):
         for a in ("x", "y", "z"):
             axs[0].plot(t, one.x.sel(body=b, axis=a), lw=0.8, label=f"{a}{b}")
-    axs[0].set_ylabel("centre of mass [m]"); axs[0].legend(ncol=6, fontsize=7)
+    axs[0].set_ylabel("centre of mass [m]"); legend_outside(axs[0])
     for k in one.multiplier.values:
         axs[1].plot(t, one.lam.sel(multiplier=k), lw=0.8, label=str(k))
-    axs[1].set_ylabel("multiplier [N]"); axs[1].set_xlabel("time [s]"); axs[1].legend(ncol=6, fontsize=7)
+    axs[1].set_ylabel("multiplier [N]"); axs[1].set_xlabel("time [s]"); legend_outside(axs[1])
     axs[0].set_title(f"Fig. 3: {main}, h = {hsel:g} s")
     save(fig, "fig3_displacements_multipliers.png")
 
@@ -229,7 +247,7 @@ def figures(nc_path, outdir):
     fig, ax = plt.subplots(figsize=(7, 4))
     for name in ("kinetic_energy", "potential_energy", "energy"):
         ax.plot(t, one[name], label=one[name].attrs["long_name"])
-    ax.set_xlabel("time [s]"); ax.set_ylabel("energy [J]"); ax.legend()
+    ax.set_xlabel("time [s]"); ax.set_ylabel("energy [J]"); legend_outside(ax)
     ax.set_title(f"Fig. 4: energies, {main}, h = {hsel:g} s")
     save(fig, "fig4_energies.png")
 
@@ -241,7 +259,7 @@ def figures(nc_path, outdir):
             r = ds.violation.sel({"h": hsel, "method": m, "constraint_level": lev})
             ax.semilogy(t, np.maximum(r, 1e-18), label=str(m), **_style(m))
         ax.set_title(f"{lev} level"); ax.set_xlabel("time [s]"); ax.set_ylabel(f"residual [{unit}]")
-    axs[0].legend(fontsize=7)
+    legend_outside(fig)
     fig.suptitle(f"Fig. 5: constraint residuals, h = {hsel:g} s (exact zeros drawn at 1e-18)")
     save(fig, "fig5_constraints.png")
 
@@ -252,7 +270,7 @@ def figures(nc_path, outdir):
             for j in (1, 2, 3):
                 ax.plot(t, one.R.sel(body=b, row=i, col=j), lw=0.7, label=f"R{i}{j}")
         ax.set_title(f"link {b}"); ax.set_xlabel("time [s]")
-    axs[0].set_ylabel("component [1]"); axs[1].legend(ncol=3, fontsize=7)
+    axs[0].set_ylabel("component [1]"); legend_outside(axs[1])
     fig.suptitle(f"Fig. 6: rotation matrices, {main}, h = {hsel:g} s")
     save(fig, "fig6_rotation.png")
 
@@ -261,7 +279,7 @@ def figures(nc_path, outdir):
     for m in ds.method.values:
         ax.semilogy(t, np.maximum(ds.orthogonality.sel({"h": hsel, "method": m}), 1e-18), label=str(m),
                     **_style(m))
-    ax.set_xlabel("time [s]"); ax.set_ylabel("max |R^T R - I|_F [1]"); ax.legend(fontsize=7)
+    ax.set_xlabel("time [s]"); ax.set_ylabel("max |R^T R - I|_F [1]"); legend_outside(ax)
     ax.set_title(f"Fig. 7: orthogonality of R, h = {hsel:g} s")
     save(fig, "fig7_orthogonality.png")
 
@@ -272,7 +290,7 @@ def figures(nc_path, outdir):
             e = ds.energy.sel({"h": h, "method": m})
             ax.plot(t, e, label=str(m), **_style(m))
         ax.set_title(f"h = {float(h):g} s"); ax.set_xlabel("time [s]"); ax.set_ylabel("total energy [J]")
-    axs[0][0].legend(fontsize=7)
+    legend_outside(fig)
     fig.suptitle("Fig. 8: total energy")
     save(fig, "fig8_total_energy.png")
     ds.close()
@@ -301,10 +319,11 @@ def summary(ds):
             cells = [cell(name, f"paper_{name}") for name in METRICS[:3]]
             cells += [f"{float(c['eps_acc']):9.3e}", cell("eps_acc_sampled", "paper_eps_acc")]
             errs = " ".join(f"{float(c[f'error_{k}']) if f'error_{k}' in c else float('nan'):9.2e}"
-                            for k in ("x", "R", "V"))
+                            for k in ("x", "R", "V")).replace("nan", "  –")
             order = float(c["order_x"]) if "order_x" in c else float("nan")
+            order = f"{order:5.2f}" if np.isfinite(order) else f"{'–':>5s}"   # the largest h: no order
             lines.append(f"{str(m):16s} " + " ".join(cells) +
-                         f" {float(c['orthogonality_max']):9.2e} {errs} {order:5.2f} {float(c['cpu_time']):6.2f}")
+                         f" {float(c['orthogonality_max']):9.2e} {errs} {order} {float(c['cpu_time']):6.2f}")
         lines.append("")
     if "reference" in ds.attrs:
         lines.append(f"errors at T against {ds.attrs['reference']}; order: in x, against the next larger h")

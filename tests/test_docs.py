@@ -327,3 +327,26 @@ def test_site_pages_with_sections_have_the_page_toc(site):
         if nav is None or absent:
             missing.append(f"{d}: {'no page TOC' if nav is None else f'sections not in the TOC: {absent}'}")
     assert not missing, "\n".join(missing[:20])
+
+
+def _seed_studies():
+    spec = importlib.util.spec_from_file_location("seed_data", ROOT / "tools" / "seed_data.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.SEED_STUDIES
+
+
+@pytest.mark.parametrize("name", _seed_studies())
+def test_seed_pages_show_default_size_runs_without_nan(name):
+    """The seed pages draw from docs/seed_data/<study>.nc (tools/seed_data.py): a default-size run, not
+    --quick, whose printed tables hold a number or a dash in every cell, never nan."""
+    from pyint.cli import get_study
+    from pyint.study.datasets import load_netcdf
+    path = ROOT / "docs" / "seed_data" / f"{name}.nc"
+    assert path.is_file(), f"run tools/seed_data.py {name}"
+    assert path.stat().st_size < 3e6          # the repository stays lean
+    ds = load_netcdf(path)
+    assert ds.attrs["study"] == name and int(ds.attrs["quick"]) == 0
+    study = get_study(name)
+    text = study.summary(ds) if study.summary is not None else ""
+    assert not re.search(r"\bnan\b", text, re.IGNORECASE), text

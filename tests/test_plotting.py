@@ -83,3 +83,49 @@ def test_animate_draws_a_natural_coordinate_mechanism_frame_by_frame(tmp_path):
 
 class _NoDrawing:
     name = "no_drawing"
+
+
+def test_series_styles_do_not_repeat_within_forty():
+    from pyint.study.plotting import series_style
+    styles = [tuple(sorted(series_style(i).items())) for i in range(40)]
+    assert len(set(styles)) == 40
+
+
+def test_legend_outside_draws_nothing_without_labels_and_warns_nothing():
+    import warnings
+
+    from matplotlib.figure import Figure
+
+    from pyint.study.plotting import legend_outside
+    fig = Figure()
+    ax = fig.subplots()
+    ax.plot([0, 1], [0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # "No artists with labels found" would raise here
+        assert legend_outside(ax) is None and legend_outside(fig) is None
+    ax.plot([0, 1], [1, 0], label="b")
+    leg = legend_outside(ax)
+    assert [t.get_text() for t in leg.get_texts()] == ["b"]
+
+
+def test_every_standard_figure_carries_its_caption_and_short_labels(rolling, tmp_path):
+    from pyint.study.plotting import CAPTIONS, _series, caption_of, grid_dims
+    for path in plot_file(rolling, tmp_path):
+        assert caption_of(path) == CAPTIONS[path.name]
+    ds = load_netcdf(rolling)
+    labels = [label for label, _ in _series(ds, grid_dims(ds))]
+    # text values alone, numbers as key=value; the dims with one value are left out
+    assert all("method=" not in lab for lab in labels) and len(set(labels)) == len(labels)
+
+
+def test_a_study_figure_is_not_drawn_over_by_the_standard_one_of_its_name(rolling, tmp_path):
+    from pyint.study.plotting import study_figures
+
+    def figures(path, outdir):
+        p = outdir / "energy_error.png"
+        p.write_bytes(b"own")
+        return [p]
+    study = dataclasses.replace(_studies.ROLLING, figures=figures)
+    made = study_figures(rolling, tmp_path, study)
+    assert [p.name for p in made].count("energy_error.png") == 1
+    assert (tmp_path / "energy_error.png").read_bytes() == b"own"
