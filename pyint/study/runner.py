@@ -14,9 +14,11 @@ Running and files
   study's ``meta``, ``description`` or figures does not; code imported from other modules is
   not tracked, bump ``version`` for that).  A rerun (interrupted, killed, or with more grid
   values) runs only the cases no shard holds; ``rerun_failed`` reruns failed ones too.
-* ``<out>/<study>.nc``: the combined dataset (atomic write: a crash or Ctrl-C
+* ``<out>/<study>.nc``: the combined dataset, written from the store block by block
+  (:func:`pyint.study.combine.write_combined`: the study process never holds it whole; a study
+  with ``post`` combines in memory, post() taking the Dataset); atomic: a crash or Ctrl-C
   never leaves a half-written file; a ``<study>.nc.tmp-<pid>`` left by a
-  killed run is removed at the next write);
+  killed run is removed at the next write;
 * ``<out>/<study>/*.png``: the figures.
 
 A run with failed cases still writes every case (status and message; if
@@ -42,6 +44,7 @@ error and marks nothing failed: a rerun resumes.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import dataclasses
 import itertools
@@ -57,10 +60,10 @@ from typing import Mapping
 import numpy as np
 import xarray as xr
 
-from .._files import _writer_alive
+from .._files import _writer_alive, held_interrupt
 from .cache import CaseGrid, CaseStore, read_shard, unpack_cases, write_shard
-from .combine import combine_cases
-from .datasets import annotate, attr_value, metadata_table, provenance, write_netcdf
+from .combine import combine_cases, write_combined
+from .datasets import annotate, attr_value, load_netcdf, metadata_table, provenance, write_netcdf
 from .declaration import ERROR_STATUSES, OK, Study
 
 # -- one case ----------------------------------------------------------------------------
@@ -159,32 +162,6 @@ def batch_size_for(n_todo: int, slots: int, requested: int | None = None) -> int
     if requested is not None:
         return requested
     return max(1, min(MAX_BATCH, n_todo // (8 * max(1, slots))))
-
-
-@contextlib.contextmanager
-def held_interrupt():
-    """Hold Ctrl-C (SIGINT) while the block runs, then raise the KeyboardInterrupt it held.
-
-    For the writes of the study process: a KeyboardInterrupt raised inside ``to_netcdf`` can leave the
-    HDF5 lock of xarray's netCDF4 backend held and the cleanup waiting on it forever; held here, it
-    arrives between two writes, when every file is complete.  A no-op outside the main thread (signals
-    are delivered to the main thread only)."""
-    import signal
-    import threading
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if held:
-            if previous is signal.default_int_handler:
-                raise KeyboardInterrupt
-            if callable(previous):
-                previous(signal.SIGINT, None)
 
 
 def _run_batch(run_case, meta, shard_dir, batch):
@@ -465,7 +442,7 @@ class StudyRun:
 
     study: str
     path: Path
-    dataset: xr.Dataset
+    _dataset: xr.Dataset | None = dataclasses.field(repr=False)  # in memory only when post() needed it
     n_cases: int
     n_cached: int
     n_run: int
@@ -474,6 +451,14 @@ class StudyRun:
     figures: list = dataclasses.field(default_factory=list)
     figure_error: str | None = None
     post_error: str | None = None
+
+    @property
+    def dataset(self) -> xr.Dataset:
+        """The study's dataset: the file, read whole at first use and closed (a file left open would be
+        one more HDF5 handle on it), or the dataset post() returned, as written."""
+        if self._dataset is None:
+            self._dataset = load_netcdf(self.path)
+        return self._dataset
 
     @property
     def n_errors(self) -> int:
@@ -609,29 +594,47 @@ def run_study(study: Study, out="results", grid: Mapping[str, list] | None = Non
     if len(lacking):
         raise RuntimeError(f"{len(lacking)} cases are missing from {store.dir} after the run "
                            f"(first: {cases.params(int(lacking[0]))}); run again to finish")
-    combined = combine_cases(grid_, _study_parts(cases, store, shard_of))
-    status = combined["status"].values
-    n_failed = int(np.sum((status != OK) & (status != "skipped")))
-    post_error = None
-    if study.post is not None:
+    parts = _study_parts(cases, store, shard_of)
+    statuses = collections.Counter()
+
+    def counted():  # every pass over the cases counts their statuses (the first pass is complete before writing)
+        statuses.clear()
+        for idx, ds in parts():
+            statuses[str(ds.variables["status"].values.item()) if "status" in ds.variables else OK] += 1
+            yield idx, ds
+
+    def n_failed():
+        return sum(n for s, n in statuses.items() if s not in (OK, "skipped"))
+
+    def finish(ds, post_error=None):
+        """The study's units, provenance and run attributes, on the combined dataset or its skeleton."""
+        ds = annotate(ds, study.meta, strict=True)
+        attrs = dict(ds.attrs)
+        attrs.update(provenance(study.name, fixed))
+        attrs.update(description=study.description, grid=attr_value(grid_), grid_dims=attr_value(list(grid_)),
+                     quick=int(bool(quick)), n_cases=len(cases), n_failed=n_failed())
+        if post_error:
+            attrs["post_error"] = f"post() was not applied: {post_error}"
+        ds.attrs = attrs
+        return ds
+
+    target, post_error = out / f"{study.name}.nc", None
+    if study.post is None:
+        # written from the store block by block: the study process never holds the combined dataset
+        path, combined = write_combined(grid_, counted, target, prepare=finish), None
+    else:  # post() takes the combined dataset: built in memory
+        combined = combine_cases(grid_, counted)
         try:
             combined = study.post(combined)
         except Exception as exc:  # noqa: BLE001 - e.g. no case has the variable post needs
-            if not n_failed:
+            if not n_failed():
                 raise
             post_error = _describe(exc)  # the failed cases explain it: write what there is
-    combined = annotate(combined, study.meta, strict=True)
-    attrs = dict(combined.attrs)
-    attrs.update(provenance(study.name, fixed))
-    attrs.update(description=study.description, grid=attr_value(grid_), grid_dims=attr_value(list(grid_)),
-                 quick=int(bool(quick)), n_cases=len(cases), n_failed=n_failed)
-    if post_error:
-        attrs["post_error"] = f"post() was not applied: {post_error}"
-    combined.attrs = attrs
-    with held_interrupt():  # Ctrl-C waits for the write: a complete file or none, never a hung lock
-        path = write_netcdf(combined, out / f"{study.name}.nc")
+        combined = finish(combined, post_error)
+        with held_interrupt():  # Ctrl-C waits for the write: a complete file or none, never a hung lock
+            path = write_netcdf(combined, target)
 
-    run = StudyRun(study.name, path, combined, len(cases), n_cached, len(todo), n_failed,
+    run = StudyRun(study.name, path, combined, len(cases), n_cached, len(todo), n_failed(),
                    time.monotonic() - t0, post_error=post_error)
     if figures:
         try:
@@ -640,7 +643,7 @@ def run_study(study: Study, out="results", grid: Mapping[str, list] | None = Non
         except Exception as exc:  # noqa: BLE001 - the data are written; say what went wrong
             run.figure_error = _describe(exc)
     _log(verbose, f"[{study.name}] done in {_clock(run.seconds)}: {len(todo)} run, {n_cached} cached, "
-                  f"{n_failed} failed -> {path}"
+                  f"{run.n_failed} failed -> {path}"
                   + (f", {len(run.figures)} figures in {out / study.name}" if run.figures else "")
                   + (f"\n[{study.name}] post() not applied (cases failed): {post_error}" if post_error else "")
                   + (f"\n[{study.name}] figures failed: {run.figure_error}" if run.figure_error else ""))
