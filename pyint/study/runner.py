@@ -497,26 +497,27 @@ def check_before_running(study: Study, grid: Mapping[str, list], fixed: Mapping,
 
 def _study_parts(cases: CaseGrid, store: CaseStore, shard_of: np.ndarray):
     """A function giving a fresh iterator over (grid index, case dataset) of every case, read shard by
-    shard (shards in the order of their first case; skipped cases first): for :func:`combine_cases`."""
-    position = np.argsort(cases.keys)
-    sorted_keys = cases.keys[position]
+    shard (shards in the order of their first case; skipped cases first): for :func:`combine_cases`.
+    Held meanwhile: the cases' grid positions grouped by shard (8 bytes a case), not their keys."""
     wanted = np.flatnonzero(shard_of >= 0)
-    shards, first = np.unique(shard_of[wanted], return_index=True)  # each shard's first case in grid order
-    order = [int(x) for x in shards[np.argsort(first, kind="stable")]]
+    by_shard = wanted[np.argsort(shard_of[wanted], kind="stable")]  # grid order within each shard
+    del wanted
+    shards, starts = np.unique(shard_of[by_shard], return_index=True)
+    ends = np.append(starts[1:], len(by_shard))
+    order = np.argsort(by_shard[starts], kind="stable")             # by each shard's first case
 
     def parts():
         if cases.excluded.any():
             skipped = failed_case("skipped", "excluded by the study's where()")
             for i in np.flatnonzero(cases.excluded):
                 yield cases.index(int(i)), skipped
-        for shard in order:
+        for s in order:
+            members: dict[bytes, list[int]] = {}   # the cases this shard holds for the record
+            for i in by_shard[starts[s]:ends[s]]:
+                members.setdefault(cases.keys[i], []).append(int(i))
             found = []
-            for key, _, ds in unpack_cases(read_shard(store.path(shard)), light=True):
-                j = np.searchsorted(sorted_keys, key.encode())
-                if j < len(sorted_keys) and sorted_keys[j] == key.encode():
-                    i = int(position[j])
-                    if shard_of[i] == shard:  # the shard the record chose for this case
-                        found.append((i, ds))
+            for key, _, ds in unpack_cases(read_shard(store.path(int(shards[s]))), light=True):
+                found.extend((i, ds) for i in members.pop(key.encode(), ()))
             for i, ds in sorted(found, key=lambda x: x[0]):
                 yield cases.index(i), ds
     return parts
