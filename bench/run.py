@@ -61,6 +61,10 @@ symbolic  user models as SymbolicModels (tests/symbolic_models.py): generalized-
           callback; the 8-link chain's and SymPy's four-bar linkage's (through
           SymbolicModel.from_system) first compile and cached load, each in
           a fresh process (the model's construction timed apart from the compile/load).
+study_file  issue 28: peak RSS and time of writing a study's file from its case store of 10^4,
+          10^5, 10^6 cases (10^6 left out with --quick), by blocks against the in-memory combine
+          of 9a3a956 (bench/study_file.py, which says how the store is fabricated).  Run only
+          when named.
 
 Exudyn is installed by dev.sh into build/bench-deps only (never a pyint dependency).
 """
@@ -92,7 +96,7 @@ H = 1e-3
 RHO = 0.9
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
 SECTIONS = ("chain", "paths", "solvers", "wp", "adaptive", "batch", "symbolic", "methods")
-EXTRA_SECTIONS = ("versus", "versus_iftomm")   # run only when named with --only
+EXTRA_SECTIONS = ("versus", "versus_iftomm", "study_file")   # run only when named with --only
 
 
 def exudyn_version():
@@ -140,6 +144,13 @@ def chain_cases(quick):
     if quick:
         return {n: tuple(max(s // 10, 20) if s else 0 for s in v) for n, v in full.items()}
     return full
+
+
+def section_study_file(args):
+    import subprocess
+    sizes = ["10000", "100000"] + ([] if args.quick else ["1000000"])
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "study_file.py"),
+                    "--sizes", *sizes], check=True)
 
 
 def section_chain(args):

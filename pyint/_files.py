@@ -4,7 +4,9 @@ at all, and the temporaries of killed writers collected.
 A file is written to ``<name>.tmp-<pid>`` (``<name>.tmp-<pid>-<thread>`` when threads may write it)
 beside its final name and renamed (atomic on POSIX), so a reader never sees half a file; a writer
 killed before the rename (SIGKILL, power loss) leaves its temporary, which
-:func:`remove_stale_temporaries` removes once its process is gone.
+:func:`remove_stale_temporaries` removes once its process is gone.  :func:`atomic_path` is that
+protocol for a writer that needs a file name (NetCDF); :func:`held_interrupt` holds Ctrl-C while a
+write that must not be cut runs.
 """
 from __future__ import annotations
 
@@ -38,6 +40,49 @@ def write_bytes_atomic(path, data: bytes, mode=0o644) -> Path:
             tmp.unlink()
         raise
     return path
+
+
+@contextlib.contextmanager
+def atomic_path(path):
+    """The temporary name (:func:`temporary_name`) under which to write ``path``: when the block ends
+    without error the temporary is fsynced and renamed to ``path``; on any error, Ctrl-C included, it is
+    removed and an existing ``path`` is left as it was."""
+    path = Path(path)
+    tmp = temporary_name(path)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def held_interrupt():
+    """Hold Ctrl-C (SIGINT) while the block runs, then raise the KeyboardInterrupt it held.
+
+    For the writes of the study process: a KeyboardInterrupt raised inside ``to_netcdf`` can leave the
+    HDF5 lock of xarray's netCDF4 backend held and the cleanup waiting on it forever; held here, it
+    arrives between two writes, when every file is complete.  A no-op outside the main thread (signals
+    are delivered to the main thread only)."""
+    import signal
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            if previous is signal.default_int_handler:
+                raise KeyboardInterrupt
+            if callable(previous):
+                previous(signal.SIGINT, None)
 
 
 def _writer_alive(pid: int) -> bool:

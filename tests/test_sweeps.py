@@ -2,7 +2,10 @@
 killed client or worker with at most the batches in flight executed twice, a lost scheduler that marks
 nothing failed, checks before the first case, and a cache key on the code that computes a case."""
 import contextlib
+import dataclasses
 import importlib.util
+import json
+import math
 import os
 import signal
 import subprocess
@@ -290,6 +293,125 @@ def test_the_index_is_rebuilt_from_the_shards_when_a_kill_cut_it(tmp_path):
     shard, ok = again.lookup(np.array([f"{i:024d}" for i in range(4)], dtype="S24"))
     assert (shard[:3] >= 0).all() and shard[3] == -1 and ok[:3].all()
     assert len(again.index.read_text().splitlines()) == 3       # the two lost lines written again (and one cut)
+
+
+# -- the study file, written by blocks ------------------------------------------------------------------------
+def _file_description(path) -> dict:
+    """What a NetCDF file is, beyond its data: every variable's dimensions, dtype, filters, chunking and
+    attributes (netCDF4), its xarray encoding, the dimensions and global attributes ("created" aside)."""
+    import netCDF4
+    nc = netCDF4.Dataset(path)
+    try:
+        out = {"dims": [(d, len(x)) for d, x in nc.dimensions.items()],
+               "attrs": {k: repr(nc.getncattr(k)) for k in nc.ncattrs() if k != "created"}}
+        for name, var in nc.variables.items():   # repr: NaN fill values compare equal
+            out[name] = repr((var.dimensions, var.dtype, var.filters(), var.chunking(),
+                              {k: var.getncattr(k) for k in var.ncattrs()}))
+    finally:
+        nc.close()
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        out["encoding"] = repr({name: {k: v for k, v in ds[name].encoding.items() if k != "source"}
+                                for name in ds.variables})
+    return out
+
+
+def _assert_same_file(a, b):
+    """The same data, coordinates, attributes ("created" aside) and encodings."""
+    xr.testing.assert_identical(comparable(load_netcdf(a)),
+                                comparable(load_netcdf(b)))
+    assert _file_description(a) == _file_description(b)
+
+
+def _labelled_case(labels, value, flag):
+    """A case with an outer-joined labelled dimension, text on it, a non-index coordinate that differs
+    between cases, a scalar text coordinate, an int8, a bool and attributes."""
+    return xr.Dataset({"e": ("coord", np.arange(len(labels), dtype=float) + value, {"units": "m", "long_name": "e"}),
+                       "names": ("coord", np.array([x * 2 for x in labels]), {"units": "", "long_name": "n"}),
+                       "flag": ((), np.int8(flag), {"units": "1", "long_name": "f"}),
+                       "yes": ((), bool(flag), {"units": "1", "long_name": "b"}),
+                       "i32": ("k2", np.arange(2, dtype=np.int32), {"units": "1", "long_name": "i"}),
+                       "status": ((), "ok"), "message": ((), f"m{value}")},
+                      coords={"coord": ("coord", labels, {"units": "", "long_name": "c"}),
+                              "cu": ("coord", [x.upper() for x in labels], {"units": "", "long_name": "cu"}),
+                              "tag": ((), "x", {"units": "", "long_name": "tag"})},
+                      attrs={"rho": value})
+
+
+def test_the_study_file_written_by_blocks_is_the_file_combined_in_memory(tmp_path, monkeypatch):
+    """run_study writes the file from the store block by block; the same study with a post() (identity)
+    combines in memory and writes with to_netcdf, from the same cached cases: the same file.  Two cases
+    per block and two blocks kept: blocks are written, evicted and read back (the skipped cases come first)."""
+    from pyint.study import combine
+    monkeypatch.setattr(combine, "_cases_per_block", lambda layout: 2)
+    io = []
+    real_io = combine._FileBlocks._io
+    monkeypatch.setattr(combine._FileBlocks, "_io",
+                        lambda self, k, arrays, write: (io.append(write), real_io(self, k, arrays, write)))
+    study = dataclasses.replace(_studies.ROLLING, where=lambda p: not (p["method"] == "a" and p["h"] == 0.05))
+    run = run_study(study, out=tmp_path / "out", workers=1, figures=False, verbose=False)
+    assert run.n_failed == 3 and run.post_error is None      # method b, rho_inf 0.5: Newton did not converge
+    assert io.count(True) >= 6 and io.count(False) >= 1     # 12 cases, 6 blocks; one was read back
+    blocks = tmp_path / "blocks.nc"
+    os.replace(run.path, blocks)
+    io.clear()
+    in_memory = run_study(dataclasses.replace(study, post=lambda ds: ds), out=tmp_path / "out", workers=1,
+                          figures=False, verbose=False)
+    assert in_memory.n_run == 0 and not io                     # every case cached; nothing written by blocks
+    _assert_same_file(blocks, in_memory.path)
+    ds = load_netcdf(blocks)
+    assert ds["q"].dims == ("method", "rho_inf", "h", "sample", "coord")
+    assert (ds["status"] == "skipped").sum() == 2 and np.isnan(ds["q"].sel({"method": "a", "h": 0.05})).all()
+    assert int(ds.attrs["n_failed"]) == 3
+
+
+def test_write_combined_gives_the_file_of_combine_cases_in_any_order(tmp_path, monkeypatch):
+    """Outer joins, text, integers with gaps (floats), int8, bool, differing case attributes, a non-index
+    coordinate: the cases in a shuffled order through blocks of 3 cases (blocks met again are read back)."""
+    from pyint.study import combine
+    grid = {"p": [0.1, 0.2, 0.3, 0.4], "q": ["u", "v", "w"]}
+    labels = [["x", "y"], ["y", "z"], ["x"], ["x", "y", "z"]]
+    cases = [((i, j), _labelled_case(labels[(i + j) % 4], i + 0.5 * j, (i * j) % 2)) for i in range(4) for j in range(3)]
+    cases[4] = ((1, 1), xr.Dataset({"status": ((), "failed"), "message": ((), "boom")}))
+    order = np.random.default_rng(28).permutation(len(cases))
+    shuffled = [cases[i] for i in order]
+    want = write_netcdf(combine.combine_cases(grid, cases), tmp_path / "memory.nc")
+    per_case = sum(math.prod(v.shape) * v.dtype.itemsize for v in combine._layout(grid, cases).variables.values())
+    monkeypatch.setattr(combine, "BLOCK_BYTES", 3 * per_case)
+    got = combine.write_combined(grid, shuffled, tmp_path / "blocks.nc")
+    _assert_same_file(want, got)
+    ds = load_netcdf(got)
+    assert ds["flag"].dtype == np.float64 and np.isnan(ds["flag"].sel(p=0.2, q="v"))    # a gap: float
+    assert ds["i32"].dtype == np.float64 and list(ds["coord"].values) == ["x", "y", "z"]
+    assert str(ds["names"].sel(p=0.1, q="u", coord="z").values) == ""
+    assert json.loads(str(ds["case_attrs"].sel(p=0.4, q="w").values)) == {"rho": 4.0}
+    # every case writes every cell: the int8 stays int8, the bool is stored as xarray stores a bool
+    full = [((i,), _labelled_case(["x"], i, i % 2)) for i in range(5)]
+    _assert_same_file(write_netcdf(combine.combine_cases({"k": list(range(5))}, full), tmp_path / "m2.nc"),
+                      combine.write_combined({"k": list(range(5))}, full[::-1], tmp_path / "b2.nc"))
+    assert load_netcdf(tmp_path / "b2.nc")["flag"].dtype == np.int8
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt, RuntimeError])
+def test_an_interrupted_write_of_the_study_file_leaves_no_file(tmp_path, monkeypatch, error):
+    """Ctrl-C (or an error) while the blocks are written: the temporary file is removed, a file already at
+    the path is left as it was."""
+    from pyint.study import combine
+    monkeypatch.setattr(combine, "BLOCK_BYTES", 1)
+    grid = {"k": list(range(20))}
+    cases = [((i,), xr.Dataset({"x": ((), float(i)), "status": ((), "ok"), "message": ((), "")})) for i in range(20)]
+    passes = []
+
+    def parts():
+        passes.append(0)
+        for n, case in enumerate(cases):
+            if len(passes) == 2 and n == 15:      # the second pass, blocks already in the file
+                raise error("stop")
+            yield case
+    path = tmp_path / "study.nc"
+    old = write_netcdf(xr.Dataset({"old": ("i", [1.0, 2.0])}), path).read_bytes()
+    with pytest.raises(error):
+        combine.write_combined(grid, parts, path)
+    assert path.read_bytes() == old and sorted(p.name for p in tmp_path.iterdir()) == ["study.nc"]
 
 
 # -- checks before the first case ----------------------------------------------------------------------

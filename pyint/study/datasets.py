@@ -20,17 +20,15 @@ follows these conventions; ``docs/datasets.md`` is the reader's version.
 """
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from .._files import remove_stale_temporaries, temporary_name  # noqa: F401  (re-exported)
+from .._files import atomic_path, remove_stale_temporaries, temporary_name  # noqa: F401  (re-exported)
 from ..convergence import fit_order
 
 from ..results import Result
@@ -285,8 +283,19 @@ def _encoding(ds: xr.Dataset) -> dict:
     return enc
 
 
+def flat_attrs(ds: xr.Dataset) -> xr.Dataset:
+    """A shallow copy of ``ds`` whose attributes (global and per variable) are NetCDF-safe
+    (:func:`attr_value`): what every pyint file holds."""
+    ds = ds.copy()
+    ds.attrs = {k: attr_value(v) for k, v in ds.attrs.items()}
+    for name in ds.variables:
+        ds[name].attrs = {k: attr_value(v) for k, v in ds[name].attrs.items()}
+    return ds
+
+
 def write_netcdf(ds: xr.Dataset, path) -> Path:
-    """Write ``ds`` to ``path`` atomically: to ``<name>.tmp-<pid>`` beside it, then rename.
+    """Write ``ds`` to ``path`` atomically: to ``<name>.tmp-<pid>`` beside it, then rename
+    (:func:`pyint._files.atomic_path`).
 
     On any error the temporary file is removed and an existing file at
     ``path`` is left untouched.  Attributes are flattened by :func:`attr_value`.
@@ -294,20 +303,9 @@ def write_netcdf(ds: xr.Dataset, path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path.parent, path.name)  # left by a killed writer of the same file
-    ds = ds.copy()
-    ds.attrs = {k: attr_value(v) for k, v in ds.attrs.items()}
-    for name in ds.variables:
-        ds[name].attrs = {k: attr_value(v) for k, v in ds[name].attrs.items()}
-    tmp = temporary_name(path)
-    try:
+    ds = flat_attrs(ds)
+    with atomic_path(path) as tmp:
         ds.to_netcdf(tmp, engine="netcdf4", encoding=_encoding(ds))
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
     return path
 
 

@@ -14,9 +14,11 @@ Running and files
   study's ``meta``, ``description`` or figures does not; code imported from other modules is
   not tracked, bump ``version`` for that).  A rerun (interrupted, killed, or with more grid
   values) runs only the cases no shard holds; ``rerun_failed`` reruns failed ones too.
-* ``<out>/<study>.nc``: the combined dataset (atomic write: a crash or Ctrl-C
+* ``<out>/<study>.nc``: the combined dataset, written from the store block by block
+  (:func:`pyint.study.combine.write_combined`: the study process never holds it whole; a study
+  with ``post`` combines in memory, post() taking the Dataset); atomic: a crash or Ctrl-C
   never leaves a half-written file; a ``<study>.nc.tmp-<pid>`` left by a
-  killed run is removed at the next write);
+  killed run is removed at the next write;
 * ``<out>/<study>/*.png``: the figures.
 
 A run with failed cases still writes every case (status and message; if
@@ -42,6 +44,7 @@ error and marks nothing failed: a rerun resumes.
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import dataclasses
 import itertools
@@ -57,11 +60,11 @@ from typing import Mapping
 import numpy as np
 import xarray as xr
 
-from .._files import _writer_alive
+from .._files import _writer_alive, held_interrupt
 from .._progress import Progress, _clock  # noqa: F401  (Progress: the runner's line, imported from here too)
 from .cache import CaseGrid, CaseStore, read_shard, unpack_cases, write_shard
-from .combine import combine_cases
-from .datasets import annotate, attr_value, metadata_table, provenance, write_netcdf
+from .combine import combine_cases, write_combined
+from .datasets import annotate, attr_value, load_netcdf, metadata_table, provenance, write_netcdf
 from .declaration import ERROR_STATUSES, OK, Study
 
 # -- one case ----------------------------------------------------------------------------
@@ -160,32 +163,6 @@ def batch_size_for(n_todo: int, slots: int, requested: int | None = None) -> int
     if requested is not None:
         return requested
     return max(1, min(MAX_BATCH, n_todo // (8 * max(1, slots))))
-
-
-@contextlib.contextmanager
-def held_interrupt():
-    """Hold Ctrl-C (SIGINT) while the block runs, then raise the KeyboardInterrupt it held.
-
-    For the writes of the study process: a KeyboardInterrupt raised inside ``to_netcdf`` can leave the
-    HDF5 lock of xarray's netCDF4 backend held and the cleanup waiting on it forever; held here, it
-    arrives between two writes, when every file is complete.  A no-op outside the main thread (signals
-    are delivered to the main thread only)."""
-    import signal
-    import threading
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    held = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if held:
-            if previous is signal.default_int_handler:
-                raise KeyboardInterrupt
-            if callable(previous):
-                previous(signal.SIGINT, None)
 
 
 def _run_batch(run_case, meta, shard_dir, batch):
@@ -437,7 +414,7 @@ class StudyRun:
 
     study: str
     path: Path
-    dataset: xr.Dataset
+    _dataset: xr.Dataset | None = dataclasses.field(repr=False)  # in memory only when post() needed it
     n_cases: int
     n_cached: int
     n_run: int
@@ -446,6 +423,14 @@ class StudyRun:
     figures: list = dataclasses.field(default_factory=list)
     figure_error: str | None = None
     post_error: str | None = None
+
+    @property
+    def dataset(self) -> xr.Dataset:
+        """The study's dataset: the file, read whole at first use and closed (a file left open would be
+        one more HDF5 handle on it), or the dataset post() returned, as written."""
+        if self._dataset is None:
+            self._dataset = load_netcdf(self.path)
+        return self._dataset
 
     @property
     def n_errors(self) -> int:
@@ -484,26 +469,27 @@ def check_before_running(study: Study, grid: Mapping[str, list], fixed: Mapping,
 
 def _study_parts(cases: CaseGrid, store: CaseStore, shard_of: np.ndarray):
     """A function giving a fresh iterator over (grid index, case dataset) of every case, read shard by
-    shard (shards in the order of their first case; skipped cases first): for :func:`combine_cases`."""
-    position = np.argsort(cases.keys)
-    sorted_keys = cases.keys[position]
+    shard (shards in the order of their first case; skipped cases first): for :func:`combine_cases`.
+    Held meanwhile: the cases' grid positions grouped by shard (8 bytes a case), not their keys."""
     wanted = np.flatnonzero(shard_of >= 0)
-    shards, first = np.unique(shard_of[wanted], return_index=True)  # each shard's first case in grid order
-    order = [int(x) for x in shards[np.argsort(first, kind="stable")]]
+    by_shard = wanted[np.argsort(shard_of[wanted], kind="stable")]  # grid order within each shard
+    del wanted
+    shards, starts = np.unique(shard_of[by_shard], return_index=True)
+    ends = np.append(starts[1:], len(by_shard))
+    order = np.argsort(by_shard[starts], kind="stable")             # by each shard's first case
 
     def parts():
         if cases.excluded.any():
             skipped = failed_case("skipped", "excluded by the study's where()")
             for i in np.flatnonzero(cases.excluded):
                 yield cases.index(int(i)), skipped
-        for shard in order:
+        for s in order:
+            members: dict[bytes, list[int]] = {}   # the cases this shard holds for the record
+            for i in by_shard[starts[s]:ends[s]]:
+                members.setdefault(cases.keys[i], []).append(int(i))
             found = []
-            for key, _, ds in unpack_cases(read_shard(store.path(shard)), light=True):
-                j = np.searchsorted(sorted_keys, key.encode())
-                if j < len(sorted_keys) and sorted_keys[j] == key.encode():
-                    i = int(position[j])
-                    if shard_of[i] == shard:  # the shard the record chose for this case
-                        found.append((i, ds))
+            for key, _, ds in unpack_cases(read_shard(store.path(int(shards[s]))), light=True):
+                found.extend((i, ds) for i in members.pop(key.encode(), ()))
             for i, ds in sorted(found, key=lambda x: x[0]):
                 yield cases.index(i), ds
     return parts
@@ -609,29 +595,47 @@ def run_study(study: Study, out="results", grid: Mapping[str, list] | None = Non
     if len(lacking):
         raise RuntimeError(f"{len(lacking)} cases are missing from {store.dir} after the run "
                            f"(first: {cases.params(int(lacking[0]))}); run again to finish")
-    combined = combine_cases(grid_, _study_parts(cases, store, shard_of))
-    status = combined["status"].values
-    n_failed = int(np.sum((status != OK) & (status != "skipped")))
-    post_error = None
-    if study.post is not None:
+    parts = _study_parts(cases, store, shard_of)
+    statuses = collections.Counter()
+
+    def counted():  # every pass over the cases counts their statuses (the first pass is complete before writing)
+        statuses.clear()
+        for idx, ds in parts():
+            statuses[str(ds.variables["status"].values.item()) if "status" in ds.variables else OK] += 1
+            yield idx, ds
+
+    def n_failed():
+        return sum(n for s, n in statuses.items() if s not in (OK, "skipped"))
+
+    def finish(ds, post_error=None):
+        """The study's units, provenance and run attributes, on the combined dataset or its skeleton."""
+        ds = annotate(ds, study.meta, strict=True)
+        attrs = dict(ds.attrs)
+        attrs.update(provenance(study.name, fixed))
+        attrs.update(description=study.description, grid=attr_value(grid_), grid_dims=attr_value(list(grid_)),
+                     quick=int(bool(quick)), n_cases=len(cases), n_failed=n_failed())
+        if post_error:
+            attrs["post_error"] = f"post() was not applied: {post_error}"
+        ds.attrs = attrs
+        return ds
+
+    target, post_error = out / f"{study.name}.nc", None
+    if study.post is None:
+        # written from the store block by block: the study process never holds the combined dataset
+        path, combined = write_combined(grid_, counted, target, prepare=finish), None
+    else:  # post() takes the combined dataset: built in memory
+        combined = combine_cases(grid_, counted)
         try:
             combined = study.post(combined)
         except Exception as exc:  # noqa: BLE001 - e.g. no case has the variable post needs
-            if not n_failed:
+            if not n_failed():
                 raise
             post_error = _describe(exc)  # the failed cases explain it: write what there is
-    combined = annotate(combined, study.meta, strict=True)
-    attrs = dict(combined.attrs)
-    attrs.update(provenance(study.name, fixed))
-    attrs.update(description=study.description, grid=attr_value(grid_), grid_dims=attr_value(list(grid_)),
-                 quick=int(bool(quick)), n_cases=len(cases), n_failed=n_failed)
-    if post_error:
-        attrs["post_error"] = f"post() was not applied: {post_error}"
-    combined.attrs = attrs
-    with held_interrupt():  # Ctrl-C waits for the write: a complete file or none, never a hung lock
-        path = write_netcdf(combined, out / f"{study.name}.nc")
+        combined = finish(combined, post_error)
+        with held_interrupt():  # Ctrl-C waits for the write: a complete file or none, never a hung lock
+            path = write_netcdf(combined, target)
 
-    run = StudyRun(study.name, path, combined, len(cases), n_cached, len(todo), n_failed,
+    run = StudyRun(study.name, path, combined, len(cases), n_cached, len(todo), n_failed(),
                    time.monotonic() - t0, post_error=post_error)
     if figures:
         try:
@@ -640,7 +644,7 @@ def run_study(study: Study, out="results", grid: Mapping[str, list] | None = Non
         except Exception as exc:  # noqa: BLE001 - the data are written; say what went wrong
             run.figure_error = _describe(exc)
     _log(verbose, f"[{study.name}] done in {_clock(run.seconds)}: {len(todo)} run, {n_cached} cached, "
-                  f"{n_failed} failed -> {path}"
+                  f"{run.n_failed} failed -> {path}"
                   + (f", {len(run.figures)} figures in {out / study.name}" if run.figures else "")
                   + (f"\n[{study.name}] post() not applied (cases failed): {post_error}" if post_error else "")
                   + (f"\n[{study.name}] figures failed: {run.figure_error}" if run.figure_error else ""))
