@@ -64,13 +64,51 @@ class SingularPositionError(IntegrationError):
     """The mechanism reached a singular position (its constraint Jacobian loses rank, its mobility
     jumps) that the method cannot pass: the index-1 form amplifies the constraint drift there
     (fortran/core/kkt.f90), and a fixed step taken again on the constraints (the driver's
-    pass_singular) failed too.  ``time`` is where; the message says what to use instead."""
+    pass_singular) failed too.  ``time`` is where; the message says what to use instead.
+
+    An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
+    where it stopped.
+
+    Examples
+    --------
+    Lobatto IIIA-IIIB through the IFToMM A02 mechanism with N = 4 windows: its Newton matrix turns
+    singular where the cranks are horizontal (docs/guide/redundant.md lists who passes):
+
+    >>> from pyint import LobattoIIIAB, SingularPositionError
+    >>> from pyint.models.iftomm import n_four_bar, n_four_bar_state
+    >>> model = n_four_bar(4)
+    >>> q0, v0 = n_four_bar_state(model, 0.0, 1.0)
+    >>> try:
+    ...     LobattoIIIAB().integrate(model, q0, v0, t_end=1.0, h=1e-3)
+    ... except SingularPositionError as exc:
+    ...     print(exc.result.status, 0.7 < exc.time < 0.75)
+    singular_position True
+    """
 
 
 class StepTooLargeError(IntegrationError):
     """A fixed-step run turned into a growing step-to-step oscillation (fortran/core/driver.f90:
     step_guard): the step is unstable for this motion.  ``time`` is where; a smaller ``h``, or
-    variable steps, is the cure."""
+    variable steps, is the cure.
+
+    An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
+    where it stopped.
+
+    Examples
+    --------
+    Generalized-alpha through the IFToMM A02 mechanism's singular positions at a step twenty times
+    the benchmark's: without the guard it returned a trajectory whose energy grew 3000-fold:
+
+    >>> from pyint import GeneralizedAlpha, StepTooLargeError
+    >>> from pyint.models.iftomm import n_four_bar, n_four_bar_state
+    >>> model = n_four_bar(2)
+    >>> q0, v0 = n_four_bar_state(model, 0.0, 1.0)
+    >>> try:
+    ...     GeneralizedAlpha().integrate(model, q0, v0, t_end=10.0, h=0.05)
+    ... except StepTooLargeError as exc:
+    ...     print(exc.result.status, round(exc.time, 2))
+    step_too_large 5.1
+    """
 
 
 class NonFiniteError(IntegrationError):
