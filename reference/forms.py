@@ -83,6 +83,15 @@ def selection_quality(c, s):
     -------
     float
         ``max |c[:, S]^-1 c|`` (inf when c[:, S] is singular; 1 for m = 0).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint.reference.forms import select_columns, selection_quality
+    >>> c = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 3.0]])
+    >>> s = select_columns(c)
+    >>> float(selection_quality(c, s)) <= 1.0 + 1e-12
+    True
     """
     if c.shape[0] == 0:
         return 1.0

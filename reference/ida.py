@@ -30,6 +30,21 @@ class IDAFailure(IntegrationError):
     None and "max_steps" when pyint's step limit stopped it; ``ida_message``
     is IDA's explanation; ``time`` the last time IDA reached; ``result`` the
     outputs computed before it.
+
+    Examples
+    --------
+    pyint's step limit stops IDA on a pendulum chain over a long span:
+
+    >>> import numpy as np
+    >>> from pyint.models import PendulumChain
+    >>> from pyint.reference import IDAFailure, integrate
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state()
+    >>> try:
+    ...     integrate(model, np.linspace(0.0, 10.0, 11), q0, v0, max_steps=20)
+    ... except IDAFailure as exc:
+    ...     print(exc.flag_name, exc.time < 10.0)
+    max_steps True
     """
 
     def __init__(self, message, result=None, step=None, time=None, flag=None, flag_name="",

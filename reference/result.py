@@ -40,7 +40,19 @@ class ReferenceResult(Result):
     (``cache_note`` says why a result was not cached).  ``error_estimate``: None, or
     {"q", "v", "lam"} -> arrays of the same shape as q, v, lam: the absolute difference
     to a solution at a tenfold tighter tolerance (``solve(..., error_estimate=True)``), with
-    ``error_estimate_rtol`` that tolerance."""
+    ``error_estimate_rtol`` that tolerance.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pyint.models import PendulumChain
+    >>> from pyint.reference import integrate
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state()
+    >>> r = integrate(model, np.linspace(0.0, 1.0, 5), q0, v0)
+    >>> r.method, r.params["form"], r.q.shape
+    ('ida', 'dummy_derivative', (5, 4))
+    """
 
     cache_file = None
     from_cache = False

@@ -99,7 +99,17 @@ _SPEEDS_HINT = (
 
 
 class SymbolicModelError(RuntimeError):
-    """A SymbolicModel's library could not be built or loaded."""
+    """A SymbolicModel's library could not be built or loaded.
+
+    The message names the compiler's command and its output.  ``compiler()`` names the compiler
+    ($PYINT_FC, $FC or gfortran); ``cache_dir()`` where built models are kept.
+
+    Examples
+    --------
+    >>> from pyint.models import SymbolicModelError
+    >>> issubclass(SymbolicModelError, RuntimeError)
+    True
+    """
 
 
 def cache_dir():

@@ -410,6 +410,16 @@ class StudyRun:
         The figures drawn.
     figure_error, post_error : str or None
         Why drawing the figures or the study's ``post`` failed (None: they did not).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pyint.cli import get_study
+    >>> from pyint.study import run_study
+    >>> with tempfile.TemporaryDirectory() as out:
+    ...     run = run_study(get_study("selftest"), out=out, quick=True, workers=1, figures=False)
+    ...     print(run.study, run.n_cases == run.n_run + run.n_cached, run.path.name)
+    selftest True selftest.nc
     """
 
     study: str
