@@ -39,6 +39,7 @@ contains
     class(baumgarte_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
+    self%passes_singular = .true.     ! bg_pass
     if (.not. self%options_fit(nstats=1, niopt=0, nropt=2, info=info)) return
     if (self%model%mn /= 0) return
     self%alpha = self%ropt(1)

@@ -501,6 +501,7 @@ contains
     integer :: r, k, n
     real(wp), allocatable :: cc(:), ca(:, :), cu(:, :), cw(:, :), cw2(:, :), mure(:), muim(:), tre(:, :), &
                              tim(:, :), tire(:, :), tiim(:, :)
+    self%passes_singular = .true.     ! block_pass
     if (.not. self%options_fit(nstats=8, niopt=3, nropt=2, info=info)) return
     r = self%iopt(1); self%maxit = self%iopt(2); self%start_substeps = self%iopt(3)
     if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(self%ropt) < 2 + 3 * r + 9 * r * r) return

@@ -738,6 +738,7 @@ contains
     self%w%x = 0
     call self%model%mass(s%q, mq)
     self%p = matmul(mq, s%v)
+    self%passes_singular = .not. self%rt%on     ! sym_pass (RATTLE's reduced step passes as it is)
     call complete(self, s, info)
   end subroutine
 

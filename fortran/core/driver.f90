@@ -103,6 +103,8 @@ module pyint_driver
     !> outputs scatter it into every row (zero on the dropped ones)
     integer, allocatable :: rows(:)
     type(residual_work_t) :: rw            !< vector_residuals' workspace
+    !> pass_singular is the stepper's own (its init sets this): drive keeps each step's start for it
+    logical :: passes_singular = .false.
   contains
     procedure(init_i), deferred :: init
     procedure(step_i), deferred :: step
@@ -288,7 +290,7 @@ contains
     integer, intent(out) :: istat(3)
     type(state_t) :: s, s_old
     real(wp) :: res(st%nres), energy, e0
-    real(wp), allocatable :: v1(:), v2(:)   ! v one and two steps back (step_guard)
+    real(wp), allocatable :: v1(:), v2(:), vt(:)   ! v one and two steps back (step_guard)
     integer :: step, info, ns, nalt
     real(wp) :: past(3)
     logical :: too_large
@@ -307,12 +309,12 @@ contains
     nalt = 0
     past = huge(1.0_wp)
     do step = 1, nsteps
-      call copy_state(s_old, s)
+      if (st%passes_singular) call copy_state(s_old, s)
       call take_step(st, h, t0 + step * h, s, info)
       ! a step flagged at a singular position is taken again by the stepper's own way through it
       ! (pass_singular), from its start; a stepper without one, or whose pass fails (its projection
       ! does not converge, a stage exactly there), stops at the step's start naming the position
-      if (info == STATUS_SINGULAR_POSITION) then
+      if (info == STATUS_SINGULAR_POSITION .and. st%passes_singular) then
         call copy_state(s, s_old)
         call st%pass_singular(h, t0 + step * h, s, info)
         if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
@@ -333,7 +335,9 @@ contains
         return
       end if
       s%t = t0 + step * h
-      v2(:) = v1
+      call move_alloc(v2, vt)     ! v2 <- v1 <- v without a second copy
+      call move_alloc(v1, v2)
+      call move_alloc(vt, v1)
       v1(:) = s%v
       call measure(st, s, res, energy, e0, stepmax)
       if (mod(step, every) == 0) then

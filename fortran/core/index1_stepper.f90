@@ -27,6 +27,7 @@ contains
     class(index1_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
+    self%passes_singular = .true.     ! index1_pass
     if (.not. self%options_fit(nstats=1, niopt=0, nropt=0, info=info)) return
     call index1_init(self%w, self%model)
     self%project = self%iopt(1) == 1
