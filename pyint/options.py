@@ -1,0 +1,89 @@
+"""The Python side of the Python-Fortran seam: options packed by name, ids, stat and status names.
+
+seam/seam.toml describes each method once (its id, options, stats) and the status codes;
+tools/gen_seam.py writes, at build time, both the Fortran module pyint_seam (the steppers'
+init reads named slots: IOPT_GENALPHA_MAXIT, ...) and pyint/_seam.py, the description as
+data with the slots derived, which this module reads.  So a slot is never written by hand on
+either side: ``Options("genalpha").pack(rho_inf=0.9, tol=1e-10, ...)`` puts each value where
+the stepper reads it (cf. the documented IWORK/WORK of RADAU5, Hairer-Wanner, Solving ODEs II,
+IV.8; here the document is the source of both sides).
+"""
+from . import _seam
+
+_METHODS = {m["name"]: m for m in _seam.DESCRIPTION["method"]}
+
+#: status name -> code (fortran/core/kinds.f90 re-exports the same codes from pyint_seam)
+STATUS = dict(_seam.DESCRIPTION["status"])
+
+
+def _method(name):
+    try:
+        return _METHODS[name]
+    except KeyError:
+        raise ValueError(f"{name!r} is no method of seam/seam.toml (described: {sorted(_METHODS)})") from None
+
+
+def method_id(name):
+    """The method's id: pyint_seam's METHOD_<NAME>, the case of fortran/methods.f90 (Integrator.KERNEL)."""
+    return _method(name)["id"]
+
+
+def stat_names(name):
+    """The names of the method's stats array, in the stepper's order (STAT_<METHOD>_<NAME>)."""
+    return tuple(s["name"] for s in _method(name).get("stats", []))
+
+
+def real_stats(name):
+    """The stats that are reals (the others are counts)."""
+    return frozenset(s["name"] for s in _method(name).get("stats", []) if s.get("real"))
+
+
+class Options:
+    """The iopt/ropt arrays of one method, packed by option name.
+
+    ``pack(**values)`` wants every option of the method (and with ``adaptive=True`` its
+    variable-step options too); an int option with choices takes the choice's name; a
+    real-array option takes a sequence (it ends the reals).  Returns (iopt, ropt) as tuples,
+    in the slots the description derives.
+    """
+
+    def __init__(self, method):
+        self.method = method
+        self._desc = _method(method)
+
+    def _options(self, adaptive):
+        return self._desc.get("options", []) + (self._desc.get("adaptive_options", []) if adaptive else [])
+
+    def choices(self, option):
+        """{name: code} of an int option's named values."""
+        for o in self._options(True):
+            if o["name"] == option:
+                return dict(o.get("choices", {}))
+        raise ValueError(f"{self.method}: no option {option!r}")
+
+    def pack(self, adaptive=False, **values):
+        opts = self._options(adaptive)
+        names = [o["name"] for o in opts]
+        missing = [n for n in names if n not in values]
+        unknown = sorted(set(values) - set(names))
+        if missing or unknown:
+            raise ValueError(f"{self.method} options: missing {missing}, unknown {unknown}")
+        iopt, ropt = [], []
+        for o in sorted(opts, key=lambda o: (o["array"], o["slot"])):
+            v = values[o["name"]]
+            if o["type"] == "int":
+                choices = o.get("choices")
+                if isinstance(v, str):
+                    if not choices or v not in choices:
+                        raise ValueError(f"{self.method}: {o['name']} must be one of {sorted(choices or {})}, "
+                                         f"got {v!r}")
+                    v = choices[v]
+                iopt.append(int(v))
+                assert len(iopt) == o["slot"]
+            elif o["type"] == "real":
+                ropt.append(float(v))
+                assert len(ropt) == o["slot"]
+            else:   # real-array: the last of the reals, its first value at its slot
+                assert len(ropt) + 1 == o["slot"]
+                ropt.extend(float(x) for x in v)
+        return tuple(iopt), tuple(ropt)
