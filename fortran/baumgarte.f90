@@ -17,6 +17,8 @@ module baumgarte
   use pyint_driver, only: stepper_t, state_t
   use pyint_index1, only: index1_work_t, index1_init, index1_accel, project_step
   use pyint_kkt, only: SING_TOL_PROJECTED
+  use pyint_seam, only: NSTATS_BAUMGARTE, NIOPT_BAUMGARTE, NROPT_BAUMGARTE, IOPT_BAUMGARTE_PROJECT, &
+                        ROPT_BAUMGARTE_ALPHA, ROPT_BAUMGARTE_BETA
   implicit none
   private
   public :: baumgarte_stepper_t
@@ -24,7 +26,7 @@ module baumgarte
   type, extends(stepper_t) :: baumgarte_stepper_t
     type(index1_work_t) :: kw
     real(wp) :: alpha = 0, beta = 0
-    logical :: project = .false.     !< projected steps (iopt(1): pyint_index1 project_step)
+    logical :: project = .false.     !< projected steps (pyint_index1 project_step)
   contains
     procedure :: init => bg_init
     procedure :: step => bg_step
@@ -36,12 +38,12 @@ contains
     class(baumgarte_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    if (.not. self%options_fit(nstats=1, niopt=0, nropt=2, info=info)) return
+    if (.not. self%options_fit(nstats=NSTATS_BAUMGARTE, niopt=NIOPT_BAUMGARTE, nropt=NROPT_BAUMGARTE, info=info)) return
     if (self%model%mn /= 0) return
-    self%alpha = self%ropt(1)
-    self%beta = self%ropt(2)
+    self%alpha = self%ropt(ROPT_BAUMGARTE_ALPHA)
+    self%beta = self%ropt(ROPT_BAUMGARTE_BETA)
     call index1_init(self%kw, self%model)
-    self%project = self%iopt(1) == 1
+    self%project = self%iopt(IOPT_BAUMGARTE_PROJECT) == 1
     if (self%project) self%kw%sing_tol = SING_TOL_PROJECTED
     call index1_accel(self%model, s%t, s%q, s%v, self%kw, s%a, s%lam, info, self%alpha, self%beta)
   end subroutine

@@ -46,7 +46,7 @@
 !> once, so the start keeps order 5 (and 4).
 !>
 !> Variable block lengths (drive_adaptive; docs/adaptive_steps.md section 3), with
-!> p = the scheme's degree, iopt(4) = p, ropt's tail = E (r), the block's error constants
+!> p = the scheme's degree, the option degree = p, ropt's tail = E (r), the block's error constants
 !>     Y_k - y(t_i + c_k h) = -E_k h^(p+1) y^(p+1) + O(h^(p+2)),                           (14)
 !>     E_k = c_k^(p+1)/(p+1)! - sum_l A_kl c_l^p / p! - sum_l U_kl (c_l - 1)^(p+1)/(p+1)!.
 !> The history is the last two blocks' 2r nodes (q, z, and (a, lam) for Newton's start) at
@@ -78,6 +78,9 @@ module block_method
   use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED
   use pyint_driver, only: stepper_t, state_t
+  use pyint_seam, only: NSTATS_BLOCK, NIOPT_BLOCK, NROPT_BLOCK, IOPT_BLOCK_STAGES, IOPT_BLOCK_MAXIT, &
+                        IOPT_BLOCK_START_SUBSTEPS, IOPT_BLOCK_DEGREE, ROPT_BLOCK_TOL, ROPT_BLOCK_THETA_REFRESH, &
+                        ROPT_BLOCK_TABLEAU
   implicit none
   private
   public :: block_stepper_t
@@ -499,12 +502,13 @@ contains
     integer :: r, k, n
     real(wp), allocatable :: cc(:), ca(:, :), cu(:, :), cw(:, :), cw2(:, :), mure(:), muim(:), tre(:, :), &
                              tim(:, :), tire(:, :), tiim(:, :)
-    if (.not. self%options_fit(nstats=8, niopt=3, nropt=2, info=info)) return
-    r = self%iopt(1); self%maxit = self%iopt(2); self%start_substeps = self%iopt(3)
-    if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(self%ropt) < 2 + 3 * r + 9 * r * r) return
+    if (.not. self%options_fit(nstats=NSTATS_BLOCK, niopt=NIOPT_BLOCK, nropt=NROPT_BLOCK, info=info)) return
+    r = self%iopt(IOPT_BLOCK_STAGES); self%maxit = self%iopt(IOPT_BLOCK_MAXIT)
+    self%start_substeps = self%iopt(IOPT_BLOCK_START_SUBSTEPS)
+    if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(self%ropt) < NROPT_BLOCK + 3 * r + 9 * r * r) return
     self%r = r
-    self%tol = self%ropt(1); self%theta_refresh = self%ropt(2)
-    k = 3
+    self%tol = self%ropt(ROPT_BLOCK_TOL); self%theta_refresh = self%ropt(ROPT_BLOCK_THETA_REFRESH)
+    k = ROPT_BLOCK_TABLEAU
     cc = take(r); ca = mat(r); cu = mat(r); cw = mat(r); cw2 = mat(2 * r)
     mure = take(r); muim = take(r); tre = mat(r); tim = mat(r); tire = mat(r); tiim = mat(r)
     call work_init(self%w, self%model, r, ca, cu, cc, cw, cw2, cmplx(mure, muim, wp), cmplx(tre, tim, wp), &
@@ -518,8 +522,8 @@ contains
     call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)
     if (info /= 0 .or. .not. self%adaptive) return
     info = STATUS_BAD_INPUT     ! variable steps: p and E (14) after the fixed-step options
-    if (size(self%iopt) < 4 .or. size(self%ropt) < k - 1 + r) return
-    self%p = self%iopt(4)
+    if (size(self%iopt) < IOPT_BLOCK_DEGREE .or. size(self%ropt) < k - 1 + r) return
+    self%p = self%iopt(IOPT_BLOCK_DEGREE)
     if (self%p < 1 .or. self%p + 1 > 2 * r) return
     self%econst = take(r)
     self%est_power = self%p + 1

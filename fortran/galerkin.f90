@@ -60,6 +60,8 @@ module galerkin
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_newton_control, only: newton_control_t, newton_increment, maxabs
+  use pyint_seam, only: NSTATS_GALERKIN, NIOPT_GALERKIN, NROPT_GALERKIN, IOPT_GALERKIN_STAGES, IOPT_GALERKIN_VARIANT, &
+                        IOPT_GALERKIN_MAXIT, ROPT_GALERKIN_TOL, ROPT_GALERKIN_LAMBDA0
   implicit none
   private
   public :: GL_SMAX, GL_SPEC, GL_REDUCED, lobatto_rule, gl_work_t, gl_work_init, gl_residual, &
@@ -449,13 +451,13 @@ contains
     self%naux = self%nq                ! the momenta
     allocate(self%p(self%nq))
     n = self%nq; c = self%model%mn
-    if (.not. self%options_fit(nstats=4, niopt=3, nropt=1 + c, info=info)) return
-    self%tol = self%ropt(1)
-    self%maxit = self%iopt(3)
+    if (.not. self%options_fit(nstats=NSTATS_GALERKIN, niopt=NIOPT_GALERKIN, nropt=NROPT_GALERKIN + c, info=info)) return
+    self%tol = self%ropt(ROPT_GALERKIN_TOL)
+    self%maxit = self%iopt(IOPT_GALERKIN_MAXIT)
     if (self%maxit < 1) return
-    call gl_work_init(self%w, self%model, self%iopt(1), self%iopt(2), s%q, info)
+    call gl_work_init(self%w, self%model, self%iopt(IOPT_GALERKIN_STAGES), self%iopt(IOPT_GALERKIN_VARIANT), s%q, info)
     if (info /= 0) return
-    s%lam = self%ropt(2:1 + c)
+    s%lam = self%ropt(ROPT_GALERKIN_LAMBDA0:ROPT_GALERKIN_LAMBDA0 + c - 1)
     call self%model%mass(s%q, mq)
     self%p = matmul(mq, s%v)
     call dual_grad(self%model, s%t, s%q, self%p, self%w%dw, s%v, self%w%tmp, info)

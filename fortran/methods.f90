@@ -1,6 +1,6 @@
 !> The method registry of the one driver: a method id (pyint's Integrator.KERNEL)
-!> -> a new stepper.  Adding a method: its stepper module; here its `use`, its
-!> METHOD_* id and one `case`; one Python class (see pyint/integrator.py).
+!> -> a new stepper.  Adding a method: its [[method]] table in seam/seam.toml (its id),
+!> its stepper module, here its `use` and one `case`; one Python class (pyint/integrator.py).
 module pyint_methods
   use pyint_driver, only: stepper_t
   use rk4_index1, only: rk4_stepper_t
@@ -12,17 +12,15 @@ module pyint_methods
   use symplectic, only: sym_stepper_t
   use galerkin, only: gl_stepper_t
   use explicit_euler, only: euler_stepper_t
+  use pyint_seam, only: METHOD_RK4_INDEX1, METHOD_BAUMGARTE, METHOD_GENALPHA, METHOD_BLOCK, &
+                        METHOD_LIE_GENALPHA, METHOD_LIE_BACKWARD, METHOD_SYMPLECTIC, METHOD_GALERKIN, &
+                        METHOD_EXPLICIT_EULER
   implicit none
   private
   public :: new_stepper
 
-  !> Method ids (mirrored by the KERNEL attribute of the Python classes).
-  integer, parameter, public :: METHOD_RK4_INDEX1 = 1, METHOD_BAUMGARTE = 2, METHOD_ALPHA = 3, &
-                                    METHOD_BLOCK = 4, METHOD_LIE_GENALPHA = 5, &
-                                    METHOD_LIE_BACKWARD = 6
-  integer, parameter, public :: METHOD_SYMPLECTIC = 11, METHOD_GALERKIN = 12
-  !> The template method of the README's checklist (its Python class: tests/test_add_method.py).
-  integer, parameter, public :: METHOD_EXPLICIT_EULER = 13
+  ! The method ids (the Python classes' KERNEL) are described in seam/seam.toml:
+  ! pyint_seam's METHOD_<NAME>.
 
 contains
 
@@ -36,7 +34,7 @@ contains
       allocate(rk4_stepper_t :: st)
     case (METHOD_BAUMGARTE)
       allocate(baumgarte_stepper_t :: st)
-    case (METHOD_ALPHA)
+    case (METHOD_GENALPHA)
       allocate(alpha_stepper_t :: st)
     case (METHOD_BLOCK)
       allocate(block_stepper_t :: st)
