@@ -21,6 +21,7 @@ import pytest
 import pyint.methods  # noqa: F401  (registers the library's methods)
 from pyint.convergence import measured_orders
 from pyint.integrator import METHODS, Integrator, register
+from pyint.options import Options, method_id, stat_names
 from pyint.problems import PROBLEMS
 from pyint.study.datasets import check_conventions, load_netcdf
 
@@ -37,11 +38,11 @@ class ExplicitEulerIndex1(Integrator):
                     "seed 003 eq. (7); lam is a function of (q, v, t)")
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
-    KERNEL = 13   # fortran/explicit_euler.f90 (fortran/methods.f90: METHOD_EXPLICIT_EULER)
-    STATS = ("index1_solves",)
+    KERNEL = method_id("explicit_euler")   # fortran/explicit_euler.f90
+    STATS = stat_names("explicit_euler")
 
     def kernel_options(self, model):
-        return (), ()   # none: euler_init reads no options
+        return Options("explicit_euler").pack(project=0)   # plain steps (index1_stepper_init)
 
 
 NAME = ExplicitEulerIndex1.name
@@ -151,6 +152,7 @@ def test_agreement_with_ida_reference(euler, problem):
 SCRIPT = '''
 """My study: explicit Euler (my own method) against RK4 on a double pendulum."""
 from pyint.integrator import METHODS, Integrator, register
+from pyint.options import Options, method_id, stat_names
 from pyint.models import PendulumChain
 from pyint.study import Study, study_main
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .. import _validate as V
 from ..integrator import Integrator, register
+from ..options import Options, method_id, stat_names
 
 
 @register
@@ -35,8 +36,8 @@ class BaumgarteRK4(Integrator):
     supports = frozenset({"holonomic"})
     keeps: dict = {}
     invariants = frozenset()
-    KERNEL = 2   # fortran/baumgarte.f90 (fortran/methods.f90: METHOD_BAUMGARTE)
-    STATS = ("kkt_solves",)
+    KERNEL = method_id("baumgarte")   # fortran/baumgarte.f90
+    STATS = stat_names("baumgarte")
 
     def __init__(self, alpha=5.0, beta=5.0, projection="none"):
         """alpha, beta >= 0 [1/s]: the damping and stiffness of the feedback
@@ -54,4 +55,4 @@ class BaumgarteRK4(Integrator):
         return {"alpha": self.alpha, "beta": self.beta, **extra}
 
     def kernel_options(self, model):
-        return (int(self.projection == "steps"),), (self.alpha, self.beta)
+        return Options("baumgarte").pack(project=int(self.projection == "steps"), alpha=self.alpha, beta=self.beta)

@@ -32,6 +32,9 @@ from __future__ import annotations
 from ... import _validate as V
 from ...integrator import register
 from .integrator import LieIntegrator
+from ...options import Options, method_id
+
+_OPTIONS = Options("lie_backward")
 
 _HISTORY = {"printed": 0, "projected": 1}
 
@@ -39,8 +42,8 @@ _HISTORY = {"printed": 0, "projected": 1}
 class _LieBackward(LieIntegrator):
     order = 1
     order_source = "first order: backward differences with the Crouch-Grossman update, seed 001 eqs. (6)-(10)"
-    _form = 3
-    KERNEL = 6   # fortran/lie_backward.f90 (fortran/methods.f90: METHOD_LIE_BACKWARD)
+    _form = "dae3"
+    KERNEL = method_id("lie_backward")   # fortran/lie_backward.f90
 
     def __init__(self, tol=1e-10, maxit=20):
         """tol: Newton's tolerance (fortran/core/newton_control.f90): stop when theta/(1 - theta) times the
@@ -56,7 +59,7 @@ class _LieBackward(LieIntegrator):
         return 0
 
     def kernel_options(self, model):
-        return (self._form, self._history_mode(), self.maxit), (self.tol,)
+        return _OPTIONS.pack(form=self._form, history=self._history_mode(), maxit=self.maxit, tol=self.tol)
 
 
 @register
@@ -65,7 +68,7 @@ class LieDAE3(_LieBackward):
 
     name = "lie_dae3"
     keeps = {"holonomic": frozenset({"position"})}
-    _form = 3
+    _form = "dae3"
 
 
 @register
@@ -74,7 +77,7 @@ class LieDAE2(_LieBackward):
 
     name = "lie_dae2"
     keeps = {"holonomic": frozenset({"velocity"})}
-    _form = 2
+    _form = "dae2"
 
 
 @register
@@ -83,7 +86,7 @@ class LieDAE1(_LieBackward):
 
     name = "lie_dae1"
     keeps = {"holonomic": frozenset({"acceleration"})}
-    _form = 1
+    _form = "dae1"
 
 
 @register
@@ -92,7 +95,7 @@ class LieDAES(_LieBackward):
 
     name = "lie_daes"
     keeps = {"holonomic": frozenset({"position", "velocity", "acceleration"})}
-    _form = 4
+    _form = "daes"
 
     def __init__(self, tol=1e-10, maxit=20, history="printed"):
         """history: "printed" (eq. (10): the backward difference of the driving
