@@ -8,6 +8,8 @@ either side: ``Options("genalpha").pack(rho_inf=0.9, tol=1e-10, ...)`` puts each
 the stepper reads it (cf. the documented IWORK/WORK of RADAU5, Hairer-Wanner, Solving ODEs II,
 IV.8; here the document is the source of both sides).
 """
+import numpy as np
+
 from . import _seam
 
 _METHODS = {m["name"]: m for m in _seam.DESCRIPTION["method"]}
@@ -36,6 +38,20 @@ def stat_names(name):
 def real_stats(name):
     """The stats that are reals (the others are counts)."""
     return frozenset(s["name"] for s in _method(name).get("stats", []) if s.get("real"))
+
+
+#: name -> 0-based index in a variable-step run's aopt (fortran/core/driver.f90: drive_adaptive)
+AOPT = {o["name"]: o["slot"] - 1 for o in _seam.DESCRIPTION.get("run", {}).get("aopt", [])}
+
+
+def pack_aopt(**values):
+    """A variable-step run's aopt from every option by name (a float array)."""
+    if set(values) != set(AOPT):
+        raise ValueError(f"aopt: missing {sorted(set(AOPT) - set(values))}, unknown {sorted(set(values) - set(AOPT))}")
+    out = np.empty(len(AOPT))
+    for name, k in AOPT.items():
+        out[k] = float(values[name])
+    return out
 
 
 class Options:

@@ -4,7 +4,7 @@
 
 OUT_F90: the Fortran module pyint_seam, named constants only: STATUS_<NAME>, METHOD_<NAME>,
 IOPT_<METHOD>_<OPTION> / ROPT_<METHOD>_<OPTION> (an option's slot), NIOPT_/NROPT_<METHOD> (the
-scalar options' count), <METHOD>_<OPTION>_<CHOICE> (an int option's named values),
+scalar options' count), AOPT_<NAME> and NAOPT (a variable-step run's aopt), <METHOD>_<OPTION>_<CHOICE> (an int option's named values),
 STAT_<METHOD>_<NAME> and NSTATS_<METHOD>.  OUT_PY: pyint/_seam.py, the same description as
 Python data (pyint/options.py packs options by name from it).  The slots are derived here, in
 one place: an option's position among the method's options of its type, counted from 1.
@@ -59,6 +59,11 @@ def derive(desc):
         m.setdefault("nropt", 0)
         for k, s in enumerate(m.get("stats", []), start=1):
             s["index"] = k
+    for k, o in enumerate(desc.get("run", {}).get("aopt", []), start=1):
+        if o["type"] != "real":
+            fail(f"aopt option {o['name']} must be real")
+        o["slot"] = k
+        o["array"] = "aopt"
     return desc
 
 
@@ -70,6 +75,11 @@ def fortran(desc, src):
              "module pyint_seam", "  implicit none", "  public", ""]
     for k, v in desc.get("status", {}).items():
         lines.append(f"  integer, parameter :: STATUS_{up(k)} = {v}")
+    aopt = desc.get("run", {}).get("aopt", [])
+    lines += ["", "  ! a variable-step run's aopt (fortran/core/driver.f90: drive_adaptive)",
+              f"  integer, parameter :: NAOPT = {len(aopt)}"]
+    for o in aopt:
+        lines.append(f"  integer, parameter :: AOPT_{up(o['name'])} = {o['slot']}")
     for m in desc["method"]:
         n = up(m["name"])
         lines += ["", f"  ! {m['name']} ({m['stepper']})", f"  integer, parameter :: METHOD_{n} = {m['id']}",

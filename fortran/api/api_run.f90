@@ -19,6 +19,7 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
   use pyint_kinds
   use pyint_driver, only: stepper_t, drive, drive_adaptive, redundant_flags
   use pyint_methods, only: new_stepper
+  use pyint_seam, only: AOPT_RTOL
   implicit none
   integer(c_int), intent(in) :: method, model_id, nipar, nrpar, n, mh, mn, niopt, nropt, nsteps, every
   integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout
@@ -45,8 +46,8 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
   if (ierr /= 0) return
   call st%setup(model_id, ipar, rpar, usercb, n, mh, mn, mflags, ierr)
   if (ierr /= 0) return
-  if (naopt >= 2) then
-    if (aopt(2) > 0) then
+  if (naopt >= AOPT_RTOL) then
+    if (aopt(AOPT_RTOL) > 0) then
       call drive_adaptive(st, iopt, ropt, aopt, t0, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
                           stepmax, hout, counts, istat)
       if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
