@@ -63,7 +63,7 @@ def register(cls):
                          f"{held.__module__}.{held.__qualname__}")
     if cls.KERNEL is not None and not _fortran.method_known(cls.KERNEL):
         raise ValueError(f"{cls.__qualname__}: KERNEL = {cls.KERNEL} is no stepper of pyint's Fortran "
-                         "library (fortran/methods.f90 has no case for that method id)")
+                         "library (seam/seam.toml describes no method with that id)")
     METHODS[cls.name] = cls
     return cls
 

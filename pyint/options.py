@@ -26,7 +26,7 @@ def _method(name):
 
 
 def method_id(name):
-    """The method's id: pyint_seam's METHOD_<NAME>, the case of fortran/methods.f90 (Integrator.KERNEL)."""
+    """The method's id: pyint_seam's METHOD_<NAME>, its case of the generated dispatch (Integrator.KERNEL)."""
     return _method(name)["id"]
 
 

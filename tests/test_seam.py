@@ -1,7 +1,7 @@
 """The Python-Fortran seam: one description (seam/seam.toml) is the source of both sides.
 
 pyint/ writes no slot number and no method id by hand (checked on its source), every described
-method is a stepper of the compiled library (pyint_seam's METHOD_* ids reach fortran/methods.f90),
+method is a stepper of the compiled library (the generated dispatch pyint_methods),
 and Options packs each value into the slot the description derives.
 """
 import ast
@@ -64,7 +64,7 @@ def test_every_described_method_is_a_stepper_and_every_kernel_is_described():
     assert len(set(ids.values())) == len(ids)
     for name, k in ids.items():
         assert method_id(name) == k
-        assert _fortran.method_known(k), name      # the generated METHOD_* reached fortran/methods.f90
+        assert _fortran.method_known(k), name      # the generated dispatch has its case
     assert not _fortran.method_known(max(ids.values()) + 1)
     assert {cls.KERNEL for cls in METHODS.values()} <= set(ids.values())
 

@@ -1,7 +1,7 @@
 ! f2py interface of the one driver (fortran/core/driver.f90): every method that
 ! is a stepper runs through `run` (one trajectory) and `run_batch` (nb
 ! trajectories of a built-in model in OpenMP threads).  method: the method id
-! (fortran/methods.f90); iopt, ropt: the method's options (its Python class's
+! (seam/seam.toml; the generated dispatch pyint_methods); iopt, ropt: the method's options (its Python class's
 ! kernel_options).  The model block is that of pyint/_fortran_model.py.
 ! Outputs (caller-allocated, column k = sample k): tout, qout, vout, aout, lout,
 ! auxout (the method's auxiliary vector; (1, 1) when it has none), resout (residuals), eout (energy);
@@ -90,7 +90,7 @@ subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, 
                    hout, counts, istat)
 end subroutine run_batch
 
-!> known = 1 if `method` is the id of a stepper (a case of fortran/methods.f90), else 0:
+!> known = 1 if `method` is the id of a stepper (a method of seam/seam.toml), else 0:
 !> pyint.integrator.register refuses a class whose KERNEL has none.
 subroutine method_known(method, known)
   use pyint_kinds
