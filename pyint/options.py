@@ -40,6 +40,12 @@ def real_stats(name):
     return frozenset(s["name"] for s in _method(name).get("stats", []) if s.get("real"))
 
 
+#: code -> item name of the callback model's requests, and the bundle shift (fortran/core/callback_model.f90)
+CALLBACK_REQUEST_NAMES = {k: r for k, r in enumerate(_seam.DESCRIPTION["callback"]["requests"], start=1)}
+CALLBACK_BUNDLE_SHIFT = _seam.DESCRIPTION["callback"]["bundle_shift"]
+#: name -> code of model_query (fortran/queries.f90)
+QUERY_CODES = {q: k for k, q in enumerate(_seam.DESCRIPTION["queries"]["names"], start=1)}
+
 #: name -> 0-based index in a variable-step run's aopt (fortran/core/driver.f90: drive_adaptive)
 AOPT = {o["name"]: o["slot"] - 1 for o in _seam.DESCRIPTION.get("run", {}).get("aopt", [])}
 

@@ -108,3 +108,12 @@ def test_aopt_packs_by_name():
 def test_the_generated_python_side_is_installed_not_committed():
     assert (Path(pyint.__file__).parent / "_seam.py").is_file()
     assert not (ROOT / "pyint" / "_seam.py").exists()
+
+
+def test_callback_requests_and_queries_are_the_description():
+    from pyint.models._fortran_model import QUERIES
+    from pyint.models.base import BUNDLE_SHIFT, CALLBACK_REQUESTS
+    cb = DESCRIPTION["callback"]
+    assert list(CALLBACK_REQUESTS.values()) == cb["requests"] and min(CALLBACK_REQUESTS) == 1
+    assert BUNDLE_SHIFT == cb["bundle_shift"] > max(CALLBACK_REQUESTS)
+    assert list(QUERIES) == DESCRIPTION["queries"]["names"] and sorted(QUERIES.values()) == list(range(1, len(QUERIES) + 1))

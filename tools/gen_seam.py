@@ -6,7 +6,8 @@
 OUT_F90: the Fortran module pyint_seam, named constants only: STATUS_<NAME>, METHOD_<NAME>,
 IOPT_<METHOD>_<OPTION> / ROPT_<METHOD>_<OPTION> (an option's slot), NIOPT_/NROPT_<METHOD> (the
 scalar options' count), AOPT_<NAME> and NAOPT (a variable-step run's aopt), <METHOD>_<OPTION>_<CHOICE> (an int option's named values),
-STAT_<METHOD>_<NAME> and NSTATS_<METHOD>.  OUT_PY: pyint/_seam.py, the same description as
+STAT_<METHOD>_<NAME> and NSTATS_<METHOD>, REQ_<NAME>, NREQ, BUNDLE_SHIFT (the callback's
+requests), QUERY_<NAME> (model_query's codes).  OUT_PY: pyint/_seam.py, the same description as
 Python data (pyint/options.py packs options by name from it).  The slots are derived here, in
 one place: an option's position among the method's options of its type, counted from 1.
 OUT_METHODS_F90: the module pyint_methods, the driver's dispatch from a method id to a new
@@ -62,6 +63,12 @@ def derive(desc):
         m.setdefault("nropt", 0)
         for k, s in enumerate(m.get("stats", []), start=1):
             s["index"] = k
+    cb = desc.get("callback", {})
+    if cb and not len(cb["requests"]) < cb["bundle_shift"]:
+        fail("bundle_shift must exceed the largest request code")
+    for names in (cb.get("requests", []), desc.get("queries", {}).get("names", [])):
+        if len(set(names)) != len(names):
+            fail(f"repeated names in {names}")
     for k, o in enumerate(desc.get("run", {}).get("aopt", []), start=1):
         if o["type"] != "real":
             fail(f"aopt option {o['name']} must be real")
@@ -78,6 +85,15 @@ def fortran(desc, src):
              "module pyint_seam", "  implicit none", "  public", ""]
     for k, v in desc.get("status", {}).items():
         lines.append(f"  integer, parameter :: STATUS_{up(k)} = {v}")
+    cb = desc.get("callback", {})
+    if cb:
+        lines += ["", "  ! the callback model's requests (fortran/core/callback_model.f90)"]
+        lines += [f"  integer, parameter :: REQ_{up(r)} = {k}" for k, r in enumerate(cb["requests"], start=1)]
+        lines += [f"  integer, parameter :: NREQ = {len(cb['requests'])}, BUNDLE_SHIFT = {cb['bundle_shift']}"]
+    queries = desc.get("queries", {}).get("names", [])
+    if queries:
+        lines += ["", "  ! model_query's codes (fortran/queries.f90)"]
+        lines += [f"  integer, parameter :: QUERY_{up(q)} = {k}" for k, q in enumerate(queries, start=1)]
     aopt = desc.get("run", {}).get("aopt", [])
     lines += ["", "  ! a variable-step run's aopt (fortran/core/driver.f90: drive_adaptive)",
               f"  integer, parameter :: NAOPT = {len(aopt)}"]
