@@ -19,6 +19,7 @@ module baumgarte
   use pyint_kkt, only: SING_TOL_PROJECTED
   use pyint_seam, only: NSTATS_BAUMGARTE, NIOPT_BAUMGARTE, NROPT_BAUMGARTE, IOPT_BAUMGARTE_PROJECT, &
                         ROPT_BAUMGARTE_ALPHA, ROPT_BAUMGARTE_BETA
+  use pyint_seam, only: STAT_BAUMGARTE_KKT_SOLVES
   implicit none
   private
   public :: baumgarte_stepper_t
@@ -81,7 +82,7 @@ contains
       real(wp), intent(out) :: acc(:)
       integer, intent(out) :: info
       call index1_accel(self%model, ts, qx, vx, self%kw, acc, s%lam, info, self%alpha, self%beta)
-      self%stats(1) = self%stats(1) + 1
+      self%stats(STAT_BAUMGARTE_KKT_SOLVES) = self%stats(STAT_BAUMGARTE_KKT_SOLVES) + 1
     end subroutine
 
   end subroutine bg_step

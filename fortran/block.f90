@@ -81,6 +81,10 @@ module block_method
   use pyint_seam, only: NSTATS_BLOCK, NIOPT_BLOCK, NROPT_BLOCK, IOPT_BLOCK_STAGES, IOPT_BLOCK_MAXIT, &
                         IOPT_BLOCK_START_SUBSTEPS, IOPT_BLOCK_DEGREE, ROPT_BLOCK_TOL, ROPT_BLOCK_THETA_REFRESH, &
                         ROPT_BLOCK_TABLEAU
+  use pyint_seam, only: STAT_BLOCK_COUPLING_REFRESHES, STAT_BLOCK_EXACT_NEWTON_BLOCKS, &
+                        STAT_BLOCK_HISTORY_RESTARTS, STAT_BLOCK_MAX_CONTRACTION, &
+                        STAT_BLOCK_MAX_NEWTON_ITERATIONS, STAT_BLOCK_NEWTON_ITERATIONS, &
+                        STAT_BLOCK_RETRIED_BLOCKS, STAT_BLOCK_STARTUP_RK4_STEPS
   implicit none
   private
   public :: block_stepper_t
@@ -578,7 +582,7 @@ contains
     ! the new block, see the module comment): restart from s with the RK4 start blocks
     if (self%adaptive .and. self%b > 2 .and. h < RESTART_RATIO * self%hprev) then
       self%b = 1
-      self%stats(8) = self%stats(8) + 1
+      self%stats(STAT_BLOCK_HISTORY_RESTARTS) = self%stats(STAT_BLOCK_HISTORY_RESTARTS) + 1
     end if
     associate (model => self%model, w => self%w, stats => self%stats, cc => self%w%cc)
       if (self%b == 1 .or. (self%adaptive .and. self%b == 2)) then     ! the start-up block(s) by RK4
@@ -593,7 +597,7 @@ contains
             call rk4_step(model, t, dt, s%q, s%v, s%a, self%iw, info, v4, a4)
             t = t + dt
             if (info == 0) call index1_accel(model, t, s%q, s%v, self%iw, s%a, s%lam, info)
-            stats(4) = stats(4) + 1
+            stats(STAT_BLOCK_STARTUP_RK4_STEPS) = stats(STAT_BLOCK_STARTUP_RK4_STEPS) + 1
             if (info /= 0) return
             if (self%adaptive) then      ! the embedded estimate h/6 (k4 - k5) of each substep
               self%err_q = self%err_q + abs((dt / 6) * (v4 - s%v))
@@ -620,13 +624,14 @@ contains
       call count(iters, theta, fresh)
       ! a singular position (fortran/core/kkt.f90) or matrix: no retry, the run stops naming it
       if (info /= 0 .and. info /= STATUS_SINGULAR .and. info /= STATUS_SINGULAR_POSITION .and. .not. fresh) then
-        stats(5) = stats(5) + 1
+        stats(STAT_BLOCK_RETRIED_BLOCKS) = stats(STAT_BLOCK_RETRIED_BLOCKS) + 1
         call predict()
         call block_newton(model, tb, h, self%tol, self%maxit, .true., w, iters, theta, info)
         call count(iters, theta, .true.)
       end if
       if (info /= 0 .and. info /= STATUS_SINGULAR .and. info /= STATUS_SINGULAR_POSITION) then   ! exact matrix,
-        stats(7) = stats(7) + 1                             ! from the last node's values
+        ! from the last node's values
+        stats(STAT_BLOCK_EXACT_NEWTON_BLOCKS) = stats(STAT_BLOCK_EXACT_NEWTON_BLOCKS) + 1
         w%x = spread(w%xold(:, r), 2, r)
         call full_newton(model, tb, h, self%tol, 4 * self%maxit, w, iters, info)
         call count(iters, 0.0_wp, .false.)
@@ -677,10 +682,10 @@ contains
       integer, intent(in) :: iters
       real(wp), intent(in) :: theta
       logical, intent(in) :: refreshed
-      self%stats(1) = self%stats(1) + iters
-      if (refreshed) self%stats(2) = self%stats(2) + 1
-      self%stats(3) = max(self%stats(3), real(iters, wp))
-      self%stats(6) = max(self%stats(6), theta)
+      self%stats(STAT_BLOCK_NEWTON_ITERATIONS) = self%stats(STAT_BLOCK_NEWTON_ITERATIONS) + iters
+      if (refreshed) self%stats(STAT_BLOCK_COUPLING_REFRESHES) = self%stats(STAT_BLOCK_COUPLING_REFRESHES) + 1
+      self%stats(STAT_BLOCK_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_BLOCK_MAX_NEWTON_ITERATIONS), real(iters, wp))
+      self%stats(STAT_BLOCK_MAX_CONTRACTION) = max(self%stats(STAT_BLOCK_MAX_CONTRACTION), theta)
     end subroutine
 
   end subroutine block_step

@@ -82,6 +82,8 @@ module symplectic
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
   use pyint_seam, only: NSTATS_SYMPLECTIC, NIOPT_SYMPLECTIC, NROPT_SYMPLECTIC, IOPT_SYMPLECTIC_SCHEME, &
                         IOPT_SYMPLECTIC_TABLEAU, IOPT_SYMPLECTIC_STAGES, IOPT_SYMPLECTIC_MAXIT, ROPT_SYMPLECTIC_TOL
+  use pyint_seam, only: STAT_SYMPLECTIC_JACOBIAN_FACTORIZATIONS, STAT_SYMPLECTIC_MAX_NEWTON_ITERATIONS, &
+                        STAT_SYMPLECTIC_NEWTON_ITERATIONS
   implicit none
   private
   public :: sym_stepper_t, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO, &
@@ -756,9 +758,9 @@ contains
     else
       call sym_step(self%model, self%w, s%t, h, s%q, self%p, self%tol, self%maxit, iters, nfact, info)
     end if
-    self%stats(1) = self%stats(1) + iters
-    self%stats(2) = self%stats(2) + nfact
-    self%stats(3) = max(self%stats(3), real(iters, wp))
+    self%stats(STAT_SYMPLECTIC_NEWTON_ITERATIONS) = self%stats(STAT_SYMPLECTIC_NEWTON_ITERATIONS) + iters
+    self%stats(STAT_SYMPLECTIC_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_SYMPLECTIC_JACOBIAN_FACTORIZATIONS) + nfact
+    self%stats(STAT_SYMPLECTIC_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_SYMPLECTIC_MAX_NEWTON_ITERATIONS), real(iters, wp))
     if (self%rt%on) then
       if (info == 0) s%t = t1
       return

@@ -1,7 +1,7 @@
 !> The base of the steppers on the index-1 form (pyint_index1: q' = v, v' = a(t, q, v)
 !> with a and the multipliers from the index-1 system, seed 003 eq. (7)): its init reads
 !> the option project = 1 for projected steps (pyint_index1: project_step) and starts from a, lam of the
-!> index-1 system at (t0, q0, v0); stats(1) counts the index-1 solves.  rk4_index1.f90 and the template explicit_euler.f90
+!> index-1 system at (t0, q0, v0); the stat index1_solves counts the index-1 solves.  rk4_index1.f90 and the template explicit_euler.f90
 !> extend it with their step.
 module pyint_index1_stepper
   use pyint_kinds
