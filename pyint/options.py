@@ -72,6 +72,9 @@ class Options:
     def __init__(self, method):
         self.method = method
         self._desc = _method(method)
+        # per adaptive flag: the options in slot order (ints, then reals), and their names
+        self._order = {a: sorted(self._options(a), key=lambda o: (o["array"], o["slot"])) for a in (False, True)}
+        self._names = {a: frozenset(o["name"] for o in self._order[a]) for a in (False, True)}
 
     def _options(self, adaptive):
         return self._desc.get("options", []) + (self._desc.get("adaptive_options", []) if adaptive else [])
@@ -84,28 +87,22 @@ class Options:
         raise ValueError(f"{self.method}: no option {option!r}")
 
     def pack(self, adaptive=False, **values):
-        opts = self._options(adaptive)
-        names = [o["name"] for o in opts]
-        missing = [n for n in names if n not in values]
-        unknown = sorted(set(values) - set(names))
-        if missing or unknown:
-            raise ValueError(f"{self.method} options: missing {missing}, unknown {unknown}")
+        if values.keys() != self._names[adaptive]:
+            names = self._names[adaptive]
+            raise ValueError(f"{self.method} options: missing {sorted(names - set(values))}, "
+                             f"unknown {sorted(set(values) - names)}")
         iopt, ropt = [], []
-        for o in sorted(opts, key=lambda o: (o["array"], o["slot"])):
+        for o in self._order[adaptive]:
             v = values[o["name"]]
             if o["type"] == "int":
-                choices = o.get("choices")
                 if isinstance(v, str):
-                    if not choices or v not in choices:
-                        raise ValueError(f"{self.method}: {o['name']} must be one of {sorted(choices or {})}, "
-                                         f"got {v!r}")
+                    choices = o.get("choices") or {}
+                    if v not in choices:
+                        raise ValueError(f"{self.method}: {o['name']} must be one of {sorted(choices)}, got {v!r}")
                     v = choices[v]
                 iopt.append(int(v))
-                assert len(iopt) == o["slot"]
             elif o["type"] == "real":
                 ropt.append(float(v))
-                assert len(ropt) == o["slot"]
-            else:   # real-array: the last of the reals, its first value at its slot
-                assert len(ropt) + 1 == o["slot"]
+            else:   # real-array: the last of the reals (gen_seam.py checks), its first value at its slot
                 ropt.extend(float(x) for x in v)
         return tuple(iopt), tuple(ropt)

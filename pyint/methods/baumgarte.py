@@ -23,6 +23,9 @@ from ..integrator import Integrator, register
 from ..options import Options, method_id, stat_names
 
 
+_OPTIONS = Options("baumgarte")
+
+
 @register
 class BaumgarteRK4(Integrator):
     """Classical RK4 on the Baumgarte-stabilized index-1 form (holonomic models)."""
@@ -55,4 +58,4 @@ class BaumgarteRK4(Integrator):
         return {"alpha": self.alpha, "beta": self.beta, **extra}
 
     def kernel_options(self, model):
-        return Options("baumgarte").pack(project=int(self.projection == "steps"), alpha=self.alpha, beta=self.beta)
+        return _OPTIONS.pack(project=int(self.projection == "steps"), alpha=self.alpha, beta=self.beta)

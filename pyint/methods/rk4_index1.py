@@ -17,6 +17,9 @@ from ..integrator import Integrator, register
 from ..options import Options, method_id, stat_names
 
 
+_OPTIONS = Options("rk4_index1")
+
+
 @register
 class RK4Index1(Integrator):
     """Classical RK4 on the index-1 form (no stabilization, no projection)."""
@@ -48,4 +51,4 @@ class RK4Index1(Integrator):
         return {} if self.projection == "none" else {"projection": self.projection}
 
     def kernel_options(self, model):
-        return Options("rk4_index1").pack(project=int(self.projection == "steps"))
+        return _OPTIONS.pack(project=int(self.projection == "steps"))
