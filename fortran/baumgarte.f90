@@ -19,6 +19,9 @@ module baumgarte
   use pyint_driver, only: stepper_t, state_t
   use pyint_index1, only: index1_work_t, index1_init, index1_accel, project_step, pass_begin, pass_end
   use pyint_kkt, only: SING_TOL_PROJECTED, SING_TOL_PASS
+  use pyint_seam, only: NSTATS_BAUMGARTE, NIOPT_BAUMGARTE, NROPT_BAUMGARTE, IOPT_BAUMGARTE_PROJECT, &
+                        ROPT_BAUMGARTE_ALPHA, ROPT_BAUMGARTE_BETA
+  use pyint_seam, only: STAT_BAUMGARTE_KKT_SOLVES
   implicit none
   private
   public :: baumgarte_stepper_t
@@ -26,7 +29,7 @@ module baumgarte
   type, extends(stepper_t) :: baumgarte_stepper_t
     type(index1_work_t) :: kw
     real(wp) :: alpha = 0, beta = 0
-    logical :: project = .false.     !< projected steps (iopt(1): pyint_index1 project_step)
+    logical :: project = .false.     !< projected steps (pyint_index1 project_step)
   contains
     procedure :: init => bg_init
     procedure :: step => bg_step
@@ -40,12 +43,12 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     self%passes_singular = .true.     ! bg_pass
-    if (.not. self%options_fit(nstats=1, niopt=0, nropt=2, info=info)) return
+    if (.not. self%options_fit(nstats=NSTATS_BAUMGARTE, niopt=NIOPT_BAUMGARTE, nropt=NROPT_BAUMGARTE, info=info)) return
     if (self%model%mn /= 0) return
-    self%alpha = self%ropt(1)
-    self%beta = self%ropt(2)
+    self%alpha = self%ropt(ROPT_BAUMGARTE_ALPHA)
+    self%beta = self%ropt(ROPT_BAUMGARTE_BETA)
     call index1_init(self%kw, self%model)
-    self%project = self%iopt(1) == 1
+    self%project = self%iopt(IOPT_BAUMGARTE_PROJECT) == 1
     self%kw%sing_tol = merge(SING_TOL_PROJECTED, SING_TOL_PASS, self%project)    ! fixed steps pass (bg_pass)
     call index1_accel(self%model, s%t, s%q, s%v, self%kw, s%a, s%lam, info, self%alpha, self%beta)
   end subroutine
@@ -83,7 +86,7 @@ contains
       real(wp), intent(out) :: acc(:)
       integer, intent(out) :: info
       call index1_accel(self%model, ts, qx, vx, self%kw, acc, s%lam, info, self%alpha, self%beta)
-      self%stats(1) = self%stats(1) + 1
+      self%stats(STAT_BAUMGARTE_KKT_SOLVES) = self%stats(STAT_BAUMGARTE_KKT_SOLVES) + 1
     end subroutine
 
   end subroutine bg_step

@@ -46,7 +46,7 @@
 !> once, so the start keeps order 5 (and 4).
 !>
 !> Variable block lengths (drive_adaptive; docs/adaptive_steps.md section 3), with
-!> p = the scheme's degree, iopt(4) = p, ropt's tail = E (r), the block's error constants
+!> p = the scheme's degree, the option degree = p, ropt's tail = E (r), the block's error constants
 !>     Y_k - y(t_i + c_k h) = -E_k h^(p+1) y^(p+1) + O(h^(p+2)),                           (14)
 !>     E_k = c_k^(p+1)/(p+1)! - sum_l A_kl c_l^p / p! - sum_l U_kl (c_l - 1)^(p+1)/(p+1)!.
 !> The history is the last two blocks' 2r nodes (q, z, and (a, lam) for Newton's start) at
@@ -78,6 +78,13 @@ module block_method
   use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step, project_step, pass_begin, pass_end
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED
   use pyint_driver, only: stepper_t, state_t
+  use pyint_seam, only: NSTATS_BLOCK, NIOPT_BLOCK, NROPT_BLOCK, IOPT_BLOCK_STAGES, IOPT_BLOCK_MAXIT, &
+                        IOPT_BLOCK_START_SUBSTEPS, IOPT_BLOCK_DEGREE, ROPT_BLOCK_TOL, ROPT_BLOCK_THETA_REFRESH, &
+                        ROPT_BLOCK_TABLEAU
+  use pyint_seam, only: STAT_BLOCK_COUPLING_REFRESHES, STAT_BLOCK_EXACT_NEWTON_BLOCKS, &
+                        STAT_BLOCK_HISTORY_RESTARTS, STAT_BLOCK_MAX_CONTRACTION, &
+                        STAT_BLOCK_MAX_NEWTON_ITERATIONS, STAT_BLOCK_NEWTON_ITERATIONS, &
+                        STAT_BLOCK_RETRIED_BLOCKS, STAT_BLOCK_STARTUP_RK4_STEPS
   implicit none
   private
   public :: block_stepper_t
@@ -502,12 +509,13 @@ contains
     real(wp), allocatable :: cc(:), ca(:, :), cu(:, :), cw(:, :), cw2(:, :), mure(:), muim(:), tre(:, :), &
                              tim(:, :), tire(:, :), tiim(:, :)
     self%passes_singular = .true.     ! block_pass
-    if (.not. self%options_fit(nstats=8, niopt=3, nropt=2, info=info)) return
-    r = self%iopt(1); self%maxit = self%iopt(2); self%start_substeps = self%iopt(3)
-    if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(self%ropt) < 2 + 3 * r + 9 * r * r) return
+    if (.not. self%options_fit(nstats=NSTATS_BLOCK, niopt=NIOPT_BLOCK, nropt=NROPT_BLOCK, info=info)) return
+    r = self%iopt(IOPT_BLOCK_STAGES); self%maxit = self%iopt(IOPT_BLOCK_MAXIT)
+    self%start_substeps = self%iopt(IOPT_BLOCK_START_SUBSTEPS)
+    if (r < 1 .or. self%maxit < 1 .or. self%start_substeps < 1 .or. size(self%ropt) < NROPT_BLOCK + 3 * r + 9 * r * r) return
     self%r = r
-    self%tol = self%ropt(1); self%theta_refresh = self%ropt(2)
-    k = 3
+    self%tol = self%ropt(ROPT_BLOCK_TOL); self%theta_refresh = self%ropt(ROPT_BLOCK_THETA_REFRESH)
+    k = ROPT_BLOCK_TABLEAU
     cc = take(r); ca = mat(r); cu = mat(r); cw = mat(r); cw2 = mat(2 * r)
     mure = take(r); muim = take(r); tre = mat(r); tim = mat(r); tire = mat(r); tiim = mat(r)
     call work_init(self%w, self%model, r, ca, cu, cc, cw, cw2, cmplx(mure, muim, wp), cmplx(tre, tim, wp), &
@@ -525,8 +533,8 @@ contains
     call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)
     if (info /= 0 .or. .not. self%adaptive) return
     info = STATUS_BAD_INPUT     ! variable steps: p and E (14) after the fixed-step options
-    if (size(self%iopt) < 4 .or. size(self%ropt) < k - 1 + r) return
-    self%p = self%iopt(4)
+    if (size(self%iopt) < IOPT_BLOCK_DEGREE .or. size(self%ropt) < k - 1 + r) return
+    self%p = self%iopt(IOPT_BLOCK_DEGREE)
     if (self%p < 1 .or. self%p + 1 > 2 * r) return
     self%econst = take(r)
     self%est_power = self%p + 1
@@ -581,7 +589,7 @@ contains
     ! the new block, see the module comment): restart from s with the RK4 start blocks
     if (self%adaptive .and. self%b > 2 .and. h < RESTART_RATIO * self%hprev) then
       self%b = 1
-      self%stats(8) = self%stats(8) + 1
+      self%stats(STAT_BLOCK_HISTORY_RESTARTS) = self%stats(STAT_BLOCK_HISTORY_RESTARTS) + 1
     end if
     associate (model => self%model, w => self%w, stats => self%stats, cc => self%w%cc)
       if (self%b == 1 .or. (self%adaptive .and. self%b == 2)) then     ! the start-up block(s) by RK4
@@ -600,7 +608,7 @@ contains
             else if (info == 0) then
               call index1_accel(model, t, s%q, s%v, self%iw, s%a, s%lam, info)
             end if
-            stats(4) = stats(4) + 1
+            stats(STAT_BLOCK_STARTUP_RK4_STEPS) = stats(STAT_BLOCK_STARTUP_RK4_STEPS) + 1
             if (info /= 0) return
             if (self%adaptive) then      ! the embedded estimate h/6 (k4 - k5) of each substep
               self%err_q = self%err_q + abs((dt / 6) * (v4 - s%v))
@@ -627,13 +635,14 @@ contains
       call count(iters, theta, fresh)
       ! a singular position (fortran/core/kkt.f90) or matrix: no retry, the run stops naming it
       if (info /= 0 .and. info /= STATUS_SINGULAR .and. info /= STATUS_SINGULAR_POSITION .and. .not. fresh) then
-        stats(5) = stats(5) + 1
+        stats(STAT_BLOCK_RETRIED_BLOCKS) = stats(STAT_BLOCK_RETRIED_BLOCKS) + 1
         call predict()
         call block_newton(model, tb, h, self%tol, self%maxit, .true., w, iters, theta, info)
         call count(iters, theta, .true.)
       end if
       if (info /= 0 .and. info /= STATUS_SINGULAR .and. info /= STATUS_SINGULAR_POSITION) then   ! exact matrix,
-        stats(7) = stats(7) + 1                             ! from the last node's values
+        ! from the last node's values
+        stats(STAT_BLOCK_EXACT_NEWTON_BLOCKS) = stats(STAT_BLOCK_EXACT_NEWTON_BLOCKS) + 1
         w%x = spread(w%xold(:, r), 2, r)
         call full_newton(model, tb, h, self%tol, 4 * self%maxit, w, iters, info)
         call count(iters, 0.0_wp, .false.)
@@ -684,10 +693,10 @@ contains
       integer, intent(in) :: iters
       real(wp), intent(in) :: theta
       logical, intent(in) :: refreshed
-      self%stats(1) = self%stats(1) + iters
-      if (refreshed) self%stats(2) = self%stats(2) + 1
-      self%stats(3) = max(self%stats(3), real(iters, wp))
-      self%stats(6) = max(self%stats(6), theta)
+      self%stats(STAT_BLOCK_NEWTON_ITERATIONS) = self%stats(STAT_BLOCK_NEWTON_ITERATIONS) + iters
+      if (refreshed) self%stats(STAT_BLOCK_COUPLING_REFRESHES) = self%stats(STAT_BLOCK_COUPLING_REFRESHES) + 1
+      self%stats(STAT_BLOCK_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_BLOCK_MAX_NEWTON_ITERATIONS), real(iters, wp))
+      self%stats(STAT_BLOCK_MAX_CONTRACTION) = max(self%stats(STAT_BLOCK_MAX_CONTRACTION), theta)
     end subroutine
 
   end subroutine block_step

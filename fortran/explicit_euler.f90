@@ -20,6 +20,7 @@ module explicit_euler
   use pyint_driver, only: state_t
   use pyint_index1, only: index1_accel
   use pyint_index1_stepper, only: index1_stepper_t
+  use pyint_seam, only: STAT_EXPLICIT_EULER_INDEX1_SOLVES
   implicit none
   private
   public :: euler_stepper_t
@@ -42,7 +43,7 @@ contains
     s%q = s%q + h * s%v
     s%v = s%v + h * s%a
     call index1_accel(self%model, t1, s%q, s%v, self%w, s%a, s%lam, info)
-    self%stats(1) = self%stats(1) + 1
+    self%stats(STAT_EXPLICIT_EULER_INDEX1_SOLVES) = self%stats(STAT_EXPLICIT_EULER_INDEX1_SOLVES) + 1
   end subroutine
 
 end module explicit_euler

@@ -60,6 +60,10 @@ module galerkin
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_newton_control, only: newton_control_t, newton_increment, maxabs
+  use pyint_seam, only: NSTATS_GALERKIN, NIOPT_GALERKIN, NROPT_GALERKIN, IOPT_GALERKIN_STAGES, IOPT_GALERKIN_VARIANT, &
+                        IOPT_GALERKIN_MAXIT, ROPT_GALERKIN_TOL, ROPT_GALERKIN_LAMBDA0
+  use pyint_seam, only: STAT_GALERKIN_JACOBIAN_FACTORIZATIONS, STAT_GALERKIN_MAX_CONSTRAINT_RESIDUAL, &
+                        STAT_GALERKIN_MAX_NEWTON_ITERATIONS, STAT_GALERKIN_NEWTON_ITERATIONS
   implicit none
   private
   public :: GL_SMAX, GL_SPEC, GL_REDUCED, lobatto_rule, gl_work_t, gl_work_init, gl_residual, &
@@ -449,13 +453,13 @@ contains
     self%naux = self%nq                ! the momenta
     allocate(self%p(self%nq))
     n = self%nq; c = self%model%mn
-    if (.not. self%options_fit(nstats=4, niopt=3, nropt=1 + c, info=info)) return
-    self%tol = self%ropt(1)
-    self%maxit = self%iopt(3)
+    if (.not. self%options_fit(nstats=NSTATS_GALERKIN, niopt=NIOPT_GALERKIN, nropt=NROPT_GALERKIN + c, info=info)) return
+    self%tol = self%ropt(ROPT_GALERKIN_TOL)
+    self%maxit = self%iopt(IOPT_GALERKIN_MAXIT)
     if (self%maxit < 1) return
-    call gl_work_init(self%w, self%model, self%iopt(1), self%iopt(2), s%q, info)
+    call gl_work_init(self%w, self%model, self%iopt(IOPT_GALERKIN_STAGES), self%iopt(IOPT_GALERKIN_VARIANT), s%q, info)
     if (info /= 0) return
-    s%lam = self%ropt(2:1 + c)
+    s%lam = self%ropt(ROPT_GALERKIN_LAMBDA0:ROPT_GALERKIN_LAMBDA0 + c - 1)
     call self%model%mass(s%q, mq)
     self%p = matmul(mq, s%v)
     call dual_grad(self%model, s%t, s%q, self%p, self%w%dw, s%v, self%w%tmp, info)
@@ -485,9 +489,9 @@ contains
     n = self%nq
     associate (w => self%w, model => self%model, p => self%p, q => s%q, v => s%v, lam => s%lam)
       call gl_newton(model, s%t, h, q, p, lam, self%tol, self%maxit, w, iters, info)
-      self%stats(1) = self%stats(1) + iters
-      self%stats(2) = self%stats(2) + iters
-      self%stats(3) = max(self%stats(3), real(iters, wp))
+      self%stats(STAT_GALERKIN_NEWTON_ITERATIONS) = self%stats(STAT_GALERKIN_NEWTON_ITERATIONS) + iters
+      self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) + iters
+      self%stats(STAT_GALERKIN_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_GALERKIN_MAX_NEWTON_ITERATIONS), real(iters, wp))
       if (info /= 0) return
       ! the new point is the solution itself (q + (q_s - q) may differ from q_s by an
       ! ulp of q, which would put round-off of the size of |q| eps into the constraint)
@@ -515,7 +519,8 @@ contains
           call dual_grad(model, t1, q, p, w%dw, v, w%tmp, info)
         end if
         info = 0                    ! A H_pp A^T singular (rank drop of A): no correction
-        self%stats(4) = max(self%stats(4), maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
+        self%stats(STAT_GALERKIN_MAX_CONSTRAINT_RESIDUAL) = max(self%stats(STAT_GALERKIN_MAX_CONSTRAINT_RESIDUAL), &
+                                                                maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
       end if
       ! predictor of the next step: the control points shifted by this step's increments
       do j = 1, w%s

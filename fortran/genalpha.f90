@@ -90,15 +90,24 @@ module genalpha
   use pyint_driver, only: stepper_t, state_t, consistent_start
   use pyint_small_lu, only: slu_factor, slu_solve
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
+  use pyint_seam, only: NSTATS_GENALPHA, NIOPT_GENALPHA, NROPT_GENALPHA, GENALPHA_VARIANT_GENALPHA, &
+                        GENALPHA_VARIANT_RATTLE, GENALPHA_VARIANT_STAB2, IOPT_GENALPHA_VARIANT, &
+                        IOPT_GENALPHA_FORMULATION, IOPT_GENALPHA_MASS_UPDATE, IOPT_GENALPHA_START, &
+                        IOPT_GENALPHA_MAXIT, IOPT_GENALPHA_LINEAR_SOLVER, IOPT_GENALPHA_JACOBIAN_REUSE, &
+                        ROPT_GENALPHA_TOL, ROPT_GENALPHA_RHO_INF, STAT_GENALPHA_NEWTON_ITERATIONS, &
+                        STAT_GENALPHA_JACOBIAN_FACTORIZATIONS, STAT_GENALPHA_MAX_NEWTON_ITERATIONS, &
+                        STAT_GENALPHA_STARTUP_ITERATIONS, STAT_GENALPHA_JACOBIAN_REUSES, &
+                        STAT_GENALPHA_LINEAR_SOLVER, STAT_GENALPHA_BAND_LOWER, STAT_GENALPHA_BAND_UPPER
   implicit none
   private
   public :: alpha_stepper_t, VARIANT_GENALPHA, VARIANT_RATTLE, VARIANT_STAB2, NSTATS
 
   !> VARIANT_STAB2: the stabilized index-2 generalized-alpha (see "Variable steps" below).
-  integer, parameter :: VARIANT_GENALPHA = 0, VARIANT_RATTLE = 1, VARIANT_STAB2 = 2
+  integer, parameter :: VARIANT_GENALPHA = GENALPHA_VARIANT_GENALPHA, VARIANT_RATTLE = GENALPHA_VARIANT_RATTLE, &
+                        VARIANT_STAB2 = GENALPHA_VARIANT_STAB2
   !> stats = [newton iterations, factorizations, max iterations in a step, start-up
   !>          iterations, solves with a kept factorization, solver kind, band kl, band ku]
-  integer, parameter :: NSTATS = 8
+  integer, parameter :: NSTATS = NSTATS_GENALPHA
   !> Simplified Newton refactors when the contraction rate exceeds this.
   real(wp), parameter :: THETA_REFACTOR = 0.1_wp
 
@@ -857,11 +866,13 @@ contains
     integer, intent(out) :: info
     real(wp), allocatable :: a0(:), f0(:), ftot0(:)
     integer :: form, solver, reuse
-    if (.not. self%options_fit(nstats=NSTATS, niopt=7, nropt=2, info=info)) return
-    self%variant = self%iopt(1); form = self%iopt(2); self%mass_mode = self%iopt(3); self%start_mode = self%iopt(4)
-    self%maxit = self%iopt(5); solver = self%iopt(6); reuse = self%iopt(7)
-    self%tol = self%ropt(2)
-    self%p = alpha_params(self%ropt(1), form)
+    if (.not. self%options_fit(nstats=NSTATS, niopt=NIOPT_GENALPHA, nropt=NROPT_GENALPHA, info=info)) return
+    self%variant = self%iopt(IOPT_GENALPHA_VARIANT); form = self%iopt(IOPT_GENALPHA_FORMULATION)
+    self%mass_mode = self%iopt(IOPT_GENALPHA_MASS_UPDATE); self%start_mode = self%iopt(IOPT_GENALPHA_START)
+    self%maxit = self%iopt(IOPT_GENALPHA_MAXIT); solver = self%iopt(IOPT_GENALPHA_LINEAR_SOLVER)
+    reuse = self%iopt(IOPT_GENALPHA_JACOBIAN_REUSE)
+    self%tol = self%ropt(ROPT_GENALPHA_TOL)
+    self%p = alpha_params(self%ropt(ROPT_GENALPHA_RHO_INF), form)
     ! alpha-RATTLE is written for nonholonomic constraints
     if (self%variant == VARIANT_RATTLE .and. self%model%mh > 0) return
     if (self%variant < VARIANT_GENALPHA .or. self%variant > VARIANT_STAB2) return
@@ -898,9 +909,9 @@ contains
         w%q0 = s%q
       end if
       call alpha_setup_solver(model, p, s%t, self%h, solver, w, info)
-      stats(6) = w%jm%kind
-      stats(7) = w%jm%kl
-      stats(8) = w%jm%ku
+      stats(STAT_GENALPHA_LINEAR_SOLVER) = w%jm%kind
+      stats(STAT_GENALPHA_BAND_LOWER) = w%jm%kl
+      stats(STAT_GENALPHA_BAND_UPPER) = w%jm%ku
       if (info /= 0) return
       if (w%dense_mass) call model%mass(s%q, w%mq)   ! constant M (re-evaluated per iterate otherwise)
       ! F_0 and M_0 a_0 for the history term
@@ -977,9 +988,9 @@ contains
           q1 = s%q; v1 = s%v; a1 = a; l1 = s%lam
           call start_history(a, h1)
           call alpha_step(model, p, s%t, self%h, q1, v1, a1, l1, h1, self%tol, self%maxit, w, iters, nfact, nreuse, info)
-          stats(4) = stats(4) + 1
-          stats(2) = stats(2) + nfact
-          stats(5) = stats(5) + nreuse
+          stats(STAT_GENALPHA_STARTUP_ITERATIONS) = stats(STAT_GENALPHA_STARTUP_ITERATIONS) + 1
+          stats(STAT_GENALPHA_JACOBIAN_FACTORIZATIONS) = stats(STAT_GENALPHA_JACOBIAN_FACTORIZATIONS) + nfact
+          stats(STAT_GENALPHA_JACOBIAN_REUSES) = stats(STAT_GENALPHA_JACOBIAN_REUSES) + nreuse
           if (info /= 0) return
           call total_force(model, s%t + self%h, q1, v1, l1, w, f1, ftot1)
           anew = (1 - p%alpha) * ftot0 + p%alpha * ftot1
@@ -1052,10 +1063,10 @@ contains
         end if
       end associate
     end if
-    self%stats(1) = self%stats(1) + iters
-    self%stats(2) = self%stats(2) + nfact
-    self%stats(3) = max(self%stats(3), real(iters, wp))
-    self%stats(5) = self%stats(5) + nreuse
+    self%stats(STAT_GENALPHA_NEWTON_ITERATIONS) = self%stats(STAT_GENALPHA_NEWTON_ITERATIONS) + iters
+    self%stats(STAT_GENALPHA_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_GENALPHA_JACOBIAN_FACTORIZATIONS) + nfact
+    self%stats(STAT_GENALPHA_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_GENALPHA_MAX_NEWTON_ITERATIONS), real(iters, wp))
+    self%stats(STAT_GENALPHA_JACOBIAN_REUSES) = self%stats(STAT_GENALPHA_JACOBIAN_REUSES) + nreuse
   end subroutine
 
   !> alpha-RATTLE's share of the estimates (docs/adaptive_steps.md 1.8, eq. (11a)), added to the

@@ -42,11 +42,15 @@ module lie_backward
   use pyint_newton_control, only: maxabs, NEWTON_FLOOR
   use pyint_driver, only: state_t
   use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
+  use pyint_seam, only: NSTATS_LIE_BACKWARD, NIOPT_LIE_BACKWARD, NROPT_LIE_BACKWARD, IOPT_LIE_BACKWARD_FORM, &
+                        IOPT_LIE_BACKWARD_HISTORY, IOPT_LIE_BACKWARD_MAXIT, ROPT_LIE_BACKWARD_TOL, &
+                        LIE_BACKWARD_FORM_DAE1, LIE_BACKWARD_FORM_DAE2, LIE_BACKWARD_FORM_DAE3, LIE_BACKWARD_FORM_DAES
   implicit none
   private
   public :: lie_backward_stepper_t, FORM_DAE1, FORM_DAE2, FORM_DAE3, FORM_DAES
 
-  integer, parameter :: FORM_DAE1 = 1, FORM_DAE2 = 2, FORM_DAE3 = 3, FORM_DAES = 4
+  integer, parameter :: FORM_DAE1 = LIE_BACKWARD_FORM_DAE1, FORM_DAE2 = LIE_BACKWARD_FORM_DAE2, &
+                        FORM_DAE3 = LIE_BACKWARD_FORM_DAE3, FORM_DAES = LIE_BACKWARD_FORM_DAES
 
   !> The stepper of the one driver (fortran/core/driver.f90, fortran/core/lie_stepper.f90).
   !> iopt = [form, history_mode, maxit], ropt = [tol] (form: 1 DAE1, 2 DAE2, 3 DAE3, 4 DAES;
@@ -205,9 +209,11 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     integer :: i, nv, m
-    if (.not. self%options_fit(nstats=3, niopt=3, nropt=1, info=info)) return
-    self%form = self%iopt(1); self%history_mode = self%iopt(2); self%maxit = self%iopt(3)
-    self%tol = self%ropt(1)
+    if (.not. self%options_fit(nstats=NSTATS_LIE_BACKWARD, niopt=NIOPT_LIE_BACKWARD, nropt=NROPT_LIE_BACKWARD, &
+                               info=info)) return
+    self%form = self%iopt(IOPT_LIE_BACKWARD_FORM); self%history_mode = self%iopt(IOPT_LIE_BACKWARD_HISTORY)
+    self%maxit = self%iopt(IOPT_LIE_BACKWARD_MAXIT)
+    self%tol = self%ropt(ROPT_LIE_BACKWARD_TOL)
     if (self%form < FORM_DAE1 .or. self%form > FORM_DAES .or. .not. self%h > 0 .or. &
         self%history_mode < 0 .or. self%history_mode > 1) return
     call self%lie_start(s, info)                   ! first: it may keep fewer rows (sys%m)

@@ -48,6 +48,8 @@ module lie_genalpha
   use pyint_so3, only: hat, cross
   use pyint_driver, only: state_t
   use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
+  use pyint_seam, only: NSTATS_LIE_GENALPHA, NIOPT_LIE_GENALPHA, NROPT_LIE_GENALPHA, IOPT_LIE_GENALPHA_VARIANT, &
+                        IOPT_LIE_GENALPHA_MAXIT, ROPT_LIE_GENALPHA_TOL, ROPT_LIE_GENALPHA_RHO_INF
   implicit none
   private
   public :: lie_genalpha_stepper_t, LGA_INDEX3, LGA_STAB2
@@ -192,12 +194,14 @@ contains
     class(lie_genalpha_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    if (.not. self%options_fit(nstats=3, niopt=2, nropt=2, info=info)) return
-    self%variant = self%iopt(1); self%maxit = self%iopt(2); self%tol = self%ropt(2)
+    if (.not. self%options_fit(nstats=NSTATS_LIE_GENALPHA, niopt=NIOPT_LIE_GENALPHA, nropt=NROPT_LIE_GENALPHA, &
+                               info=info)) return
+    self%variant = self%iopt(IOPT_LIE_GENALPHA_VARIANT); self%maxit = self%iopt(IOPT_LIE_GENALPHA_MAXIT)
+    self%tol = self%ropt(ROPT_LIE_GENALPHA_TOL)
     if (self%variant /= LGA_INDEX3 .and. self%variant /= LGA_STAB2) return
-    if (self%ropt(1) < 0 .or. self%ropt(1) > 1) return
+    if (self%ropt(ROPT_LIE_GENALPHA_RHO_INF) < 0 .or. self%ropt(ROPT_LIE_GENALPHA_RHO_INF) > 1) return
     self%naux = self%sys%nv + self%sys%mall          ! mu of every row (zero on a dropped one)
-    self%p = alpha_params(self%ropt(1))
+    self%p = alpha_params(self%ropt(ROPT_LIE_GENALPHA_RHO_INF))
     call self%lie_start(s, info)                      ! first: it may keep fewer rows (sys%m)
     if (info /= 0) return
     info = STATUS_BAD_INPUT

@@ -31,14 +31,16 @@ module pyint_queries
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_field_jac
   use galerkin, only: gl_work_t, gl_work_init, gl_residual, gl_jacobian
+  use pyint_seam, only: QUERY_ITEM, QUERY_RESIDUALS, QUERY_STRUCTURED, &
+                        QUERY_CONSISTENT_ACC => QUERY_CONSISTENT_ACCELERATION, QUERY_GALERKIN_SYSTEM, &
+                        QUERY_DUAL, QUERY_CANONICAL => QUERY_CANONICAL_FIELD, QUERY_OUTPUTS
   implicit none
   private
   public :: model_query
 
-  !> Query codes (mirrored by QUERIES in pyint/models/_fortran_model.py).
-  integer, parameter, public :: QUERY_ITEM = 1, QUERY_RESIDUALS = 2, QUERY_STRUCTURED = 3, &
-                                QUERY_CONSISTENT_ACC = 4, QUERY_GALERKIN_SYSTEM = 5, QUERY_DUAL = 6, &
-                                QUERY_CANONICAL = 7, QUERY_OUTPUTS = 8
+  !> The query codes: seam/seam.toml's [queries] (pyint_seam; QUERIES in Python).
+  public :: QUERY_ITEM, QUERY_RESIDUALS, QUERY_STRUCTURED, QUERY_CONSISTENT_ACC, QUERY_GALERKIN_SYSTEM, &
+            QUERY_DUAL, QUERY_CANONICAL, QUERY_OUTPUTS
 
 contains
 

@@ -21,6 +21,7 @@ module rk4_index1
   use pyint_driver, only: state_t
   use pyint_index1, only: index1_accel, rk4_step, project_step
   use pyint_index1_stepper, only: index1_stepper_t, index1_stepper_init
+  use pyint_seam, only: STAT_RK4_INDEX1_INDEX1_SOLVES
   implicit none
   private
   public :: rk4_stepper_t
@@ -58,7 +59,7 @@ contains
     else if (info == 0) then
       call index1_accel(self%model, t1, s%q, s%v, self%w, s%a, s%lam, info)
     end if
-    self%stats(1) = self%stats(1) + 4
+    self%stats(STAT_RK4_INDEX1_INDEX1_SOLVES) = self%stats(STAT_RK4_INDEX1_INDEX1_SOLVES) + 4
     if (info == 0 .and. self%adaptive) then      ! e = h/6 (k4 - k5), k5 = (v_{n+1}, a_{n+1})
       self%err_q = (h / 6) * (v4 - s%v)
       self%err_v = (h / 6) * (a4 - s%a)

@@ -81,6 +81,10 @@ module symplectic
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
   use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, maxabs
+  use pyint_seam, only: NSTATS_SYMPLECTIC, NIOPT_SYMPLECTIC, NROPT_SYMPLECTIC, IOPT_SYMPLECTIC_SCHEME, &
+                        IOPT_SYMPLECTIC_TABLEAU, IOPT_SYMPLECTIC_STAGES, IOPT_SYMPLECTIC_MAXIT, ROPT_SYMPLECTIC_TOL
+  use pyint_seam, only: STAT_SYMPLECTIC_JACOBIAN_FACTORIZATIONS, STAT_SYMPLECTIC_MAX_NEWTON_ITERATIONS, &
+                        STAT_SYMPLECTIC_NEWTON_ITERATIONS
   implicit none
   private
   public :: sym_stepper_t, sym_tableau, SCHEME_COMPOSITION, SCHEME_LOBATTO, TAB_GAUSS, TAB_LOBATTO, &
@@ -716,23 +720,25 @@ contains
     real(wp) :: mq(self%nq, self%nq)
     self%naux = self%nq                ! the momenta
     allocate(self%p(self%nq))
-    if (.not. self%options_fit(nstats=3, niopt=4, nropt=1, info=info)) return
+    if (.not. self%options_fit(nstats=NSTATS_SYMPLECTIC, niopt=NIOPT_SYMPLECTIC, nropt=NROPT_SYMPLECTIC, &
+                               info=info)) return
     if (self%model%mn /= 0) return
-    self%scheme = self%iopt(1)
-    self%tol = self%ropt(1)
-    self%maxit = self%iopt(4)
+    self%scheme = self%iopt(IOPT_SYMPLECTIC_SCHEME)
+    self%tol = self%ropt(ROPT_SYMPLECTIC_TOL)
+    self%maxit = self%iopt(IOPT_SYMPLECTIC_MAXIT)
     if (self%scheme /= SCHEME_COMPOSITION .and. self%scheme /= SCHEME_LOBATTO .or. self%maxit < 1) return
-    if (self%scheme == SCHEME_LOBATTO .and. self%iopt(2) /= TAB_LOBATTO) return
+    if (self%scheme == SCHEME_LOBATTO .and. self%iopt(IOPT_SYMPLECTIC_TABLEAU) /= TAB_LOBATTO) return
     ! RATTLE (the composition with the Stormer-Verlet middle step) with a constant M: the
     ! reduced step in the multipliers (rattle_step), without the stage system's dense workspace
-    self%rt%on = self%scheme == SCHEME_COMPOSITION .and. self%iopt(2) == TAB_LOBATTO .and. self%iopt(3) == 2 &
-                 .and. self%model%const_mass .and. self%model%mh > 0
+    self%rt%on = self%scheme == SCHEME_COMPOSITION .and. self%iopt(IOPT_SYMPLECTIC_TABLEAU) == TAB_LOBATTO &
+                 .and. self%iopt(IOPT_SYMPLECTIC_STAGES) == 2 .and. self%model%const_mass .and. self%model%mh > 0
     if (self%rt%on) then
       call self%model%mass_mul(s%q, s%v, self%p)
       call rattle_init(self%model, self%rt, s, info)
       return
     end if
-    call work_init(self%w, self%model, self%scheme, self%iopt(2), self%iopt(3), s%q, info)
+    call work_init(self%w, self%model, self%scheme, self%iopt(IOPT_SYMPLECTIC_TABLEAU), self%iopt(IOPT_SYMPLECTIC_STAGES), &
+                   s%q, info)
     if (info /= 0) return
     call kkt_init(self%kw, self%model)
     self%w%x = 0
@@ -755,9 +761,9 @@ contains
     else
       call sym_step(self%model, self%w, s%t, h, s%q, self%p, self%tol, self%maxit, iters, nfact, info)
     end if
-    self%stats(1) = self%stats(1) + iters
-    self%stats(2) = self%stats(2) + nfact
-    self%stats(3) = max(self%stats(3), real(iters, wp))
+    self%stats(STAT_SYMPLECTIC_NEWTON_ITERATIONS) = self%stats(STAT_SYMPLECTIC_NEWTON_ITERATIONS) + iters
+    self%stats(STAT_SYMPLECTIC_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_SYMPLECTIC_JACOBIAN_FACTORIZATIONS) + nfact
+    self%stats(STAT_SYMPLECTIC_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_SYMPLECTIC_MAX_NEWTON_ITERATIONS), real(iters, wp))
     if (self%rt%on) then
       if (info == 0) s%t = t1
       return

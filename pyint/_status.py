@@ -1,36 +1,25 @@
 """Status codes of the Fortran drivers (fortran/core/kinds.f90) and their Python meaning."""
 from .errors import IntegrationError, Interrupted, LapackError, NewtonConvergenceError, NonFiniteError, \
     SingularMatrixError, SingularPositionError, StepTooLargeError
+from .options import STATUS
 
-STATUS_OK = 0
-STATUS_NEWTON_FAILED = 1
-STATUS_SINGULAR = 2
-STATUS_BAD_INPUT = 3
-STATUS_NONFINITE = 4
-STATUS_INTERRUPTED = 5      # Ctrl-C (fortran/core/control.c)
-STATUS_ABORTED = 6          # a callback model item raised (the exception is raised again)
-STATUS_LAPACK_ERROR = 7     # LAPACK/BLAS rejected an argument (pyint's xerbla)
-STATUS_RANK_DEFICIENT = 8   # the start found [G; A] rank deficient (a ValueError, like every bad input)
-STATUS_MAX_STEPS = 9        # variable steps: more than max_steps step attempts needed
-STATUS_STEP_TOO_SMALL = 10  # variable steps: the step fell below h_min
-STATUS_SINGULAR_POSITION = 11  # the index-1 form met a singular position (fortran/core/kkt.f90)
-STATUS_STEP_TOO_LARGE = 12  # fixed steps: the step no longer follows a solution (fortran/core/driver.f90)
+# The codes are described once, in seam/seam.toml (fortran/core/kinds.f90 re-exports the same).
+STATUS_OK = STATUS["ok"]
+STATUS_NEWTON_FAILED = STATUS["newton_failed"]
+STATUS_SINGULAR = STATUS["singular_matrix"]
+STATUS_BAD_INPUT = STATUS["bad_input"]
+STATUS_NONFINITE = STATUS["nonfinite"]
+STATUS_INTERRUPTED = STATUS["interrupted"]            # Ctrl-C (fortran/core/control.c)
+STATUS_ABORTED = STATUS["aborted"]                    # a callback model item raised (the exception is raised again)
+STATUS_LAPACK_ERROR = STATUS["lapack_error"]          # LAPACK/BLAS rejected an argument (pyint's xerbla)
+STATUS_RANK_DEFICIENT = STATUS["rank_deficient"]      # the start found [G; A] rank deficient (a ValueError)
+STATUS_MAX_STEPS = STATUS["max_steps"]                # variable steps: more than max_steps step attempts needed
+STATUS_STEP_TOO_SMALL = STATUS["step_too_small"]      # variable steps: the step fell below h_min
+STATUS_SINGULAR_POSITION = STATUS["singular_position"]  # the index-1 form met a singular position
+STATUS_STEP_TOO_LARGE = STATUS["step_too_large"]      # fixed steps: a step-to-step oscillation (driver.f90)
 
-STATUS_NAMES = {
-    STATUS_OK: "ok",
-    STATUS_NEWTON_FAILED: "newton_failed",
-    STATUS_SINGULAR: "singular_matrix",
-    STATUS_BAD_INPUT: "bad_input",
-    STATUS_NONFINITE: "nonfinite",
-    STATUS_INTERRUPTED: "interrupted",
-    STATUS_ABORTED: "aborted",
-    STATUS_LAPACK_ERROR: "lapack_error",
-    STATUS_RANK_DEFICIENT: "rank_deficient",
-    STATUS_MAX_STEPS: "max_steps",
-    STATUS_STEP_TOO_SMALL: "step_too_small",
-    STATUS_SINGULAR_POSITION: "singular_position",
-    STATUS_STEP_TOO_LARGE: "step_too_large",
-}
+#: code -> name, the description's names
+STATUS_NAMES = {code: name for name, code in STATUS.items()}
 
 STATUS_ERRORS = {
     STATUS_NEWTON_FAILED: NewtonConvergenceError,

@@ -45,6 +45,7 @@ from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_NEW
     STATUS_RANK_DEFICIENT, STATUS_STEP_TOO_LARGE, STATUS_TEXT
 from .models._fortran_model import model_args, uses_fortran_twin
 from .models.base import nonfinite_item
+from .options import AOPT, pack_aopt
 from .errors import Interrupted, LapackError
 from .results import Result, trajectory_residuals
 
@@ -65,7 +66,7 @@ def register(cls):
                          f"{held.__module__}.{held.__qualname__}")
     if cls.KERNEL is not None and not _fortran.method_known(cls.KERNEL):
         raise ValueError(f"{cls.__qualname__}: KERNEL = {cls.KERNEL} is no stepper of pyint's Fortran "
-                         "library (fortran/methods.f90 has no case for that method id)")
+                         "library (seam/seam.toml describes no method with that id)")
     METHODS[cls.name] = cls
     return cls
 
@@ -645,7 +646,7 @@ class Integrator:
             if np.any(np.diff(t_eval) < 0) or t_eval[0] < t0 or t_eval[-1] > t_end:
                 raise ValueError(f"t_eval must be nondecreasing within [t0, t_end] = [{t0!r}, {t_end!r}]")
         mode = 2 if per_unit_step is None else int(per_unit_step)    # the driver's norm_mode
-        aopt = np.array([t_end, rtol, atol, h0, h_min, h_max, float(mode)])
+        aopt = pack_aopt(t_end=t_end, rtol=rtol, atol=atol, h0=h0, h_min=h_min, h_max=h_max, norm_mode=mode)
         return t0, aopt, t_eval, max_steps
 
     def _adaptive_buffers(self, model, nq, nv, nl, max_steps, aopt, nb=None):
@@ -667,8 +668,8 @@ class Integrator:
         raw["q0"] = buf.get("q0")
         counts = buf["counts"]
         raw["stats"].update(accepted=int(counts[0]), rejected=int(counts[1]), newton_failures=int(counts[2]),
-                            rtol=float(aopt[1]), atol=float(aopt[2]),
-                            norm_mode=int(aopt[6]))    # 0 per step, 1 per unit step, 2 per equal share
+                            rtol=float(aopt[AOPT["rtol"]]), atol=float(aopt[AOPT["atol"]]),
+                            norm_mode=int(aopt[AOPT["norm_mode"]]))    # 0 per step, 1 per unit step, 2 per equal share
         hs = buf["hout"][:int(istat[1])].copy()
         result = self._make_result(model, raw, t0, hs, cpu, backend, raise_on_failure, run)
         if t_eval is not None and result.status == "ok":

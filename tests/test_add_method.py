@@ -1,7 +1,8 @@
 """Adding a method, as the README's checklist "Adding a method" says: the template stepper
-fortran/explicit_euler.f90 (explicit Euler on the index-1 form; its case in fortran/methods.f90, the
-file in meson.build), the Python class below and one registration.  Nothing else is touched: the
-registered class then runs through integrate_batch, the shared tests' own functions
+fortran/explicit_euler.f90 (explicit Euler on the index-1 form), its [[method]] table in
+seam/seam.toml (id, stepper file, options, stats: the build generates its dispatch and named
+slots, and compiles the file), the Python class below and one registration.  Nothing else is
+touched (test_the_method_lives_in_three_places): the registered class then runs through integrate_batch, the shared tests' own functions
 (tests/test_methods.py, tests/test_driver.py: measured order by pyint.convergence, the constraint
 levels it claims, batch = integrate bit for bit, the per-step maxima), the IDA reference, and a
 user's own study script run as ``python script.py``.
@@ -10,10 +11,13 @@ The class is not in pyint's METHODS: it is registered here for each test and rem
 first-order method that drifts off the constraints is a template, not a method to ship), as a user
 registers a method of their own.
 """
+import ast
 import inspect
 import os
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +25,7 @@ import pytest
 import pyint.methods  # noqa: F401  (registers the library's methods)
 from pyint.convergence import measured_orders
 from pyint.integrator import METHODS, Integrator, register
+from pyint.options import Options, method_id, stat_names
 from pyint.problems import PROBLEMS
 from pyint.study.datasets import check_conventions, load_netcdf
 
@@ -37,11 +42,11 @@ class ExplicitEulerIndex1(Integrator):
                     "seed 003 eq. (7); lam is a function of (q, v, t)")
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
-    KERNEL = 13   # fortran/explicit_euler.f90 (fortran/methods.f90: METHOD_EXPLICIT_EULER)
-    STATS = ("index1_solves",)
+    KERNEL = method_id("explicit_euler")   # fortran/explicit_euler.f90
+    STATS = stat_names("explicit_euler")
 
     def kernel_options(self, model):
-        return (), ()   # none: euler_init reads no options
+        return Options("explicit_euler").pack(project=0)   # plain steps (index1_stepper_init)
 
 
 NAME = ExplicitEulerIndex1.name
@@ -69,14 +74,50 @@ def test_registration_is_all_it_takes(euler):
     assert r.status == "ok" and r.stats["index1_solves"] == 11 and r.stats["steps"] == 10, r.stats
 
 
+def _fortran_code(text):
+    """Fortran source without its comments (a `!` outside a string ends the code of a line; the
+    sources keep `!` out of their strings)."""
+    return "\n".join(line.partition("!")[0] for line in text.splitlines())
+
+
+def _python_code_words(text):
+    """The names, attributes and non-docstring strings of a Python source (comments and
+    docstrings may mention the template)."""
+    tree = ast.parse(text)
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            yield n.id
+        elif isinstance(n, ast.Attribute):
+            yield n.attr
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs:
+            yield n.value
+
+
+def test_the_method_lives_in_three_places():
+    """The template is named in its description table, its stepper file and this class only: no
+    dispatch, build list or id table elsewhere is kept by hand."""
+    root = Path(__file__).resolve().parents[1]
+    pattern = re.compile(r"explicit_euler|euler_stepper")
+    named = [str(p.relative_to(root)) for p in (root / "fortran").rglob("*.f90")
+             if p.name != "explicit_euler.f90" and pattern.search(_fortran_code(p.read_text()))]
+    named += ["meson.build"] * bool(pattern.search((root / "meson.build").read_text()))
+    named += [str(p.relative_to(root)) for p in (root / "pyint").rglob("*.py")
+              if any(pattern.search(w) for w in _python_code_words(p.read_text()))]
+    assert named == [], named
+    assert 'stepper = "fortran/explicit_euler.f90"' in (root / "seam" / "seam.toml").read_text()
+
+
 def test_a_registration_that_cannot_work_is_refused_by_name():
-    """The two slips of a newcomer: a KERNEL with no case in fortran/methods.f90 (else every run
+    """The two slips of a newcomer: a KERNEL no method of seam/seam.toml has (else every run
     stops with 'the Fortran kernel rejected its input'), and a name another class holds (else the
     library's method is silently replaced)."""
     class NoStepper(ExplicitEulerIndex1):
         name = "no_stepper"
         KERNEL = 99
-    with pytest.raises(ValueError, match="KERNEL = 99 is no stepper .*fortran/methods.f90"):
+    with pytest.raises(ValueError, match="KERNEL = 99 is no stepper .*seam/seam.toml"):
         register(NoStepper)
 
     class Clash(ExplicitEulerIndex1):
@@ -151,6 +192,7 @@ def test_agreement_with_ida_reference(euler, problem):
 SCRIPT = '''
 """My study: explicit Euler (my own method) against RK4 on a double pendulum."""
 from pyint.integrator import METHODS, Integrator, register
+from pyint.options import Options, method_id, stat_names
 from pyint.models import PendulumChain
 from pyint.study import Study, study_main
 

@@ -1,7 +1,7 @@
 ! f2py interface of the one driver (fortran/core/driver.f90): every method that
 ! is a stepper runs through `run` (one trajectory) and `run_batch` (nb
 ! trajectories of a built-in model in OpenMP threads).  method: the method id
-! (fortran/methods.f90); iopt, ropt: the method's options (its Python class's
+! (seam/seam.toml; the generated dispatch pyint_methods); iopt, ropt: the method's options (its Python class's
 ! kernel_options).  The model block is that of pyint/_fortran_model.py.
 ! Outputs (caller-allocated, column k = sample k): tout, qout, vout, aout, lout,
 ! auxout (the method's auxiliary vector; (1, 1) when it has none), resout (residuals), eout (energy);
@@ -19,6 +19,7 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
   use pyint_kinds
   use pyint_driver, only: stepper_t, drive, drive_adaptive, redundant_flags
   use pyint_methods, only: new_stepper
+  use pyint_seam, only: AOPT_RTOL
   implicit none
   integer(c_int), intent(in) :: method, model_id, nipar, nrpar, n, mh, mn, niopt, nropt, nsteps, every
   integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout
@@ -45,8 +46,8 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
   if (ierr /= 0) return
   call st%setup(model_id, ipar, rpar, usercb, n, mh, mn, mflags, ierr)
   if (ierr /= 0) return
-  if (naopt >= 2) then
-    if (aopt(2) > 0) then
+  if (naopt >= AOPT_RTOL) then
+    if (aopt(AOPT_RTOL) > 0) then
       call drive_adaptive(st, iopt, ropt, aopt, t0, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
                           stepmax, hout, counts, istat)
       if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
@@ -89,7 +90,7 @@ subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, 
                    hout, counts, istat)
 end subroutine run_batch
 
-!> known = 1 if `method` is the id of a stepper (a case of fortran/methods.f90), else 0:
+!> known = 1 if `method` is the id of a stepper (a method of seam/seam.toml), else 0:
 !> pyint.integrator.register refuses a class whose KERNEL has none.
 subroutine method_known(method, known)
   use pyint_kinds

@@ -36,6 +36,9 @@ module pyint_callback_model
   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
   use pyint_kinds
   use pyint_model, only: model_t
+  use pyint_seam, only: REQ_MASS, REQ_MASS_DQ, REQ_FORCE, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL, REQ_HOL_JAC, &
+                        REQ_HOL_T, REQ_HOL_VEL_Q, REQ_HOL_GAMMA, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, &
+                        REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, REQ_MASS_DQQ, NREQ, BUNDLE_SHIFT
   implicit none
   private
   public :: callback_model_t, usercb_i, callback_model_start
@@ -43,12 +46,7 @@ module pyint_callback_model
             REQ_HOL_T, REQ_HOL_VEL_Q, REQ_HOL_GAMMA, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, &
             REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, REQ_MASS_DQQ, NREQ, BUNDLE_SHIFT
 
-  ! Request codes (mirrored in pyint/models/base.py: CALLBACK_REQUESTS).
-  integer, parameter :: REQ_MASS = 1, REQ_MASS_DQ = 2, REQ_FORCE = 3, REQ_FORCE_Q = 4, &
-                        REQ_FORCE_V = 5, REQ_HOL = 6, REQ_HOL_JAC = 7, REQ_HOL_T = 8, &
-                        REQ_HOL_VEL_Q = 9, REQ_HOL_GAMMA = 10, REQ_HOL_GTL_Q = 11, &
-                        REQ_NH_A = 12, REQ_NH_B = 13, REQ_NH_VEL_Q = 14, REQ_NH_GAMMA = 15, &
-                        REQ_NH_ATL_Q = 16, REQ_ENERGY = 17, REQ_MASS_DQQ = 18, NREQ = 18, BUNDLE_SHIFT = 32
+  ! The request codes, NREQ and BUNDLE_SHIFT: seam/seam.toml's [callback] (pyint_seam).
   ! What each item depends on besides q: DEP_T (t), DEP_V (v), DEP_W (w: never cached).
   integer, parameter :: DEP_T = 1, DEP_V = 2, DEP_W = 4
   integer, parameter :: ITEM_DEPS(NREQ) = [0, DEP_W, 3, 3, 3, DEP_T, DEP_T, DEP_T, 3, 3, &

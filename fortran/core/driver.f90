@@ -61,6 +61,7 @@ module pyint_driver
   use pyint_control, only: stop_status
   use pyint_metrics, only: point_residuals, residual_work_t, NRES_VECTOR
   use pyint_reduced_model, only: reduced_model_t, drop_redundant_rows, near_singular_position
+  use pyint_seam, only: NAOPT, AOPT_T_END, AOPT_RTOL, AOPT_ATOL, AOPT_H0, AOPT_H_MIN, AOPT_H_MAX, AOPT_NORM_MODE
   implicit none
   private
   public :: stepper_t, state_t, drive, drive_adaptive, drive_batch, stepper_factory_i, no_callback, consistent_start, &
@@ -550,9 +551,9 @@ contains
     stepmax = 0; e0 = 0
     counts = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
-    if (size(aopt) < 7) return
-    t_end = aopt(1); rtol = aopt(2); atol = aopt(3); h = aopt(4); h_min = aopt(5); h_max = aopt(6)
-    mode = nint(aopt(7))
+    if (size(aopt) < NAOPT) return
+    t_end = aopt(AOPT_T_END); rtol = aopt(AOPT_RTOL); atol = aopt(AOPT_ATOL); h = aopt(AOPT_H0)
+    h_min = aopt(AOPT_H_MIN); h_max = aopt(AOPT_H_MAX); mode = nint(aopt(AOPT_NORM_MODE))
     span = t_end - t0
     max_steps = size(hout)
     if (.not. span > 0 .or. .not. rtol > 0 .or. .not. atol >= 0 .or. .not. h_min > 0 .or. .not. h_max >= h_min &
@@ -791,8 +792,8 @@ contains
       if (ierr /= 0) return
       call st%setup(model_id, ipar, rpar(:, k), no_callback, n, mh, mn, mflags, ierr)
       if (ierr /= 0) return
-      adaptive = size(aopt) >= 2
-      if (adaptive) adaptive = aopt(2) > 0     ! variable steps, as run's
+      adaptive = size(aopt) >= AOPT_RTOL
+      if (adaptive) adaptive = aopt(AOPT_RTOL) > 0     ! variable steps, as run's
       if (adaptive) then
         call drive_adaptive(st, iopt, ropt(:, k), aopt, t0, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
                             vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), &

@@ -1,21 +1,23 @@
 !> The base of the steppers on the index-1 form (pyint_index1: q' = v, v' = a(t, q, v)
 !> with a and the multipliers from the index-1 system, seed 003 eq. (7)): its init reads
-!> iopt(1) = 1 for projected steps (pyint_index1: project_step) and starts from a, lam of the
-!> index-1 system at (t0, q0, v0); stats(1) counts the index-1 solves.  A fixed step flagged at a
-!> singular position is taken again projected (index1_pass; pyint_index1 pass_begin).  rk4_index1.f90 and the template explicit_euler.f90
+!> the option project = 1 for projected steps (pyint_index1: project_step) and starts from a, lam of the
+!> index-1 system at (t0, q0, v0); the stat index1_solves counts the index-1 solves.  A fixed step flagged
+!> at a singular position is taken again projected (index1_pass; pyint_index1 pass_begin).  rk4_index1.f90 and the template explicit_euler.f90
 !> extend it with their step.
 module pyint_index1_stepper
   use pyint_kinds
   use pyint_driver, only: stepper_t, state_t
   use pyint_index1, only: index1_work_t, index1_init, index1_accel, pass_begin, pass_end
   use pyint_kkt, only: SING_TOL_PROJECTED, SING_TOL_PASS
+  use pyint_seam, only: IOPT_RK4_INDEX1_PROJECT, STAT_RK4_INDEX1_INDEX1_SOLVES, NSTATS_RK4_INDEX1, &
+                        NIOPT_RK4_INDEX1
   implicit none
   private
   public :: index1_stepper_t, index1_stepper_init
 
   type, abstract, extends(stepper_t) :: index1_stepper_t
     type(index1_work_t) :: w
-    logical :: project = .false.     !< projected steps (iopt(1))
+    logical :: project = .false.     !< projected steps (the option project)
   contains
     procedure :: init => index1_stepper_init
     procedure :: pass_singular => index1_pass
@@ -28,13 +30,14 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     self%passes_singular = .true.     ! index1_pass
-    if (.not. self%options_fit(nstats=1, niopt=0, nropt=0, info=info)) return
+    if (.not. self%options_fit(nstats=NSTATS_RK4_INDEX1, niopt=NIOPT_RK4_INDEX1, nropt=0, info=info)) return
     call index1_init(self%w, self%model)
-    self%project = self%iopt(1) == 1
+    ! the index-1 family (rk4_index1, explicit_euler) shares rk4_index1's slot
+    self%project = self%iopt(IOPT_RK4_INDEX1_PROJECT) == 1
     if (.not. self%adaptive) self%w%sing_tol = SING_TOL_PASS     ! fixed steps pass (index1_pass)
     if (self%project) self%w%sing_tol = SING_TOL_PROJECTED
     call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
-    self%stats(1) = 1
+    self%stats(STAT_RK4_INDEX1_INDEX1_SOLVES) = 1
   end subroutine
 
   !> The driver's pass_singular: the step from its start projected onto the constraints, taken as

@@ -18,6 +18,9 @@ module pyint_lie_stepper
   use pyint_so3, only: hat
   use pyint_linalg, only: inf_norm
   use pyint_newton_control, only: newton_control_t, newton_increment
+  ! the Lie family (lie_backward, lie_genalpha) shares this stats layout
+  use pyint_seam, only: STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS, STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS, &
+                        STAT_LIE_BACKWARD_NEWTON_ITERATIONS
   implicit none
   private
   public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, RIGID_MODEL_ID
@@ -230,9 +233,9 @@ contains
       self%w%z = zfloor
       info = 0
     end if
-    self%stats(1) = self%stats(1) + iters
-    self%stats(2) = self%stats(2) + iters
-    self%stats(3) = max(self%stats(3), real(iters, wp))
+    self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) = self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) + iters
+    self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) + iters
+    self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS), real(iters, wp))
   end subroutine
 
   !> (x, R) of every body from the state's q.

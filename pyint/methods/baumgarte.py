@@ -20,6 +20,10 @@ from __future__ import annotations
 
 from .. import _validate as V
 from ..integrator import Integrator, register
+from ..options import Options, method_id, stat_names
+
+
+_OPTIONS = Options("baumgarte")
 
 
 @register
@@ -62,8 +66,8 @@ class BaumgarteRK4(Integrator):
     supports = frozenset({"holonomic"})
     keeps: dict = {}
     invariants = frozenset()
-    KERNEL = 2   # fortran/baumgarte.f90 (fortran/methods.f90: METHOD_BAUMGARTE)
-    STATS = ("kkt_solves",)
+    KERNEL = method_id("baumgarte")   # fortran/baumgarte.f90
+    STATS = stat_names("baumgarte")
 
     def __init__(self, alpha=5.0, beta=5.0, projection="none"):
         self.alpha = V.as_real(alpha, "alpha", lo=0.0)
@@ -75,4 +79,4 @@ class BaumgarteRK4(Integrator):
         return {"alpha": self.alpha, "beta": self.beta, **extra}
 
     def kernel_options(self, model):
-        return (int(self.projection == "steps"),), (self.alpha, self.beta)
+        return _OPTIONS.pack(project=int(self.projection == "steps"), alpha=self.alpha, beta=self.beta)

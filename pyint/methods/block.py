@@ -46,6 +46,9 @@ import numpy as np
 from .. import _validate as V
 from .block_coefficients import PRESETS, BlockScheme, scheme as make_scheme
 from ..integrator import Integrator, register
+from ..options import Options, method_id, real_stats, stat_names
+
+_OPTIONS = Options("block")
 
 
 class BlockMethod(Integrator):
@@ -90,11 +93,10 @@ class BlockMethod(Integrator):
     name = "block"
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
-    KERNEL = 4   # fortran/block.f90 (fortran/methods.f90: METHOD_BLOCK)
+    KERNEL = method_id("block")   # fortran/block.f90
     #: The names of the stepper's stats array (fortran/block.f90: block_stepper_t).
-    STATS = ("newton_iterations", "coupling_refreshes", "max_newton_iterations", "startup_rk4_steps",
-             "retried_blocks", "max_contraction", "exact_newton_blocks", "history_restarts")
-    STATS_REALS = frozenset({"max_contraction"})
+    STATS = stat_names("block")
+    STATS_REALS = real_stats("block")
     #: Variable steps: the estimate (15) of the kernel, per unit step (module docstring).
     ADAPTIVE_REFUSAL = None
     ADAPTIVE_PER_UNIT_STEP = True
@@ -124,18 +126,24 @@ class BlockMethod(Integrator):
                 "degree": s.degree, "rk_stable": s.rk_stable, "tol": self.tol, "maxit": self.maxit,
                 "theta_refresh": self.theta_refresh, "start_substeps": self.start_substeps}
 
-    def kernel_options(self, model):
+    def _tableau(self):
+        """c, A, U, the predictor weights, Re/Im mu, T, T^-1 (the order block_init reads them)."""
         s = self.scheme
         mu, tm, tinv = s.diagonalization()
         mats = [s.A, s.U, s.extrapolation(), s.extrapolation(2)]
-        ropt = np.concatenate([[self.tol, self.theta_refresh], s.c] + [np.ravel(m, order="F") for m in mats]
-                              + [mu.real, mu.imag] + [np.ravel(m, order="F") for m in
-                                                      (tm.real, tm.imag, tinv.real, tinv.imag)])
-        return (s.r, self.maxit, self.start_substeps), ropt
+        return np.concatenate([s.c] + [np.ravel(m, order="F") for m in mats] + [mu.real, mu.imag]
+                              + [np.ravel(m, order="F") for m in (tm.real, tm.imag, tinv.real, tinv.imag)])
+
+    def kernel_options(self, model):
+        return _OPTIONS.pack(stages=self.scheme.r, maxit=self.maxit, start_substeps=self.start_substeps,
+                             tol=self.tol, theta_refresh=self.theta_refresh, tableau=self._tableau())
 
     def adaptive_options(self, model, iopt, ropt):
-        """The fixed-step options, then the degree p (iopt) and the error constants E (ropt, eq. (14))."""
-        return (*iopt, self.scheme.degree), (*ropt, *self.scheme.error_constants())
+        """The fixed-step options, the degree p, and the error constants E (eq. (14)) after the tableau."""
+        return _OPTIONS.pack(adaptive=True, stages=self.scheme.r, maxit=self.maxit,
+                             start_substeps=self.start_substeps, tol=self.tol, theta_refresh=self.theta_refresh,
+                             degree=self.scheme.degree,
+                             tableau=[*self._tableau(), *self.scheme.error_constants()])
 
     def adaptive_aux(self, model):
         return {"error_estimate_q": model.n, "error_estimate_v": model.n}

@@ -76,12 +76,14 @@ import numpy as np
 from .. import _fortran
 from .. import _validate as V
 from ..integrator import Integrator, register
+from ..options import Options, method_id, real_stats, stat_names
 
 #: Largest interpolation degree the kernel supports (fortran/galerkin.f90: GL_SMAX).
 S_MAX = 8
 
 #: Multiplier treatments (fortran/galerkin.f90: GL_SPEC, GL_REDUCED).
-VARIANTS = {"spec": 0, "reduced": 1}
+_OPTIONS = Options("galerkin")
+VARIANTS = _OPTIONS.choices("variant")
 DEFAULT_VARIANT = "reduced"
 
 
@@ -148,9 +150,9 @@ class GalerkinLobatto(Integrator):
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
     invariants = frozenset({"symmetric", "energy_bounded"})   # of the default variant "reduced"
-    KERNEL = 12   # fortran/galerkin.f90 (fortran/methods.f90: METHOD_GALERKIN)
-    STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "max_constraint_residual")
-    STATS_REALS = frozenset({"max_constraint_residual"})
+    KERNEL = method_id("galerkin")   # fortran/galerkin.f90
+    STATS = stat_names("galerkin")
+    STATS_REALS = real_stats("galerkin")
 
     def __init__(self, s=3, tol=1e-12, maxit=20, variant=DEFAULT_VARIANT):
         self.s = s = _degree(s)
@@ -177,7 +179,8 @@ class GalerkinLobatto(Integrator):
                 "maxit": self.maxit}
 
     def kernel_options(self, model):
-        return (self.s, VARIANTS[self.variant], self.maxit), (self.tol,)
+        # lambda0, the last of the reals, is kernel_start's (appended by the driver call)
+        return _OPTIONS.pack(stages=self.s, variant=self.variant, maxit=self.maxit, tol=self.tol, lambda0=())
 
     def kernel_start(self, model, t0, q0, v0):
         """lam_0: the consistent multiplier of (q0, v0) (the index-1 system, NumPy); of a redundant

@@ -23,6 +23,7 @@ import numpy as np
 from .. import _fortran
 from .. import _validate as V
 from ..integrator import Integrator, decode, kernel_stats, register
+from ..options import Options, method_id, stat_names
 from ..models.structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver
 
 
@@ -47,9 +48,10 @@ assert np.allclose([_P["alpha_m"], _P["alpha_f"], _P["alpha"], _P["beta"], _P["g
                    [-0.1, 0.3, -0.4, 0.49, 0.9], rtol=0, atol=1e-15), _P
 del _P
 
-_MASS_MODES = {"exact": 0, "predictor": 1}
-_FORMULATIONS = {"paper": 0, "arnold_bruls": 1}
-_START_MODES = {"consistent": 0, "paper": 1}
+_OPTIONS = Options("genalpha")
+_MASS_MODES = _OPTIONS.choices("mass_update")
+_FORMULATIONS = _OPTIONS.choices("formulation")
+_START_MODES = _OPTIONS.choices("start")
 
 
 class _AlphaFamily(Integrator):
@@ -57,11 +59,10 @@ class _AlphaFamily(Integrator):
     order_source = ("second order in q and v with gamma = 1/2 - alpha_m + alpha_f (Chung, Hulbert 1993, "
                     "J. Appl. Mech. 60); on constrained systems, lam included: Arnold, Bruls 2007, "
                     "Multibody Syst. Dyn. 18; seed 000 sections 2-3")
-    _variant = 0
-    KERNEL = 3   # fortran/genalpha.f90 (fortran/methods.f90: METHOD_ALPHA)
+    _variant = "genalpha"
+    KERNEL = method_id("genalpha")   # fortran/genalpha.f90
     #: The names of the stepper's stats array (fortran/genalpha.f90: alpha_stepper_t).
-    STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "startup_iterations",
-             "jacobian_reuses", "linear_solver", "band_lower", "band_upper")
+    STATS = stat_names("genalpha")
     #: The stepper's start checks the rank of the constraints (fortran/core/driver.f90: consistent_start).
     START_CHECKS_RANK = True
 
@@ -70,7 +71,7 @@ class _AlphaFamily(Integrator):
         # the options are documented in the docstrings of GeneralizedAlpha and AlphaRattle
         if stabilized not in (None, True, False):
             raise TypeError(f"stabilized must be None, True or False, got {stabilized!r}")
-        if stabilized and self._variant != 0:
+        if stabilized and self._variant != "genalpha":
             raise ValueError(f"{self.name}: stabilized is an option of generalized-alpha (genalpha)")
         self.stabilized = stabilized
         self.rho_inf = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
@@ -109,11 +110,13 @@ class _AlphaFamily(Integrator):
         p.update(alpha_parameters(self.rho_inf))
         return p
 
-    def kernel_options(self, model):
-        return ((2 if self.stabilized else self._variant, _FORMULATIONS[self.formulation], _MASS_MODES[self.mass_update],
-                 _START_MODES[self.start], self.maxit, LINEAR_SOLVERS[self.linear_solver],
-                 2 if self.jacobian_reuse == "across_h" else int(self.jacobian_reuse)),
-                (self.rho_inf, self.tol))
+    def kernel_options(self, model, variant=None):
+        return _OPTIONS.pack(
+            variant=variant or ("stab2" if self.stabilized else self._variant), formulation=self.formulation,
+            mass_update=self.mass_update, start=self.start, maxit=self.maxit,
+            linear_solver=LINEAR_SOLVERS[self.linear_solver],
+            jacobian_reuse=2 if self.jacobian_reuse == "across_h" else int(self.jacobian_reuse),
+            rho_inf=self.rho_inf, tol=self.tol)
 
     def decode_stats(self, istat, stats):
         out = kernel_stats(self.STATS, istat, stats)
@@ -194,7 +197,7 @@ class GeneralizedAlpha(_AlphaFamily):
     lambda_order = 2
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"position"}), "nonholonomic": frozenset({"velocity"})}
-    _variant = 0
+    _variant = "genalpha"
     ADAPTIVE_REFUSAL = None
 
     def adaptive_refusal(self, model):
@@ -205,7 +208,7 @@ class GeneralizedAlpha(_AlphaFamily):
         return why
 
     def adaptive_options(self, model, iopt, ropt):
-        return (2 if model.n_hol else self._variant, *iopt[1:]), ropt
+        return self.kernel_options(model, variant="stab2" if model.n_hol else self._variant)
 
 
 @register
@@ -267,7 +270,7 @@ class AlphaRattle(_AlphaFamily):
     name = "alpha_rattle"
     supports = frozenset({"nonholonomic"})
     keeps = {"nonholonomic": frozenset({"velocity"})}
-    _variant = 1
+    _variant = "rattle"
     ADAPTIVE_REFUSAL = None
 
     def _driver_raw(self, model, buf, nl, istat, aux_parts=None):

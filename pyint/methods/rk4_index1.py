@@ -14,6 +14,10 @@ unconstrained model (e.g. the independent-coordinate ODE (14)) is plain RK4.
 from __future__ import annotations
 
 from ..integrator import Integrator, register
+from ..options import Options, method_id, stat_names
+
+
+_OPTIONS = Options("rk4_index1")
 
 
 @register
@@ -52,12 +56,12 @@ class RK4Index1(Integrator):
                     "index-1 ODE of seed 003 eq. (7); lam is a function of (q, v, t)")
     supports = frozenset({"holonomic", "nonholonomic"})
     keeps = {"holonomic": frozenset({"acceleration"}), "nonholonomic": frozenset({"acceleration"})}
-    KERNEL = 1   # fortran/rk4_index1.f90 (fortran/methods.f90: METHOD_RK4_INDEX1)
+    KERNEL = method_id("rk4_index1")   # fortran/rk4_index1.f90
     #: variable steps: the FSAL embedded order-3 estimate, per step (docs/adaptive_steps.md section 2)
     ADAPTIVE_REFUSAL = None
     ADAPTIVE_PER_UNIT_STEP = False
     ACCELERATION_IS_QDDOT = True
-    STATS = ("index1_solves",)
+    STATS = stat_names("rk4_index1")
 
     def __init__(self, projection="none"):
         from .. import _validate as V
@@ -67,4 +71,4 @@ class RK4Index1(Integrator):
         return {} if self.projection == "none" else {"projection": self.projection}
 
     def kernel_options(self, model):
-        return (int(self.projection == "steps"),), ()
+        return _OPTIONS.pack(project=int(self.projection == "steps"))

@@ -37,12 +37,13 @@ from .. import _fortran
 from .. import _validate as V
 from ..models._fortran_model import model_query
 from ..integrator import Integrator, register
+from ..options import Options, method_id, stat_names
 
 #: Largest number of stages of the tableaux (fortran/core/tableaux.f90: TAB_MAX_STAGES).
 MAX_STAGES = 10
 
-_SCHEMES = {"composition": 0, "lobatto": 1}
-_TABLEAUX = {"gauss": 0, "lobatto": 1, "explicit_midpoint": 2}
+_OPTIONS = Options("symplectic")
+_TABLEAUX = _OPTIONS.choices("tableau")
 
 
 def tableau(kind, s):
@@ -80,8 +81,8 @@ class _SymplecticFamily(Integrator):
                         "step: variable steps destroy what it preserves")
     _scheme = "composition"
     _tableau = "gauss"
-    KERNEL = 11   # fortran/symplectic.f90 (fortran/methods.f90: METHOD_SYMPLECTIC)
-    STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
+    KERNEL = method_id("symplectic")   # fortran/symplectic.f90
+    STATS = stat_names("symplectic")
 
     def __init__(self, stages, tol=1e-10, maxit=20):
         tableau(self._tableau, stages)   # validates the stage count
@@ -94,7 +95,8 @@ class _SymplecticFamily(Integrator):
                 "tol": self.tol, "maxit": self.maxit}
 
     def kernel_options(self, model):
-        return (_SCHEMES[self._scheme], _TABLEAUX[self._tableau], self.stages, self.maxit), (self.tol,)
+        return _OPTIONS.pack(scheme=self._scheme, tableau=self._tableau, stages=self.stages, maxit=self.maxit,
+                             tol=self.tol)
 
     def kernel_aux(self, model):
         return {"p": model.n}

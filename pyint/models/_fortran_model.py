@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _fortran
+from ..options import QUERY_CODES
 
 
 def _never_called(*args):  # placeholder callback for built-in models
@@ -61,9 +62,8 @@ def model_args(model, backend="auto"):
                 mh=int(model.n_hol), mn=int(model.n_nonhol), mflags=mflags)
 
 
-#: The query codes of ``_fortran.model_query`` (fortran/queries.f90: QUERY_*).
-QUERIES = {"item": 1, "residuals": 2, "structured": 3, "consistent_acceleration": 4,
-           "galerkin_system": 5, "dual": 6, "canonical_field": 7, "outputs": 8}
+#: The query codes of ``_fortran.model_query`` (fortran/queries.f90: QUERY_*; seam/seam.toml).
+QUERIES = dict(QUERY_CODES)
 
 
 class QueryFailed(RuntimeError):

@@ -28,20 +28,16 @@ import numpy as np
 
 from .. import _control
 from ..errors import NonFiniteError
+from ..options import CALLBACK_BUNDLE_SHIFT, CALLBACK_REQUEST_NAMES
 
-#: Request codes of the Fortran callback (fortran/core/callback_model.f90).
-CALLBACK_REQUESTS = {
-    1: "mass", 2: "mass_dq", 3: "force", 4: "force_q", 5: "force_v",
-    6: "hol", 7: "hol_jac", 8: "hol_t", 9: "hol_vel_q", 10: "hol_gamma",
-    11: "hol_gtl_q", 12: "nh_A", 13: "nh_b", 14: "nh_vel_q", 15: "nh_gamma",
-    16: "nh_atl_q", 17: "energy", 18: "mass_dqq",
-}
+#: Request code -> item of the Fortran callback (fortran/core/callback_model.f90; seam/seam.toml).
+CALLBACK_REQUESTS = dict(CALLBACK_REQUEST_NAMES)
 
 
 N_REQUESTS = len(CALLBACK_REQUESTS)
 _SHAPES: dict = {}   # callback_shapes by model sizes (Model.checked, at every callback)
 #: A bundled request is ``-(k + BUNDLE_SHIFT * mask)`` (fortran/core/callback_model.f90).
-BUNDLE_SHIFT = 32
+BUNDLE_SHIFT = CALLBACK_BUNDLE_SHIFT
 _F64 = np.dtype(np.float64)
 
 

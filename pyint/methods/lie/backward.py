@@ -32,6 +32,9 @@ from __future__ import annotations
 from ... import _validate as V
 from ...integrator import register
 from .integrator import LieIntegrator
+from ...options import Options, method_id
+
+_OPTIONS = Options("lie_backward")
 
 _HISTORY = {"printed": 0, "projected": 1}
 
@@ -39,8 +42,8 @@ _HISTORY = {"printed": 0, "projected": 1}
 class _LieBackward(LieIntegrator):
     order = 1
     order_source = "first order: backward differences with the Crouch-Grossman update, seed 001 eqs. (6)-(10)"
-    _form = 3
-    KERNEL = 6   # fortran/lie_backward.f90 (fortran/methods.f90: METHOD_LIE_BACKWARD)
+    _form = "dae3"
+    KERNEL = method_id("lie_backward")   # fortran/lie_backward.f90
 
     def __init__(self, tol=1e-10, maxit=20):
         # the options are documented in the docstrings of the public subclasses
@@ -54,7 +57,7 @@ class _LieBackward(LieIntegrator):
         return 0
 
     def kernel_options(self, model):
-        return (self._form, self._history_mode(), self.maxit), (self.tol,)
+        return _OPTIONS.pack(form=self._form, history=self._history_mode(), maxit=self.maxit, tol=self.tol)
 
 
 @register
@@ -87,7 +90,7 @@ class LieDAE3(_LieBackward):
 
     name = "lie_dae3"
     keeps = {"holonomic": frozenset({"position"})}
-    _form = 3
+    _form = "dae3"
 
 
 @register
@@ -120,7 +123,7 @@ class LieDAE2(_LieBackward):
 
     name = "lie_dae2"
     keeps = {"holonomic": frozenset({"velocity"})}
-    _form = 2
+    _form = "dae2"
 
 
 @register
@@ -153,7 +156,7 @@ class LieDAE1(_LieBackward):
 
     name = "lie_dae1"
     keeps = {"holonomic": frozenset({"acceleration"})}
-    _form = 1
+    _form = "dae1"
 
 
 @register
@@ -189,7 +192,7 @@ class LieDAES(_LieBackward):
 
     name = "lie_daes"
     keeps = {"holonomic": frozenset({"position", "velocity", "acceleration"})}
-    _form = 4
+    _form = "daes"
 
     def __init__(self, tol=1e-10, maxit=20, history="printed"):
         super().__init__(tol=tol, maxit=maxit)

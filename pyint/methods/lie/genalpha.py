@@ -25,14 +25,17 @@ from ... import _validate as V
 from ..genalpha import alpha_parameters
 from ...integrator import register
 from .integrator import LieIntegrator
+from ...options import Options, method_id
+
+_OPTIONS = Options("lie_genalpha")
 
 
 class _LieAlpha(LieIntegrator):
     order = 2
     order_source = ("second order in x, R, V and lam: Arnold, Bruls, Cardona 2015, Numer. Math. 129 "
                     "(Lie-group generalized-alpha for constrained systems)")
-    _variant = 0
-    KERNEL = 5   # fortran/lie_genalpha.f90 (fortran/methods.f90: METHOD_LIE_GENALPHA)
+    _variant = "index3"
+    KERNEL = method_id("lie_genalpha")   # fortran/lie_genalpha.f90
 
     def __init__(self, rho_inf=0.9, tol=1e-10, maxit=20):
         # the options are documented in the docstrings of the public subclasses
@@ -45,7 +48,7 @@ class _LieAlpha(LieIntegrator):
                 **alpha_parameters(self.rho_inf)}
 
     def kernel_options(self, model):
-        return (self._variant, self.maxit), (self.rho_inf, self.tol)
+        return _OPTIONS.pack(variant=self._variant, maxit=self.maxit, rho_inf=self.rho_inf, tol=self.tol)
 
     def _naux(self, system):
         return system.nv + system.m
@@ -53,7 +56,7 @@ class _LieAlpha(LieIntegrator):
     def adaptive_refusal(self, model):
         """Variable steps (rtol): the stabilized index-2 variant (fortran/lie_genalpha.f90,
         docs/adaptive_steps.md section 8); index 3 is refused."""
-        if self._variant == 1:
+        if self._variant == "stab2":
             return None
         return ("index 3 collapses under step control (the velocity defect B V = O(h^2) is corrected within one "
                 "step of the new h: docs/adaptive_steps.md 1.6); lie_genalpha_s2, the stabilized index-2 "
@@ -62,7 +65,7 @@ class _LieAlpha(LieIntegrator):
     def _extra(self, system, raw):
         nv, m = system.nv, system.m
         out = {"a_alg": raw["aux"][:, :nv]}
-        if self._variant == 1:
+        if self._variant == "stab2":
             out["mu"] = raw["aux"][:, nv:nv + m]
         return out
 
@@ -101,7 +104,7 @@ class LieGeneralizedAlpha(_LieAlpha):
 
     name = "lie_genalpha"
     keeps = {"holonomic": frozenset({"position"})}
-    _variant = 0
+    _variant = "index3"
 
 
 @register
@@ -139,4 +142,4 @@ class LieGeneralizedAlphaStab2(_LieAlpha):
 
     name = "lie_genalpha_s2"
     keeps = {"holonomic": frozenset({"position", "velocity"})}
-    _variant = 1
+    _variant = "stab2"
