@@ -6,20 +6,23 @@ Adding a method (the checklist):
    (fortran/core/driver.f90) with ``init`` (read the options, complete the
    start state, allocate its stats) and ``step`` (one step); the driver owns
    the loop, sampling, the per-step maxima, status, NaN checks, interrupts and
-   OpenMP batches.  Register it in ``fortran/methods.f90`` (the ``use`` of its
-   module, its method id ``METHOD_*`` and one ``case``) and add the file to
-   meson.build before ``fortran/methods.f90``.
-2. ``pyint/methods/<family>.py``: a subclass of :class:`Integrator` that declares the
-   class attributes below plus ``KERNEL`` (the method id), ``STATS`` (the names
-   of its stats array) and ``kernel_options`` (its options as the integer and
-   real arrays its ``init`` reads), validating them in ``__init__``.  ``_run``
+   OpenMP batches.  Its options and stats are read and written by the named
+   slots of the generated module ``pyint_seam`` (``IOPT_<METHOD>_<OPTION>``,
+   ``STAT_<METHOD>_<NAME>``).
+2. ``seam/seam.toml``: one ``[[method]]`` table (id, stepper file, module and type,
+   options, stats); the build generates the Fortran constants, the dispatch from
+   the id to the stepper and ``pyint._seam`` from it.
+3. ``pyint/methods/<family>.py``: a subclass of :class:`Integrator` that declares the
+   class attributes below plus ``KERNEL`` (``method_id(name)``), ``STATS`` (the
+   description's stat names) and ``kernel_options`` (its options packed by name,
+   ``pyint.options.Options``), validating them in ``__init__``.  ``_run``
    and ``integrate_batch`` come from the base class.  Optional hooks:
    ``kernel_aux`` (the stepper's auxiliary vector per sample, by name, into
    ``Result.extra``: the momenta of the symplectic and Galerkin methods),
    ``kernel_start`` (real start data of one trajectory, after the real
    options), ``kernel_model`` (the model block, nq, nv and the number of
    multipliers: for a configuration that is not a vector model).
-3. Register it (:func:`register`): it joins ``METHODS`` and with it
+4. Register it (:func:`register`): it joins ``METHODS`` and with it
    ``integrate_batch`` and the studies (by name).  A method pyint ships is
    decorated with ``@register`` and its module imported in
    ``pyint/methods/__init__.py``: the shared tests (convergence order, agreement
@@ -27,8 +30,9 @@ Adding a method (the checklist):
    per-step-maxima tests of test_driver.py) then run it, and its golden cases
    are recorded (tests/golden_outputs.py; the old cases must not change).
 
-The worked example is explicit Euler on the index-1 form: fortran/explicit_euler.f90
-(a template, not shipped) and tests/test_add_method.py, which registers its class.
+The worked example is explicit Euler on the index-1 form: fortran/explicit_euler.f90 (a
+template, compiled into the library but registered by no module of pyint), its table in
+seam/seam.toml and tests/test_add_method.py, which registers its class.
 """
 from __future__ import annotations
 
@@ -57,7 +61,7 @@ METHODS: dict[str, type] = {}
 def register(cls):
     """Add ``cls`` to :data:`METHODS` under ``cls.name`` (a class decorator).  Refused with a
     ValueError: a name another class holds, and a ``KERNEL`` that is no stepper of pyint's Fortran
-    library (no ``case`` for it in fortran/methods.f90)."""
+    library (no stepper for its id in seam/seam.toml)."""
     if not isinstance(cls.name, str) or not cls.name:
         raise ValueError(f"{cls.__qualname__}: a method needs a name (the class attribute 'name')")
     if METHODS.get(cls.name, cls) is not cls:
@@ -152,7 +156,7 @@ class Integrator:
         return {}
 
     # -- the kernel contract (fortran/core/driver.f90 + the method's stepper) ----
-    #: The method id of the method's Fortran stepper (fortran/methods.f90); None: the
+    #: The method id of the method's Fortran stepper (seam/seam.toml); None: the
     #: method overrides ``_run`` (its own kernel entry).
     KERNEL: int | None = None
     #: The names of the stepper's stats array, in its order; ``STATS_REALS``: those that are floats.
