@@ -872,9 +872,15 @@ def _failure_cause(result, status, h):
 
     A non-finite state: the first model item that is non-finite at the last good state, at the
     failed step's start, middle or end (a compiled item is checked by no callback; the state only
-    shows it a step later); none: the step itself overflowed.  Newton's failure at a fixed h: a
-    smaller h is the usual cure."""
+    shows it a step later); none: the step itself overflowed.  Newton's failure at a fixed h, and
+    a step-to-step oscillation (the driver's guard): a smaller h, or variable steps where the
+    method has them, is the cure."""
     fixed = np.ndim(h) == 0
+
+    def or_variable_steps():
+        adaptive = getattr(METHODS.get(result.method), "ADAPTIVE_REFUSAL", "") is None
+        return ", or with variable steps (rtol=... instead of h)" if adaptive else ""
+
     if status == STATUS_NONFINITE and len(result.t):
         t, q, v, a = result.t[-1], result.q[-1], result.v[-1], result.a[-1]
         for tt in ((t, t + h / 2, t + h) if fixed else (t,)):
@@ -887,14 +893,10 @@ def _failure_cause(result, status, h):
         return (": every model item is finite at the last state, so the step itself overflowed"
                 + (f"; retry with a smaller h (this run: h = {h:g})" if fixed else ""))
     if status == STATUS_STEP_TOO_LARGE:
-        adaptive = getattr(METHODS.get(result.method), "ADAPTIVE_REFUSAL", "") is None
-        return (f"; retry with a smaller h (this run: h = {h:g})"
-                + (", or with variable steps (rtol=... instead of h)" if adaptive else ""))
+        return f"; retry with a smaller h (this run: h = {h:g})" + or_variable_steps()
     if status == STATUS_NEWTON_FAILED and fixed:
-        adaptive = getattr(METHODS.get(result.method), "ADAPTIVE_REFUSAL", "") is None
         return (f"; at h = {h:g} the step may be too large for Newton's method to converge from its "
-                f"predictor: retry with a smaller h (e.g. h = {h / 4:g})"
-                + (", or with variable steps (rtol=... instead of h)" if adaptive else ""))
+                f"predictor: retry with a smaller h (e.g. h = {h / 4:g})" + or_variable_steps())
     return ""
 
 
