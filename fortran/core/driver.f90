@@ -318,8 +318,7 @@ contains
       if (info == STATUS_SINGULAR_POSITION .and. st%passes_singular) then
         call copy_state(s, s_old)
         call st%pass_singular(h, t0 + step * h, s, info)
-        if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
-          info = STATUS_NONFINITE
+        if (info == 0 .and. .not. finite_state(s)) info = STATUS_NONFINITE
         if (info /= 0) then
           info = STATUS_SINGULAR_POSITION
           call copy_state(s, s_old)
@@ -410,9 +409,14 @@ contains
         .and. .not. st%adaptive) then
       if (near_singular_position(st%model, s%t, s%q, s%v)) info = STATUS_SINGULAR_POSITION
     end if
-    if (info == 0 .and. .not. (finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam))) &
-      info = STATUS_NONFINITE
+    if (info == 0 .and. .not. finite_state(s)) info = STATUS_NONFINITE
   end subroutine
+
+  !> No NaN or Inf in the state (q, v, a and lam: a NaN in the multipliers alone is no result either).
+  logical pure function finite_state(s)
+    type(state_t), intent(in) :: s
+    finite_state = finite(s%q) .and. finite(s%v) .and. finite(s%a) .and. finite(s%lam)
+  end function
 
   !> The fixed-step guard: the run has turned into a step-to-step oscillation.  Its signs, at
   !> every step: the indicator h |v_{n+1} - 2 v_n + v_{n-1}| (max norm; about h^3 |d3v/dt3| on a
