@@ -155,7 +155,7 @@ contains
       e = NEWTON_FLOOR * epsilon(1.0_wp)
       bn = nv * maxval(abs(self%bm))
       sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(w%mm, vh)) &
-           + maxabs(matmul(w%z(nv + 1:), self%bm)) + h * maxabs(w%qf)
+           + maxabs(matmul(abs(w%z(nv + 1:)), abs(self%bm))) + h * maxabs(w%qf)
       select case (self%form)
       case (FORM_DAE3, FORM_DAES)
         sc = (1 + maxval(abs(w%x1))) / h

@@ -181,7 +181,7 @@ contains
     associate (p => self%p, w => self%w)
       nv = w%nv; m = w%m
       e = NEWTON_FLOOR * epsilon(1.0_wp)
-      sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(w%z(nv + 1:nv + m), self%b1)) + maxabs(w%qf)
+      sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(abs(w%z(nv + 1:nv + m)), abs(self%b1))) + maxabs(w%qf)
       ga_floor = maxabs(w%res(1:nv)) <= e * sm .and. &
                  maxabs(w%res(nv + 1:nv + m)) <= e * (1 + maxval(abs(w%x1))) / (p%beta * h * h)
       if (self%variant == LGA_STAB2 .and. ga_floor) &

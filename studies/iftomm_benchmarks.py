@@ -32,6 +32,13 @@ A02 N four-bar mechanism (A02_specification.xml).  N four-bar windows of 2N + 1 
     for N = 2, 4 (the N of the OpenSim and 2016 papers' runs) and 40 (the library's); reference the
     reduced 1-DOF equation J theta'' = K g sin(theta) (all cranks parallel, couplers translating),
     DOP853 at rtol = atol = 1e-12.
+A02 in space (``A02_N2_spatial``, ``A02_N4_spatial``): the same mechanism built from spatial revolute
+    joints in a generic plane (:func:`pyint.models.iftomm.n_four_bar_spatial`, a RigidBodySystem:
+    3N + 1 revolutes, 3N redundant joint rows), the way a planar loop is modelled in 3D, for the
+    Lie-group methods (the vector methods are skipped on it, as the Lie methods on the planar one);
+    the same reduced reference and reported point (B0 in the loop's plane coordinates), N = 2 over
+    the library's 20 s, N = 4 over 10 s; ``--quick``: N = 2 over 1.5 s (6 Lie runs and one rtol run,
+    about a second of CPU: three singular passages).
 A04 Bricard's mechanism (the library's A04 page; its specification text could not be retrieved,
     only its summary by the OpenSim reproduction).  Five rods of 1 m, 1 kg, square section 0.1 m,
     six revolute joints, gravity along -y; Grubler's count gives 0 degrees of freedom, the
@@ -91,14 +98,16 @@ so another measure can be applied to the file.  ``passed_high`` / ``passed_low``
 
 The grid
 --------
-``benchmark`` (A01, A02_N2, A02_N4, A03, A04, A05; A02_N40 on request: ``--grid benchmark=A02_N40``) x
+``benchmark`` (A01, A02_N2, A02_N4, A02_N2_spatial, A02_N4_spatial, A03, A04, A05; A02_N40 on request:
+``--grid benchmark=A02_N40``) x
 ``method`` (every registered method, :data:`pyint.methods.METHODS`, constructed with its defaults;
 a method that does not accept the model, ``cls.accepts``, is ``skipped``) x ``stepping``:
 ``h=1e-3`` (the fixed step; A03: ``h=1e-5``) and ``rtol=1e-6`` (variable steps, atol = rtol,
 outputs at the benchmark's output steps; skipped for the methods that refuse rtol; ``rtol=1e-8``
 on request).
 A run that stops (Newton failure at a singular configuration, NaN, a start the method refuses,
-too many steps) is recorded with its status and message and what it computed before; it is never
+too many steps) is recorded with its status and message and what it computed before (a variable-step
+run's accepted steps, at most as many as the output steps, spread over the run); it is never
 an error of the study, so the file shows whatever each method does today.
 
 Sizes.  The default runs the library's T for A01 (2000 s) and A02 with N = 2 (20 s); A02 with
@@ -107,7 +116,7 @@ from (1, -1, 1) to (-1, -1, 1) and back) and A05 over 2 s, because the symplecti
 the composition, Lobatto IIIA-IIIB) costs 1-60 ms per step on these models (Lobatto IIIA-IIIB: 58 s
 of CPU for 1 s of A04 at h = 1e-3), and N = 40 (486 coordinates, dense: about 0.1 s per step of
 generalized-alpha) is left to ``--grid benchmark=A02_N40`` (0.6 s: past the first singular passage;
-``--grid t_a02_n40=20`` for the library's run).  ``--quick``: A01 10 s, A02 (N = 2) 1.5 s (three singular passages,
+``--grid t_a02_n40=20`` for the library's run).  ``--quick``: A01 10 s, A02 (N = 2, planar and spatial) 1.5 s (three singular passages,
 Lobatto IIIA-IIIB's failure at t = 1.23), A03 0.01 s, A04 0.15 s, A05 0.1 s.
 """
 from __future__ import annotations
@@ -128,6 +137,8 @@ BENCHMARKS = {
     "A02_N2": ("A02", 2, 0.05, "t_a02"),
     "A02_N4": ("A02", 4, 0.05, "t_a02_n4"),
     "A02_N40": ("A02", 40, 0.05, "t_a02_n40"),
+    "A02_N2_spatial": ("A02S", 2, 0.05, "t_a02"),
+    "A02_N4_spatial": ("A02S", 4, 0.05, "t_a02_n4"),
     "A03": ("A03", 0, 1e-3, "t_a03"),
     "A04": ("A04", 0, 0.05, "t_a04"),
     "A05": ("A05", 0, 0.01, "t_a05"),
@@ -168,7 +179,7 @@ def benchmark_model(name):
     """The model of a benchmark and its initial state: (model, q0, v0)."""
     from pyint.models import PendulumChain
     from pyint.models.iftomm import (ANDREWS_Q0, andrews, bricard, flyball_governor, flyball_state, n_four_bar,
-                                     n_four_bar_state)
+                                     n_four_bar_spatial, n_four_bar_state)
     kind, n, _, _ = BENCHMARKS[name]
     if kind == "A01":
         model = PendulumChain(1, mass=1.0, length=1.0, grav=G)
@@ -176,8 +187,8 @@ def benchmark_model(name):
     elif kind == "A03":
         model = andrews()
         q0, v0 = ANDREWS_Q0.copy(), np.zeros(7)               # Hairer & Wanner's consistent start, at rest
-    elif kind == "A02":
-        model = n_four_bar(n, g=G)
+    elif kind in ("A02", "A02S"):
+        model = n_four_bar(n, g=G) if kind == "A02" else n_four_bar_spatial(n, g=G)
         q0, v0 = n_four_bar_state(model, 0.0, 1.0 / model.params["length"])   # B0x' = 1 m/s
     elif kind == "A05":
         model = flyball_governor(g=G)
@@ -198,7 +209,7 @@ def reported(name, model, q, v):
         return andrews_point_f(model, q, v)
     if kind == "A05":
         return flyball_point(model, q, v)
-    return (n_four_bar_point if kind == "A02" else bricard_point)(model, q, v)
+    return (n_four_bar_point if kind in ("A02", "A02S") else bricard_point)(model, q, v)
 
 
 def redundant_rows(model, q0, tol=1e-10):
@@ -222,7 +233,7 @@ def reference(name, t_end):
         from pyint.studies.selftest import exact_position
         pos = exact_position(t, np.pi / 2, 1.0, G)
         return t, pos, np.full_like(pos, np.nan), {"reference": "closed form (Jacobi elliptic functions)"}
-    if kind == "A02":
+    if kind in ("A02", "A02S"):
         from pyint.models.iftomm import n_four_bar_reduced
         L = model.params["length"]
         jj, kk = n_four_bar_reduced(n, model.params["mass"], L, G)
@@ -291,13 +302,14 @@ def run_case(p):
     kind, n_win, dt, tkey = BENCHMARKS[name]
     t_end = float(p[tkey])
     model, q0, v0 = benchmark_model(name)
+    n_coords = len(q0)                                         # a rigid-body system's flat q: 12 per body
     method = METHODS[p["method"]]()
     t_ref, pos_ref, vel_ref, info = reference(name, t_end)
     how, value = parse_step(step)
     if how == "h":
         kw = dict(h=value, every=int(round(dt / value)))
     else:
-        kw = dict(rtol=value, atol=value, t_eval=t_ref, max_steps=int(min(200_000, 4e6 / model.n)))  # memory: 4e6 * n
+        kw = dict(rtol=value, atol=value, t_eval=t_ref, max_steps=int(min(200_000, 4e6 / n_coords)))  # memory: 4e6 * n
     status, message = "ok", ""
     try:
         res = method.integrate(model, q0, v0, t_end, raise_on_failure=False, **kw)
@@ -308,11 +320,21 @@ def run_case(p):
             f"{type(exc).__name__}: {exc}"
     if res is not None and len(res.t):
         ds = res.to_xarray()
-        ds = ds.drop_vars([k for k in ("q", "v", "a", "lam", "delta") if k in ds.variables])
-        ds = ds.drop_vars([c for c in ("coord", "coord_units", "multiplier", "velocity") if c in ds.coords])
-        ds = ds.drop_dims([d for d in ("coord", "multiplier", "velocity") if d in ds.dims])
+        # the trajectory (and a rigid-body run's x, R, V on their body axes) is not kept
+        ds = ds.drop_vars([k for k in ("q", "v", "a", "lam", "delta", "x", "R", "V", "orthogonality")
+                           if k in ds.variables])
+        ds = ds.drop_vars([c for c in ("coord", "coord_units", "multiplier", "velocity", "body", "axis", "row", "col",
+                                       "velocity_component") if c in ds.coords])
+        ds = ds.drop_dims([d for d in ("coord", "multiplier", "velocity", "body", "axis", "row", "col",
+                                       "velocity_component") if d in ds.dims])
         t = res.t
         pos, vel = reported(name, model, res.q, res.v)
+        if len(t) > len(t_ref):
+            # a failed variable-step run returns its accepted steps: at most as many samples as the
+            # output steps are kept, spread over them (the first and the last included), so one run
+            # that stopped after thousands of steps does not set the length of every case's time axis
+            keep = np.unique(np.round(np.linspace(0, len(t) - 1, len(t_ref))).astype(int))
+            ds, t, pos, vel = ds.isel(time=keep), t[keep], pos[keep], vel[keep]
     else:
         t = np.zeros(0)
         ds = xr.Dataset(coords={"time": ("time", t)})
@@ -354,7 +376,7 @@ def run_case(p):
         ds["status"] = ((), status)
         ds["message"] = ((), message)
     ds.attrs = {"reference_" + k if not k.startswith("reference") else k: v for k, v in info.items()}
-    ds.attrs.update(model=model.name, n_coordinates=model.n, n_constraints=model.n_hol, t_end=t_end)
+    ds.attrs.update(model=model.name, n_coordinates=n_coords, n_constraints=model.n_hol, t_end=t_end)
     return ds
 
 
@@ -487,11 +509,13 @@ def where(p):
 
 STUDY = Study(
     name=NAME,
-    description="IFToMM benchmark library A01, A02 (N = 2, 4; 40 on request), A03, A04, A05: every method, h and rtol",
-    grid={"benchmark": ["A01", "A02_N2", "A02_N4", "A03", "A04", "A05"], "method": method_names(),
+    description="IFToMM benchmark library A01, A02 (N = 2, 4; 40 on request; N = 2, 4 in space for the Lie-group "
+                "methods), A03, A04, A05: every method, h and rtol",
+    grid={"benchmark": ["A01", "A02_N2", "A02_N4", "A02_N2_spatial", "A02_N4_spatial", "A03", "A04", "A05"],
+          "method": method_names(),
           "stepping": STEPS},
     fixed=dict(DEFAULTS),
-    quick_grid={"benchmark": ["A01", "A02_N2", "A03", "A04", "A05"], **QUICK},
+    quick_grid={"benchmark": ["A01", "A02_N2", "A02_N2_spatial", "A03", "A04", "A05"], **QUICK},
     run_case=run_case, where=where, figures=figures, summary=summary,
     meta={"t_a01": ("s", "final time of A01"), "t_a02": ("s", "final time of A02 with N = 2"), "t_a02_n4": ("s", "final time of A02 with N = 4"),
           "t_a02_n40": ("s", "final time of A02 with N = 40"), "t_a03": ("s", "final time of A03"),

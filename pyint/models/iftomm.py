@@ -13,6 +13,10 @@ Fortran, and says which point the benchmark reports.  The study ``iftomm_benchma
   pinned to the ground at x = 0, 1, ..., N and N couplers on their tips; cranks vertical at t = 0,
   B0 (the tip of the first crank) moving at 1 m/s along +x; gravity 9.81 along -y.  One degree of
   freedom, N + 1 whenever the cranks are horizontal (a singular configuration).
+* :func:`n_four_bar_spatial` -- A02 built in space from revolute joints, the way a planar loop is
+  modelled in 3D: a :class:`~pyint.models.rigid_bodies.RigidBodySystem` for the Lie-group methods,
+  with 3N redundant joint rows besides the singular configurations; :func:`n_four_bar_state`,
+  :func:`n_four_bar_point` and :func:`n_four_bar_reduced` serve both models.
 * :func:`andrews` -- A03, Andrews' squeezing mechanism: seven planar bodies in Hairer & Wanner's
   seven relative angles (Solving ODEs II, sec. VII.7), six loop-closure equations, a motor torque
   against a stiff spring; a :class:`~pyint.models.SymbolicModel` (M depends on q), compiled to
@@ -34,6 +38,8 @@ import numpy as np
 
 from ._params import integer, positive
 from .natural import NaturalSystem
+from .rigid_bodies import Body, RigidBodySystem, revolute
+from .so3 import expm
 
 G = 9.81
 
@@ -71,10 +77,97 @@ def n_four_bar(n=2, mass=1.0, length=1.0, g=G):
     return model
 
 
+#: the plane of :func:`n_four_bar_spatial`'s loop by default: a generic orientation (no joint axis
+#: or bar along a world axis), so no row of the joints' Jacobian vanishes by accident of the layout
+A02_FRAME = expm(np.array([0.3, -0.5, 0.7]))
+
+
+def n_four_bar_spatial(n=2, mass=1.0, length=1.0, g=G, frame=None):
+    """A02 in space: the bars of :func:`n_four_bar` as rigid bodies, joined by spatial revolute joints.
+
+    The planar mechanism in the plane spanned by the first two columns of ``frame`` (a rotation;
+    default :data:`A02_FRAME`, a generic orientation), its normal the third: plane coordinates
+    (X, Y, Z) are the world point ``frame @ (X, Y, Z)``.  Bodies in the order of
+    :func:`n_four_bar` (crank 0, then coupler k and crank k for k = 1..n), each a slender rod
+    along its body x axis with J = m L^2 / 12 (1/100, 1, 1) (only the transverse inertia m L^2 / 12
+    enters the planar motion; the axial one keeps J positive definite), the hinges along body z.
+    Crank k is hinged to the ground at plane point (k L, 0, 0); couplers join the cranks' tips.
+    Gravity ``frame @ (0, -g, 0)``.
+
+    Each of the 3n + 1 revolute joints gives 5 rows (:func:`~pyint.models.rigid_bodies.revolute`):
+    15n + 5 rows on 6 (2n + 1) velocities, rank 12n + 5 (mobility 1), so 3n rows are redundant --
+    a planar loop closed in space -- and the start reports them (``Result.redundant``).  Whenever
+    the cranks are horizontal the rank drops by n more (mobility n + 1: the singular configuration
+    of A02).  The exact motion is the planar one: :func:`n_four_bar_reduced` holds for both models.
+
+    Returns the system; ``model.params`` holds the data, ``model.iftomm`` the frame and the body
+    indices of cranks and couplers.  :func:`n_four_bar_state` gives its state (flat q, V),
+    :func:`n_four_bar_point` the reported point B0 in plane coordinates.
+
+    Examples
+    --------
+    >>> from pyint.models.iftomm import n_four_bar_spatial, n_four_bar_state
+    >>> s = n_four_bar_spatial(2)
+    >>> s.nb, s.m, len(s.independent_rows(s.unpack(n_four_bar_state(s, 0.3, 1.0)[0])[1]))
+    (5, 35, 29)
+    """
+    n = integer("n", n, minimum=1)
+    m, L = positive("mass", mass), positive("length", length)
+    g = positive("g", g)
+    frame = A02_FRAME if frame is None else np.asarray(frame, dtype=float)
+    if frame.shape != (3, 3) or not np.allclose(frame.T @ frame, np.eye(3), atol=1e-12) or np.linalg.det(frame) <= 0:
+        raise ValueError(f"frame must be a 3x3 rotation matrix, got {frame!r}")
+    rod = (m * L**2 / 1200, m * L**2 / 12, m * L**2 / 12)
+    z, zb, h = frame[:, 2], (0.0, 0.0, 1.0), (L / 2, 0.0, 0.0)
+    mh = (-L / 2, 0.0, 0.0)
+    bodies, joints, cranks, couplers = [], [], [], []
+    for k in range(n + 1):
+        if k:
+            couplers.append(len(bodies))
+            bodies.append(Body(m, rod, f"coupler{k}"))
+        cranks.append(len(bodies))
+        bodies.append(Body(m, rod, f"crank{k}"))
+        c = cranks[-1]
+        joints += revolute(c, mh, zb, None, frame @ (k * L, 0.0, 0.0), z)
+        if k:                                   # coupler k from crank k-1's tip to crank k's tip
+            joints += revolute(cranks[-2], h, zb, couplers[-1], mh, zb)
+            joints += revolute(c, h, zb, couplers[-1], h, zb)
+    model = RigidBodySystem(bodies, joints, gravity=tuple(frame @ (0.0, -g, 0.0)), name=f"iftomm_a02_n{n}_spatial")
+    model.params = dict(n=n, mass=m, length=L, g=g)
+    model.iftomm = dict(cranks=cranks, couplers=couplers, frame=frame)
+    return model
+
+
+def _rotz(t):
+    c, s = np.cos(t), np.sin(t)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _spatial_state(model, theta, omega):
+    """n_four_bar_state of n_four_bar_spatial: the crank's body x axis at (sin theta, cos theta, 0)
+    in the plane, i.e. R = F rotz(pi/2 - theta), body angular velocity (0, 0, -omega)."""
+    L, F = model.params["length"], model.iftomm["frame"]
+    e = np.array([np.sin(theta), np.cos(theta), 0.0])
+    de = omega * np.array([np.cos(theta), -np.sin(theta), 0.0])
+    x, rot = np.zeros((model.nb, 3)), np.zeros((model.nb, 3, 3))
+    v = np.zeros(model.nv)
+    for k, b in enumerate(model.iftomm["cranks"]):
+        x[b], rot[b] = F @ ((k * L, 0.0, 0.0) + L / 2 * e), F @ _rotz(np.pi / 2 - theta)
+        v[6 * b:6 * b + 6] = np.concatenate([F @ (L / 2 * de), (0.0, 0.0, -omega)])
+    for k, b in enumerate(model.iftomm["couplers"], start=1):
+        x[b], rot[b] = F @ (((k - 0.5) * L, 0.0, 0.0) + L * e), F
+        v[6 * b:6 * b + 3] = F @ (L * de)
+    return model.pack(x, rot), v
+
+
 def n_four_bar_state(model, theta, omega):
     """(q, v) of :func:`n_four_bar` with every crank at angle ``theta`` from the upward vertical
     (clockwise positive: B0 = L (sin theta, cos theta)) turning at ``omega``; the couplers
-    translate.  Exact on the constraint manifold: the reduced solution's full state."""
+    translate.  Exact on the constraint manifold: the reduced solution's full state.  For
+    :func:`n_four_bar_spatial` the same in its plane: q the flat configuration
+    (:meth:`~pyint.models.rigid_bodies.RigidBodySystem.pack`), v the bodies' V."""
+    if isinstance(model, RigidBodySystem):
+        return _spatial_state(model, theta, omega)
     L = model.params["length"]
     q = np.zeros(model.n)
     v = np.zeros(model.n)
@@ -98,8 +191,20 @@ def n_four_bar_reduced(n, mass=1.0, length=1.0, g=G):
 
 
 def n_four_bar_point(model, q, v):
-    """Position and velocity of B0 (the tip of crank 0) at each sample of q, v (..., n): (..., 2) each."""
+    """Position and velocity of B0 (the tip of crank 0) at each sample of q, v (..., n): (..., 2) each.
+    For :func:`n_four_bar_spatial`: B0 in the loop's plane coordinates (X, Y); its distance from
+    the plane is the pivot's, held by the joints' position rows."""
     L = model.params["length"]
+    if isinstance(model, RigidBodySystem):
+        b, F = model.iftomm["cranks"][0], model.iftomm["frame"]
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        x, rot = q[..., 12 * b:12 * b + 3], q[..., 12 * b + 3:12 * b + 12].reshape(q.shape[:-1] + (3, 3))
+        tip = L / 2 * rot[..., :, 0]                        # R (L/2, 0, 0)
+        om = v[..., 6 * b + 3:6 * b + 6]
+        # d/dt R s = R (Omega x s); with s = (L/2, 0, 0): Omega x s = L/2 (0, Omega_z, -Omega_y)
+        dtip = L / 2 * (rot[..., :, 1] * om[..., 2:3] - rot[..., :, 2] * om[..., 1:2])
+        pos, vel = (x + tip) @ F, (v[..., 6 * b:6 * b + 3] + dtip) @ F
+        return pos[..., :2], vel[..., :2]
     off = model.iftomm["cranks"][0]
     q, v = np.asarray(q), np.asarray(v)
     return q[..., off:off + 2] + L / 2 * q[..., off + 2:off + 4], v[..., off:off + 2] + L / 2 * v[..., off + 2:off + 4]
