@@ -50,8 +50,9 @@
 !> exactly on the coefficients) map the system for (q_0, P_0, lam_0; h) onto
 !> the one for (q_s, P_s, lam_s; -h) with the control points reversed.
 !>
-!> Newton's method with the analytic Jacobian (gl_jacobian; finite-difference
-!> checked by tests/test_galerkin.py), full LU per iteration (LAPACK).
+!> Simplified Newton with the analytic Jacobian (gl_jacobian; finite-difference
+!> checked by tests/test_galerkin.py): its LU kept across iterations and steps and
+!> refreshed when the one Newton rule asks (gl_newton).
 module galerkin
   use pyint_kinds
   use pyint_model, only: model_t
@@ -59,7 +60,9 @@ module galerkin
   use pyint_linalg, only: lu_factor, lu_solve, inf_norm
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
-  use pyint_newton_control, only: newton_control_t, newton_increment, maxabs
+  use pyint_newton_control, only: newton_control_t, maxabs, NEWTON_CONVERGED, NEWTON_DIVERGED
+  use pyint_newton_matrix, only: SMALL_MAX
+  use pyint_small_lu, only: slu_factor, slu_solve
   use pyint_seam, only: NSTATS_GALERKIN, NIOPT_GALERKIN, NROPT_GALERKIN, IOPT_GALERKIN_STAGES, IOPT_GALERKIN_VARIANT, &
                         IOPT_GALERKIN_MAXIT, ROPT_GALERKIN_TOL, ROPT_GALERKIN_LAMBDA0
   use pyint_seam, only: STAT_GALERKIN_JACOBIAN_FACTORIZATIONS, STAT_GALERKIN_MAX_CONSTRAINT_RESIDUAL, &
@@ -76,6 +79,10 @@ module galerkin
   !> GL_REDUCED: lam_0 is an unknown of the step and the multiplier polynomial
   !> has degree s - 1 (its degree-s coefficient sum_j w_j lam_j vanishes).
   integer, parameter :: GL_SPEC = 0, GL_REDUCED = 1
+  !> a kept Newton matrix is refreshed at the next iteration when the observed contraction exceeds
+  !> this (as generalized-alpha's THETA_REFACTOR and the symplectic family's THETA_REFRESH), besides
+  !> when the rule asks (c%refresh)
+  real(wp), parameter :: THETA_REFRESH = 0.1_wp
 
   !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
   type :: gl_work_t
@@ -85,6 +92,8 @@ module galerkin
     real(wp), allocatable :: lw(:)                         !< lw(0:s): degree-s coefficient weights (GL_REDUCED)
     real(wp), allocatable :: x(:), dx(:), e(:), jac(:, :)  !< unknowns, increment, residual, Newton matrix
     integer, allocatable :: ipiv(:)
+    logical :: have_lu = .false.      !< jac holds the LU factors of a Newton matrix built for h_lu
+    real(wp) :: h_lu = 0
     real(wp), allocatable :: qn(:, :), pn(:, :), un(:, :), rn(:, :), ln(:, :)  !< nodal q, phat, H_p, R, lam
     real(wp), allocatable :: an(:, :, :), bn(:, :)         !< nodal A (c, n, 0:s) and b (c, 0:s)
     real(wp), allocatable :: ps(:), us(:), tmp(:)          !< P_s, H_p(q_s, P_s)
@@ -395,36 +404,70 @@ contains
     end if
   end subroutine
 
-  !> Solve the step equations for w%x (start value on entry) by Newton's method,
-  !> stopped by the one rule of every implicit kernel (pyint_newton_control,
-  !> fortran/core/newton_control.f90).  Groups: the positions q_1..q_s; the
-  !> momenta phat_0..phat_s, P_s; the multipliers as h lam (momentum units).
-  !> The momenta and multipliers come from rows that fix q to round-off
-  !> (sum_j D_vj q_j = h H_p): their floor is what changes q by s^2 ulps
+  !> Solve the step equations for w%x (start value on entry) by simplified Newton with a kept
+  !> LU of gl_jacobian (Hairer & Wanner, Solving ODEs II, sec. IV.8, as RADAU5): the factors
+  !> are kept across iterations and steps (w%have_lu, for the step size w%h_lu) and refreshed
+  !> at the iterate when the one rule of every implicit kernel (pyint_newton_control,
+  !> fortran/core/newton_control.f90) asks for it (c%refresh) or the kept matrix contracts
+  !> slower than THETA_REFRESH; the rule stops the iteration.  Once it has converged with a
+  !> kept matrix, one more kept iteration is applied (POLISH): it costs a residual and a
+  !> back-substitution, and divides the iteration error eta |dx| the rule left by the
+  !> observed rate theta <= THETA_REFRESH, so that it stays far below the tolerance over
+  !> long runs (an iteration error repeated every step accumulates; see fortran/symplectic.f90
+  !> sym_step, which ends its steps with a fresh matrix instead, at one factorization a step).
+  !> Groups: the positions q_1..q_s; the momenta phat_0..phat_s, P_s; the multipliers as
+  !> h lam (momentum units).  The momenta and multipliers come from rows that fix q to
+  !> round-off (sum_j D_vj q_j = h H_p): their floor is what changes q by s^2 ulps
   !> (|D| ~ s^2), amp = s^2 |q| / |q_s - q_0| times their size.
+  !> iters, nfact: iterations and LU factorizations of the step.
   !> info: 0, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_NONFINITE.
-  subroutine gl_newton(model, t, h, q0, p0, l0, tol, maxit, w, iters, info)
+  subroutine gl_newton(model, t, h, q0, p0, l0, tol, maxit, w, iters, nfact, info)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, h, q0(:), p0(:), l0(:), tol
     integer, intent(in) :: maxit
     type(gl_work_t), intent(inout) :: w
-    integer, intent(out) :: iters, info
-    integer :: it, m
+    integer, intent(out) :: iters, nfact, info
+    integer :: it, m, status
+    logical :: fresh, refresh, polish
     real(wp) :: sq, sp, sl, amp
     m = 2 * (w%s + 1) * w%n
     iters = 0
+    nfact = 0
+    polish = .false.
+    ! a matrix built for another step size is not kept (its h enters every block)
+    refresh = .not. (w%have_lu .and. h == w%h_lu)
     call w%nc%start()
-    do it = 1, maxit
+    status = NEWTON_DIVERGED
+    do it = 1, maxit + 1
       call gl_residual(model, t, h, q0, p0, l0, w, info)
-      if (info /= 0) return
-      call gl_jacobian(model, t, h, w, info)
-      if (info /= 0) return
-      call newton_increment(w%e, w%jac, w%ipiv, w%dx, w%x, info)
-      if (info /= 0) return
+      if (info /= 0) exit
+      if (.not. all(abs(w%e) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        exit
+      end if
+      if (polish) then                 ! the kept iteration after convergence (see above)
+        w%dx = -w%e
+        call gl_solve(w)
+        w%x = w%x + w%dx
+        iters = iters + 1
+        exit
+      end if
+      fresh = refresh
+      if (fresh) then
+        call gl_jacobian(model, t, h, w, info)
+        if (info /= 0) exit
+        call gl_factor(w, info)
+        if (info /= 0) exit
+        w%h_lu = h
+        nfact = nfact + 1
+      end if
+      w%dx = -w%e
+      call gl_solve(w)
+      w%x = w%x + w%dx
       iters = iters + 1
       if (.not. all(abs(w%x) <= huge(1.0_wp))) then
         info = STATUS_NONFINITE
-        return
+        exit
       end if
       sq = maxabs(w%x(1:w%s * w%n))
       sp = maxabs(w%x(w%s * w%n + 1:m))
@@ -435,9 +478,40 @@ contains
       call w%nc%group(w%dx(1:w%s * w%n), 1 + sq, sq)
       call w%nc%group(w%dx(w%s * w%n + 1:m), 1 + sp, amp * sp)
       call w%nc%group(abs(h) * w%dx(m + 1:), 1 + sl, amp * sl)
-      if (w%nc%done(tol, maxit, info)) return
+      status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
+      if (status == NEWTON_DIVERGED) exit
+      if (status == NEWTON_CONVERGED) then
+        if (fresh) exit
+        polish = .true.
+      end if
+      refresh = w%nc%refresh .or. (.not. fresh .and. w%nc%theta > THETA_REFRESH)
     end do
-    info = STATUS_NEWTON_FAILED
+    if (info == 0 .and. status /= NEWTON_CONVERGED) info = STATUS_NEWTON_FAILED
+    if (info /= 0) w%have_lu = .false.
+  end subroutine
+
+  !> LU of w%jac in place: pyint_small_lu's plain loops up to 4 SMALL_MAX unknowns (faster than
+  !> reference LAPACK there, fortran/core/small_lu.F90), LAPACK's above.  info: 0 or STATUS_SINGULAR.
+  subroutine gl_factor(w, info)
+    type(gl_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    if (w%nx <= 4 * SMALL_MAX) then
+      call slu_factor(w%jac, w%ipiv, info)
+    else
+      call lu_factor(w%jac, w%ipiv, info)
+    end if
+    w%have_lu = info == 0
+    if (info /= 0) info = STATUS_SINGULAR
+  end subroutine
+
+  !> w%dx <- w%jac^{-1} w%dx with the factors of gl_factor.
+  subroutine gl_solve(w)
+    type(gl_work_t), intent(inout) :: w
+    if (w%nx <= 4 * SMALL_MAX) then
+      call slu_solve(w%jac, w%ipiv, w%dx)
+    else
+      call lu_solve(w%jac, w%ipiv, w%dx)
+    end if
   end subroutine
 
   !> Options: iopt = [s, variant, maxit], ropt = [tol, lam_0 (mn)]: the start multiplier is
@@ -485,12 +559,12 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     real(wp) :: dq(self%nq), dp(self%nq), kc(self%model%mn, self%model%mn), mu(self%model%mn)
-    integer :: ipc(self%model%mn), iters, n, j
+    integer :: ipc(self%model%mn), iters, nfact, n, j
     n = self%nq
     associate (w => self%w, model => self%model, p => self%p, q => s%q, v => s%v, lam => s%lam)
-      call gl_newton(model, s%t, h, q, p, lam, self%tol, self%maxit, w, iters, info)
+      call gl_newton(model, s%t, h, q, p, lam, self%tol, self%maxit, w, iters, nfact, info)
       self%stats(STAT_GALERKIN_NEWTON_ITERATIONS) = self%stats(STAT_GALERKIN_NEWTON_ITERATIONS) + iters
-      self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) + iters
+      self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) + nfact
       self%stats(STAT_GALERKIN_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_GALERKIN_MAX_NEWTON_ITERATIONS), real(iters, wp))
       if (info /= 0) return
       ! the new point is the solution itself (q + (q_s - q) may differ from q_s by an
