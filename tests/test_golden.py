@@ -39,6 +39,13 @@ galerkin_nonholonomic re-recorded after the driver learned to stop a growing ste
 (fortran/core/driver.f90: step_guard): its one changed case, sb_locked_pi8_s1_spec (the carried-multiplier
 variant, s = 1, h = 1/2, whose board reversed at t = 2.5 with status ok), now stops there as step_too_large
 with the steps to t = 2.0; the other eleven cases are unchanged.
+The galerkin_s* cases and galerkin_nonholonomic re-recorded after fortran/galerkin.f90's Newton became
+simplified Newton with a kept LU (issue 27): q <= 2.2e-14, v <= 6.2e-14, lam <= 2.3e-11 relative (the rule
+measures h lam in momentum units: at h = 1/64 its tolerance on lam is ~1e-13 (1 + |P|) / h, ~2.5e-11 on the
+snakeboard), the Newton iteration and factorization counts changed; in the study q, v, energy <= 5e-13
+relative over the runs (2.8e-11 on |q| = 201 in sb_general), lam <= 3e-10 relative (sb_general), except
+sb_locked_pi8_spec: its spurious direction reversal (docs/galerkin_snakeboard.md) is an instability that
+grows from round-off; it still first reverses at t = 11.3125, the motion after it moves by O(1).
 """
 import json
 import math
