@@ -110,8 +110,8 @@ module galerkin
     integer :: maxit = 0
     real(wp) :: tol = 0
     real(wp), allocatable :: p(:)      !< the canonical momentum P_s
-    real(wp), allocatable :: dp1(:), dl1(:)  !< the last step's change of P and of the nodal lam_s (predictor)
-    logical :: have_d1 = .false.       !< dp1, dl1 hold a step's changes (not at the start)
+    real(wp), allocatable :: xs1(:), xs2(:)  !< the solutions x of the last two steps (predictor)
+    integer :: nxs = 0                 !< how many of them are held
   contains
     procedure :: init => gl_init
     procedure :: step => gl_advance
@@ -529,8 +529,8 @@ contains
     real(wp) :: mq(self%nq, self%nq)
     integer :: n, c, j
     self%naux = self%nq                ! the momenta
-    allocate(self%p(self%nq), self%dp1(self%nq), self%dl1(self%model%mn))
-    self%have_d1 = .false.
+    allocate(self%p(self%nq))
+    self%nxs = 0
     n = self%nq; c = self%model%mn
     if (.not. self%options_fit(nstats=NSTATS_GALERKIN, niopt=NIOPT_GALERKIN, nropt=NROPT_GALERKIN + c, info=info)) return
     self%tol = self%ropt(ROPT_GALERKIN_TOL)
@@ -538,6 +538,7 @@ contains
     if (self%maxit < 1) return
     call gl_work_init(self%w, self%model, self%iopt(IOPT_GALERKIN_STAGES), self%iopt(IOPT_GALERKIN_VARIANT), s%q, info)
     if (info /= 0) return
+    allocate(self%xs1(self%w%nx), self%xs2(self%w%nx))
     s%lam = self%ropt(ROPT_GALERKIN_LAMBDA0:ROPT_GALERKIN_LAMBDA0 + c - 1)
     call self%model%mass(s%q, mq)
     self%p = matmul(mq, s%v)
@@ -565,7 +566,7 @@ contains
     integer, intent(out) :: info
     real(wp) :: dp(self%nq), kc(self%model%mn, self%model%mn), mu(self%model%mn)
     real(wp) :: v0(self%nq), dl(self%model%mn)
-    integer :: ipc(self%model%mn), iters, nfact, n, j
+    integer :: ipc(self%model%mn), iters, nfact, n, j, m
     n = self%nq
     associate (w => self%w, model => self%model, p => self%p, q => s%q, v => s%v, lam => s%lam)
       v0 = v
@@ -608,30 +609,36 @@ contains
                                                                 maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
       end if
       ! predictor of the next step (the start of simplified Newton, whose iteration count grows
-      ! with its error): the positions from the velocity extrapolated linearly through the step's
-      ! ends, q(t1 + d h) ~ q + d h v + (d h)^2 / 2 (v - v0) / h, error O(h^3) (the control points
-      ! shifted by the step's increment left d h (v - v0) = O(h^2): 4e-5 of |q| on the snakeboard
-      ! at h = 1e-3, its largest start error); momenta and multipliers shifted by their change
-      ! over the step extrapolated from this step's and the last one's (a second difference; the
-      ! multipliers by the change of the nodal lam_s: with GL_REDUCED and s = 1, lam_0 = lam_1
-      ! within a step, and the snakeboard's lam'' ~ 1e3 at the start)
-      if (.not. self%have_d1) then
-        self%dp1 = dp
-        self%dl1 = dl
-        self%have_d1 = .true.
-      end if
-      self%dp1 = 2 * dp - self%dp1
-      self%dl1 = 2 * dl - self%dl1
+      ! with its error).  Momenta and multipliers: each control point extrapolated from its
+      ! values at the last steps (linearly, then quadratically once three are held; at the first
+      ! step shifted by the step's change of P and of the nodal lam_s).  Shifting them by the
+      ! change of P alone left h^2 p'' and the difference between the changes of P and of phat
+      ! (phat ~ P - h R / 2 for s = 1): 1e-5 of |P| on the snakeboard at h = 1e-3.  Positions:
+      ! from the velocity extrapolated linearly through the step's ends, q(t1 + d h) ~ q +
+      ! d h v + (d h)^2 / 2 (v - v0) / h, error O(h^3) (the control points shifted by the step's
+      ! increment left d h (v - v0) = O(h^2): 4e-5 of |q| there).
+      m = w%s * n
+      w%dx(m + 1:) = w%x(m + 1:)                          ! this step's solution
+      select case (self%nxs)
+      case (0)
+        do j = 0, w%s + 1
+          w%x(cp(w, j) + 1:cp(w, j) + n) = w%x(cp(w, j) + 1:cp(w, j) + n) + dp
+        end do
+        do j = 1, w%s
+          w%x(cl(w, j) + 1:cl(w, j) + w%c) = w%x(cl(w, j) + 1:cl(w, j) + w%c) + dl
+        end do
+        if (w%variant == GL_REDUCED) w%x(cl0(w) + 1:cl0(w) + w%c) = w%x(cl0(w) + 1:cl0(w) + w%c) + dl
+      case (1)
+        w%x(m + 1:) = 2 * w%dx(m + 1:) - self%xs1(m + 1:)
+      case default
+        w%x(m + 1:) = 3 * (w%dx(m + 1:) - self%xs1(m + 1:)) + self%xs2(m + 1:)
+      end select
+      self%xs2(m + 1:) = self%xs1(m + 1:)
+      self%xs1(m + 1:) = w%dx(m + 1:)
+      self%nxs = min(self%nxs + 1, 2)
       do j = 1, w%s
         w%x(cq(w, j) + 1:cq(w, j) + n) = q + w%d(j) * h * v + (0.5_wp * w%d(j)**2 * h) * (v - v0)
-        w%x(cl(w, j) + 1:cl(w, j) + w%c) = w%x(cl(w, j) + 1:cl(w, j) + w%c) + self%dl1
       end do
-      if (w%variant == GL_REDUCED) w%x(cl0(w) + 1:cl0(w) + w%c) = w%x(cl0(w) + 1:cl0(w) + w%c) + self%dl1
-      do j = 0, w%s + 1
-        w%x(cp(w, j) + 1:cp(w, j) + n) = w%x(cp(w, j) + 1:cp(w, j) + n) + self%dp1
-      end do
-      self%dp1 = dp
-      self%dl1 = dl
     end associate
   end subroutine
 

@@ -41,12 +41,13 @@ variant, s = 1, h = 1/2, whose board reversed at t = 2.5 with status ok), now st
 with the steps to t = 2.0; the other eleven cases are unchanged.
 The galerkin_s* cases and galerkin_nonholonomic re-recorded after fortran/galerkin.f90's Newton became
 simplified Newton with a kept LU and a predictor extrapolated from the last steps (issue 27), against the
-recording before it: q <= 1.4e-14, v <= 1.2e-14, lam <= 4.4e-11 relative (galerkin_s4-snakeboard, h = 1/64:
-the rule measures h lam in momentum units, so its tolerance on lam is ~1e-13 (1 + |P|) / h), the Newton
-iteration and factorization counts changed; in the study q, v, energy <= 3.5e-12 relative (sb_general:
-8.5e-11 on |q| = 201), lam <= 1.2e-10 relative (sb_general, |lam| up to 215), except sb_locked_pi8_spec:
-its spurious direction reversal (docs/galerkin_snakeboard.md) is an instability that grows from round-off;
-it still first reverses at t = 11.3125, the motion after it moves by up to 0.15 in q.
+recording before it: q <= 2.7e-14, v <= 1.9e-14, lam <= 7.1e-12 relative (the rule measures h lam in
+momentum units, so its tolerance on lam is ~1e-13 (1 + |P|) / h), the Newton iteration and factorization
+counts changed; in the study q, energy <= 4.6e-12 relative, v <= 8.7e-11 (sb_locked_pi16_s1, |v| = 1, an
+s = 1 run at a long step), lam <= 1.3e-10 relative (sb_general, |lam| up to 215): a Newton error of the
+tolerance's size repeated over the runs' steps; except sb_locked_pi8_spec: its spurious direction reversal
+(docs/galerkin_snakeboard.md) is an instability that grows from round-off; it still first reverses at
+t = 11.3125, the motion after it moves by up to 0.16 in q.
 """
 import json
 import math
