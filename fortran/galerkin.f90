@@ -50,8 +50,9 @@
 !> exactly on the coefficients) map the system for (q_0, P_0, lam_0; h) onto
 !> the one for (q_s, P_s, lam_s; -h) with the control points reversed.
 !>
-!> Newton's method with the analytic Jacobian (gl_jacobian; finite-difference
-!> checked by tests/test_galerkin.py), full LU per iteration (LAPACK).
+!> Simplified Newton with the analytic Jacobian (gl_jacobian; finite-difference
+!> checked by tests/test_galerkin.py): its LU kept across iterations and steps and
+!> refreshed when the one Newton rule asks (gl_newton).
 module galerkin
   use pyint_kinds
   use pyint_model, only: model_t
@@ -59,7 +60,9 @@ module galerkin
   use pyint_linalg, only: lu_factor, lu_solve, inf_norm
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
-  use pyint_newton_control, only: newton_control_t, newton_increment, maxabs
+  use pyint_newton_control, only: newton_control_t, maxabs, NEWTON_CONVERGED, NEWTON_DIVERGED
+  use pyint_newton_matrix, only: SMALL_MAX
+  use pyint_small_lu, only: slu_factor, slu_solve
   use pyint_seam, only: NSTATS_GALERKIN, NIOPT_GALERKIN, NROPT_GALERKIN, IOPT_GALERKIN_STAGES, IOPT_GALERKIN_VARIANT, &
                         IOPT_GALERKIN_MAXIT, ROPT_GALERKIN_TOL, ROPT_GALERKIN_LAMBDA0
   use pyint_seam, only: STAT_GALERKIN_JACOBIAN_FACTORIZATIONS, STAT_GALERKIN_MAX_CONSTRAINT_RESIDUAL, &
@@ -76,6 +79,10 @@ module galerkin
   !> GL_REDUCED: lam_0 is an unknown of the step and the multiplier polynomial
   !> has degree s - 1 (its degree-s coefficient sum_j w_j lam_j vanishes).
   integer, parameter :: GL_SPEC = 0, GL_REDUCED = 1
+  !> a kept Newton matrix is refreshed at the next iteration when the observed contraction exceeds
+  !> this (as generalized-alpha's THETA_REFACTOR and the symplectic family's THETA_REFRESH), besides
+  !> when the rule asks (c%refresh)
+  real(wp), parameter :: THETA_REFRESH = 0.1_wp
 
   !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
   type :: gl_work_t
@@ -85,6 +92,8 @@ module galerkin
     real(wp), allocatable :: lw(:)                         !< lw(0:s): degree-s coefficient weights (GL_REDUCED)
     real(wp), allocatable :: x(:), dx(:), e(:), jac(:, :)  !< unknowns, increment, residual, Newton matrix
     integer, allocatable :: ipiv(:)
+    logical :: have_lu = .false.      !< jac holds the LU factors of a Newton matrix built for h_lu
+    real(wp) :: h_lu = 0
     real(wp), allocatable :: qn(:, :), pn(:, :), un(:, :), rn(:, :), ln(:, :)  !< nodal q, phat, H_p, R, lam
     real(wp), allocatable :: an(:, :, :), bn(:, :)         !< nodal A (c, n, 0:s) and b (c, 0:s)
     real(wp), allocatable :: ps(:), us(:), tmp(:)          !< P_s, H_p(q_s, P_s)
@@ -101,6 +110,8 @@ module galerkin
     integer :: maxit = 0
     real(wp) :: tol = 0
     real(wp), allocatable :: p(:)      !< the canonical momentum P_s
+    real(wp), allocatable :: xs1(:), xs2(:)  !< the solutions x of the last two steps (predictor)
+    integer :: nxs = 0                 !< how many of them are held
   contains
     procedure :: init => gl_init
     procedure :: step => gl_advance
@@ -395,36 +406,72 @@ contains
     end if
   end subroutine
 
-  !> Solve the step equations for w%x (start value on entry) by Newton's method,
-  !> stopped by the one rule of every implicit kernel (pyint_newton_control,
-  !> fortran/core/newton_control.f90).  Groups: the positions q_1..q_s; the
-  !> momenta phat_0..phat_s, P_s; the multipliers as h lam (momentum units).
-  !> The momenta and multipliers come from rows that fix q to round-off
-  !> (sum_j D_vj q_j = h H_p): their floor is what changes q by s^2 ulps
+  !> Solve the step equations for w%x (start value on entry) by simplified Newton with a kept
+  !> LU of gl_jacobian (Hairer & Wanner, Solving ODEs II, sec. IV.8, as RADAU5): the factors
+  !> are kept across iterations and steps (w%have_lu, for the step size w%h_lu) and refreshed
+  !> at the iterate when the one rule of every implicit kernel (pyint_newton_control,
+  !> fortran/core/newton_control.f90) asks for it (c%refresh) or the kept matrix contracts
+  !> slower than THETA_REFRESH; the rule stops the iteration.  Once it has converged with a
+  !> kept matrix, one more kept iteration is applied (polish): it costs a residual and a
+  !> back-substitution, and divides the iteration error eta |dx| the rule left by the
+  !> observed rate theta <= THETA_REFRESH.  An iteration error repeated every step
+  !> accumulates: without the polish tests/test_methods.py's order fit of galerkin_s3 on the
+  !> skate measured a v slope of 3.39 instead of 4 (error 3.4e-12 at the finest h).
+  !> (fortran/symplectic.f90 sym_step ends its steps with a fresh matrix instead, at one
+  !> factorization a step.)
+  !> Groups: the positions q_1..q_s; the momenta phat_0..phat_s, P_s; the multipliers as
+  !> h lam (momentum units).  The momenta and multipliers come from rows that fix q to
+  !> round-off (sum_j D_vj q_j = h H_p): their floor is what changes q by s^2 ulps
   !> (|D| ~ s^2), amp = s^2 |q| / |q_s - q_0| times their size.
+  !> iters, nfact: iterations and LU factorizations of the step.
   !> info: 0, STATUS_NEWTON_FAILED, STATUS_SINGULAR, STATUS_NONFINITE.
-  subroutine gl_newton(model, t, h, q0, p0, l0, tol, maxit, w, iters, info)
+  subroutine gl_newton(model, t, h, q0, p0, l0, tol, maxit, w, iters, nfact, info)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, h, q0(:), p0(:), l0(:), tol
     integer, intent(in) :: maxit
     type(gl_work_t), intent(inout) :: w
-    integer, intent(out) :: iters, info
-    integer :: it, m
+    integer, intent(out) :: iters, nfact, info
+    integer :: it, m, status
+    logical :: fresh, refresh, polish
     real(wp) :: sq, sp, sl, amp
     m = 2 * (w%s + 1) * w%n
     iters = 0
+    nfact = 0
+    polish = .false.
+    ! a matrix built for another step size is not kept (its h enters every block)
+    refresh = .not. (w%have_lu .and. h == w%h_lu)
     call w%nc%start()
-    do it = 1, maxit
+    status = NEWTON_DIVERGED
+    do it = 1, maxit + 1
       call gl_residual(model, t, h, q0, p0, l0, w, info)
-      if (info /= 0) return
-      call gl_jacobian(model, t, h, w, info)
-      if (info /= 0) return
-      call newton_increment(w%e, w%jac, w%ipiv, w%dx, w%x, info)
-      if (info /= 0) return
+      if (info /= 0) exit
+      if (.not. all(abs(w%e) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        exit
+      end if
+      if (polish) then                 ! the kept iteration after convergence (see above)
+        w%dx = -w%e
+        call gl_solve(w)
+        w%x = w%x + w%dx
+        iters = iters + 1
+        exit
+      end if
+      fresh = refresh
+      if (fresh) then
+        call gl_jacobian(model, t, h, w, info)
+        if (info /= 0) exit
+        call gl_factor(w, info)
+        if (info /= 0) exit
+        w%h_lu = h
+        nfact = nfact + 1
+      end if
+      w%dx = -w%e
+      call gl_solve(w)
+      w%x = w%x + w%dx
       iters = iters + 1
       if (.not. all(abs(w%x) <= huge(1.0_wp))) then
         info = STATUS_NONFINITE
-        return
+        exit
       end if
       sq = maxabs(w%x(1:w%s * w%n))
       sp = maxabs(w%x(w%s * w%n + 1:m))
@@ -435,9 +482,40 @@ contains
       call w%nc%group(w%dx(1:w%s * w%n), 1 + sq, sq)
       call w%nc%group(w%dx(w%s * w%n + 1:m), 1 + sp, amp * sp)
       call w%nc%group(abs(h) * w%dx(m + 1:), 1 + sl, amp * sl)
-      if (w%nc%done(tol, maxit, info)) return
+      status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
+      if (status == NEWTON_DIVERGED) exit
+      if (status == NEWTON_CONVERGED) then
+        if (fresh) exit
+        polish = .true.
+      end if
+      refresh = w%nc%refresh .or. (.not. fresh .and. w%nc%theta > THETA_REFRESH)
     end do
-    info = STATUS_NEWTON_FAILED
+    if (info == 0 .and. status /= NEWTON_CONVERGED) info = STATUS_NEWTON_FAILED
+    if (info /= 0) w%have_lu = .false.
+  end subroutine
+
+  !> LU of w%jac in place: pyint_small_lu's plain loops up to 4 SMALL_MAX unknowns (faster than
+  !> reference LAPACK there, fortran/core/small_lu.F90), LAPACK's above.  info: 0 or STATUS_SINGULAR.
+  subroutine gl_factor(w, info)
+    type(gl_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    if (w%nx <= 4 * SMALL_MAX) then
+      call slu_factor(w%jac, w%ipiv, info)
+    else
+      call lu_factor(w%jac, w%ipiv, info)
+    end if
+    w%have_lu = info == 0
+    if (info /= 0) info = STATUS_SINGULAR
+  end subroutine
+
+  !> w%dx <- w%jac^{-1} w%dx with the factors of gl_factor.
+  subroutine gl_solve(w)
+    type(gl_work_t), intent(inout) :: w
+    if (w%nx <= 4 * SMALL_MAX) then
+      call slu_solve(w%jac, w%ipiv, w%dx)
+    else
+      call lu_solve(w%jac, w%ipiv, w%dx)
+    end if
   end subroutine
 
   !> Options: iopt = [s, variant, maxit], ropt = [tol, lam_0 (mn)]: the start multiplier is
@@ -452,6 +530,7 @@ contains
     integer :: n, c, j
     self%naux = self%nq                ! the momenta
     allocate(self%p(self%nq))
+    self%nxs = 0
     n = self%nq; c = self%model%mn
     if (.not. self%options_fit(nstats=NSTATS_GALERKIN, niopt=NIOPT_GALERKIN, nropt=NROPT_GALERKIN + c, info=info)) return
     self%tol = self%ropt(ROPT_GALERKIN_TOL)
@@ -459,6 +538,7 @@ contains
     if (self%maxit < 1) return
     call gl_work_init(self%w, self%model, self%iopt(IOPT_GALERKIN_STAGES), self%iopt(IOPT_GALERKIN_VARIANT), s%q, info)
     if (info /= 0) return
+    allocate(self%xs1(self%w%nx), self%xs2(self%w%nx))
     s%lam = self%ropt(ROPT_GALERKIN_LAMBDA0:ROPT_GALERKIN_LAMBDA0 + c - 1)
     call self%model%mass(s%q, mq)
     self%p = matmul(mq, s%v)
@@ -477,28 +557,30 @@ contains
   end subroutine
 
   !> One step from (q, P, lam) to (q_s, P_s, lam_s); v = H_p(q_s, P_s).  After it P_s gets
-  !> one Newton correction onto A(q_s) H_p(q_s, P) + b = 0, and the control points of the
-  !> step, shifted by its increments, are the predictor of the next.
+  !> one Newton correction onto A(q_s) H_p(q_s, P) + b = 0, and the predictor of the next
+  !> step is extrapolated from this one (see below).
   subroutine gl_advance(self, h, t1, s, info)
     class(gl_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    real(wp) :: dq(self%nq), dp(self%nq), kc(self%model%mn, self%model%mn), mu(self%model%mn)
-    integer :: ipc(self%model%mn), iters, n, j
+    real(wp) :: dp(self%nq), kc(self%model%mn, self%model%mn), mu(self%model%mn)
+    real(wp) :: v0(self%nq), dl(self%model%mn)
+    integer :: ipc(self%model%mn), iters, nfact, n, j, m
     n = self%nq
     associate (w => self%w, model => self%model, p => self%p, q => s%q, v => s%v, lam => s%lam)
-      call gl_newton(model, s%t, h, q, p, lam, self%tol, self%maxit, w, iters, info)
+      v0 = v
+      call gl_newton(model, s%t, h, q, p, lam, self%tol, self%maxit, w, iters, nfact, info)
       self%stats(STAT_GALERKIN_NEWTON_ITERATIONS) = self%stats(STAT_GALERKIN_NEWTON_ITERATIONS) + iters
-      self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) + iters
+      self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_GALERKIN_JACOBIAN_FACTORIZATIONS) + nfact
       self%stats(STAT_GALERKIN_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_GALERKIN_MAX_NEWTON_ITERATIONS), real(iters, wp))
       if (info /= 0) return
       ! the new point is the solution itself (q + (q_s - q) may differ from q_s by an
       ! ulp of q, which would put round-off of the size of |q| eps into the constraint)
-      dq = w%x(cq(w, w%s) + 1:cq(w, w%s) + n) - q
       dp = w%x(cp(w, w%s + 1) + 1:cp(w, w%s + 1) + n) - p
       q = w%x(cq(w, w%s) + 1:cq(w, w%s) + n)
       p = w%x(cp(w, w%s + 1) + 1:cp(w, w%s + 1) + n)
+      dl = w%x(cl(w, w%s) + 1:cl(w, w%s) + w%c) - lam     ! the multiplier's change over the step
       lam = w%x(cl(w, w%s) + 1:cl(w, w%s) + w%c)
       ! constraint at the new point with the canonical momentum
       call dual_grad(model, t1, q, p, w%dw, v, w%tmp, info)
@@ -508,7 +590,11 @@ contains
         ! Newton step on P_s alone, P <- P - H_pp A^T (A H_pp A^T)^{-1} (A H_p + b), brings the
         ! constraint back to round-off at the stored point (a change of P at the level of that ulp)
         mu = matmul(w%an(:, :, 0), v) + w%bn(:, 0)
-        call dual_hess(model, t1, q, p, w%dw, w%hpq, w%hpp, w%hqq, w%hqp, info)
+        if (w%dw%const_mass) then        ! H_pp = M^{-1}, kept by the dual form (no force Jacobian)
+          w%hpp = w%dw%minv
+        else
+          call dual_hess(model, t1, q, p, w%dw, w%hpq, w%hpp, w%hqq, w%hqp, info)
+        end if
         if (info == 0) then
           kc = matmul(w%an(:, :, 0), matmul(w%hpp, transpose(w%an(:, :, 0))))
           call lu_factor(kc, ipc, info)
@@ -522,12 +608,36 @@ contains
         self%stats(STAT_GALERKIN_MAX_CONSTRAINT_RESIDUAL) = max(self%stats(STAT_GALERKIN_MAX_CONSTRAINT_RESIDUAL), &
                                                                 maxval(abs(matmul(w%an(:, :, 0), v) + w%bn(:, 0))))
       end if
-      ! predictor of the next step: the control points shifted by this step's increments
+      ! predictor of the next step (the start of simplified Newton, whose iteration count grows
+      ! with its error).  Momenta and multipliers: each control point extrapolated from its
+      ! values at the last steps (linearly, then quadratically once three are held; at the first
+      ! step shifted by the step's change of P and of the nodal lam_s).  Shifting them by the
+      ! change of P alone left h^2 p'' and the difference between the changes of P and of phat
+      ! (phat ~ P - h R / 2 for s = 1): 1e-5 of |P| on the snakeboard at h = 1e-3.  Positions:
+      ! from the velocity extrapolated linearly through the step's ends, q(t1 + d h) ~ q +
+      ! d h v + (d h)^2 / 2 (v - v0) / h, error O(h^3) (the control points shifted by the step's
+      ! increment left d h (v - v0) = O(h^2): 4e-5 of |q| there).
+      m = w%s * n
+      w%dx(m + 1:) = w%x(m + 1:)                          ! this step's solution
+      select case (self%nxs)
+      case (0)
+        do j = 0, w%s + 1
+          w%x(cp(w, j) + 1:cp(w, j) + n) = w%x(cp(w, j) + 1:cp(w, j) + n) + dp
+        end do
+        do j = 1, w%s
+          w%x(cl(w, j) + 1:cl(w, j) + w%c) = w%x(cl(w, j) + 1:cl(w, j) + w%c) + dl
+        end do
+        if (w%variant == GL_REDUCED) w%x(cl0(w) + 1:cl0(w) + w%c) = w%x(cl0(w) + 1:cl0(w) + w%c) + dl
+      case (1)
+        w%x(m + 1:) = 2 * w%dx(m + 1:) - self%xs1(m + 1:)
+      case default
+        w%x(m + 1:) = 3 * (w%dx(m + 1:) - self%xs1(m + 1:)) + self%xs2(m + 1:)
+      end select
+      self%xs2(m + 1:) = self%xs1(m + 1:)
+      self%xs1(m + 1:) = w%dx(m + 1:)
+      self%nxs = min(self%nxs + 1, 2)
       do j = 1, w%s
-        w%x(cq(w, j) + 1:cq(w, j) + n) = w%x(cq(w, j) + 1:cq(w, j) + n) + dq
-      end do
-      do j = 0, w%s + 1
-        w%x(cp(w, j) + 1:cp(w, j) + n) = w%x(cp(w, j) + 1:cp(w, j) + n) + dp
+        w%x(cq(w, j) + 1:cq(w, j) + n) = q + w%d(j) * h * v + (0.5_wp * w%d(j)**2 * h) * (v - v0)
       end do
     end associate
   end subroutine

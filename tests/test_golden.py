@@ -39,6 +39,15 @@ galerkin_nonholonomic re-recorded after the driver learned to stop a growing ste
 (fortran/core/driver.f90: step_guard): its one changed case, sb_locked_pi8_s1_spec (the carried-multiplier
 variant, s = 1, h = 1/2, whose board reversed at t = 2.5 with status ok), now stops there as step_too_large
 with the steps to t = 2.0; the other eleven cases are unchanged.
+The galerkin_s* cases and galerkin_nonholonomic re-recorded after fortran/galerkin.f90's Newton became
+simplified Newton with a kept LU and a predictor extrapolated from the last steps (issue 27), against the
+recording before it: q <= 2.7e-14, v <= 1.9e-14, lam <= 7.1e-12 relative (the rule measures h lam in
+momentum units, so its tolerance on lam is ~1e-13 (1 + |P|) / h), the Newton iteration and factorization
+counts changed; in the study q, energy <= 4.6e-12 relative, v <= 8.7e-11 (sb_locked_pi16_s1, |v| = 1, an
+s = 1 run at a long step), lam <= 1.3e-10 relative (sb_general, |lam| up to 215): a Newton error of the
+tolerance's size repeated over the runs' steps; except sb_locked_pi8_spec: its spurious direction reversal
+(docs/galerkin_snakeboard.md) is an instability that grows from round-off; it still first reverses at
+t = 11.3125, the motion after it moves by up to 0.16 in q.
 """
 import json
 import math

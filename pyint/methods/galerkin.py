@@ -6,8 +6,9 @@ H(q, p) = 1/2 p^T M(q)^{-1} p + V(q), q' = H_p, p' = -H_q - A^T lam,
 A(q) H_p + b = 0, everything built from the items of the shared model
 interface.  One step of degree s (s = 1..8) solves for the control points
 q_1..q_s, phat_0..phat_s, the end momentum P_s and lam_1..lam_s
-(2(s+1)n + s c unknowns) by Newton's method; see the kernel's header for the
-equations.  Output per step: (q_s, P_s, lam_s).
+(2(s+1)n + s c unknowns) by simplified Newton (the LU of the analytic Jacobian kept
+across iterations and steps, refreshed when the one Newton rule asks); see the
+kernel's header for the equations.  Output per step: (q_s, P_s, lam_s).
 
 Two treatments of the multiplier (``variant``; measured in
 tests/test_galerkin.py and docs/galerkin_snakeboard.md):
