@@ -44,7 +44,7 @@ _LONG_SOLVE = """
             return np.array([0.5 * (q @ q - 1.0)])
 
     if {symbolic}:
-        from symbolic_models import symbolic_chain
+        from pyint.models.symbolic_examples import symbolic_chain
         model = symbolic_chain(1)           # the same pendulum, its items compiled
         model.compiled_ipar()               # compiled before the clock starts
     else:

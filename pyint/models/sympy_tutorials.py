@@ -1,6 +1,7 @@
-"""SymPy's own tutorial models (sympy.physics.mechanics), written as their tutorials write them:
-tests/test_mechanics_bridge.py builds pyint models from them (SymbolicModel.from_kanes_method,
-from_system) and checks them against SymPy's own equations of motion integrated by DOP853.
+"""SymPy's own tutorial models (sympy.physics.mechanics), written as their tutorials write them (needs
+SymPy; not imported by ``pyint.models``): tests/test_mechanics_bridge.py builds pyint models from them
+(SymbolicModel.from_kanes_method, from_system) and checks them against SymPy's own equations of
+motion integrated by DOP853; bench/run.py (section symbolic) times the four-bar's compilation.
 
 * rolling_disc_body_rates: the rolling disc with Kane's generalized speeds u = body angular rates
   (SymPy docs, "A rolling disc", KanesMethod); q' = N(q) u with N != I;
