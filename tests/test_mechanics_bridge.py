@@ -323,7 +323,7 @@ def test_redundant_configuration_constraints_keep_a_true_velocity_constraint():
     """The span test of the velocity constraints against G uses ranks: with a configuration constraint
     given twice (G rank-deficient), a velocity constraint outside G's span is still kept, and one inside
     it dropped."""
-    from pyint.models.symbolic import _independent_of_hol
+    from pyint.models.symbolic_mechanics import _independent_of_hol
     a, b_, c = sp.symbols("a b c")
     g = [a - b_, 2 * a - 2 * b_]                       # the same constraint twice: rank 1
     A = sp.Matrix([[1, -1, 0], [0, 0, 1], [3, -3, 0]])  # row 0 and 2 in G's span, row 1 not
