@@ -2,7 +2,7 @@
 refusal of velocities that are not the coordinates' derivatives (issue 29).
 
 SymPy's tutorial models (pyint/models/sympy_tutorials.py) go through the bridge and are checked against SymPy's
-own equations of motion integrated by DOP853 at rtol 1e-12 (tests/mechanics_reference.py): every method
+own equations of motion integrated by DOP853 at rtol 1e-12 (sympy_tutorials.sympy_reference): every method
 that accepts the model converges at its order (pyint.convergence.measured_orders, the shared test's fit)
 and keeps the constraint levels it claims.
 """
@@ -20,8 +20,9 @@ from pyint.convergence import measured_orders
 from pyint.integrator import METHODS
 from pyint.models import SymbolicModel
 from pyint.problems import Problem
-from pyint.models.sympy_tutorials import cartesian_pendulum, four_bar, rolling_disc_body_rates, rolling_disc_qdot
-from mechanics_reference import RTOL, UNCONSTRAINED_ORDER, sympy_reference
+from pyint.models.sympy_tutorials import (RTOL, cartesian_pendulum, four_bar, rolling_disc_body_rates,
+                                          rolling_disc_qdot, sympy_reference)
+from mechanics_reference import UNCONSTRAINED_ORDER
 
 pytestmark = pytest.mark.usefixtures("fresh_model_cache")
 t = dynamicsymbols._t
