@@ -14,8 +14,8 @@ paths     the same chain through the other pyint paths: the Fortran kernel
           with the model in Python (callback: the items of one evaluation
           point in one Python call; lean: the same with items written for
           the callback, bench/lean_chain.py, what the path itself costs;
-          per item: Model.callback_bundle = False, one Python call per item)
-          and the NumPy step; Python callbacks per step.
+          per item: Model.callback_bundle = False, one Python call per item);
+          Python callbacks per step.
 solvers   the Newton-matrix solvers (dense / banded / sparse KLU) with and
           without Jacobian reuse, kernel steps/s.
 wp        work-precision on the 2-link chain (problem chain2, T = 1): final
@@ -29,7 +29,7 @@ adaptive  issue 18's work-precision: adaptive generalized-alpha (rtol sweep)
           on stiff_fast, on the snakeboard over T = 1.2 (up to its singular
           configuration at t = 1.2534, past which round-off decides the motion:
           printed first) and on a problem with bursts (the magnet pendulum of
-          tests/symbolic_models.py, error the maximum over 64 samples); the time each needs for errors 1e-4
+          pyint/models/symbolic_examples.py, error the maximum over 64 samples); the time each needs for errors 1e-4
           and 1e-6 and their ratios; bench/results/adaptive_*.png.
 batch     batched trajectories (integrate_batch) with 1 and 2 OpenMP threads
           against one-by-one integrate calls: trajectories per second.
@@ -55,7 +55,7 @@ versus_iftomm  the IFToMM benchmarks A02 (N = 2, 4) and A04 (Bricard) of the stu
           equal accuracy, the CPU time of the cheapest run within the benchmark's tolerance
           1e-3 (and log-log interpolated at 1e-3), and the ratios Exudyn / pyint for the
           same method and for pyint's cheapest (issue 26: >= 3).  Run only when named.
-symbolic  user models as SymbolicModels (tests/symbolic_models.py): generalized-
+symbolic  user models as SymbolicModels (pyint/models/symbolic_examples.py): generalized-
           alpha steps/s of the compiled chain (N = 2, 8, 32) and snakeboard
           beside their built-in twins and the same model through the Python
           callback; the 8-link chain's and SymPy's four-bar linkage's (through
@@ -80,11 +80,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# the NumPy baseline is the test oracle of generalized-alpha (tests/genalpha_numpy.py)
-sys.path.insert(1, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
 
 import pyint.methods  # noqa: E402,F401  (registers every method)
-from genalpha_numpy import genalpha_numpy  # noqa: E402
 from pyint.methods.genalpha import GeneralizedAlpha  # noqa: E402
 from pyint.errors import IntegrationError  # noqa: E402
 from pyint.integrator import METHODS  # noqa: E402
@@ -491,9 +488,9 @@ def section_paths(args):
     rows = []
     print("pyint paths on the chain, steps/s: Fortran kernel with the built-in model / with the model "
           "in Python (callback: the items of a point in one Python call; lean: the same through items "
-          "written for the callback, bench/lean_chain.py; per item: one call per item) / the NumPy step")
-    print(f"{'N':>5}{'fortran':>11}{'callback':>10}{'lean':>9}{'per item':>10}{'numpy':>9}{'cb/step':>9}"
-          f"{'F/cb':>7}{'F/lean':>8}{'F/item':>8}{'F/numpy':>9}")
+          "written for the callback, bench/lean_chain.py; per item: one call per item)")
+    print(f"{'N':>5}{'fortran':>11}{'callback':>10}{'lean':>9}{'per item':>10}{'cb/step':>9}"
+          f"{'F/cb':>7}{'F/lean':>8}{'F/item':>8}")
     for nl in (2, 8, 32):
         m = PendulumChain(nl)
         lean = LeanChain(nl)
@@ -511,19 +508,18 @@ def section_paths(args):
         wln, _ = best(lambda: ga.integrate(lean, q0, v0, ncb * H, H, every=ncb, backend="callback"), args.repeats)
         wpi, _ = best(lambda: ga.integrate(per_item, q0, v0, nsmall * H, H, every=nsmall, backend="callback"),
                       args.repeats)
-        wnp, _ = best(lambda: genalpha_numpy(m, q0, v0, H, nsmall, rho_inf=RHO), 1)
         row = dict(N=nl, fortran=ns / wall, callback=ncb / wcb, callback_lean=ncb / wln,
-                   callback_per_item=nsmall / wpi, numpy=nsmall / wnp,
+                   callback_per_item=nsmall / wpi,
                    callbacks_per_step=callbacks_per_step(m, q0, v0, nsmall, ga))
         rows.append(row)
         print(f"{nl:>5}{row['fortran']:>11.0f}{row['callback']:>10.0f}{row['callback_lean']:>9.0f}"
-              f"{row['callback_per_item']:>10.0f}{row['numpy']:>9.0f}{row['callbacks_per_step']:>9.2f}"
+              f"{row['callback_per_item']:>10.0f}{row['callbacks_per_step']:>9.2f}"
               f"{row['fortran'] / row['callback']:>7.0f}{row['fortran'] / row['callback_lean']:>8.0f}"
-              f"{row['fortran'] / row['callback_per_item']:>8.0f}{row['fortran'] / row['numpy']:>9.0f}", flush=True)
+              f"{row['fortran'] / row['callback_per_item']:>8.0f}", flush=True)
     r2 = rows[0]
     print(f"acceptance: N = 2: built-in / callback = {r2['fortran'] / r2['callback']:.1f} "
           f"(lean items: {r2['fortran'] / r2['callback_lean']:.1f}; target <= 20)")
-    impl = ["fortran", "callback", "callback_lean", "callback_per_item", "numpy"]
+    impl = ["fortran", "callback", "callback_lean", "callback_per_item"]
     ds = xr.Dataset({"steps_per_second": (("N", "path"), [[r[k] for k in impl] for r in rows],
                                           {"units": "1/s", "long_name": "generalized-alpha steps/s"}),
                      "callbacks_per_step": ("N", [r["callbacks_per_step"] for r in rows],
@@ -695,15 +691,16 @@ def section_wp(args):
 #: phase up to T = 1.2: at t = 1.2534 it passes its singular configuration (phi_b = phi_f, where the
 #: nonholonomic Jacobian loses rank) and past it round-off decides the motion (snakeboard_sensitivity).
 ADAPTIVE_CASES = (("stiff_fast", None), ("snakeboard", 1.2))
-#: a problem with bursts (tests/symbolic_models.py: symbolic_magnet_pendulum): errors are the maximum
+#: a problem with bursts (pyint/models/symbolic_examples.py: symbolic_magnet_pendulum): errors are the maximum
 #: over these samples
 MAGNET_T, MAGNET_SAMPLES = 3.0, 64
 
 
 def magnet_case():
     """(name, model, q0, v0, T, sample times from 0, q_ref at them after 0, source, IDA's rtols) of the
-    magnet pendulum (tests/symbolic_models.py: a SymbolicModel, its reference the angle ODE)."""
-    from symbolic_models import magnet_pendulum_reference, magnet_pendulum_state, symbolic_magnet_pendulum
+    magnet pendulum (pyint/models/symbolic_examples.py: a SymbolicModel, its reference the angle ODE)."""
+    from pyint.models.symbolic_examples import (magnet_pendulum_reference, magnet_pendulum_state,
+                                                symbolic_magnet_pendulum)
     times = np.linspace(0.0, MAGNET_T, MAGNET_SAMPLES + 1)
     qref = magnet_pendulum_reference(times)[1:]
     print(f"magnet_pendulum: reference DOP853 rtol 1e-13 vs 1e-12: "
@@ -875,12 +872,13 @@ def section_batch(args):
 
 
 # --- user models compiled from SymPy -------------------------------------------------
-#: Models timed by _compile_time: the 8-link chain (tests/symbolic_models.py) and SymPy's four-bar linkage
-#: through SymbolicModel.from_system (tests/mechanics_models.py; SymPy's System built before the timing).
+#: Models timed by _compile_time: the 8-link chain (pyint/models/symbolic_examples.py) and SymPy's four-bar linkage
+#: through SymbolicModel.from_system (pyint/models/sympy_tutorials.py; SymPy's System built before the timing).
 COMPILE_CASES = {
-    "chain 8": ("from symbolic_models import symbolic_chain", "m = symbolic_chain(8)"),
-    "four-bar (from_system)": ("from mechanics_models import four_bar\nfrom pyint.models import SymbolicModel\n"
-                               "s, p = four_bar()", "m = SymbolicModel.from_system(s, params=p)"),
+    "chain 8": ("from pyint.models.symbolic_examples import symbolic_chain", "m = symbolic_chain(8)"),
+    "four-bar (from_system)": ("from pyint.models.sympy_tutorials import four_bar\n"
+                               "from pyint.models import SymbolicModel\ns, p = four_bar()",
+                               "m = SymbolicModel.from_system(s, params=p)"),
 }
 
 
@@ -890,10 +888,9 @@ def _compile_time(case, cache):
     (cache miss: derivation, code generation, gfortran; hit: the cache's index and dlopen)."""
     import subprocess
     setup, build = COMPILE_CASES[case]
-    code = ("import sys, time, sympy; sys.path.insert(0, %r)\n%s\n"
+    code = ("import time, sympy\n%s\n"
             "t0 = time.perf_counter(); %s; t1 = time.perf_counter()\n"
-            "m.compiled_ipar(); print(t1 - t0, time.perf_counter() - t1)"
-            % (os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"), setup, build))
+            "m.compiled_ipar(); print(t1 - t0, time.perf_counter() - t1)" % (setup, build))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYINT_MODEL_CACHE": cache})
     return tuple(float(x) for x in out.stdout.split()[-2:])
@@ -903,7 +900,7 @@ def section_symbolic(args):
     import tempfile
     import xarray as xr
     from pyint.models import Snakeboard
-    from symbolic_models import symbolic_chain, symbolic_snakeboard
+    from pyint.models.symbolic_examples import symbolic_chain, symbolic_snakeboard
     ga = GeneralizedAlpha(rho_inf=RHO)
     rows = []
     print("SymbolicModel (compiled) vs the built-in twin vs the same model through the Python callback: "

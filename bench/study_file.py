@@ -79,7 +79,7 @@ def fabricate(directory: Path, n: int) -> Path:
     import numpy as np
     import xarray as xr
     from pyint.study.cache import CaseGrid, CaseStore, ScalarCase, _Scalar, write_shard
-    from pyint.study.runner import _prepare_case
+    from pyint.study.workers import _prepare_case
     study = _study(directory, n)
     grid, fixed = study.resolve(None, False)
     out = directory / f"out_{n}"

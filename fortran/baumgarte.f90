@@ -9,15 +9,17 @@
 !> keeps its order 4.  a and lam of the state are those of the stabilized KKT
 !> system.
 !>
-!> A fixed step flagged at a singular position is taken again projected (bg_pass).
+!> A fixed step flagged at a singular position is taken again projected: the pass of the index-1
+!> steppers (pyint_index1_stepper: index1_pass), which this stepper extends.
 !>
 !> A stepper of the one driver (fortran/core/driver.f90): ropt = [alpha, beta];
 !> stats = [KKT solves] (four per step: the last stage's solve at the new
 !> state is the next step's first).
 module baumgarte
   use pyint_kinds
-  use pyint_driver, only: stepper_t, state_t
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel, project_step, pass_begin, pass_end
+  use pyint_driver, only: state_t
+  use pyint_index1, only: index1_init, index1_accel, project_step
+  use pyint_index1_stepper, only: index1_stepper_t
   use pyint_kkt, only: SING_TOL_PROJECTED, SING_TOL_PASS
   use pyint_seam, only: NSTATS_BAUMGARTE, NIOPT_BAUMGARTE, NROPT_BAUMGARTE, IOPT_BAUMGARTE_PROJECT, &
                         ROPT_BAUMGARTE_ALPHA, ROPT_BAUMGARTE_BETA
@@ -26,14 +28,14 @@ module baumgarte
   private
   public :: baumgarte_stepper_t
 
-  type, extends(stepper_t) :: baumgarte_stepper_t
-    type(index1_work_t) :: kw
+  !> The index-1 stepper's work (w), projected steps (project) and pass at a singular position, with
+  !> its own options (alpha, beta) and stats.  On the constraints the stabilization terms vanish, so
+  !> the index-1 a of the pass's projection is the stabilized one.
+  type, extends(index1_stepper_t) :: baumgarte_stepper_t
     real(wp) :: alpha = 0, beta = 0
-    logical :: project = .false.     !< projected steps (pyint_index1 project_step)
   contains
     procedure :: init => bg_init
     procedure :: step => bg_step
-    procedure :: pass_singular => bg_pass
   end type
 
 contains
@@ -42,15 +44,15 @@ contains
     class(baumgarte_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    self%passes_singular = .true.     ! bg_pass
+    self%passes_singular = .true.     ! index1_pass
     if (.not. self%options_fit(nstats=NSTATS_BAUMGARTE, niopt=NIOPT_BAUMGARTE, nropt=NROPT_BAUMGARTE, info=info)) return
     if (self%model%mn /= 0) return
     self%alpha = self%ropt(ROPT_BAUMGARTE_ALPHA)
     self%beta = self%ropt(ROPT_BAUMGARTE_BETA)
-    call index1_init(self%kw, self%model)
+    call index1_init(self%w, self%model)
     self%project = self%iopt(IOPT_BAUMGARTE_PROJECT) == 1
-    self%kw%sing_tol = merge(SING_TOL_PROJECTED, SING_TOL_PASS, self%project)    ! fixed steps pass (bg_pass)
-    call index1_accel(self%model, s%t, s%q, s%v, self%kw, s%a, s%lam, info, self%alpha, self%beta)
+    self%w%sing_tol = merge(SING_TOL_PROJECTED, SING_TOL_PASS, self%project)    ! fixed steps pass (index1_pass)
+    call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info, self%alpha, self%beta)
   end subroutine
 
   !> k_i = (v_i, a(t_i, q_i, v_i)) at the classical nodes 0, 1/2, 1/2, 1; k_1 = s%a.
@@ -74,7 +76,7 @@ contains
     s%q = s%q + h / 6 * (kq(:, 1) + 2 * kq(:, 2) + 2 * kq(:, 3) + kq(:, 4))
     s%v = s%v + h / 6 * (kv(:, 1) + 2 * kv(:, 2) + 2 * kv(:, 3) + kv(:, 4))
     if (self%project) then
-      call project_step(self%model, t1, s%q, s%v, self%kw, s%a, s%lam, info)
+      call project_step(self%model, t1, s%q, s%v, self%w, s%a, s%lam, info)
     else
       call rhs(t1, s%q, s%v, s%a, info)
     end if
@@ -85,30 +87,10 @@ contains
       real(wp), intent(in) :: ts, qx(:), vx(:)
       real(wp), intent(out) :: acc(:)
       integer, intent(out) :: info
-      call index1_accel(self%model, ts, qx, vx, self%kw, acc, s%lam, info, self%alpha, self%beta)
+      call index1_accel(self%model, ts, qx, vx, self%w, acc, s%lam, info, self%alpha, self%beta)
       self%stats(STAT_BAUMGARTE_KKT_SOLVES) = self%stats(STAT_BAUMGARTE_KKT_SOLVES) + 1
     end subroutine
 
   end subroutine bg_step
-
-  !> The driver's pass_singular: the flagged step again from its start projected onto the
-  !> constraints, as a projected step (pyint_index1: pass_begin); on the constraints the
-  !> stabilization terms vanish, so the index-1 a of the projection is the stabilized one.
-  subroutine bg_pass(self, h, t1, s, info)
-    class(baumgarte_stepper_t), intent(inout) :: self
-    real(wp), intent(in) :: h, t1
-    type(state_t), intent(inout) :: s
-    integer, intent(out) :: info
-    real(wp) :: tol
-    logical :: own
-    own = self%project
-    call pass_begin(self%model, s%t, s%q, s%v, self%kw, s%a, s%lam, tol, info)
-    if (info == 0) then
-      self%project = .true.
-      call bg_step(self, h, t1, s, info)
-    end if
-    self%project = own
-    call pass_end(self%kw, tol)
-  end subroutine
 
 end module baumgarte

@@ -82,7 +82,7 @@
 module genalpha
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_linalg, only: lu_factor, lu_solve, lu_factor_solve
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE, SMALL_MAX
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, &
                                   local_error_scale, local_error_trusted, keep_matrix
@@ -940,12 +940,8 @@ contains
       integer :: ipm(self%nv)
       call self%model%mass(s%q, mm)
       call self%model%force(s%t, s%q, s%v, u)
-      call lu_factor(mm, ipm, info)
-      if (info /= 0) then
-        info = STATUS_SINGULAR
-        return
-      end if
-      call lu_solve(mm, ipm, u)
+      call lu_factor_solve(mm, ipm, u, info)
+      if (info /= 0) return
       self%var%r1 = s%a - u
       self%var%m1 = s%t
       self%var%nr = 1

@@ -22,7 +22,8 @@ import math
 import sys
 from pathlib import Path
 
-from .study.runner import EXIT_ERROR, EXIT_OK, _describe, add_run_options, exit_status, run_and_report
+from .study.runner import EXIT_ERROR, EXIT_OK, add_run_options, exit_status, run_and_report
+from .study.workers import _describe
 from .study.declaration import Study
 
 #: The entry-point group through which installed distributions declare studies: each entry point

@@ -333,7 +333,7 @@ def parallelogram_reference(model, times):
 
 
 def _parallelogram_problem(name, n_cranks, dim):
-    from .models.natural import parallelogram
+    from .models.natural_mechanisms import parallelogram
     return Problem(
         name, lambda: parallelogram(n_cranks, dim), t_end=1.0, h0=1 / 32,
         make_state=lambda m: m.pose(PARALLELOGRAM_THETA0, 0.0),

@@ -822,7 +822,7 @@ def test_lie_output_interpolation_is_fourth_order(name):
     algebra, end slope h dexp^-1 Omega_n+1; V: cubic Hermite in (V, Vdot)), re-imposition included, is
     O(h^4) in x, R and V: the error at the midpoints falls by 2^3.5 at least per halving of h, and
     error / h^4 stays within 10x of the measured constant."""
-    from pyint.models.rigid_bodies import interpolated_states
+    from pyint.models.rigid_states import interpolated_states
     from pyint.models.so3 import rotation_error
     from pyint.reference.lie import reference
     t_end, hs, consts = LIE_INTERP_CASES[name]
@@ -898,7 +898,8 @@ def test_lie_outputs_in_a_step_turning_beyond_pi():
     round: the branch nearest h (Omega_n + Omega_n+1) / 2 is interpolated (a symmetric free body
     spinning about its axis at 1.2 pi per step: psi(theta) = theta 1.2 pi z exactly, R at the midpoint
     expm(0.6 pi z) to round-off); a step whose log is not within pi/2 of that is refused with a message."""
-    from pyint.models.rigid_bodies import Body, RigidBodySystem, interpolated_states
+    from pyint.models.rigid_bodies import Body, RigidBodySystem
+    from pyint.models.rigid_states import interpolated_states
     from pyint.models.so3 import expm
     s = RigidBodySystem([Body(1.0, (0.3, 0.3, 0.1))], [], gravity=(0.0, 0.0, -9.81), name="free_top")
     h, w = 0.1, 12 * np.pi     # h w = 1.2 pi

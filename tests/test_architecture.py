@@ -152,3 +152,114 @@ def test_models_and_methods_never_import_the_study_layer_or_the_cli():
     graph = import_graph()
     assert {"pyint.methods", "pyint.methods.lie", "pyint.study", "pyint.reference.ode", "pyint.reference.lie"} <= set(graph)
     assert layering_violations(graph) == []
+
+
+#: Inside a layer, modules split by responsibility import downwards too: the pieces below never
+#: import the module they were split from (or the part above them).
+FORBIDDEN_WITHIN = {
+    ("pyint.models.symbolic_build",): ("pyint.models.symbolic", "pyint.models.symbolic_mechanics"),
+    ("pyint.models.symbolic_mechanics",): ("pyint.models.symbolic",),
+    ("pyint.models.rigid_states",): ("pyint.models.rigid_bodies",),
+    ("pyint.models.natural",): ("pyint.models.natural_mechanisms",),
+    ("pyint.study.workers",): ("pyint.study.runner",),
+}
+#: Models written as examples (SymPy needed): the library never imports them, only tests and bench do.
+EXAMPLE_MODULES = ("pyint.models.symbolic_examples", "pyint.models.sympy_tutorials")
+
+
+def inner_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import ``a -> b`` of ``graph`` against :data:`FORBIDDEN_WITHIN`, and every import of an
+    example module (:data:`EXAMPLE_MODULES`) by a module of the package."""
+    bad = [f"{name} -> {target}" for layer, above in FORBIDDEN_WITHIN.items() for name, targets in graph.items()
+           if _within(name, layer) for target in sorted(targets) if _within(target, above)]
+    bad += [f"{name} -> {target}" for name, targets in graph.items() for target in sorted(targets)
+            if target in EXAMPLE_MODULES and target != name]
+    return bad
+
+
+def test_the_inner_check_finds_an_upward_import_and_an_example_import():
+    graph = {"pyint.study.workers": {"pyint.study.runner", "pyint.study.cache"},
+             "pyint.models.symbolic_build": {"pyint.models.base"},
+             "pyint.models.natural": {"pyint.models.sympy_tutorials"}}
+    assert inner_violations(graph) == ["pyint.study.workers -> pyint.study.runner",
+                                       "pyint.models.natural -> pyint.models.sympy_tutorials"]
+
+
+def test_modules_split_by_responsibility_import_downwards():
+    """symbolic (derivation) > symbolic_mechanics (the bridge) > symbolic_build (code, compiler, cache);
+    rigid_bodies > rigid_states; natural_mechanisms > natural; runner > workers; and no library module
+    imports the example models."""
+    graph = import_graph()
+    split = {m for layer in FORBIDDEN_WITHIN for m in layer} | set(EXAMPLE_MODULES)
+    assert split | {"pyint.models.symbolic", "pyint.models.rigid_bodies", "pyint.models.natural_mechanisms",
+                    "pyint.study.runner"} <= set(graph)
+    assert {"pyint.models.symbolic_build", "pyint.models.symbolic_mechanics"} <= graph["pyint.models.symbolic"]
+    assert "pyint.models.rigid_states" in graph["pyint.models.rigid_bodies"]
+    assert "pyint.models.natural" in graph["pyint.models.natural_mechanisms"]
+    assert "pyint.study.workers" in graph["pyint.study.runner"]
+    assert inner_violations(graph) == []
+    assert layering_violations(graph) == []
+
+
+#: Hand-written modules of the package may have 700 lines at most (split by responsibility past that);
+#: pyint/integrator.py is being split separately (issue 31) and is listed until it is.
+MAX_LINES = 700
+OVER_MAX_FOR_NOW = {"pyint.integrator"}
+GENERATED = {"pyint._seam", "pyint._build_info"}
+
+
+def test_no_hand_written_module_is_over_700_lines():
+    root = Path(pyint.__file__).parent
+    over = {name: len(path.read_text().splitlines()) for name, path in _modules(root).items()
+            if name not in GENERATED and len(path.read_text().splitlines()) > MAX_LINES}
+    assert set(over) <= OVER_MAX_FOR_NOW, f"modules over {MAX_LINES} lines: {over}"
+
+
+def _bench_imports_from_tests(bench: Path, tests: Path) -> list[str]:
+    """Every import in bench/*.py of a module of tests/ (by its name, absolute imports), and every
+    bench file that names the tests directory (a sys.path entry)."""
+    test_modules = {p.stem for p in tests.glob("*.py")}
+    bad = []
+    for path in sorted(bench.glob("*.py")):
+        text = path.read_text()
+        for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            bad += [f"{path.name}: import {n}" for n in names if n.split(".")[0] in test_modules]
+        if '"tests"' in text or "'tests'" in text:
+            bad.append(f"{path.name}: names the tests directory")
+    return bad
+
+
+def test_bench_imports_nothing_from_tests(tmp_path):
+    """The benchmarks depend on the package, not on the test tree (and the check sees an import)."""
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "run.py").write_text("import os\nfrom genalpha_numpy import genalpha_numpy\n")
+    assert _bench_imports_from_tests(tmp_path / "bench", root / "tests") == ["run.py: import genalpha_numpy"]
+    assert _bench_imports_from_tests(root / "bench", root / "tests") == []
+
+
+def test_names_moved_by_the_split_still_import_and_warn():
+    """A public name that moved to a new module stays importable from the old one for one release,
+    with a DeprecationWarning naming the new home; the names the old module still uses are plain imports."""
+    import importlib
+    import warnings
+    for old, new, name in (("pyint.study.runner", "pyint.study.workers", "MAX_BATCH"),
+                           ("pyint.models.natural", "pyint.models.natural_mechanisms", "two_link_manipulator"),
+                           ("pyint.models.natural", "pyint.models.natural_mechanisms", "parallelogram")):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value = getattr(importlib.import_module(old), name)
+        assert value is getattr(importlib.import_module(new), name)
+        assert [w.category for w in caught] == [DeprecationWarning] and new in str(caught[0].message)
+    from pyint.models.rigid_bodies import interpolated_states
+    from pyint.models.symbolic import SymbolicModelError, cache_dir, compiler
+    from pyint.models.symbolic_build import SymbolicModelError as moved
+    from pyint.study.runner import failed_case
+    assert moved is SymbolicModelError and callable(cache_dir) and callable(compiler)
+    assert callable(interpolated_states) and callable(failed_case)

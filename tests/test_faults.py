@@ -248,19 +248,7 @@ _PYTHON_BATCH = """
     signal.signal(signal.SIGINT, signal.default_int_handler)   # also when started with SIGINT ignored
     import numpy as np
     from pyint.methods.genalpha import GeneralizedAlpha
-    from pyint.models import Model
-
-    class Pendulum(Model):                  # a user's model: no Fortran twin, its batch runs one by one
-        name, n, n_hol = "pendulum", 2, 1
-
-        def mass(self, q):
-            return np.eye(2)
-
-        def force(self, t, q, v):
-            return np.array([0.0, -9.81])
-
-        def hol(self, t, q):
-            return np.array([0.5 * (q @ q - 1.0)])
+    from _user_models import Pendulum       # a user's model: no Fortran twin, its batch runs one by one
 
     nb = 100_000
     q0, v0 = np.tile([np.sin(1.0), -np.cos(1.0)], (nb, 1)), np.zeros((nb, 2))
@@ -279,7 +267,7 @@ def test_ctrl_c_in_a_batch_of_python_models_keeps_the_finished_trajectories():
     raised the interrupted trajectory's Interrupted alone (its result one Result, the finished
     trajectories lost) instead of the list of results a batch's Interrupted holds."""
     proc = subprocess.Popen([sys.executable, "-c", textwrap.dedent(_PYTHON_BATCH)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, cwd=os.path.dirname(os.path.abspath(__file__)))
     try:
         assert proc.stdout.readline().strip() == "start"
         time.sleep(1.0)

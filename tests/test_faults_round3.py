@@ -28,23 +28,11 @@ _LONG_SOLVE = """
     signal.signal(signal.SIGINT, signal.default_int_handler)   # also when started with SIGINT ignored
     import numpy as np
     from pyint.errors import Interrupted
-    from pyint.models import Model
     from pyint.reference import solve
-
-    class Pendulum(Model):                  # a user's model: every residual calls Python
-        name, n, n_hol = "pendulum", 2, 1
-
-        def mass(self, q):
-            return np.eye(2)
-
-        def force(self, t, q, v):
-            return np.array([0.0, -9.81])
-
-        def hol(self, t, q):
-            return np.array([0.5 * (q @ q - 1.0)])
+    from _user_models import Pendulum       # a user's model: every residual calls Python
 
     if {symbolic}:
-        from symbolic_models import symbolic_chain
+        from pyint.models.symbolic_examples import symbolic_chain
         model = symbolic_chain(1)           # the same pendulum, its items compiled
         model.compiled_ipar()               # compiled before the clock starts
     else:

@@ -1,8 +1,8 @@
 """Models straight from sympy.physics.mechanics (SymbolicModel.from_kanes_method, from_system) and the
 refusal of velocities that are not the coordinates' derivatives (issue 29).
 
-SymPy's tutorial models (tests/mechanics_models.py) go through the bridge and are checked against SymPy's
-own equations of motion integrated by DOP853 at rtol 1e-12 (tests/mechanics_reference.py): every method
+SymPy's tutorial models (pyint/models/sympy_tutorials.py) go through the bridge and are checked against SymPy's
+own equations of motion integrated by DOP853 at rtol 1e-12 (sympy_tutorials.sympy_reference): every method
 that accepts the model converges at its order (pyint.convergence.measured_orders, the shared test's fit)
 and keeps the constraint levels it claims.
 """
@@ -20,8 +20,9 @@ from pyint.convergence import measured_orders
 from pyint.integrator import METHODS
 from pyint.models import SymbolicModel
 from pyint.problems import Problem
-from mechanics_models import cartesian_pendulum, four_bar, rolling_disc_body_rates, rolling_disc_qdot
-from mechanics_reference import RTOL, UNCONSTRAINED_ORDER, sympy_reference
+from pyint.models.sympy_tutorials import (RTOL, cartesian_pendulum, four_bar, rolling_disc_body_rates,
+                                          rolling_disc_qdot, sympy_reference)
+from mechanics_reference import UNCONSTRAINED_ORDER
 
 pytestmark = pytest.mark.usefixtures("fresh_model_cache")
 t = dynamicsymbols._t
@@ -323,7 +324,7 @@ def test_redundant_configuration_constraints_keep_a_true_velocity_constraint():
     """The span test of the velocity constraints against G uses ranks: with a configuration constraint
     given twice (G rank-deficient), a velocity constraint outside G's span is still kept, and one inside
     it dropped."""
-    from pyint.models.symbolic import _independent_of_hol
+    from pyint.models.symbolic_mechanics import _independent_of_hol
     a, b_, c = sp.symbols("a b c")
     g = [a - b_, 2 * a - 2 * b_]                       # the same constraint twice: rank 1
     A = sp.Matrix([[1, -1, 0], [0, 0, 1], [3, -3, 0]])  # row 0 and 2 in G's span, row 1 not

@@ -22,7 +22,7 @@ AUTO = "sparse" if sparse_solver_available() else "banded"
 
 
 def railed_sleigh():
-    """Holonomic and nonholonomic rows together, M(q): the Chaplygin sleigh (tests/symbolic_models.py
+    """Holonomic and nonholonomic rows together, M(q): the Chaplygin sleigh (pyint/models/symbolic_examples.py
     symbolic_sleigh) with a pendulum bob z tied to its x by x^2 + z^2 = 1."""
     x, y, th, z, vx, vy, w, vz = sp.symbols("x y theta z vx vy omega vz")
     m, J, a, mz = 1.0, 0.05, 0.3, 0.5

@@ -50,6 +50,17 @@ def uninterrupted(tmp_path_factory):
     return load_netcdf(run.path)
 
 
+def _wait_for_cases(out, n, ended, timeout=60.0):
+    """Poll until ``n`` cases of the counted study are stored in ``out``; ``ended()`` is None while the
+    sweep runs, else why it ended (the wait then fails with it), and so is a wait past ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while len(_studies.stored_cases(out, "counted")) < n:
+        why = ended()
+        assert why is None, f"the sweep ended before {n} cases were stored: {why}"
+        assert time.monotonic() < deadline, f"{n} cases not stored within {timeout:g} s"
+        time.sleep(0.02)
+
+
 def _kill_client_midway(tmp_path, out, log, options):
     """Start the counted sweep in a subprocess (``options``: of run_study), SIGKILL it (its whole process
     group) once a third of the cases are stored; returns the number of cases stored then."""
@@ -58,13 +69,9 @@ def _kill_client_midway(tmp_path, out, log, options):
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, start_new_session=True,
                             env={**os.environ, "PYINT_TEST_CASE_LOG": str(log)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
     workers = []
     try:
-        while len(_studies.stored_cases(out, "counted")) < N // 3:
-            assert proc.poll() is None, f"the sweep ended before it could be killed: {proc.stderr.read()}"
-            assert time.monotonic() < deadline, "no cases stored within 60 s"
-            time.sleep(0.02)
+        _wait_for_cases(out, N // 3, lambda: None if proc.poll() is None else proc.stderr.read())
         workers = psutil.Process(proc.pid).children()
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -102,10 +109,7 @@ def test_sigkill_of_a_worker_reruns_only_its_batches_and_gives_the_same_file(tmp
                                    verbose=False)
     thread = threading.Thread(target=sweep)
     thread.start()
-    deadline = time.monotonic() + 60
-    while len(_studies.stored_cases(out, "counted")) < N // 3:
-        assert thread.is_alive() and time.monotonic() < deadline
-        time.sleep(0.02)
+    _wait_for_cases(out, N // 3, lambda: None if thread.is_alive() else "its thread returned")
     workers = [p for p in psutil.Process().children() if p.pid not in before and p.is_running()]
     assert workers
     workers[0].kill()                     # as the OOM killer would
@@ -154,10 +158,7 @@ def test_ctrl_c_stops_a_dask_sweep_at_once_and_a_rerun_finishes_it(tmp_path, mon
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 60
-        while len(_studies.stored_cases(out, "counted")) < 2 * BATCH:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.02)
+        _wait_for_cases(out, 2 * BATCH, lambda: None if proc.poll() is None else proc.communicate())
         t0 = time.monotonic()
         proc.send_signal(signal.SIGINT)   # the study process only: the workers are this process's threads
         _, stderr = proc.communicate(timeout=60)   # a hang detector, not a timing test
@@ -197,10 +198,7 @@ def test_a_lost_scheduler_marks_no_case_failed_and_a_rerun_finishes(tmp_path, un
                 outcome["error"] = exc
         thread = threading.Thread(target=sweep)
         thread.start()
-        deadline = time.monotonic() + 60
-        while len(_studies.stored_cases(out, "counted")) < N // 4:
-            assert thread.is_alive() and time.monotonic() < deadline
-            time.sleep(0.02)
+        _wait_for_cases(out, N // 4, lambda: None if thread.is_alive() else "its thread returned")
         cluster.sync(cluster.scheduler.close)  # the scheduler goes away
         thread.join(60)
         assert not thread.is_alive(), "the run did not notice the lost scheduler"
@@ -269,7 +267,7 @@ def test_a_prepared_case_is_what_assign_gives_and_text_is_shared_in_the_study_fi
     """_prepare_case adds status/message through xarray's fast constructor: the same Dataset as
     ``assign`` (a case with dimensions, coordinates, attributes); combine keeps one str per text."""
     from pyint.study.combine import combine_cases
-    from pyint.study.runner import _add_scalars, _prepare_case
+    from pyint.study.workers import _add_scalars, _prepare_case
     base = _odd_case().drop_vars(["status", "message"])
     extra = {"status": ((), "ok"), "message": ((), "")}
     xr.testing.assert_identical(_add_scalars(base, extra), base.assign(extra))

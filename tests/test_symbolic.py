@@ -18,9 +18,9 @@ from pyint.models import ChaplyginSleigh, PendulumChain, Snakeboard, SymbolicMod
 from pyint.models.base import fd_derivative, fd_jacobian
 from pyint.models._fortran_model import fortran_eval, model_query
 from pyint.methods.genalpha import GeneralizedAlpha
-from symbolic_models import (magnet_pendulum_reference, magnet_pendulum_state,  # tests/ (the benchmark uses
-                             symbolic_chain, symbolic_magnet_pendulum,  # the chain, the snakeboard, the magnet)
-                             symbolic_sleigh, symbolic_snakeboard, symbolic_two_link_angles)
+from pyint.models.symbolic_examples import (magnet_pendulum_reference, magnet_pendulum_state, symbolic_chain,
+                                            symbolic_magnet_pendulum, symbolic_sleigh, symbolic_snakeboard,
+                                            symbolic_two_link_angles)
 
 # compiled models of this module go to a fresh cache (tests/conftest.py), not the user's
 pytestmark = pytest.mark.usefixtures("fresh_model_cache")
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.usefixtures("fresh_model_cache")
 TRAJ_TOL = 1e-12
 
 
-# the user's models (tests/symbolic_models.py, also the benchmark's)
+# the user's models (pyint/models/symbolic_examples.py, also the benchmark's)
 chain = symbolic_chain
 snakeboard = symbolic_snakeboard
 

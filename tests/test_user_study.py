@@ -134,7 +134,7 @@ def test_a_variable_step_study_sweeps_rtol_with_the_result_dataset(tmp_path):
     stats): with rtol a grid parameter the case was refused as a clash of names (every case failed).  A
     scalar variable holding the case's own value of a parameter is that parameter; any other use of a
     parameter's name is still refused."""
-    from pyint.study.runner import _prepare_case
+    from pyint.study.workers import _prepare_case
     script = tmp_path / "myrtol.py"
     script.write_text(MYRTOL)
     study = load_study_file(script)

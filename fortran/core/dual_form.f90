@@ -27,7 +27,7 @@
 module pyint_dual
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_linalg, only: lu_factor, lu_solve, lu_inverse
+  use pyint_linalg, only: lu_factor_solve, lu_inverse
   implicit none
   private
   public :: dual_work_t, dual_init, dual_grad, dual_hess
@@ -87,13 +87,9 @@ contains
       return
     end if
     call model%mass(q, w%mlu_q)
-    call lu_factor(w%mlu_q, w%ipiv_q, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
     v = p
-    call lu_solve(w%mlu_q, w%ipiv_q, v)
+    call lu_factor_solve(w%mlu_q, w%ipiv_q, v, info)
+    if (info /= 0) return
     call model%force(t, q, v, w%f)
     call model%mass_dq(q, v, w%dm)
     hq = -w%f - matmul(w%dm, v)

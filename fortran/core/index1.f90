@@ -22,7 +22,7 @@
 module pyint_index1
   use pyint_kinds
   use pyint_model, only: model_t
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_linalg, only: lu_factor_solve
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED
   implicit none
   private
@@ -84,12 +84,8 @@ contains
         w%rhs(n + 1:) = w%rhs(n + 1:) - beta * beta * w%g
       end if
     end if
-    call lu_factor(w%k, w%ipiv, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    call lu_solve(w%k, w%ipiv, w%rhs)
+    call lu_factor_solve(w%k, w%ipiv, w%rhs, info)
+    if (info /= 0) return
     a = w%rhs(1:n)
     lam = w%rhs(n + 1:)
     if (.not. all(abs(w%rhs) <= huge(1.0_wp))) info = STATUS_NONFINITE

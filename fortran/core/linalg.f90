@@ -3,7 +3,7 @@ module pyint_linalg
   use pyint_kinds
   implicit none
   private
-  public :: lu_factor, lu_solve, lu_inverse, inf_norm
+  public :: lu_factor, lu_solve, lu_factor_solve, lu_inverse, inf_norm
 
   interface
     subroutine dgetrf(m, n, a, lda, ipiv, info)
@@ -33,6 +33,19 @@ contains
     info = 0
     if (size(a, 1) == 0 .or. size(a, 2) == 0) return
     call dgetrf(size(a, 1), size(a, 2), a, size(a, 1), ipiv, info)
+  end subroutine
+
+  !> a x = b: a overwritten by its LU factor (with ipiv, for later lu_solve), b by x; info =
+  !> STATUS_SINGULAR when a is exactly singular (b then unchanged).
+  subroutine lu_factor_solve(a, ipiv, b, info)
+    real(wp), intent(inout) :: a(:, :), b(:)
+    integer, intent(out) :: ipiv(:), info
+    call lu_factor(a, ipiv, info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    call lu_solve(a, ipiv, b)
   end subroutine
 
   !> Solve with a factor from lu_factor; b is overwritten by the solution.

@@ -25,7 +25,7 @@ module pyint_newton_matrix
   use pyint_small_lu, only: slu_factor, slu_solve
   implicit none
   private
-  public :: newton_matrix_t, klu_available, choose_solver
+  public :: newton_matrix_t, klu_available, choose_solver, insertion_sort
   public :: SOLVER_AUTO, SOLVER_DENSE, SOLVER_BANDED, SOLVER_SPARSE
 
   integer, parameter :: SOLVER_AUTO = 0, SOLVER_DENSE = 1, SOLVER_BANDED = 2, SOLVER_SPARSE = 3
@@ -512,7 +512,7 @@ contains
             order(tail) = j
           end if
         end do
-        call sort_by_degree(order(s + 1:tail))
+        call insertion_sort(order(s + 1:tail), deg)
       end do
       nv = tail
     end do
@@ -548,21 +548,34 @@ contains
       end do
     end subroutine
 
-    subroutine sort_by_degree(x)
-      integer, intent(inout) :: x(:)
-      integer :: a, b, key
-      do a = 2, size(x)
-        key = x(a)
-        b = a - 1
-        do while (b >= 1)
-          if (deg(x(b)) <= deg(key)) exit
-          x(b + 1) = x(b)
-          b = b - 1
-        end do
-        x(b + 1) = key
-      end do
-    end subroutine
-
   end subroutine rcm
+
+  !> Sort x in place, stably, ascending by key(x(i)) (by the values x(i) without key): insertion
+  !> sort, for the short lists of a set-up (the neighbours of a node in rcm, by degree; the rows a
+  !> start keeps, pyint_reduced_model).
+  pure subroutine insertion_sort(x, key)
+    integer, intent(inout) :: x(:)
+    integer, intent(in), optional :: key(:)
+    integer :: a, b, y
+    do a = 2, size(x)
+      y = x(a)
+      b = a - 1
+      do while (b >= 1)
+        if (sort_key(x(b)) <= sort_key(y)) exit
+        x(b + 1) = x(b)
+        b = b - 1
+      end do
+      x(b + 1) = y
+    end do
+
+  contains
+
+    pure integer function sort_key(i)
+      integer, intent(in) :: i
+      sort_key = i
+      if (present(key)) sort_key = key(i)
+    end function
+
+  end subroutine insertion_sort
 
 end module pyint_newton_matrix

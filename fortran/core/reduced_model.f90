@@ -31,7 +31,7 @@
 module pyint_reduced_model
   use pyint_kinds
   use pyint_model, only: model_t, index1_matrix, impose_constraints
-  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, insertion_sort
   implicit none
   private
   public :: reduced_model_t, reduce_model, drop_redundant_rows, full_rank, RANK_TOL, near_singular_position
@@ -169,7 +169,7 @@ contains
     call pivoted_qr(m, t, q, ct, jpvt, tau, r)
     if (r == 0) return                          ! C = 0 (or NaN): nothing to keep
     rows = jpvt(1:r)
-    call sort_rows(rows)
+    call insertion_sort(rows)   ! r <= a few hundred, once per run
     call reduce_model(m, rows, k)
     if (k /= 0) return
     if (.not. full_rank(m, t, q, v)) return
@@ -265,7 +265,7 @@ contains
     integer, allocatable :: jpvt(:)
     call dense_pivoted_qr(c, ct, jpvt, tau, r)
     rows = jpvt(1:r)
-    call sort_rows(rows)
+    call insertion_sort(rows)   ! r <= a few hundred, once per run
     if (present(dir)) then
       dir = 0
       if (r < size(c, 2) .and. r > 0) call away_direction(ct, tau, r, dir)
@@ -279,21 +279,6 @@ contains
     integer, allocatable :: jpvt(:)
     call dense_pivoted_qr(c, ct, jpvt, tau, r)
   end function
-
-  subroutine sort_rows(x)   ! insertion sort: r <= a few hundred, once per run
-    integer, intent(inout) :: x(:)
-    integer :: i, j, y
-    do i = 2, size(x)
-      y = x(i)
-      j = i - 1
-      do while (j >= 1)
-        if (x(j) <= y) exit
-        x(j + 1) = x(j)
-        j = j - 1
-      end do
-      x(j + 1) = y
-    end do
-  end subroutine
 
   !> Replace m by m seen through its constraint rows `rows` (1-based in [g; A] order,
   !> increasing; holonomic rows are those <= m%mh).  ierr = 1: a row out of range or

@@ -39,7 +39,7 @@
 module pyint_rigid
   use pyint_kinds
   use pyint_so3, only: hat, cross, expm, tangent
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_linalg, only: lu_factor, lu_solve, lu_factor_solve
   use pyint_reduced_model, only: independent_rows, dense_rank
   implicit none
   private
@@ -664,12 +664,8 @@ contains
     call rigid_force(s, v, rhs(1:n))
     call rigid_bdotv(s, r, v, rhs(n + 1:))
     rhs(n + 1:) = -rhs(n + 1:)
-    call lu_factor(kkt, ipiv, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    call lu_solve(kkt, ipiv, rhs)
+    call lu_factor_solve(kkt, ipiv, rhs, info)
+    if (info /= 0) return
     acc = rhs(1:n)
     lam = rhs(n + 1:)
   end subroutine

@@ -16,7 +16,8 @@ from .snakeboard_coupled import SnakeboardCoupled
 from .chaplygin_sleigh import ChaplyginSleigh
 from .skate import Skate
 from .driven_pendulum import DrivenPendulum
-from .natural import NaturalModel, NaturalSystem, parallelogram, two_link_manipulator
+from .natural import NaturalModel, NaturalSystem
+from .natural_mechanisms import parallelogram, two_link_manipulator
 from .two_link_angles import TwoLinkAngles
 from .symbolic import SymbolicModel, SymbolicModelError
 from .rigid_quaternion import QuaternionRigidBodies  # rigid bodies in Euler parameters (the IDA reference of seed 001)

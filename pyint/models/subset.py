@@ -10,6 +10,8 @@ a model themselves.
 """
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from .base import Model
@@ -39,14 +41,10 @@ class ConstraintSubset(Model):
     def describe(self):
         return self.base.describe()
 
-    def _lam_h(self, lam):
-        full = np.zeros(self.base.n_hol)
-        full[self.hol_rows] = lam
-        return full
-
-    def _lam_n(self, lam):
-        full = np.zeros(self.base.n_nonhol)
-        full[self.nh_rows] = lam
+    def _scatter(self, family, lam):
+        """The multipliers of the kept rows of ``family`` ("hol" or "nh") in every row of the base's."""
+        full = np.zeros(self.base.n_hol if family == "hol" else self.base.n_nonhol)
+        full[self.hol_rows if family == "hol" else self.nh_rows] = lam
         return full
 
     # the items that do not involve the constraints: the base's
@@ -68,53 +66,42 @@ class ConstraintSubset(Model):
     def force_jac(self, t, q, v):
         return self.base.force_jac(t, q, v)
 
-    # holonomic rows
-    def hol(self, t, q):
-        return np.asarray(self.base.hol(t, q), dtype=float).reshape(-1)[self.hol_rows]
-
-    def hol_jac(self, t, q):
-        return np.asarray(self.base.hol_jac(t, q), dtype=float).reshape(self.base.n_hol, self.n)[self.hol_rows]
-
-    def hol_t(self, t, q):
-        return np.asarray(self.base.hol_t(t, q), dtype=float).reshape(-1)[self.hol_rows]
-
-    def hol_vel(self, t, q, v):
-        return np.asarray(self.base.hol_vel(t, q, v), dtype=float).reshape(-1)[self.hol_rows]
-
-    def hol_vel_q(self, t, q, v):
-        return np.asarray(self.base.hol_vel_q(t, q, v), dtype=float).reshape(self.base.n_hol, self.n)[self.hol_rows]
-
-    def hol_gamma(self, t, q, v):
-        return np.asarray(self.base.hol_gamma(t, q, v), dtype=float).reshape(-1)[self.hol_rows]
-
-    def hol_gtl_q(self, t, q, lam):
-        return self.base.hol_gtl_q(t, q, self._lam_h(lam))
-
-    # nonholonomic rows
-    def nh_A(self, t, q):
-        return np.asarray(self.base.nh_A(t, q), dtype=float).reshape(self.base.n_nonhol, self.n)[self.nh_rows]
-
-    def nh_b(self, t, q):
-        return np.asarray(self.base.nh_b(t, q), dtype=float).reshape(-1)[self.nh_rows]
-
-    def nh_vel(self, t, q, v):
-        return np.asarray(self.base.nh_vel(t, q, v), dtype=float).reshape(-1)[self.nh_rows]
-
-    def nh_vel_q(self, t, q, v):
-        return np.asarray(self.base.nh_vel_q(t, q, v), dtype=float).reshape(self.base.n_nonhol, self.n)[self.nh_rows]
-
-    def nh_gamma(self, t, q, v):
-        return np.asarray(self.base.nh_gamma(t, q, v), dtype=float).reshape(-1)[self.nh_rows]
-
-    def nh_atl_q(self, t, q, lam):
-        return self.base.nh_atl_q(t, q, self._lam_n(lam))
-
     def full_multipliers(self, lam):
         """lam of the kept rows (..., n_kept) scattered into every row (..., base rows), zero elsewhere."""
         lam = np.asarray(lam, dtype=float)
         full = np.zeros(lam.shape[:-1] + (self.base.n_hol + self.base.n_nonhol,))
         full[..., self.rows] = lam
         return full
+
+
+#: The base's constraint items restricted to the kept rows: name -> (family, form), the form
+#: "vector" (the kept entries), "matrix" (the kept rows of a matrix with n columns) or "lam" (the
+#: item of the multipliers scattered back into every row of the family, zero on the dropped ones).
+_ROW_ITEMS = {"hol": ("hol", "vector"), "hol_jac": ("hol", "matrix"), "hol_t": ("hol", "vector"),
+              "hol_vel": ("hol", "vector"), "hol_vel_q": ("hol", "matrix"), "hol_gamma": ("hol", "vector"),
+              "hol_gtl_q": ("hol", "lam"), "nh_A": ("nh", "matrix"), "nh_b": ("nh", "vector"),
+              "nh_vel": ("nh", "vector"), "nh_vel_q": ("nh", "matrix"), "nh_gamma": ("nh", "vector"),
+              "nh_atl_q": ("nh", "lam")}
+
+
+def _row_item(name, family, form):
+    """``ConstraintSubset.<name>``: the base's item on the kept rows, with ``Model.<name>``'s signature."""
+    def item(self, t, q, *args):
+        base_item = getattr(self.base, name)
+        if form == "lam":
+            return base_item(t, q, *args[:-1], self._scatter(family, args[-1]))
+        x = np.asarray(base_item(t, q, *args), dtype=float)
+        rows = self.hol_rows if family == "hol" else self.nh_rows
+        if form == "vector":
+            return x.reshape(-1)[rows]
+        return x.reshape(self.base.n_hol if family == "hol" else self.base.n_nonhol, self.n)[rows]
+    item.__name__, item.__qualname__ = name, f"ConstraintSubset.{name}"
+    item.__signature__ = inspect.signature(getattr(Model, name))
+    return item
+
+
+for _name, (_family, _form) in _ROW_ITEMS.items():
+    setattr(ConstraintSubset, _name, _row_item(_name, _family, _form))
 
 
 def independent_subset(model, t, q):

@@ -14,7 +14,7 @@ with I_i = m_i L_i^2 / 3 + m_i width^2 / 12 (moment of inertia about the joint)
 and k = m2 L1 L2 / 2.  width = 0 is eq. (14) as printed (thin bars); the
 direction-vector model of the paper has Pi_2 = m a^2 / 12, i.e. width = a
 (0.1): give width=a for the same mechanical system as
-:func:`pyint.models.natural.two_link_manipulator`.  Fortran twin:
+:func:`pyint.models.natural_mechanisms.two_link_manipulator`.  Fortran twin:
 fortran/models/two_link_angles.f90.
 """
 from __future__ import annotations

@@ -1,12 +1,12 @@
-"""The chain and snakeboard written by a user as SymbolicModels: tests/test_symbolic.py and
-bench/run.py (section symbolic) use these.
-
-Same systems as pyint.models.PendulumChain and pyint.models.Snakeboard (their
-docstrings), from SymPy expressions only.
+"""Models written as a user writes them, from SymPy expressions only (needs SymPy): the twins of the
+built-in PendulumChain, Snakeboard, TwoLinkAngles and ChaplyginSleigh (their docstrings), and the magnet
+pendulum, a problem with bursts and a reference of its own.  tests/test_symbolic.py checks the twins
+against the built-ins; bench/run.py (sections symbolic, adaptive) times them.  Not imported by
+``pyint.models``: SymPy is an optional dependency.
 """
 import sympy as sp
 
-from pyint.models import SymbolicModel
+from .symbolic import SymbolicModel
 
 
 def symbolic_chain(n_links, mass=1.0, length=1.0, grav=9.81):

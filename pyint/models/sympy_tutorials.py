@@ -1,6 +1,7 @@
-"""SymPy's own tutorial models (sympy.physics.mechanics), written as their tutorials write them:
-tests/test_mechanics_bridge.py builds pyint models from them (SymbolicModel.from_kanes_method,
-from_system) and checks them against SymPy's own equations of motion integrated by DOP853.
+"""SymPy's own tutorial models (sympy.physics.mechanics), written as their tutorials write them (needs
+SymPy; not imported by ``pyint.models``): tests/test_mechanics_bridge.py builds pyint models from them
+(SymbolicModel.from_kanes_method, from_system) and checks them against SymPy's own equations of
+motion integrated by DOP853; bench/run.py (section symbolic) times the four-bar's compilation.
 
 * rolling_disc_body_rates: the rolling disc with Kane's generalized speeds u = body angular rates
   (SymPy docs, "A rolling disc", KanesMethod); q' = N(q) u with N != I;
@@ -11,7 +12,11 @@ from_system) and checks them against SymPy's own equations of motion integrated 
 * cartesian_pendulum: the non-minimal-coordinates pendulum (SymPy docs, "Nonminimal Coordinates
   Pendulum", KanesMethod with a configuration and a velocity constraint).
 Each returns (object, dict of parameter values, (q0, u0) consistent initial values).
+
+:func:`sympy_reference` integrates SymPy's own equations of such an object by DOP853: the reference
+of tests/test_mechanics_bridge.py and of the gallery's examples plot_10 and plot_11.
 """
+import numpy as np
 import sympy as sp
 from sympy.physics.mechanics import (KanesMethod, Particle, PinJoint, Point, ReferenceFrame, RigidBody, System,
                                      dot, dynamicsymbols, inertia)
@@ -100,3 +105,38 @@ def cartesian_pendulum():
                      configuration_constraints=f_c, velocity_constraints=f_v, kd_eqs=kde)
     km.kanes_equations([pP], [(P, m * g * N.x)])
     return km, {L: 1.0, m: 1.0, g: 9.81}
+
+
+#: Tolerances of :func:`sympy_reference` (DOP853).
+RTOL, ATOL = 1e-12, 1e-14
+
+
+def sympy_reference(eom, params, q0, u0, times):
+    """(q, q') at ``times`` (after 0, increasing; each of shape (len(times), n)) from SymPy's equations of
+    ``eom`` (a KanesMethod after kanes_equations, or a System after form_eoms), parameters {Symbol: value},
+    x(0) = (q0, u0), integrated by SciPy's DOP853 at :data:`RTOL`, :data:`ATOL`.
+
+    x = (q, u); SymPy's mass_matrix_full(x) x' = forcing_full(x) holds the kinematic differential
+    equations, the dynamic equations of the independent speeds and the derivatives of the velocity
+    constraints (Kane & Levinson 1985, ch. 6), so its solution also gives q'."""
+    from scipy.integrate import solve_ivp
+    q, u = list(eom.q), list(eom.u)
+    n = len(q)
+    qs, us = sp.symbols(f"_q0:{n}"), sp.symbols(f"_u0:{len(u)}")
+    rep = dict(zip(u, us))
+    rep.update(dict(zip(q, qs)))
+    mm = sp.lambdify([t, qs, us], eom.mass_matrix_full.xreplace(params).xreplace(rep), modules="numpy", cse=True)
+    ff = sp.lambdify([t, qs, us], eom.forcing_full.xreplace(params).xreplace(rep), modules="numpy", cse=True)
+
+    def rhs(tt, x):
+        a = np.array(mm(tt, x[:n], x[n:]), dtype=float)
+        b = np.array(ff(tt, x[:n], x[n:]), dtype=float).ravel()
+        return np.linalg.solve(a, b)
+
+    sol = solve_ivp(rhs, (0.0, float(times[-1])), np.concatenate([q0, u0]), method="DOP853", rtol=RTOL,
+                    atol=ATOL, t_eval=np.concatenate([[0.0], times]))
+    if not sol.success:
+        raise RuntimeError(f"sympy_reference: DOP853 failed: {sol.message}")
+    xs = sol.y.T[1:]
+    qd = np.array([rhs(tt, x)[:n] for tt, x in zip(times, xs)])
+    return xs[:, :n], qd
