@@ -45,6 +45,7 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     self%passes_singular = .true.     ! index1_pass
+    self%drift_check = .true.         ! the driver's manifold check (the index-1 form)
     if (.not. self%options_fit(nstats=NSTATS_BAUMGARTE, niopt=NIOPT_BAUMGARTE, nropt=NROPT_BAUMGARTE, info=info)) return
     if (self%model%mn /= 0) return
     self%alpha = self%ropt(ROPT_BAUMGARTE_ALPHA)

@@ -509,6 +509,7 @@ contains
     real(wp), allocatable :: cc(:), ca(:, :), cu(:, :), cw(:, :), cw2(:, :), mure(:), muim(:), tre(:, :), &
                              tim(:, :), tire(:, :), tiim(:, :)
     self%passes_singular = .true.     ! block_pass
+    self%drift_check = .true.         ! the driver's manifold check (the index-1 form)
     if (.not. self%options_fit(nstats=NSTATS_BLOCK, niopt=NIOPT_BLOCK, nropt=NROPT_BLOCK, info=info)) return
     r = self%iopt(IOPT_BLOCK_STAGES); self%maxit = self%iopt(IOPT_BLOCK_MAXIT)
     self%start_substeps = self%iopt(IOPT_BLOCK_START_SUBSTEPS)

@@ -17,6 +17,7 @@ STATUS_MAX_STEPS = STATUS["max_steps"]                # variable steps: more tha
 STATUS_STEP_TOO_SMALL = STATUS["step_too_small"]      # variable steps: the step fell below h_min
 STATUS_SINGULAR_POSITION = STATUS["singular_position"]  # the index-1 form met a singular position
 STATUS_STEP_TOO_LARGE = STATUS["step_too_large"]      # fixed steps: a step-to-step oscillation (driver.f90)
+STATUS_LEFT_MANIFOLD = STATUS["left_manifold"]        # fixed steps: the velocity constraint residual jumped
 
 #: code -> name, the description's names
 STATUS_NAMES = {code: name for name, code in STATUS.items()}
@@ -33,6 +34,7 @@ STATUS_ERRORS = {
     STATUS_STEP_TOO_SMALL: IntegrationError,
     STATUS_SINGULAR_POSITION: SingularPositionError,
     STATUS_STEP_TOO_LARGE: StepTooLargeError,
+    STATUS_LEFT_MANIFOLD: SingularPositionError,
 }
 
 STATUS_TEXT = {
@@ -59,4 +61,10 @@ STATUS_TEXT = {
                             "changed sign three steps in a row while h |v(n+1) - 2 v(n) + v(n-1)| grew past a tenth "
                             "of 1 + |q| (an unstable step: too large for the motion, e.g. through a singular "
                             "position, or beyond an explicit method's stability interval)"),
+    STATUS_LEFT_MANIFOLD: ("the run left the constraint manifold: within three steps the velocity-level constraint "
+                           "residual |G v + g_t| grew by more than ten times the largest value the run had reached "
+                           "and by more than 3e-4 of its largest speed (fortran/core/driver.f90: manifold_left), "
+                           "as when a crossing of a singular position takes the wrong branch; the index-1 form "
+                           "keeps only the acceleration level, so the position residual would then grow "
+                           "unchecked"),
 }

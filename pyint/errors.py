@@ -65,6 +65,9 @@ class SingularPositionError(IntegrationError):
     jumps) that the method cannot pass: the index-1 form amplifies the constraint drift there
     (fortran/core/kkt.f90), and a fixed step taken again on the constraints (the driver's
     pass_singular) failed too.  ``time`` is where; the message says what to use instead.
+    Also raised (status ``left_manifold``) when a fixed-step run of the index-1 form crossed such a
+    position onto another branch: its velocity-level constraint residual jumped (the driver's
+    manifold check, fortran/core/driver.f90: manifold_left).
 
     An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
     where it stopped.

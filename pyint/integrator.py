@@ -46,7 +46,8 @@ from . import _control, _fortran
 from . import _validate as V
 from ._progress import run_progress
 from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_NEWTON_FAILED, STATUS_NONFINITE, STATUS_OK, \
-    STATUS_RANK_DEFICIENT, STATUS_STEP_TOO_LARGE, STATUS_TEXT
+    STATUS_RANK_DEFICIENT, STATUS_STEP_TOO_LARGE, STATUS_TEXT, \
+    STATUS_LEFT_MANIFOLD
 from .models._fortran_model import model_args, uses_fortran_twin
 from .models.base import nonfinite_item
 from .options import AOPT, pack_aopt
@@ -894,6 +895,11 @@ def _failure_cause(result, status, h):
                 + (f"; retry with a smaller h (this run: h = {h:g})" if fixed else ""))
     if status == STATUS_STEP_TOO_LARGE:
         return f"; retry with a smaller h (this run: h = {h:g})" + or_variable_steps()
+    if status == STATUS_LEFT_MANIFOLD:
+        last = float(result.residual[-1, 1]) if len(result.t) else float("nan")
+        return (f": the residual reached {result.eps_vel:.3g} (at the last sample: {last:.3g}); keep the run "
+                f"on the constraints with projection=\"steps\" where the method has it, or retry with a smaller h "
+                f"(this run: h = {h:g})")
     if status == STATUS_NEWTON_FAILED and fixed:
         return (f"; at h = {h:g} the step may be too large for Newton's method to converge from its "
                 f"predictor: retry with a smaller h (e.g. h = {h / 4:g})" + or_variable_steps())

@@ -83,7 +83,9 @@ A05 the stiff flyball governor (A05_specification.xml, summarized by the OpenSim
     coordinates, 44 constraints, 4 degrees of freedom).  Reference: the reduced equations in the four
     degrees of freedom (:func:`pyint.models.iftomm.flyball_reduced`, Lagrange's equations derived
     with SymPy, independent of the natural coordinates) by Radau IIA at rtol = atol = 1e-11; the
-    library's own reference history could not be retrieved.
+    library's own reference history could not be retrieved.  RATTLE and the Gauss composition
+    (s = 2) miss the 1e-3 tolerance at h = 1e-3 with status ok (quick: 0.107, 0.398): their
+    truncation error, not a wrong result (order 2 measured through h = 1e-4; docs/iftomm.md).
 
 The error measure
 -----------------

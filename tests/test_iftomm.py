@@ -274,3 +274,22 @@ def test_a05_explicit_rk4_beyond_its_stability_stops_by_name():
     run stops with a named error within a few steps, never a result with status ok."""
     ds = S.run_case({**S.QUICK, "benchmark": "A05", "stepping": "h=1e-3", "method": "rk4_index1"})
     assert str(ds.status.values) == "singular_position" and float(ds.t_reached) < 0.01
+
+
+@pytest.mark.parametrize("method", ["rattle", "symplectic_gl"])
+def test_a05_symmetric_methods_are_inaccurate_not_wrong(method):
+    """RATTLE and the Gauss composition (s = 2) at h = 1e-3 miss A05's benchmark tolerance (errors
+    0.107 and 0.398, quick 0.1 s, measured) with status ok.  Not a wrong result: both converge at their
+    order 2 (0.107 -> 0.0269 and 0.398 -> 0.103 at h = 5e-4: slopes 2.00 and 1.95, measured; 2.00 and 1.99
+    over 0.5 s down to h = 1e-4 / 2.5e-4), so the error is their truncation error, whose constant the
+    dampers' stiff mode makes large (C/m = 8000 1/s, h C/m = 8 at h = 1e-3: RATTLE damps it by the implicit
+    midpoint rule's R(-8) = -0.6, a sign flip per step where the mode decays by e^-8), in the slider's
+    velocity (its position error is 5e-6 and 2.5e-5 m).  Bound: the claimed order +- 0.2, as every
+    order test."""
+    errors = []
+    for h in ("1e-3", "5e-4"):
+        ds = S.run_case({**S.QUICK, "benchmark": "A05", "stepping": f"h={h}", "method": method})
+        assert "status" not in ds or str(ds.status.values) == "ok", str(ds.get("message", ""))
+        errors.append(float(ds.error))
+    assert errors[0] > S.TOL_HIGH      # the benchmark's failure this test explains
+    assert abs(np.log2(errors[0] / errors[1]) - 2.0) <= 0.2

@@ -30,6 +30,7 @@ contains
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     self%passes_singular = .true.     ! index1_pass
+    self%drift_check = .true.         ! the driver's manifold check (the index-1 form)
     if (.not. self%options_fit(nstats=NSTATS_RK4_INDEX1, niopt=NIOPT_RK4_INDEX1, nropt=0, info=info)) return
     call index1_init(self%w, self%model)
     ! the index-1 family (rk4_index1, explicit_euler) shares rk4_index1's slot
