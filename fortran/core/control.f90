@@ -2,11 +2,11 @@
 !> Ctrl-C, a callback model's request to stop, a LAPACK/BLAS argument error; each poll
 !> passes the time reached (the progress line of a long run, pyint/_progress.py).
 module pyint_control
-  use iso_c_binding, only: c_int, c_double
+  use iso_c_binding, only: c_int, c_double, c_char
   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
   implicit none
   private
-  public :: stop_status
+  public :: stop_status, control_begin, control_flags
 
   interface
     !> 0 to go on, else STATUS_INTERRUPTED, STATUS_ABORTED or STATUS_LAPACK_ERROR.
@@ -14,6 +14,14 @@ module pyint_control
       import :: c_int, c_double
       real(c_double), value :: t
     end function
+    subroutine pyint_control_reset() bind(C, name='pyint_control_reset')
+    end subroutine
+    subroutine pyint_control_state(flags, name, namelen) bind(C, name='pyint_control_state')
+      import :: c_int, c_char
+      integer(c_int), intent(out) :: flags(3)
+      character(kind=c_char), intent(out) :: name(*)
+      integer(c_int), value :: namelen
+    end subroutine
   end interface
 
 contains
@@ -28,5 +36,19 @@ contains
       stop_status = int(pyint_stop_status(ieee_value(0.0_c_double, ieee_quiet_nan)))
     end if
   end function
+
+  !> The start of a run's one call: the records of the last call cleared (the entry `run` does
+  !> what pyint/_control.py's kernel_run did around it with two calls more).
+  subroutine control_begin()
+    call pyint_control_reset()
+  end subroutine
+
+  !> flags = [interrupted, aborted, argument number of a LAPACK/BLAS error (0: none)] at the end
+  !> of a run's call (the routine's name: the f2py entry control_state).
+  subroutine control_flags(flags)
+    integer(c_int), intent(out) :: flags(3)
+    character(kind=c_char) :: name(16)
+    call pyint_control_state(flags, name, 16_c_int)
+  end subroutine
 
 end module pyint_control

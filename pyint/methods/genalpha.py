@@ -18,11 +18,14 @@ Parameters from the spectral radius at infinity rho_inf in [0, 1]
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _fortran
 from .. import _validate as V
-from ..integrator import Integrator, decode, kernel_stats, register
+from .._result_builder import decode, kernel_stats
+from ..integrator import Integrator, register
 from ..options import Options, method_id, stat_names
 from ..models.structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver
 
@@ -35,11 +38,16 @@ def alpha_parameters(rho_inf):
     """alpha_m, alpha_f, alpha, beta, gamma from rho_inf (seed 000 = Chung-Hulbert).
 
     alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1), alpha = alpha_m - alpha_f,
-    beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha: derived once, in Fortran (alpha_params of
-    fortran/core/alpha.f90, the function the genalpha and lie_genalpha kernels use).
+    beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha: derived in Fortran (alpha_params of
+    fortran/core/alpha.f90, the function the genalpha and lie_genalpha kernels use), once per
+    rho_inf (a run's metadata makes no call of its own).
     """
-    rho = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
-    return decode(ALPHA_PARAMETER_NAMES, _fortran.alpha_parameters(rho), reals=ALPHA_PARAMETER_NAMES)
+    return dict(_alpha_parameters(V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)))
+
+
+@functools.lru_cache(maxsize=64)
+def _alpha_parameters(rho):
+    return tuple(decode(ALPHA_PARAMETER_NAMES, _fortran.alpha_parameters(rho), reals=ALPHA_PARAMETER_NAMES).items())
 
 
 # The seed's printed values for rho_inf = 3/7, asserted where the parameters are built.
