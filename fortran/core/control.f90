@@ -37,18 +37,25 @@ contains
     end if
   end function
 
-  !> The start of a run's one call: the records of the last call cleared (the entry `run` does
-  !> what pyint/_control.py's kernel_run did around it with two calls more).
+  !> Clear the interrupt, abort and LAPACK-error records: the start of a kernel call (the entries
+  !> run and run_batch call it themselves, pyint/_control.py the f2py entry control_reset).
   subroutine control_begin()
     call pyint_control_reset()
   end subroutine
 
   !> flags = [interrupted, aborted, argument number of a LAPACK/BLAS error (0: none)] at the end
-  !> of a run's call (the routine's name: the f2py entry control_state).
-  subroutine control_flags(flags)
+  !> of a run's call; name: the LAPACK/BLAS routine that reported it.
+  subroutine control_flags(flags, name)
     integer(c_int), intent(out) :: flags(3)
-    character(kind=c_char) :: name(16)
-    call pyint_control_state(flags, name, 16_c_int)
+    character(len=16), intent(out), optional :: name
+    character(kind=c_char) :: buf(16)
+    integer :: k
+    call pyint_control_state(flags, buf, 16_c_int)
+    if (present(name)) then
+      do k = 1, 16
+        name(k:k) = buf(k)
+      end do
+    end if
   end subroutine
 
 end module pyint_control
