@@ -43,14 +43,10 @@ def dense_result(result, t_eval, dense, failed, k, run):
     extra["steps_t"].  ``failed``, ``k``: the re-imposition's status and the output it stopped at."""
     if failed:
         raise_output_failure(failed, k, t_eval, run, result)
-    model, n, nl = result.model, result.q.shape[1], result.lam.shape[1]
+    n, nl = result.q.shape[1], result.lam.shape[1]
     d = dense.T
-    q, v, a, lam = d[:, :n], d[:, n:2 * n], d[:, 2 * n:3 * n], d[:, 3 * n:3 * n + nl]
-    result.extra["steps_t"] = result.t.copy()
-    result.t, result.q, result.v, result.a, result.lam = t_eval.copy(), q.copy(), v.copy(), a.copy(), lam.copy()
-    result.residual = d[:, 3 * n + nl:3 * n + nl + 5].copy()
-    result.energy = d[:, -1].copy() if model.has_energy else None
-    return result
+    return _with_samples(result, t_eval, d[:, :n].copy(), d[:, n:2 * n].copy(), d[:, 2 * n:3 * n].copy(),
+                         d[:, 3 * n:3 * n + nl].copy(), d[:, 3 * n + nl:3 * n + nl + 5].copy(), d[:, -1].copy(), {})
 
 
 def impose_constraints(model, t, q, v, backend="auto", result=None):
@@ -93,27 +89,21 @@ def raise_output_failure(failed, k, t, run, result):
                            result=result)
 
 
-def replace_samples(result, t_eval, q, v, a, lam, backend):
-    """``result`` with its samples (the accepted steps) replaced by the outputs (q, v, a, lam) at t_eval,
-    their residuals and energy measured; extra["steps_t"]: the accepted steps' end times."""
-    model, t = result.model, result.t
-    res, energy, extra = model_residuals(model, t_eval, q, v, a, backend)
-    result.extra.update(extra)
-    result.extra["steps_t"] = t.copy()      # the accepted steps' end times (t_eval replaces the samples)
-    result.t, result.q, result.v, result.a, result.lam, result.residual = t_eval.copy(), q, v, a, lam, res
-    result.energy = energy if model.has_energy else None
-    return result
 
 
 
 def replace_samples(result, t_eval, q, v, a, lam, backend):
     """``result`` with its samples (the accepted steps) replaced by the outputs (q, v, a, lam) at t_eval,
-    their residuals and energy measured; extra["steps_t"]: the accepted steps' end times."""
-    model, t = result.model, result.t
-    res, energy, extra = model_residuals(model, t_eval, q, v, a, backend)
-    result.extra.update(extra)
-    result.extra["steps_t"] = t.copy()      # the accepted steps' end times (t_eval replaces the samples)
-    result.t, result.q, result.v, result.a, result.lam, result.residual = t_eval.copy(), q, v, a, lam, res
-    result.energy = energy if model.has_energy else None
-    return result
+    their residuals and energy measured (:func:`_with_samples`)."""
+    res, energy, extra = model_residuals(result.model, t_eval, q, v, a, backend)
+    return _with_samples(result, t_eval, q, v, a, lam, res, energy, extra)
 
+
+def _with_samples(result, t_eval, q, v, a, lam, res, energy, extra):
+    """``result`` with the samples at t_eval in place of the accepted steps, whose end times go to
+    extra["steps_t"] (with ``extra``, what else the model measured per output)."""
+    result.extra.update(extra)
+    result.extra["steps_t"] = result.t.copy()
+    result.t, result.q, result.v, result.a, result.lam, result.residual = t_eval.copy(), q, v, a, lam, res
+    result.energy = energy if result.model.has_energy else None
+    return result
