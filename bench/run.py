@@ -61,6 +61,9 @@ symbolic  user models as SymbolicModels (pyint/models/symbolic_examples.py): gen
           callback; the 8-link chain's and SymPy's four-bar linkage's (through
           SymbolicModel.from_system) first compile and cached load, each in
           a fresh process (the model's construction timed apart from the compile/load).
+overhead  the whole call of short runs (generalized-alpha and RK4 on the 3-link chain: 10 fixed
+          steps, and rtol = 1e-6 with 11 outputs at t_eval): CPU time of one integrate call, what a
+          run costs beyond its steps; run with another build's python for the side by side.
 study_file  issue 28: peak RSS and time of writing a study's file from its case store of 10^4,
           10^5, 10^6 cases (10^6 left out with --quick), by blocks against the in-memory combine
           of 9a3a956 (bench/study_file.py, which says how the store is fabricated).  Run only
@@ -81,6 +84,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import pyint  # noqa: E402
 import pyint.methods  # noqa: E402,F401  (registers every method)
 from pyint.methods.genalpha import GeneralizedAlpha  # noqa: E402
 from pyint.errors import IntegrationError  # noqa: E402
@@ -92,7 +96,7 @@ from pyint.models.structured import sparse_solver_available  # noqa: E402
 H = 1e-3
 RHO = 0.9
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-SECTIONS = ("chain", "paths", "solvers", "wp", "adaptive", "batch", "symbolic", "methods")
+SECTIONS = ("chain", "paths", "solvers", "wp", "adaptive", "batch", "symbolic", "methods", "overhead")
 EXTRA_SECTIONS = ("versus", "versus_iftomm", "study_file")   # run only when named with --only
 
 
@@ -1117,6 +1121,36 @@ def section_methods(args):
                 "case_rtol": ("case", [r["rtol"] for r in rows], {"units": "1", "long_name": "rtol = atol"})},
         attrs={"steps": steps, "budget_cpu_seconds": budget, "repeats": args.repeats})
     write(ds, "methods")
+
+
+def section_overhead(args):
+    """The whole call of short runs (CPU time of ``integrate``, best of 7 x 50 calls): what a run
+    costs beyond its steps (checks, buffers, the calls into the extension, the result); run it with
+    another build's python for the side by side (``python bench/run.py --only overhead``)."""
+    import xarray as xr
+    from pyint.methods.rk4_index1 import RK4Index1
+    m = PendulumChain(n_links=3)
+    q0, v0 = m.initial_state([0.4, 0.2, -0.1])
+    te = np.linspace(0.0, 0.5, 11)
+    cases = {"genalpha h=1e-2, 10 steps": lambda: GeneralizedAlpha().integrate(m, q0, v0, 0.1, 1e-2),
+             "rk4_index1 h=1e-2, 10 steps": lambda: RK4Index1().integrate(m, q0, v0, 0.1, 1e-2),
+             "genalpha rtol=1e-6, t_eval (11)": lambda: GeneralizedAlpha().integrate(m, q0, v0, 0.5, rtol=1e-6,
+                                                                                      t_eval=te),
+             "rk4_index1 rtol=1e-6, t_eval (11)": lambda: RK4Index1().integrate(m, q0, v0, 0.5, rtol=1e-6, t_eval=te)}
+    best = []
+    print(f"the whole call of integrate ({pyint.__file__}): CPU time per call [us], best of 7 x 50")
+    for label, run in cases.items():
+        run()
+        times = []
+        for _ in range(7):
+            t = time.process_time()
+            for _ in range(50):
+                run()
+            times.append((time.process_time() - t) / 50)
+        best.append(min(times))
+        print(f"  {label:<36}{1e6 * best[-1]:8.0f}")
+    write(xr.Dataset({"cpu_per_call": ("case", best, {"units": "s", "long_name": "CPU time of one integrate call"})},
+                     coords={"case": ("case", list(cases), {"long_name": "run"})}), "overhead")
 
 
 def main(argv=None):

@@ -26,7 +26,7 @@ module pyint_queries
   use pyint_callback_model
   use pyint_newton_matrix
   use pyint_metrics, only: trajectory_residuals
-  use pyint_reduced_model, only: drop_redundant_rows
+  use pyint_dense_output, only: impose_samples
   use pyint_control, only: stop_status
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_field_jac
@@ -52,8 +52,6 @@ contains
     real(wp), intent(out) :: out(:)
     integer, intent(out) :: ierr
     integer :: n, mh, mn, nt, nu, k, nl
-    integer, allocatable :: rows(:)
-    real(wp) :: lam(m%mh + m%mn)
     n = m%n; mh = m%mh; mn = m%mn
     out = 0
     ierr = STATUS_BAD_INPUT
@@ -80,24 +78,18 @@ contains
       nt = iarg(1)
       nl = mh + mn
       if (nt < 1 .or. size(x) /= nt * (1 + 2 * n) .or. size(out) /= nt * (3 * n + nl) + 1) return
-      out(1:2 * n * nt) = x(nt + 1:)
-      ! a redundant mechanism: its independent rows at the first sample (as the driver's start)
-      call drop_redundant_rows(m, x(1), x(nt + 1:nt + n), x(nt * (1 + n) + 1:nt * (1 + n) + n), rows, ierr)
-      if (ierr /= 0) then
-        out(size(out)) = 1
-        return
-      end if
-      if (.not. allocated(rows)) rows = [(k, k = 1, nl)]
-      do k = 1, nt
-        call impose_constraints(m, x(k), out((k - 1) * n + 1:k * n), out((nt + k - 1) * n + 1:(nt + k) * n), &
-                                iarg(2), out((2 * nt + k - 1) * n + 1:(2 * nt + k) * n), lam(1:size(rows)), ierr)
-        out(3 * n * nt + (k - 1) * nl + rows) = lam(1:size(rows))   ! zero on dropped rows
-        if (ierr == 0) ierr = stop_status()   ! Ctrl-C, a callback's exception
-        if (ierr /= 0) then
-          out(size(out)) = k
-          return
-        end if
-      end do
+      block
+        real(wp), allocatable :: q(:, :), v(:, :), a(:, :), lm(:, :)
+        allocate(a(n, nt), lm(nl, nt))
+        q = reshape(x(nt + 1:nt * (1 + n)), [n, nt])
+        v = reshape(x(nt * (1 + n) + 1:), [n, nt])
+        call impose_samples(m, x(1:nt), q, v, iarg(2), a, lm, ierr, k)
+        out(1:n * nt) = reshape(q, [n * nt])
+        out(n * nt + 1:2 * n * nt) = reshape(v, [n * nt])
+        out(2 * n * nt + 1:3 * n * nt) = reshape(a, [n * nt])
+        out(3 * n * nt + 1:3 * n * nt + nl * nt) = reshape(lm, [nl * nt])
+        out(size(out)) = k
+      end block
     case (QUERY_CONSISTENT_ACC)
       if (size(iarg) < 1 .or. size(x) /= 1 + 2 * n .or. size(out) /= n + mh + mn) return
       call consistent_acceleration(m, x(1), x(2:n + 1), x(n + 2:), iarg(1), out(1:n), out(n + 1:), ierr)

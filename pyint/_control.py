@@ -18,6 +18,9 @@ Every integrator runs its Fortran kernel inside :func:`kernel_run`:
   the extension, in place of the library's, which stops the process): the
   kernel stops and the integrator raises :class:`~pyint.errors.LapackError`
   naming the routine and the argument.
+
+A run (the f2py entries ``run``, ``run_batch``) clears the records itself and returns them
+(``kernel_run(reports=True)``, then :meth:`KernelRun.report`): the run is one call.
 """
 from __future__ import annotations
 
@@ -48,6 +51,14 @@ class KernelRun:
     def aborted(self):
         return self.error is not None
 
+    def report(self, flags):
+        """The run control's records as a run returned them (its ``ctl[:3]``: interrupted,
+        aborted, LAPACK argument); the routine's name only after a LAPACK error."""
+        self.interrupted = self.interrupted or bool(flags[0])
+        if flags[2] != 0:
+            _, name = _fortran.control_state()
+            self.lapack = (bytes(name).decode("ascii", "replace").strip() or "?", int(flags[2]))
+
 
 def current():
     """The KernelRun of the kernel call in progress in this thread, or None."""
@@ -55,21 +66,25 @@ def current():
 
 
 @contextlib.contextmanager
-def kernel_run():
-    """Context of one kernel call; yields its :class:`KernelRun`."""
+def kernel_run(reports=False):
+    """Context of one kernel call; yields its :class:`KernelRun`.  ``reports``: the call clears
+    the records at its start and returns them (a run: the caller passes them to
+    :meth:`KernelRun.report`); else they are cleared and read here, around the call."""
     run = KernelRun()
     outer = current()
     _local.run = run
-    _fortran.control_reset()
+    if not reports:
+        _fortran.control_reset()
     try:
         with sigint_as(_flag_interrupt, outer is None):
             yield run
     finally:
         _local.run = outer
-        flags, name = _fortran.control_state()
-        run.interrupted = bool(flags[0])
-        if flags[2] != 0:
-            run.lapack = (bytes(name).decode("ascii", "replace").strip() or "?", int(flags[2]))
+        if not reports:
+            flags, name = _fortran.control_state()
+            run.interrupted = run.interrupted or bool(flags[0])
+            if flags[2] != 0:
+                run.lapack = (bytes(name).decode("ascii", "replace").strip() or "?", int(flags[2]))
 
 
 @contextlib.contextmanager
@@ -92,7 +107,11 @@ def sigint_as(on_interrupt, replace=True):
 
 
 def _flag_interrupt(signum, frame):
-    """SIGINT during a kernel call: the kernel stops at its next per-step poll."""
+    """SIGINT during a kernel call: the kernel stops at its next per-step poll.  Kept on the
+    KernelRun too: a Ctrl-C just before a run's own reset of the records is not lost."""
+    run = current()
+    if run is not None:
+        run.interrupted = True
     _fortran.control_request_interrupt()
 
 

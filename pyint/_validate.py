@@ -324,13 +324,33 @@ def check_constant_mass(model, q):
                          "constant_mass = False in the model class")
 
 
+def start_tolerances(q0, v0, tol=CONSISTENCY_TOL):
+    """(tol_q, tol_v): the largest violation of the position and of the velocity constraints an
+    initial state may have (tol relative to max(1, max|q0|) and max(1, max|v0|))."""
+    return (tol * max(1.0, float(np.max(np.abs(q0), initial=0.0))),
+            tol * max(1.0, float(np.max(np.abs(v0), initial=0.0))))
+
+
+def start_violation(model, levels, tols):
+    """The ValueError of a start whose levels (max|g|, max|G v + g_t|, max|A v + b|) exceed
+    tols = (tol_q, tol_v) (a level that is not finite counts as violated), else None."""
+    if model.n_hol and not levels[0] <= tols[0]:
+        return ValueError(f"the initial position violates the holonomic constraints: max|g(q0)| = {levels[0]:.3e} "
+                          f"> {tols[0]:.1e}; pass project=True to project it onto g = 0")
+    for label, err, present in (("G v + g_t", levels[1], model.n_hol), ("A v + b", levels[2], model.n_nonhol)):
+        if present and not err <= tols[1]:
+            return ValueError(f"the initial velocity violates the constraints: max|{label}| = {err:.3e} "
+                              f"> {tols[1]:.1e}; pass project=True to project it onto the constraints")
+    return None
+
+
 def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_TOL, kernel_checks=False,
                              levels=None):
     """Check (or, with project=True, enforce) g = 0, G v + g_t = 0, A v + b = 0 at t0.
 
     Returns (q0, v0).  Raises ValueError naming the violated level and the
-    size of the violation when project is False.  kernel_checks: the kernel
-    evaluates the model's Fortran twin and checks the rank of [G; A] at its
+    size of the violation when project is False (:func:`start_violation`).  kernel_checks: the
+    kernel evaluates the model's Fortran twin and checks the rank of [G; A] at its
     start (fortran/core/driver.f90: consistent_start): the Python items are
     then not checked here, nor the rank (unless projecting, which needs it).
     levels: None (the model's Python items) or a function (t, q, v) -> (max|g|,
@@ -340,33 +360,64 @@ def consistent_initial_state(model, t0, q0, v0, project=False, tol=CONSISTENCY_T
     """
     if not kernel_checks or project:
         check_model_items(model, t0, q0, v0)
-    scale_q = max(1.0, float(np.max(np.abs(q0), initial=0.0)))
-    at = levels(t0, q0, v0) if levels is not None else None
-    if model.n_hol:
-        if at is not None:
-            err = float(at[0])
-        else:
-            err = float(np.max(np.abs(model.checked("hol", model.hol(t0, q0), t0))))
-        if not err <= tol * scale_q:
-            if not project:
-                raise ValueError(
-                    f"the initial position violates the holonomic constraints: max|g(q0)| = {err:.3e} "
-                    f"> {tol * scale_q:.1e}; pass project=True to project it onto g = 0")
-            q0 = project_position(model, t0, q0)
-            at = levels(t0, q0, v0) if levels is not None else None
-    scale_v = max(1.0, float(np.max(np.abs(v0), initial=0.0)))
-    parts = []
-    if model.n_hol:
-        parts.append(("G v + g_t", at[1] if at is not None else np.asarray(model.hol_vel(t0, q0, v0), dtype=float)))
-    if model.n_nonhol:
-        parts.append(("A v + b", at[2] if at is not None else np.asarray(model.nh_vel(t0, q0, v0), dtype=float)))
-    for label, r in parts:
-        err = float(np.max(np.abs(r), initial=0.0))
-        if not err <= tol * scale_v:
-            if not project:
-                raise ValueError(
-                    f"the initial velocity violates the constraints: max|{label}| = {err:.3e} "
-                    f"> {tol * scale_v:.1e}; pass project=True to project it onto the constraints")
-            v0 = project_velocity(model, t0, q0, v0)
-            break
+
+    def measured(q, v):
+        if levels is not None:
+            return tuple(float(x) for x in levels(t0, q, v))
+        err = lambda r: float(np.max(np.abs(np.asarray(r, dtype=float)), initial=0.0))  # noqa: E731
+        return (err(model.checked("hol", model.hol(t0, q), t0)) if model.n_hol else 0.0,
+                err(model.hol_vel(t0, q, v)) if model.n_hol else 0.0,
+                err(model.nh_vel(t0, q, v)) if model.n_nonhol else 0.0)
+
+    tols = start_tolerances(q0, v0, tol)
+    bad = start_violation(model, measured(q0, v0), tols)
+    if bad is None:
+        return q0, v0
+    if not project:
+        raise bad
+    at = measured(q0, v0)
+    if model.n_hol and not at[0] <= tols[0]:
+        q0 = project_position(model, t0, q0)
+        at = measured(q0, v0)
+    if start_violation(model, (0.0, at[1], at[2]), tols) is not None:    # the velocity levels at the new q0
+        v0 = project_velocity(model, t0, q0, v0)
     return q0, v0
+
+
+def check_option_names(cls, kwargs):
+    """A method class's keyword options checked against its own signature: a misspelt one is a
+    TypeError naming the public class, its close matches (difflib) and its options, instead of
+    Python's, which names the (often private) base class whose __init__ received it."""
+    if not kwargs:
+        return
+    import difflib
+    import inspect
+    params = inspect.signature(cls.__init__).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return
+    names = [k for k, p in params.items() if k != "self" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in kwargs:
+        if key not in names:
+            close = difflib.get_close_matches(key, names, n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise TypeError(f"{cls.__name__} has no option {key!r}{hint} (its options: {', '.join(names) or 'none'})")
+
+
+def check_method_model(method, model, methods):
+    """Raise why ``method`` does not integrate ``model``: a configuration space it does not take
+    (TypeError naming the registered ``methods`` that do), a size out of range, or a kind of
+    constraint it does not handle (ValueError)."""
+    space = getattr(model, "configuration_space", "R^n")
+    name = getattr(model, "name", type(model).__name__)
+    if space not in method.spaces:
+        raise TypeError(f"{method.name} integrates models whose configuration space is "
+                        f"{' or '.join(method.spaces)}; model {name!r} lives on {space} (methods for it: "
+                        f"{sorted(k for k, c in methods.items() if space in c.spaces)})")
+    n = getattr(model, "n", None)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"model {name!r} has n = {n!r} coordinates; an integrator needs at least 1")
+    if n > C_INT_MAX:
+        raise ValueError(f"model {name!r} has n = {n} coordinates, above the kernels' limit 2**31 - 1")
+    for kind, count in (("holonomic", model.n_hol), ("nonholonomic", model.n_nonhol)):
+        if count and kind not in method.supports:
+            raise ValueError(f"{method.name} does not handle {kind} constraints (model {name!r} has {count})")

@@ -286,7 +286,7 @@ IMPOSE_CASES = ["chain2", "driven_pendulum", "manipulator", "snakeboard", "sleig
 @pytest.mark.parametrize("case", IMPOSE_CASES)
 def test_outputs_are_reimposed_as_the_python_projections(case):
     from pyint import _validate as V
-    from pyint.integrator import impose_constraints
+    from pyint._dense import impose_constraints
     if case == "knife_on_circle":
         model, q0, v0, T = _knife_on_circle()
     else:
@@ -335,7 +335,7 @@ class _NoRootCircle(Model):
 def test_outputs_that_cannot_be_reimposed_raise_naming_the_sample():
     """impose_constraints: a projection that does not converge is an IntegrationError naming the output
     and its time (never silent NaN); a model item that raises there is raised again as it is."""
-    from pyint.integrator import impose_constraints
+    from pyint._dense import impose_constraints
     t, q, v = np.array([0.25, 0.5]), np.array([[0.5, 0.0], [0.7, 0.1]]), np.zeros((2, 2))
     with pytest.raises(IntegrationError, match=r"at t = 0\.25 \(output 1 of 2\).*did not converge"):
         impose_constraints(_NoRootCircle(), t, q, v, "callback")

@@ -156,9 +156,8 @@ def test_rank_deficient_constraints_at_the_start_raise_a_clear_error(backend):
 def test_builtin_model_time_loop_never_calls_python(method, problem):
     """The driver called directly (f2py entry run) with a counting callback: no call for a built-in
     model, and many through the callback model."""
-    from pyint import _fortran
     from pyint.models._fortran_model import model_args
-    from pyint.integrator import _OUT, _option_arrays, driver_buffers
+    from pyint._driver import _option_arrays, call_run, driver_buffers
     from pyint._control import kernel_run
     prob = PROBLEMS[problem]
     m, meth = prob.model, METHODS[method]()
@@ -170,10 +169,9 @@ def test_builtin_model_time_loop_never_calls_python(method, problem):
         a = model_args(m, backend)
         buf = driver_buffers(m.n, m.n, nl, steps, 1, nstats=len(meth.STATS), naux=sum(meth.kernel_aux(m).values()),
                              nres=meth.NRES)
-        with kernel_run():   # resets the run control (an earlier test's callback error leaves its abort flag)
-            return _fortran.run(meth.KERNEL, a["model_id"], a["ipar"], a["rpar"], cb or a["usercb"], m.n, a["mh"],
-                                a["mn"], a["mflags"], iopt, ropt, 0.0, prob.h0, steps, 1, q0, v0,
-                                *(buf[k] for k in _OUT))
+        with kernel_run(reports=True):   # the run resets the run control itself
+            return call_run(meth.KERNEL, dict(a, usercb=cb or a["usercb"]), m.n, iopt, ropt, 0.0, prob.h0, steps, 1,
+                            q0, v0, buf)[0]
 
     calls = []
 

@@ -9,12 +9,12 @@ matrix, velocity-dependent forces) and an unconstrained pendulum.
 import numpy as np
 import pytest
 
-from pyint import _fortran
 from pyint.models._fortran_model import model_args, model_query
 from pyint.convergence import fit_order
 from pyint.errors import IntegrationError, StepTooLargeError
 from pyint.methods.galerkin import VARIANTS, GalerkinLobatto, galerkin_order, lobatto_rule
-from pyint.integrator import _OUT, METHODS, _option_arrays, driver_buffers
+from pyint._driver import _option_arrays, call_run, driver_buffers
+from pyint.integrator import METHODS
 from pyint.models import BUILTIN_MODELS, Model, PendulumChain, Skate, SnakeboardCoupled
 from pyint.models.base import fd_jacobian
 from pyint.reference.ode import ode_reference
@@ -107,9 +107,7 @@ def run_raw(model, s, t0, h, q, p, lam, nsteps=1, variant="reduced"):
     v = np.linalg.solve(model.mass(q), p)
     iopt, ropt = _option_arrays(((s, VARIANTS[variant], 20), (1e-12, *lam)))
     buf = driver_buffers(n, n, nl, nsteps, 1, nstats=len(GalerkinLobatto.STATS), naux=n)
-    istat = _fortran.run(GalerkinLobatto.KERNEL, args["model_id"], args["ipar"], args["rpar"], args["usercb"], n,
-                         args["mh"], args["mn"], args["mflags"], iopt, ropt, t0, h, nsteps, 1, q, v,
-                         *(buf[k] for k in _OUT))
+    istat, _, _ = call_run(GalerkinLobatto.KERNEL, args, n, iopt, ropt, t0, h, nsteps, 1, q, v, buf)
     assert istat[0] == 0, istat
     return buf["qout"][:, -1], buf["auxout"][:n, -1], buf["lout"][:nl, -1]
 
@@ -409,9 +407,8 @@ def test_builtin_skate_matches_twin_and_never_calls_python(torsion):
     args = model_args(builtin, "fortran")
     iopt, ropt = _option_arrays(GalerkinLobatto(s=3)._ropt_start(builtin, 0.0, q0, v0))
     buf = driver_buffers(3, 3, 1, 50, 50, nstats=len(GalerkinLobatto.STATS), naux=3)
-    istat = _fortran.run(GalerkinLobatto.KERNEL, args["model_id"], args["ipar"], args["rpar"],
-                         lambda req, t, q, v, w, o: calls.append(req), 3, 0, 1, args["mflags"], iopt, ropt,
-                         0.0, 1 / 8, 50, 50, q0, v0, *(buf[k] for k in _OUT))
+    args = dict(args, usercb=lambda req, t, q, v, w, o: calls.append(req))
+    istat, _, _ = call_run(GalerkinLobatto.KERNEL, args, 3, iopt, ropt, 0.0, 1 / 8, 50, 50, q0, v0, buf)
     assert istat[0] == 0 and calls == []
 
 

@@ -89,6 +89,17 @@ STUDY_NOT_APPLICABLE: dict[str, tuple[dict, str]] = {
                                    "through R_1/2 only), so A a + gamma_n did not vanish with h"),
     "snakeboard_alpha/eps_acc": ({"method": "alpha_rattle"}, "the same"),
 }
+#: "study/variable" -> (selection, bound, reason): entries that moved by round-off on purpose; the
+#: selection is compared within the absolute bound (at least 10 x the change measured), the rest at RTOL
+STUDY_ROUNDOFF: dict[str, tuple[dict, float, str]] = {
+    "iftomm_benchmarks/energy_error": (
+        {"stepping": "rtol=1e-6"}, 4e-13,
+        "issue 31: the outputs at t_eval are interpolated in Fortran inside the run's one call, where "
+        "NumPy's th**3 (its SIMD pow, 1 ulp from libm's in 5 % of the points) was: the energy at the "
+        "outputs of rk4_index1 and the block methods moved by <= 3.4e-14 J (A01, A02_N2; a few ulps of "
+        "the energies that cancel in H(t) - H(0)); every other variable and every fixed-step case is "
+        "unchanged at 1e-13"),
+}
 STUDY_ADDED_CASES: dict[str, tuple] = {   # study -> (grid dimension, new values, reason): compared without them
     "snakeboard_alpha": ("method", ["genalpha_adaptive"], "issue 18: the adaptive generalized-alpha run at "
                          "rtol 1e-6 beside the fixed-step ones (a new case; the old cases are unchanged)"),
@@ -160,6 +171,13 @@ def test_study_quick_dataset_unchanged(golden, quick_studies):
             masked = old[name].copy()
             masked.loc[sel] = np.nan
             old = old.assign({name: masked})
+        if key in STUDY_ROUNDOFF:
+            sel, bound, _ = STUDY_ROUNDOFF[key]
+            diff = np.abs(new[new_name].sel(sel).values - old[name].sel(sel).values)
+            assert np.nanmax(diff) <= bound, f"{key}: {sel} differs by {np.nanmax(diff):.3g} > {bound:.3g}"
+            masked_new, masked_old = new[new_name].copy(), old[name].copy()
+            masked_new.loc[sel] = masked_old.loc[sel] = np.nan
+            new, old = new.assign({new_name: masked_new}), old.assign({name: masked_old})
         a, b = new[new_name].values, old[name].values
         if b.dtype.kind in "fiu":
             _close(a, b, key)

@@ -7,10 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pyint import _fortran
 from pyint.models._fortran_model import model_args
 from pyint.methods.baumgarte import BaumgarteRK4
-from pyint.integrator import _OUT, _option_arrays, driver_buffers
+from pyint._driver import _option_arrays, call_run, driver_buffers
 from pyint.convergence import fit_order, measured_orders
 from pyint.errors import NewtonConvergenceError
 from pyint.invariants import symplecticity_defect
@@ -386,9 +385,8 @@ def test_builtin_model_time_loop_never_calls_python():
     for method in (SymplecticComposition(2), Rattle(), LobattoIIIAB(3), BaumgarteRK4()):
         iopt, ropt = _option_arrays(method.kernel_options(m))
         buf = driver_buffers(n, n, nl, nsteps, 1, nstats=len(method.STATS), naux=sum(method.kernel_aux(m).values()))
-        istat = _fortran.run(method.KERNEL, args["model_id"], args["ipar"], args["rpar"], never, n, args["mh"],
-                             args["mn"], args["mflags"], iopt, ropt, 0.0, 0.01, nsteps, 1, q0, v0,
-                             *(buf[k] for k in _OUT))
+        istat, _, _ = call_run(method.KERNEL, dict(args, usercb=never), n, iopt, ropt, 0.0, 0.01, nsteps, 1, q0, v0,
+                               buf)
         assert istat[0] == 0 and istat[1] == nsteps and istat[2] == nsteps + 1
     assert calls == []
 

@@ -3,11 +3,8 @@
 
 !> Clear the interrupt, abort and LAPACK-error records (before each kernel call).
 subroutine control_reset()
-  interface
-    subroutine pyint_control_reset() bind(C, name='pyint_control_reset')
-    end subroutine
-  end interface
-  call pyint_control_reset()
+  use pyint_control, only: control_begin
+  call control_begin()
 end subroutine control_reset
 
 !> Ask the running kernel to stop at its next poll (a callback item raised).
@@ -31,24 +28,12 @@ end subroutine control_request_interrupt
 !> flags = [interrupted, aborted, argument number of a LAPACK/BLAS error (0: none)];
 !> name: the LAPACK/BLAS routine that reported it.
 subroutine control_state(flags, name)
-  use iso_c_binding, only: c_int, c_char
+  use iso_c_binding, only: c_int
+  use pyint_control, only: control_flags
   implicit none
   integer(c_int), intent(out) :: flags(3)
   character(len=16), intent(out) :: name
-  interface
-    subroutine pyint_control_state(flags, name, namelen) bind(C, name='pyint_control_state')
-      import :: c_int, c_char
-      integer(c_int), intent(out) :: flags(3)
-      character(kind=c_char), intent(out) :: name(*)
-      integer(c_int), value :: namelen
-    end subroutine
-  end interface
-  character(kind=c_char) :: buf(16)
-  integer :: k
-  call pyint_control_state(flags, buf, 16_c_int)
-  do k = 1, 16
-    name(k:k) = buf(k)
-  end do
+  call control_flags(flags, name)
 end subroutine control_state
 
 !> t: the time the running kernel's last poll reported (the progress line of a long run).

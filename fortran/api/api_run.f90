@@ -1,8 +1,15 @@
 ! f2py interface of the one driver (fortran/core/driver.f90): every method that
 ! is a stepper runs through `run` (one trajectory) and `run_batch` (nb
-! trajectories of a built-in model in OpenMP threads).  method: the method id
-! (seam/seam.toml; the generated dispatch pyint_methods); iopt, ropt: the method's options (its Python class's
-! kernel_options).  The model block is that of pyint/_fortran_model.py.
+! trajectories of a built-in model in OpenMP threads); a run is ONE call from Python.
+! method: the method id (seam/seam.toml; the generated dispatch pyint_methods); iopt, ropt: the
+! method's options (its Python class's kernel_options).
+! imodel = [model_id, n, mh, mn, mflags(1:3)], ipar, rpar, usercb: the model block of
+! pyint/models/_fortran_model.py (model_id: its resolved id, never looked up here).
+! grid = [t0, h, tol_q, tol_v]: tol_q, tol_v >= 0: the start is checked here, before any step:
+! start = [max|g|, max|G v + g_t|, max|A v + b|] at (t0, q0, v0), refused (STATUS_BAD_INPUT, no
+! step) when start(1) > tol_q or start(2:3) > tol_v (pyint/_validate.py: consistent_initial_state
+! words the error); < 0: not checked (start = 0).
+! igrid = [nsteps, every, dense_mode].
 ! Outputs (caller-allocated, column k = sample k): tout, qout, vout, aout, lout,
 ! auxout (the method's auxiliary vector; (1, 1) when it has none), resout (residuals), eout (energy);
 ! stepmax = the residuals' maxima over every step, then max |E - E0|;
@@ -12,24 +19,34 @@
 ! norm_mode] with rtol > 0 (h, nsteps, every unused; the samples are the accepted steps);
 ! hout(max_steps) receives the accepted steps, counts = [accepted, rejected, Newton failures].
 ! aopt = [0] (rtol absent): the fixed-step drive.
+! Dense output (variable steps, a vector method, dense_mode > 0: fortran/core/dense_output.f90): the
+! states at teval(neval) after a successful run, interpolated over the accepted steps and re-imposed
+! onto the constraints, packed per time in dense(:, j) = [q, v, a, lam (nl), res (nres), energy].
+! ctl = [interrupted, aborted, LAPACK argument (0: none), dense status, dense sample that failed]:
+! the run control of the call (fortran/core/control.c; reset at its start).
 
-subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
-               t0, h, nsteps, every, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, aout, lout, &
-               auxout, resout, eout, stepmax, nst, stats, red, naopt, aopt, nhout, hout, counts, istat)
+subroutine run(method, imodel, ipar, nipar, rpar, nrpar, usercb, iopt, niopt, ropt, nropt, grid, igrid, &
+               nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, aout, lout, &
+               auxout, resout, eout, stepmax, nst, stats, red, naopt, aopt, nhout, hout, counts, &
+               neval, teval, ndense, dense, start, ctl, istat)
   use pyint_kinds
   use pyint_driver, only: stepper_t, drive, drive_adaptive, redundant_flags
   use pyint_methods, only: new_stepper
   use pyint_seam, only: AOPT_RTOL
+  use pyint_control, only: control_begin, control_flags
+  use pyint_metrics, only: point_residuals, residual_work_t
+  use pyint_dense_output, only: dense_outputs
   implicit none
-  integer(c_int), intent(in) :: method, model_id, nipar, nrpar, n, mh, mn, niopt, nropt, nsteps, every
-  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
-  real(c_double), intent(in) :: rpar(nrpar), ropt(nropt), t0, h, q0(nq), v0(nv), aopt(naopt)
+  integer(c_int), intent(in) :: method, nipar, nrpar, niopt, nropt
+  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout, neval, ndense
+  integer(c_int), intent(in) :: imodel(7), ipar(nipar), iopt(niopt), igrid(3)
+  real(c_double), intent(in) :: rpar(nrpar), ropt(nropt), grid(4), q0(nq), v0(nv), aopt(naopt), teval(neval)
   real(c_double), intent(inout) :: tout(nout), qout(nq, nout), vout(nv, nout), aout(nv, nout), lout(nl, nout), &
                                    auxout(naux, naout), resout(nres, nout), eout(nout), stepmax(nres + 1), stats(nst), &
-                                   hout(nhout)
+                                   hout(nhout), dense(ndense, neval)
   integer(c_int), intent(inout) :: counts(3), red(nl)
-  integer(c_int), intent(out) :: istat(3)
+  real(c_double), intent(out) :: start(3)
+  integer(c_int), intent(out) :: ctl(5), istat(3)
   external usercb
   interface
     subroutine usercb(req, t, n, q, v, nw, w, nout, out)
@@ -40,54 +57,123 @@ subroutine run(method, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, mn, mf
     end subroutine
   end interface
   class(stepper_t), allocatable :: st
-  integer :: ierr
+  type(residual_work_t) :: rw
+  real(c_double) :: res(5), e, a0(nv)
+  integer :: ierr, ns
+  logical :: adaptive
+  call control_begin()
   istat = [STATUS_BAD_INPUT, 0, 0]
+  start = 0
+  ctl = 0
   call new_stepper(method, st, ierr)
-  if (ierr /= 0) return
-  call st%setup(model_id, ipar, rpar, usercb, n, mh, mn, mflags, ierr)
-  if (ierr /= 0) return
-  if (naopt >= AOPT_RTOL) then
-    if (aopt(AOPT_RTOL) > 0) then
-      call drive_adaptive(st, iopt, ropt, aopt, t0, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
-                          stepmax, hout, counts, istat)
-      if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
-      call redundant_flags(st, red)
+  if (ierr == 0) call st%setup(imodel(1), ipar, rpar, usercb, imodel(2), imodel(3), imodel(4), imodel(5:7), ierr)
+  if (ierr /= 0) then
+    call control_flags(ctl(1:3))
+    return
+  end if
+  if (grid(3) >= 0 .and. allocated(st%model)) then
+    a0 = 0
+    call point_residuals(st%model, grid(1), q0, v0, a0, res, e, rw)
+    start = [res(1), res(2), res(4)]
+    if (.not. (start(1) <= grid(3) .and. start(2) <= grid(4) .and. start(3) <= grid(4))) then
+      call control_flags(ctl(1:3))
       return
     end if
   end if
-  call drive(st, iopt, ropt, t0, h, nsteps, every, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
-             stepmax, istat)
+  adaptive = .false.
+  if (naopt >= AOPT_RTOL) adaptive = aopt(AOPT_RTOL) > 0
+  if (adaptive) then
+    call drive_adaptive(st, iopt, ropt, aopt, grid(1), q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, &
+                        stepmax, hout, counts, istat)
+  else
+    call drive(st, iopt, ropt, grid(1), grid(2), igrid(1), igrid(2), q0, v0, tout, qout, vout, aout, lout, auxout, &
+               resout, eout, stepmax, istat)
+  end if
   if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
   call redundant_flags(st, red)
+  ns = istat(3)
+  if (adaptive .and. igrid(3) > 0 .and. istat(1) == STATUS_OK .and. neval > 0 .and. nq == nv) then
+    call dense_outputs(igrid(3), imodel(1), ipar, rpar, usercb, imodel(2), imodel(3), imodel(4), imodel(5:7), &
+                       tout(1:ns), qout(:, 1:ns), vout(:, 1:ns), aout(:, 1:ns), teval, dense, ctl(4), ctl(5))
+  end if
+  call control_flags(ctl(1:3))
 end subroutine run
 
-!> nb trajectories of one built-in model (model_id /= 0: not a callback) in nthreads OpenMP threads:
+!> nb trajectories of one built-in model (model_id /= 0: not a callback) in igrid(3) OpenMP threads:
 !> trajectory k starts from column k of q0, v0 with the real parameters rpar(:, k)
-!> (ipar shared: same sizes) and the real options ropt(:, k).  Outputs as run's with a trailing trajectory index
-!> (variable steps as run's: aopt shared, hout(:, k) and counts(:, k) per trajectory).
-subroutine run_batch(method, model_id, ipar, nipar, rpar, nrpar, nb, n, mh, mn, mflags, iopt, niopt, ropt, nropt, &
-                     t0, h, nsteps, every, nthreads, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, &
+!> (ipar shared: same sizes) and the real options ropt(:, k).  imodel, ipar as run's; grid = [t0, h],
+!> igrid = [nsteps, every, nthreads, dense mode]; tols(:, k) = [tol_q, tol_v] of trajectory k and start(:, k) its
+!> levels, as run's grid(3:4) and start: one start refused refuses the batch before any step.
+!> igrid(4): the dense mode, as run's igrid(3).
+!> Outputs as run's with a trailing trajectory index (variable steps as run's: aopt shared,
+!> hout(:, k) and counts(:, k) per trajectory; dense(:, :, k) and dctl(:, k) = run's ctl(4:5));
+!> ctl(1:3) as run's.
+subroutine run_batch(method, imodel, ipar, nipar, rpar, nrpar, nb, iopt, niopt, ropt, nropt, grid, igrid, &
+                     tols, nq, nv, q0, v0, nl, naux, naout, nres, nout, tout, qout, vout, &
                      aout, lout, auxout, resout, eout, stepmax, nst, stats, red, naopt, aopt, nhout, hout, counts, &
-                     istat)
+                     neval, teval, ndense, dense, dctl, start, ctl, istat)
   use pyint_kinds
-  use pyint_driver, only: drive_batch
+  use pyint_driver, only: drive_batch, no_callback
   use pyint_methods, only: new_stepper
+  use pyint_control, only: control_begin, control_flags
+  use pyint_model, only: model_t
+  use pyint_registry, only: setup_model
+  use pyint_metrics, only: point_residuals, residual_work_t
+  use pyint_dense_output, only: dense_outputs
+  use pyint_seam, only: AOPT_RTOL
   implicit none
-  integer(c_int), intent(in) :: method, model_id, nipar, nrpar, nb, n, mh, mn, niopt, nropt, nsteps, every, nthreads
-  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout
-  integer(c_int), intent(in) :: ipar(nipar), mflags(3), iopt(niopt)
-  real(c_double), intent(in) :: rpar(nrpar, nb), ropt(nropt, nb), t0, h, q0(nq, nb), v0(nv, nb), aopt(naopt)
+  integer(c_int), intent(in) :: method, nipar, nrpar, nb, niopt, nropt
+  integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout, neval, ndense
+  integer(c_int), intent(in) :: imodel(7), ipar(nipar), iopt(niopt), igrid(4)
+  real(c_double), intent(in) :: rpar(nrpar, nb), ropt(nropt, nb), grid(2), tols(2, nb), q0(nq, nb), v0(nv, nb), &
+                                aopt(naopt), teval(neval)
   real(c_double), intent(inout) :: tout(nout, nb), qout(nq, nout, nb), vout(nv, nout, nb), aout(nv, nout, nb), &
                                    lout(nl, nout, nb), auxout(naux, naout, nb), resout(nres, nout, nb), &
                                    eout(nout, nb), stepmax(nres + 1, nb), stats(nst, nb), hout(nhout, nb)
-  integer(c_int), intent(inout) :: counts(3, nb), red(nl, nb)
-  integer(c_int), intent(out) :: istat(3, nb)
+  integer(c_int), intent(inout) :: counts(3, nb), red(nl, nb), dctl(2, nb)
+  real(c_double), intent(inout) :: dense(ndense, neval, nb)
+  real(c_double), intent(out) :: start(3, nb)
+  integer(c_int), intent(out) :: ctl(3), istat(3, nb)
+  class(model_t), allocatable :: m
+  type(residual_work_t) :: rw
+  real(c_double) :: res(5), e, a0(nv)
+  integer :: k, ierr, ns
+  call control_begin()
   istat(1, :) = STATUS_BAD_INPUT
   istat(2:3, :) = 0
-  if (model_id == 0) return     ! a callback model cannot run in threads
-  call drive_batch(new_stepper, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, nsteps, every, &
-                   nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, eout, stepmax, stats, red, aopt, &
-                   hout, counts, istat)
+  start = 0
+  if (imodel(1) == 0) then     ! a callback model cannot run in threads
+    call control_flags(ctl)
+    return
+  end if
+  a0 = 0
+  do k = 1, nb
+    if (.not. tols(1, k) >= 0) cycle
+    call setup_model(imodel(1), ipar, rpar(:, k), no_callback, imodel(2), imodel(3), imodel(4), imodel(5:7), m, ierr)
+    if (ierr /= 0) cycle      ! refused again, per trajectory, by drive_batch
+    call point_residuals(m, grid(1), q0(:, k), v0(:, k), a0, res, e, rw)
+    deallocate(m)
+    start(:, k) = [res(1), res(2), res(4)]
+    if (.not. (start(1, k) <= tols(1, k) .and. start(2, k) <= tols(2, k) .and. start(3, k) <= tols(2, k))) then
+      call control_flags(ctl)
+      return
+    end if
+  end do
+  call drive_batch(new_stepper, method, imodel(1), ipar, rpar, imodel(2), imodel(3), imodel(4), imodel(5:7), &
+                   iopt, ropt, grid(1), grid(2), igrid(1), igrid(2), igrid(3), q0, v0, tout, qout, vout, aout, lout, &
+                   auxout, resout, eout, stepmax, stats, red, aopt, hout, counts, istat)
+  if (igrid(4) > 0 .and. neval > 0 .and. nq == nv .and. size(aopt) >= AOPT_RTOL) then
+    if (aopt(AOPT_RTOL) > 0) then   ! the outputs at teval of each successful trajectory, as run's
+      do k = 1, nb
+        ns = istat(3, k)
+        if (istat(1, k) /= STATUS_OK) cycle
+        call dense_outputs(igrid(4), imodel(1), ipar, rpar(:, k), no_callback, imodel(2), imodel(3), imodel(4), &
+                           imodel(5:7), tout(1:ns, k), qout(:, 1:ns, k), vout(:, 1:ns, k), aout(:, 1:ns, k), teval, &
+                           dense(:, :, k), dctl(1, k), dctl(2, k))
+      end do
+    end if
+  end if
+  call control_flags(ctl)
 end subroutine run_batch
 
 !> known = 1 if `method` is the id of a stepper (a method of seam/seam.toml), else 0:

@@ -18,11 +18,15 @@ Parameters from the spectral radius at infinity rho_inf in [0, 1]
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _fortran
 from .. import _validate as V
-from ..integrator import Integrator, decode, kernel_stats, register
+from .._docfrag import fragment, with_fragments
+from .._result_builder import decode, kernel_stats
+from ..integrator import Integrator, register
 from ..options import Options, method_id, stat_names
 from ..models.structured import LINEAR_SOLVERS, SOLVER_NAMES, check_linear_solver
 
@@ -35,11 +39,16 @@ def alpha_parameters(rho_inf):
     """alpha_m, alpha_f, alpha, beta, gamma from rho_inf (seed 000 = Chung-Hulbert).
 
     alpha_m = (2 rho - 1)/(rho + 1), alpha_f = rho/(rho + 1), alpha = alpha_m - alpha_f,
-    beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha: derived once, in Fortran (alpha_params of
-    fortran/core/alpha.f90, the function the genalpha and lie_genalpha kernels use).
+    beta = (1 - alpha)^2 / 4, gamma = 1/2 - alpha: derived in Fortran (alpha_params of
+    fortran/core/alpha.f90, the function the genalpha and lie_genalpha kernels use), once per
+    rho_inf (a run's metadata makes no call of its own).
     """
-    rho = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
-    return decode(ALPHA_PARAMETER_NAMES, _fortran.alpha_parameters(rho), reals=ALPHA_PARAMETER_NAMES)
+    return dict(_alpha_parameters(V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)))
+
+
+@functools.lru_cache(maxsize=64)
+def _alpha_parameters(rho):
+    return tuple(decode(ALPHA_PARAMETER_NAMES, _fortran.alpha_parameters(rho), reals=ALPHA_PARAMETER_NAMES).items())
 
 
 # The seed's printed values for rho_inf = 3/7, asserted where the parameters are built.
@@ -52,6 +61,34 @@ _OPTIONS = Options("genalpha")
 _MASS_MODES = _OPTIONS.choices("mass_update")
 _FORMULATIONS = _OPTIONS.choices("formulation")
 _START_MODES = _OPTIONS.choices("start")
+
+
+# the options GeneralizedAlpha and AlphaRattle share, documented once (pyint/_docfrag.py)
+fragment("alpha_options", """
+rho_inf : float, default 0.9
+    The spectral radius at infinity in [0, 1]: the numerical dissipation of the high
+    frequencies (1: none; 0: annihilated in one step).  The parameters alpha_m, alpha_f,
+    beta, gamma follow from it (Chung, Hulbert 1993; :func:`~pyint.methods.genalpha.alpha_parameters`).
+formulation : {"arnold_bruls", "paper"}, default "arnold_bruls"
+    "arnold_bruls" solves M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
+    carries the alpha recursion on accelerations (Arnold, Bruls 2007); "paper" is seed 000's
+    M_{n+1} a_{n+1} + alpha_m/(1 - alpha_m) M_n a_n = ... .  The same method for a constant
+    mass matrix; for M(q) the paper's form is first order unless rho_inf = 1.
+mass_update : {"exact", "predictor"}, default "exact"
+    "exact": M(q_{n+1}) with the exact derivative (M a)_q in Newton's matrix; "predictor":
+    the paper's M(q_n + h v_n), no (M a)_q needed.
+start : {"consistent", "paper"}, default "consistent"
+    The start of the algorithmic acceleration: "consistent" a_0 = qddot(0) (required by
+    variable steps); "paper" M a_0 = (1 - alpha) F_0 + alpha F_1.
+tol : float, default 1e-10
+    Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+    theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; accelerations
+    against 1 + ``|a|``, multipliers against 1 + ``|lam|``, max norms), or at the round-off floor
+    (Hairer, Wanner, Solving ODEs II, IV.8).
+maxit : int, default 25
+    Newton iterations per step (beyond: NewtonConvergenceError, or a rejected step with
+    variable steps).
+""")
 
 
 class _AlphaFamily(Integrator):
@@ -125,6 +162,7 @@ class _AlphaFamily(Integrator):
 
 
 @register
+@with_fragments
 class GeneralizedAlpha(_AlphaFamily):
     """Generalized-alpha for holonomic and nonholonomic constrained systems (seed 000 section 2).
 
@@ -137,29 +175,7 @@ class GeneralizedAlpha(_AlphaFamily):
 
     Parameters
     ----------
-    rho_inf : float, default 0.9
-        The spectral radius at infinity in [0, 1]: the numerical dissipation of the high
-        frequencies (1: none; 0: annihilated in one step).  The parameters alpha_m, alpha_f,
-        beta, gamma follow from it (Chung, Hulbert 1993; :func:`~pyint.methods.genalpha.alpha_parameters`).
-    formulation : {"arnold_bruls", "paper"}, default "arnold_bruls"
-        "arnold_bruls" solves M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
-        carries the alpha recursion on accelerations (Arnold, Bruls 2007); "paper" is seed 000's
-        M_{n+1} a_{n+1} + alpha_m/(1 - alpha_m) M_n a_n = ... .  The same method for a constant
-        mass matrix; for M(q) the paper's form is first order unless rho_inf = 1.
-    mass_update : {"exact", "predictor"}, default "exact"
-        "exact": M(q_{n+1}) with the exact derivative (M a)_q in Newton's matrix; "predictor":
-        the paper's M(q_n + h v_n), no (M a)_q needed.
-    start : {"consistent", "paper"}, default "consistent"
-        The start of the algorithmic acceleration: "consistent" a_0 = qddot(0) (required by
-        variable steps); "paper" M a_0 = (1 - alpha) F_0 + alpha F_1.
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; accelerations
-        against 1 + ``|a|``, multipliers against 1 + ``|lam|``, max norms), or at the round-off floor
-        (Hairer, Wanner, Solving ODEs II, IV.8).
-    maxit : int, default 25
-        Newton iterations per step (beyond: NewtonConvergenceError, or a rejected step with
-        variable steps).
+    %(alpha_options)s
     linear_solver : {"auto", "dense", "banded", "sparse"}, default "auto"
         The solver of Newton's linear systems: "auto" (SuiteSparse KLU when built in, dense LU
         for large matrices with over 30 % nonzeros; without KLU banded or dense by flop count),
@@ -212,6 +228,7 @@ class GeneralizedAlpha(_AlphaFamily):
 
 
 @register
+@with_fragments
 class AlphaRattle(_AlphaFamily):
     """alpha-RATTLE for nonholonomic systems (seed 000 section 3).
 
@@ -224,29 +241,7 @@ class AlphaRattle(_AlphaFamily):
 
     Parameters
     ----------
-    rho_inf : float, default 0.9
-        The spectral radius at infinity in [0, 1]: the numerical dissipation of the high
-        frequencies (1: none; 0: annihilated in one step).  The parameters alpha_m, alpha_f,
-        beta, gamma follow from it (Chung, Hulbert 1993; :func:`~pyint.methods.genalpha.alpha_parameters`).
-    formulation : {"arnold_bruls", "paper"}, default "arnold_bruls"
-        "arnold_bruls" solves M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
-        carries the alpha recursion on accelerations (Arnold, Bruls 2007); "paper" is seed 000's
-        M_{n+1} a_{n+1} + alpha_m/(1 - alpha_m) M_n a_n = ... .  The same method for a constant
-        mass matrix; for M(q) the paper's form is first order unless rho_inf = 1.
-    mass_update : {"exact", "predictor"}, default "exact"
-        "exact": M(q_{n+1}) with the exact derivative (M a)_q in Newton's matrix; "predictor":
-        the paper's M(q_n + h v_n), no (M a)_q needed.
-    start : {"consistent", "paper"}, default "consistent"
-        The start of the algorithmic acceleration: "consistent" a_0 = qddot(0) (required by
-        variable steps); "paper" M a_0 = (1 - alpha) F_0 + alpha F_1.
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; accelerations
-        against 1 + ``|a|``, multipliers against 1 + ``|lam|``, max norms), or at the round-off floor
-        (Hairer, Wanner, Solving ODEs II, IV.8).
-    maxit : int, default 25
-        Newton iterations per step (beyond: NewtonConvergenceError, or a rejected step with
-        variable steps).
+    %(alpha_options)s
     linear_solver : {"auto", "dense", "banded", "sparse"}, default "auto"
         Accepted for a common interface with :class:`GeneralizedAlpha`; alpha-RATTLE's Newton
         matrix is always dense (LAPACK LU).

@@ -7,6 +7,8 @@ built by :meth:`Model.fortran_callback`) for every model item.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import _fortran
@@ -23,11 +25,36 @@ def uses_fortran_twin(model, backend="auto"):
     return backend != "callback" and (model.fortran_name is not None or hasattr(model, "compiled_ipar"))
 
 
-def model_args(model, backend="auto"):
+@functools.cache
+def builtin_id(name):
+    """The id of the built-in model ``name`` (fortran/models/registry.f90: its place in a fixed
+    table), -1 if unknown: looked up once per process.  A run checks the parameters and sizes
+    itself (setup_model); :func:`check_builtin` says what it refused."""
+    return int(_fortran.model_lookup(name, np.zeros(1, np.int32), np.zeros(1))[0])
+
+
+def check_builtin(model):
+    """Raise what is wrong with the parameters or sizes of ``model``'s built-in Fortran twin (a
+    run refused its model block: STATUS_BAD_INPUT at the start); return when nothing is."""
+    ipar, rpar = model.fortran_params()
+    ipar = np.ascontiguousarray(ipar, dtype=np.int32)
+    rpar = np.ascontiguousarray(rpar, dtype=np.float64)
+    model_id, n, mh, mn, _, _, ierr = _fortran.model_lookup(model.fortran_name, ipar if ipar.size else
+                                                            np.zeros(1, np.int32), rpar if rpar.size else np.zeros(1))
+    if ierr != 0 or model_id < 1:
+        raise ValueError(f"Fortran model {model.fortran_name!r} rejected its parameters")
+    if (n, mh, mn) != (model.n, model.n_hol, model.n_nonhol):
+        raise RuntimeError(f"Fortran and NumPy twins of {model.name!r} disagree on sizes: "
+                           f"{(n, mh, mn)} vs {(model.n, model.n_hol, model.n_nonhol)}")
+
+
+def model_args(model, backend="auto", checked=True):
     """Return the dict of Fortran model arguments for ``model``.
 
     backend: "fortran" (built-in Fortran twin; error if there is none),
     "callback" (always through Python), or "auto" (Fortran when available).
+    checked: a built-in twin's parameters and sizes checked here (:func:`check_builtin`); False:
+    by the run that receives the block (no call here once its id is known).
     """
     if backend not in ("auto", "fortran", "callback"):
         raise ValueError(f"backend must be 'auto', 'fortran' or 'callback', got {backend!r}")
@@ -42,12 +69,11 @@ def model_args(model, backend="auto"):
         from .symbolic import COMPILED_MODEL_ID
         model_id, ipar, cb = COMPILED_MODEL_ID, model.compiled_ipar(), _never_called
     elif use_fortran:
-        model_id, n, mh, mn, _, _, ierr = _fortran.model_lookup(model.fortran_name, ipar, rpar)
-        if ierr != 0 or model_id < 1:
+        if checked:
+            check_builtin(model)
+        model_id = builtin_id(model.fortran_name)
+        if model_id < 1:
             raise ValueError(f"Fortran model {model.fortran_name!r} rejected its parameters")
-        if (n, mh, mn) != (model.n, model.n_hol, model.n_nonhol):
-            raise RuntimeError(f"Fortran and NumPy twins of {model.name!r} disagree on sizes: "
-                               f"{(n, mh, mn)} vs {(model.n, model.n_hol, model.n_nonhol)}")
         cb = _never_called
     else:
         model_id = 0

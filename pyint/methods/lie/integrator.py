@@ -17,7 +17,9 @@ import numpy as np
 
 from ..._status import STATUS_ERRORS, STATUS_NEWTON_FAILED, STATUS_OK, STATUS_SINGULAR, STATUS_STEP_TOO_SMALL
 from ...models._fortran_model import _never_called
-from ...integrator import Integrator, _fail_time, decode, replace_samples
+from ..._dense import replace_samples
+from ..._result_builder import _fail_time, decode
+from ...integrator import Integrator
 from ...models.rigid_bodies import RigidBodySystem, interpolated_states
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).

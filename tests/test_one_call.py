@@ -1,0 +1,83 @@
+"""One f2py call per run: the extension module wrapped, its calls counted.
+
+A fixed-step run, a variable-step run with t_eval and a batch of a built-in model each make
+exactly one call into pyint._fortran (the model block resolved, the start levels checked, the
+run control reset and read, and the outputs at t_eval interpolated and re-imposed inside it,
+as RADAU5's SOLOUT/CONTR5 give dense output inside the integrator: Hairer, Wanner, Solving
+ODEs II, IV.8).  Each count is exact: one more call is a failure.
+"""
+import numpy as np
+import pytest
+
+import pyint
+from pyint import GeneralizedAlpha, PendulumChain, RK4Index1, _fortran
+from pyint.models._fortran_model import builtin_id
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """name -> number of calls into the extension module during the test (after the fixture)."""
+    counted = {}
+    for name in dir(_fortran):
+        fn = getattr(_fortran, name)
+        if name.startswith("_") or not callable(fn):
+            continue
+
+        def wrapper(*args, _fn=fn, _name=name, **kwargs):
+            counted[_name] = counted.get(_name, 0) + 1
+            return _fn(*args, **kwargs)
+        monkeypatch.setattr(_fortran, name, wrapper)
+    return counted
+
+
+def _model():
+    """A built-in model whose id is known: a name's id is looked up once per process (a fixed table,
+    pyint.models._fortran_model.builtin_id), the run itself checks the parameters and sizes."""
+    model = PendulumChain(n_links=3)
+    builtin_id(model.fortran_name)
+    return model, *model.initial_state([0.4, 0.2, -0.1])
+
+
+@pytest.mark.parametrize("method", [GeneralizedAlpha(), RK4Index1()], ids=["genalpha", "rk4_index1"])
+def test_a_fixed_step_run_is_one_call(calls, method):
+    model, q0, v0 = _model()
+    method.params()            # the method's constants are derived once (not per run)
+    calls.clear()
+    res = method.integrate(model, q0, v0, t_end=0.1, h=1e-2)
+    assert res.status == "ok"
+    assert calls == {"run": 1}
+
+
+@pytest.mark.parametrize("method", [GeneralizedAlpha(), RK4Index1()], ids=["genalpha", "rk4_index1"])
+def test_a_variable_step_run_with_t_eval_is_one_call(calls, method):
+    model, q0, v0 = _model()
+    method.params()
+    calls.clear()
+    t_eval = np.linspace(0.0, 0.5, 11)
+    res = method.integrate(model, q0, v0, t_end=0.5, rtol=1e-6, t_eval=t_eval)
+    assert res.status == "ok"
+    assert np.array_equal(res.t, t_eval)
+    assert calls == {"run": 1}
+
+
+def test_a_batch_is_one_call(calls):
+    models = [PendulumChain(n_links=2, length=[1.0, L]) for L in (0.5, 1.0, 2.0)]
+    builtin_id(models[0].fortran_name)
+    starts = [m.initial_state([0.5, 0.0]) for m in models]
+    method = GeneralizedAlpha()
+    method.params()
+    calls.clear()
+    runs = method.integrate_batch(models, [s[0] for s in starts], [s[1] for s in starts], t_end=0.1, h=1e-2,
+                                  threads=1)
+    assert [r.status for r in runs] == ["ok"] * 3
+    assert calls == {"run_batch": 1}
+
+
+def test_an_inconsistent_start_is_found_by_the_run_and_named(calls):
+    """The start levels are checked inside the run (no query before it): the same ValueError."""
+    model, q0, v0 = _model()
+    with pytest.raises(ValueError, match="violates the holonomic constraints"):
+        GeneralizedAlpha().integrate(model, q0 + 1e-3, v0, t_end=0.1, h=1e-2)
+    with pytest.raises(ValueError, match="initial velocity violates"):
+        GeneralizedAlpha().integrate(model, q0, v0 + 1e-3, t_end=0.1, h=1e-2)
+    assert pyint.GeneralizedAlpha().integrate(model, q0 + 1e-3, v0, t_end=0.1, h=1e-2, project=True).status == "ok"
