@@ -185,7 +185,7 @@ contains
       call away_direction(ct, tau, r, d(:, 1))
       q1 = q + 1e-3_wp * max(1.0_wp, maxval(abs(q))) * d(:, 1)
       v1 = v
-      call impose_constraints(m, t, q1, v1, SOLVER_AUTO, a1, lam1(1:r), k)
+      call impose_constraints(m, t, q1, v1, SOLVER_AUTO, a1, lam1(1:r), k, position_only=.true.)
       if (k /= 0) return
       select type (m)
       type is (reduced_model_t)
