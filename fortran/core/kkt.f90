@@ -241,6 +241,10 @@ contains
   end subroutine
 
   !> z = x y, column by column: z(:, i) = sum_j x(:, j) y(j, i), accumulated in the order of j.
+  !> A zero y(j, i) is skipped: C = [G; A] has a few entries per row (natural coordinates: 8 of
+  !> A04's 60 columns), so W = M^-1 C^T and S = C W cost O(m nnz) instead of O(m^2 n) (IFToMM A04:
+  !> 120k instead of 420k products per factorization).  The sums are unchanged bit for bit: adding
+  !> x(:, j) * 0 leaves a finite z as it is (a NaN in C still reaches S through its own row).
   pure subroutine columns_times(x, y, z)
     real(wp), intent(in) :: x(:, :), y(:, :)
     real(wp), intent(out) :: z(:, :)
@@ -248,7 +252,7 @@ contains
     do i = 1, size(z, 2)
       z(:, i) = 0
       do j = 1, size(x, 2)
-        z(:, i) = z(:, i) + x(:, j) * y(j, i)
+        if (y(j, i) /= 0) z(:, i) = z(:, i) + x(:, j) * y(j, i)
       end do
     end do
   end subroutine

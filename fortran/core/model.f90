@@ -420,14 +420,14 @@ contains
 
   !> The index-1 matrix at (t, q) (index1_matrix with D = M(q); hol_only: C = G) factored in nm.
   !> info: 0; 1 singular; 2 no solver (nm released on failure).
-  subroutine factored_index1(model, t, q, v, solver, nm, info, hol_only)
+  subroutine factored_index1(model, t, q, v, solver, nm, info, hol_only, refill)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, q(:), v(:)
     integer, intent(in) :: solver
     type(newton_matrix_t), intent(inout) :: nm
     integer, intent(out) :: info
-    logical, intent(in), optional :: hol_only
-    call index1_matrix(model, t, q, v, .true., solver, nm, info, hol_only)
+    logical, intent(in), optional :: hol_only, refill
+    call index1_matrix(model, t, q, v, .true., solver, nm, info, hol_only, refill)
     if (info /= 0) return
     call nm%factor(info)
     if (info /= 0 .or. nm%out_of_pattern) then
@@ -466,14 +466,18 @@ contains
   !> (M-orthogonal: [M C^T; C 0] [dv; mu] = [0; -(C v + c_t)]), then a and lam from the index-1
   !> system, whose matrix is the velocity projection's (one factorization for both).  Every matrix
   !> through the structured hooks and `solver`.
+  !> The Gauss-Newton steps share one pattern (recorded and analysed once, refilled at each step).
+  !> position_only: q alone (v, a, lam untouched; the rank test at a nearby configuration,
+  !> fortran/core/reduced_model.f90 drop_redundant_rows).
   !> info: 0; 1 a singular matrix; 2 no solver; 4 the position projection did not converge.
-  subroutine impose_constraints(model, t, q, v, solver, a, lam, info)
+  subroutine impose_constraints(model, t, q, v, solver, a, lam, info, position_only)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t
     real(wp), intent(inout) :: q(:), v(:)
     integer, intent(in) :: solver
     real(wp), intent(out) :: a(:), lam(:)
     integer, intent(out) :: info
+    logical, intent(in), optional :: position_only
     real(wp), parameter :: GTOL = 1e-13_wp
     integer, parameter :: MAXIT = 50
     type(newton_matrix_t) :: nm
@@ -485,18 +489,21 @@ contains
       do it = 0, MAXIT
         call model%hol(t, q, x(n + 1:n + mh))
         if (maxval(abs(x(n + 1:n + mh))) <= GTOL) exit
-        if (it == MAXIT .or. .not. all(abs(x(n + 1:n + mh)) <= huge(1.0_wp))) then
-          info = 4
+        if (it == MAXIT .or. .not. all(abs(x(n + 1:n + mh)) <= huge(1.0_wp))) info = 4
+        if (info == 0) call factored_index1(model, t, q, v, solver, nm, info, hol_only=.true., refill=it > 0)
+        if (info /= 0) then
+          call nm%release()
           return
         end if
-        call factored_index1(model, t, q, v, solver, nm, info, hol_only=.true.)
-        if (info /= 0) return
         x(1:n) = 0
         x(n + 1:n + mh) = -x(n + 1:n + mh)
         call nm%solve(x(1:n + mh))
-        call nm%release()
         q = q + x(1:n)
       end do
+      call nm%release()
+    end if
+    if (present(position_only)) then
+      if (position_only) return
     end if
     call factored_index1(model, t, q, v, solver, nm, info)
     if (info /= 0) return
@@ -516,7 +523,7 @@ contains
   !> the structured hooks (its pattern recorded, then the solver `solver` set up): D = M(q)
   !> (mass_block) or the identity (the rank test of C, fortran/core/driver.f90); with hol_only
   !> C = G.  info: 0, or 2 when no solver could be set up (nm released).
-  subroutine index1_matrix(model, t, q, v, mass_block, solver, nm, info, hol_only)
+  subroutine index1_matrix(model, t, q, v, mass_block, solver, nm, info, hol_only, refill)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, q(:), v(:)
     logical, intent(in) :: mass_block
@@ -524,16 +531,25 @@ contains
     type(newton_matrix_t), intent(inout) :: nm
     integer, intent(out) :: info
     logical, intent(in), optional :: hol_only   !< C = G only (the position projection)
+    logical, intent(in), optional :: refill     !< nm holds this matrix's pattern set up: new values only
     real(wp) :: x(model%n + model%mh + model%mn)
-    integer :: n, mh, mn, pass, i
+    integer :: n, mh, mn, pass, i, first
     n = model%n; mh = model%mh; mn = model%mn
     if (present(hol_only)) then
       if (hol_only) mn = 0
     end if
     x = 0
     info = 0
-    call nm%record(n + mh + mn)
-    do pass = 1, 2
+    first = 1
+    if (present(refill)) then
+      if (refill) first = 2
+    end if
+    if (first == 1) then
+      call nm%record(n + mh + mn)
+    else
+      call nm%zero()
+    end if
+    do pass = first, 2
       if (mass_block) then
         call model%add_qq(t, q, v, x(1:n), x(n + 1:n + mh), x(n + mh + 1:), &
                           [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], nm, 0, 0)

@@ -30,6 +30,7 @@ module pyint_newton_matrix
 
   integer, parameter :: SOLVER_AUTO = 0, SOLVER_DENSE = 1, SOLVER_BANDED = 2, SOLVER_SPARSE = 3
   integer, parameter :: RECORDING = -1, UNSET = -2
+  integer, parameter, public :: REMAP_NONE = 0, REMAP_ROWS = 1, REMAP_COLS = 2
 
   !> Automatic choice: KLU when built in, except for a matrix of more than
   !> DENSE_MIN unknowns with more than DENSE_FILL of its entries nonzero (dense
@@ -59,6 +60,13 @@ module pyint_newton_matrix
     integer, allocatable :: slot(:)     !< sparse: position of the k-th add of an assembly (replayed)
     integer :: nadd = 0                  !< adds since the last zero()
     type(c_ptr) :: klu = c_null_ptr
+    !> Index remap of the adds (set_remap; 0: none): while set, an add's row (REMAP_ROWS) or column
+    !> (REMAP_COLS) index i = remap_off + k is replaced by remap_off + remap_to(k), the add skipped
+    !> where remap_to(k) is 0.
+    !> For a wrapper that forwards a base model's structured add_* items onto a subset of its
+    !> rows (fortran/core/reduced_model.f90: the kept rows of a redundant mechanism).
+    integer :: remap = 0, remap_off = 0
+    integer, allocatable :: remap_to(:)
   contains
     procedure :: record => nm_record
     procedure :: add => nm_add
@@ -68,6 +76,7 @@ module pyint_newton_matrix
     procedure :: solve => nm_solve
     procedure :: release => nm_release
     procedure :: pivot_ratio => nm_pivot_ratio
+    procedure :: set_remap => nm_set_remap
   end type
 
   interface
@@ -159,12 +168,25 @@ contains
   end subroutine
 
   !> A(i, j) += v (natural indices).
-  subroutine nm_add(self, i, j, v)
+  subroutine nm_add(self, i0, j0, v)
     class(newton_matrix_t), intent(inout) :: self
-    integer, intent(in) :: i, j
+    integer, intent(in) :: i0, j0
     real(wp), intent(in) :: v
-    integer :: r, c, lo, hi, mid, key
+    integer :: i, j, r, c, lo, hi, mid, key
     integer, allocatable :: tmp(:)
+    i = i0
+    j = j0
+    if (self%remap /= REMAP_NONE) then
+      if (self%remap == REMAP_ROWS) then
+        i = self%remap_to(i0 - self%remap_off)
+        if (i == 0) return
+        i = i + self%remap_off
+      else
+        j = self%remap_to(j0 - self%remap_off)
+        if (j == 0) return
+        j = j + self%remap_off
+      end if
+    end if
     select case (self%kind)
     case (SOLVER_DENSE)
       self%a(i, j) = self%a(i, j) + v
@@ -376,6 +398,17 @@ contains
     r = 0
     if (hi > 0) r = lo / hi
   end function
+
+  !> Remap the following adds (what: REMAP_ROWS or REMAP_COLS) of indices off + k, k = 1..size(to),
+  !> to off + to(k) (to(k) = 0: dropped); what = REMAP_NONE ends it.
+  subroutine nm_set_remap(self, what, off, to)
+    class(newton_matrix_t), intent(inout) :: self
+    integer, intent(in) :: what, off
+    integer, intent(in), optional :: to(:)
+    self%remap = what
+    self%remap_off = off
+    if (what /= REMAP_NONE) self%remap_to = to
+  end subroutine
 
   !> Free the C-side factorization (the Fortran arrays go with the object).
   subroutine nm_release(self)

@@ -25,13 +25,14 @@
 !> basic solution of C^T lam = M a - f, the multipliers of the non-redundant twin made
 !> of the kept equations).  The wrapper forwards every item to `base`, selecting rows of
 !> the constraint items and scattering multipliers into the full rows; the structured
-!> add_qq is the base's own, the constraint blocks go through the dense defaults (a
-!> large redundant model pays dense constraint blocks; a non-redundant one never meets
-!> this wrapper).
+!> add_* items are the base's own, their constraint rows mapped onto the kept ones and the
+!> dropped rows' entries skipped by the assembler's remap (newton_matrix_t%set_remap), so a
+!> redundant model keeps the sparsity of its base (the natural-coordinate IFToMM A04: the KLU
+!> path instead of a dense LU of its 119 unknowns).
 module pyint_reduced_model
   use pyint_kinds
   use pyint_model, only: model_t, index1_matrix, impose_constraints
-  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, insertion_sort
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, insertion_sort, REMAP_NONE, REMAP_ROWS, REMAP_COLS
   implicit none
   private
   public :: reduced_model_t, reduce_model, drop_redundant_rows, full_rank, RANK_TOL, near_singular_position
@@ -72,6 +73,7 @@ module pyint_reduced_model
     class(model_t), allocatable :: base
     integer, allocatable :: ih(:)   !< kept holonomic rows of base (mh of them)
     integer, allocatable :: in(:)   !< kept nonholonomic rows of base (mn of them)
+    integer, allocatable :: hpos(:), npos(:)   !< position of a base row among the kept ones (0: dropped)
   contains
     procedure :: mass => r_mass
     procedure :: force => r_force
@@ -96,6 +98,10 @@ module pyint_reduced_model
     procedure :: potential => r_potential
     procedure :: mass_mul => r_mass_mul
     procedure :: add_qq => r_add_qq
+    procedure :: add_hol_jac => r_add_hol_jac
+    procedure :: add_hol_vel_q => r_add_hol_vel_q
+    procedure :: add_nh_jac => r_add_nh_jac
+    procedure :: add_nh_vel_q => r_add_nh_vel_q
     procedure :: expect_residual_items => r_expect_residual_items
   end type
 
@@ -179,7 +185,7 @@ contains
       call away_direction(ct, tau, r, d(:, 1))
       q1 = q + 1e-3_wp * max(1.0_wp, maxval(abs(q))) * d(:, 1)
       v1 = v
-      call impose_constraints(m, t, q1, v1, SOLVER_AUTO, a1, lam1(1:r), k)
+      call impose_constraints(m, t, q1, v1, SOLVER_AUTO, a1, lam1(1:r), k, position_only=.true.)
       if (k /= 0) return
       select type (m)
       type is (reduced_model_t)
@@ -288,7 +294,7 @@ contains
     integer, intent(in) :: rows(:)
     integer, intent(out) :: ierr
     class(model_t), allocatable :: w
-    integer :: mh
+    integer :: mh, k
     ierr = 1
     mh = m%mh
     if (any(rows < 1) .or. any(rows > m%mh + m%mn)) return
@@ -300,6 +306,11 @@ contains
     type is (reduced_model_t)
       w%ih = pack(rows, rows <= mh)
       w%in = pack(rows, rows > mh) - mh
+      allocate(w%hpos(mh), w%npos(m%mn))
+      w%hpos = 0
+      w%npos = 0
+      w%hpos(w%ih) = [(k, k = 1, size(w%ih))]
+      w%npos(w%in) = [(k, k = 1, size(w%in))]
       w%n = m%n
       w%mh = size(w%ih)
       w%mn = size(w%in)
@@ -515,6 +526,61 @@ contains
     type(newton_matrix_t), intent(inout) :: asm
     integer, intent(in) :: r0, c0
     call self%base%add_qq(t, q, v, a, full_h(self, lh), full_n(self, ln), c, asm, r0, c0)
+  end subroutine
+
+  !> The base's structured constraint blocks, its rows (trans: columns) remapped onto the kept ones.
+  subroutine r_add_hol_jac(self, t, q, s, trans, asm, r0, c0)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), s
+    logical, intent(in) :: trans
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (self%mh == 0) return
+    if (trans) then
+      call asm%set_remap(REMAP_COLS, c0, self%hpos)
+    else
+      call asm%set_remap(REMAP_ROWS, r0, self%hpos)
+    end if
+    call self%base%add_hol_jac(t, q, s, trans, asm, r0, c0)
+    call asm%set_remap(REMAP_NONE, 0)
+  end subroutine
+
+  subroutine r_add_hol_vel_q(self, t, q, v, s, asm, r0, c0)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), s
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (self%mh == 0) return
+    call asm%set_remap(REMAP_ROWS, r0, self%hpos)
+    call self%base%add_hol_vel_q(t, q, v, s, asm, r0, c0)
+    call asm%set_remap(REMAP_NONE, 0)
+  end subroutine
+
+  subroutine r_add_nh_jac(self, t, q, s, trans, asm, r0, c0)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), s
+    logical, intent(in) :: trans
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (self%mn == 0) return
+    if (trans) then
+      call asm%set_remap(REMAP_COLS, c0, self%npos)
+    else
+      call asm%set_remap(REMAP_ROWS, r0, self%npos)
+    end if
+    call self%base%add_nh_jac(t, q, s, trans, asm, r0, c0)
+    call asm%set_remap(REMAP_NONE, 0)
+  end subroutine
+
+  subroutine r_add_nh_vel_q(self, t, q, v, s, asm, r0, c0)
+    class(reduced_model_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), s
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    if (self%mn == 0) return
+    call asm%set_remap(REMAP_ROWS, r0, self%npos)
+    call self%base%add_nh_vel_q(t, q, v, s, asm, r0, c0)
+    call asm%set_remap(REMAP_NONE, 0)
   end subroutine
 
   subroutine r_expect_residual_items(self)

@@ -13,6 +13,12 @@
 !> g times the first row of S for each body block) and spring-dampers along
 !> linear vectors d (force -(k (l - l0) + c dl/dt) d/l, l = |d|).
 !>
+!> Structured items (model.f90's add_*, hol_vel, hol_jac_tmul), so the Newton and index-1
+!> matrices keep the model's sparsity (a few entries per constraint row; the KLU path of
+!> fortran/core/newton_matrix.f90) instead of the dense defaults' full blocks: G and (G v)_q
+!> from the affine entry list below, M from its body blocks, (G^T lam)_q and the springs' f_q, f_v
+!> as the U^T B W sandwiches of the dense items, each adding its whole pattern whatever the values.
+!>
 !> ipar = [d, nbody, mh, nspring, nvec, nterms(1:nvec), offsets of all terms (0-based)]
 !>        vectors 2k-1, 2k are u_k, w_k of constraint k; vector 2 mh + j is spring j's d.
 !> rpar = [gravity(d), S of each body ((d+1)^2, column-major), (s_k, c_k) per constraint,
@@ -20,6 +26,7 @@
 module model_natural_system
   use pyint_kinds
   use pyint_model, only: model_t
+  use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
   public :: natural_system_t
@@ -44,6 +51,11 @@ module model_natural_system
     procedure :: hol_gamma => nat_hol_gamma
     procedure :: hol_gtl_q => nat_hol_gtl_q
     procedure :: energy => nat_energy
+    procedure :: hol_vel => nat_hol_vel
+    procedure :: hol_jac_tmul => nat_hol_jac_tmul
+    procedure :: add_qq => nat_add_qq
+    procedure :: add_hol_jac => nat_add_hol_jac
+    procedure :: add_hol_vel_q => nat_add_hol_vel_q
   end type
 
 contains
@@ -359,6 +371,139 @@ contains
       call add_sandwich(self, 2 * k - 1, 2 * k, lam(k) * self%s(k), eye, d)
       call add_sandwich(self, 2 * k, 2 * k - 1, lam(k) * self%s(k), eye, d)
     end do
+  end subroutine
+
+  !> The value of G's affine entry e at x (with its constant when with_const; without: (G v)_q's
+  !> entry at x = v, as jac_at).
+  pure real(wp) function entry_at(self, e, x, with_const) result(val)
+    class(natural_system_t), intent(in) :: self
+    integer, intent(in) :: e
+    real(wp), intent(in) :: x(:)
+    logical, intent(in) :: with_const
+    integer :: t
+    val = 0
+    if (with_const) val = self%econst(e)
+    do t = self%efirst(e), self%elast(e)
+      val = val + self%gcoef(t) * x(self%gidx(t))
+    end do
+  end function
+
+  subroutine nat_hol_vel(self, t, q, v, w)       ! G v (scleronomic: g_t = 0)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp), intent(out) :: w(self%mh)
+    integer :: e
+    w = 0
+    do e = 1, size(self%erow)
+      w(self%erow(e)) = w(self%erow(e)) + entry_at(self, e, q, .true.) * v(self%ecol(e))
+    end do
+  end subroutine
+
+  subroutine nat_hol_jac_tmul(self, t, q, lam, r)   ! G^T lam
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
+    real(wp), intent(out) :: r(self%n)
+    integer :: e
+    r = 0
+    do e = 1, size(self%erow)
+      r(self%ecol(e)) = r(self%ecol(e)) + entry_at(self, e, q, .true.) * lam(self%erow(e))
+    end do
+  end subroutine
+
+  !> asm += s G (trans: s G^T), entry by entry.
+  subroutine nat_add_hol_jac(self, t, q, s, trans, asm, r0, c0)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), s
+    logical, intent(in) :: trans
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    integer :: e
+    do e = 1, size(self%erow)
+      if (trans) then
+        call asm%add(r0 + self%ecol(e), c0 + self%erow(e), s * entry_at(self, e, q, .true.))
+      else
+        call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * entry_at(self, e, q, .true.))
+      end if
+    end do
+  end subroutine
+
+  !> asm += s (G v)_q: G's entries without their constants, at v.
+  subroutine nat_add_hol_vel_q(self, t, q, v, s, asm, r0, c0)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), s
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    integer :: e
+    do e = 1, size(self%erow)
+      call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * entry_at(self, e, v, .false.))
+    end do
+  end subroutine
+
+  !> asm += sc U_ia^T B U_ib (B d x d; eye: B = I, its diagonal only), every entry of the pattern.
+  subroutine asm_sandwich(self, ia, ib, sc, bmat, eye, asm, r0, c0)
+    class(natural_system_t), intent(in) :: self
+    integer, intent(in) :: ia, ib, r0, c0
+    real(wp), intent(in) :: sc, bmat(:, :)
+    logical, intent(in) :: eye
+    type(newton_matrix_t), intent(inout) :: asm
+    integer :: t1, t2, o1, o2, i, j
+    real(wp) :: f
+    do t1 = self%vfirst(ia), self%vlast(ia)
+      o1 = self%toff(t1)
+      do t2 = self%vfirst(ib), self%vlast(ib)
+        o2 = self%toff(t2)
+        f = sc * self%tcoef(t1) * self%tcoef(t2)
+        do j = 1, self%dim
+          if (eye) then
+            call asm%add(r0 + o1 + j, c0 + o2 + j, f)
+          else
+            do i = 1, self%dim
+              call asm%add(r0 + o1 + i, c0 + o2 + j, f * bmat(i, j))
+            end do
+          end if
+        end do
+      end do
+    end do
+  end subroutine
+
+  !> asm += c(1) M + c(3) f_q + c(4) f_v + c(5) (G^T lh)_q (M constant: no c(2) term; no
+  !> nonholonomic rows: no c(6) term); the same sums as model.f90's default_add_qq.
+  subroutine nat_add_qq(self, t, q, v, a, lh, ln, c, asm, r0, c0)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: t, q(self%n), v(self%n), a(self%n), lh(self%mh), ln(self%mn), c(6)
+    type(newton_matrix_t), intent(inout) :: asm
+    integer, intent(in) :: r0, c0
+    real(wp) :: phi(self%dim), pd(self%dim, self%dim), pv(self%dim, self%dim), none(1, 1)
+    integer :: b, i, k, l, o, d, ri, ck, j
+    d = self%dim
+    none = 0
+    if (c(1) /= 0) then              ! M = S (x) E_d per body: its (d + 1)^2 d entries
+      do b = 1, self%nbody
+        o = (b - 1) * d * (d + 1)
+        do k = 1, d + 1
+          do i = 1, d + 1
+            do l = 1, d
+              ri = o + (i - 1) * d + l
+              ck = o + (k - 1) * d + l
+              call asm%add(r0 + ri, c0 + ck, c(1) * self%mconst(ri, ck))
+            end do
+          end do
+        end do
+      end do
+    end if
+    if ((c(3) /= 0 .or. c(4) /= 0) .and. self%nspring > 0) then
+      do j = 1, self%nspring
+        call spring_phi(self, j, q, v, phi, pd, pv)
+        call asm_sandwich(self, 2 * self%mh + j, 2 * self%mh + j, 1.0_wp, c(3) * pd + c(4) * pv, .false., &
+                          asm, r0, c0)
+      end do
+    end if
+    if (c(5) /= 0) then              ! (G^T lh)_q = sum lh_k s_k (U^T W + W^T U), lh_k = 0 included
+      do k = 1, self%mh
+        call asm_sandwich(self, 2 * k - 1, 2 * k, c(5) * lh(k) * self%s(k), none, .true., asm, r0, c0)
+        call asm_sandwich(self, 2 * k, 2 * k - 1, c(5) * lh(k) * self%s(k), none, .true., asm, r0, c0)
+      end do
+    end if
   end subroutine
 
   real(wp) function nat_energy(self, t, q, v)
