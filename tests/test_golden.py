@@ -52,6 +52,13 @@ s = 1 run at a long step), lam <= 1.3e-10 relative (sb_general, |lam| up to 215)
 tolerance's size repeated over the runs' steps; except sb_locked_pi8_spec: its spurious direction reversal
 (docs/galerkin_snakeboard.md) is an instability that grows from round-off; it still first reverses at
 t = 11.3125, the motion after it moves by up to 0.16 in q.
+symplectic_gl's and lobatto_iiiab's cases, iftomm_benchmarks and triple_pendulum_symplectic re-recorded after
+both took a reduced stage system for a constant M (issue 27, fortran/symplectic.f90 red_step: simplified Newton
+with RATTLE's kept KKT matrix, iterated to round-off; the full stage system as its fallback): the same fixed
+point, q <= 3.5e-15, v <= 1.4e-14, lam <= 1.6e-14 relative (far inside the Newton tolerance 1e-10), the Newton
+iteration and factorization counts changed; in the studies triple_pendulum_symplectic's errors and residuals by
+<= 6.3e-15 absolute (round-off of values ~1e-13), iftomm_benchmarks' by <= 3.2e-13 absolute except energy (2.5e-10
+absolute, 1e-12 of its largest entry), energy_error 7e-12 and violation 1.9e-11 absolute; every other case unchanged.
 """
 import json
 import math
