@@ -19,11 +19,12 @@ from pyint.models.iftomm import (ANDREWS_PARAMS, ANDREWS_Q0, andrews, andrews_po
 from pyint.studies import iftomm_benchmarks as S
 
 
-@pytest.mark.parametrize("n", [1, 2, 4])
-def test_n_four_bar_reduced_state_is_on_the_manifold_with_the_reduced_energy(n):
-    model = n_four_bar(n)
+@pytest.mark.parametrize("n, length", [(1, 1.0), (2, 1.0), (4, 1.0), (2, 0.4)])
+def test_n_four_bar_reduced_state_is_on_the_manifold_with_the_reduced_energy(n, length):
+    # length 0.4: the pivots are L apart (they were 1 m apart whatever L, an inconsistent assembly)
+    model = n_four_bar(n, length=length)
     assert (model.n, model.n_hol) == (6 * (2 * n + 1), 6 * (2 * n + 1) - 1)
-    jj, kk = n_four_bar_reduced(n)
+    jj, kk = n_four_bar_reduced(n, length=length)
     for theta, omega in [(0.0, 1.0), (0.7, -2.3), (np.pi / 2 - 1e-3, 4.0), (2.5, 0.3)]:
         q, v = n_four_bar_state(model, theta, omega)
         assert np.max(np.abs(model.hol(0.0, q))) < 1e-14                       # measured <= 4.4e-16
@@ -31,8 +32,8 @@ def test_n_four_bar_reduced_state_is_on_the_manifold_with_the_reduced_energy(n):
         energy = 0.5 * jj * omega**2 + kk * 9.81 * np.cos(theta)
         assert model.energy(0.0, q, v) == pytest.approx(energy, rel=1e-13, abs=1e-12)
         pos, vel = n_four_bar_point(model, q, v)
-        np.testing.assert_allclose(pos, [np.sin(theta), np.cos(theta)], atol=1e-15)
-        np.testing.assert_allclose(vel, omega * np.array([np.cos(theta), -np.sin(theta)]), atol=1e-14)
+        np.testing.assert_allclose(pos, length * np.array([np.sin(theta), np.cos(theta)]), atol=1e-15)
+        np.testing.assert_allclose(vel, length * omega * np.array([np.cos(theta), -np.sin(theta)]), atol=1e-14)
 
 
 def test_n_four_bar_mobility_jumps_at_the_horizontal_cranks():

@@ -62,11 +62,11 @@ def n_four_bar(n=2, mass=1.0, length=1.0, g=G):
     for k in range(n + 1):
         if k:
             c = s.add_body(m, pi=pi, name=f"coupler{k}")
-            s.set_pose(c, (k - 0.5, L), 0.0)
+            s.set_pose(c, ((k - 0.5) * L, L), 0.0)
             couplers.append(c)
         b = s.add_body(m, pi=pi, name=f"crank{k}")
-        s.set_pose(b, (float(k), L / 2), np.pi / 2)
-        s.revolute(s.ground, (float(k), 0.0), b, bottom)
+        s.set_pose(b, (k * L, L / 2), np.pi / 2)
+        s.revolute(s.ground, (k * L, 0.0), b, bottom)   # pivots L apart
         if k:
             s.revolute(cranks[-1], top, c, bottom)
             s.revolute(b, top, c, top)
@@ -175,10 +175,10 @@ def n_four_bar_state(model, theta, omega):
     e1, de1 = np.array([st, ct]), omega * np.array([ct, -st])
     e2, de2 = np.array([-ct, st]), omega * np.array([st, ct])
     for k, off in enumerate(model.iftomm["cranks"]):
-        q[off:off + 6] = np.concatenate([(k + L / 2 * st, L / 2 * ct), e1, e2])
+        q[off:off + 6] = np.concatenate([(k * L + L / 2 * st, L / 2 * ct), e1, e2])
         v[off:off + 6] = np.concatenate([L / 2 * de1, de1, de2])
     for k, off in enumerate(model.iftomm["couplers"], start=1):
-        q[off:off + 6] = np.concatenate([(k - 0.5 + L * st, L * ct), (1.0, 0.0), (0.0, 1.0)])
+        q[off:off + 6] = np.concatenate([((k - 0.5) * L + L * st, L * ct), (1.0, 0.0), (0.0, 1.0)])
         v[off:off + 2] = L * de1
     return q, v
 
