@@ -64,14 +64,20 @@ for r in results:
 
 # %%
 # 4. How each keeps the loop closed, and the energy, sample by sample.
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
-for r, style in zip(results, ("-", "--", ":")):
-    ax1.semilogy(r.t, np.maximum(r.level_residuals[:, 0], 1e-17), style, label=r.method)
-    ax2.semilogy(r.t[1:], np.maximum(np.abs(r.energy[1:] - r.energy[0]) / abs(r.energy[0]), 1e-17), style,
-                 label=r.method)
+fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.4), layout="constrained")
+# one short label and one style per method (colour, line and marker differ, so the curves stay
+# apart where they cross and in grey print); one legend for both panels, outside them
+styles = {"genalpha": ("generalized-α", dict(color="C0", ls="-", marker="o")),
+          "rattle": ("RATTLE", dict(color="C1", ls="--", marker="s")),
+          "rk4_index1": ("RK4, index 1", dict(color="C2", ls=":", marker="^"))}
+for r in results:
+    label, style = styles[r.method]
+    style = dict(style, lw=1.2, ms=4, markevery=max(1, len(r.t) // 12))
+    ax1.semilogy(r.t, np.maximum(r.level_residuals[:, 0], 1e-17), label=label, **style)
+    ax2.semilogy(r.t[1:], np.maximum(np.abs(r.energy[1:] - r.energy[0]) / abs(r.energy[0]), 1e-17), **style)
 ax1.set(xlabel="t [s]", ylabel="max |g(q)| [m]", title="position constraints")
 ax2.set(xlabel="t [s]", ylabel="|H(t) - H(0)| / |H(0)|", title="energy")
-ax1.legend(loc="center right")
+fig.legend(loc="outside lower center", ncols=3, frameon=False)
 plt.show()
 
 # %%
