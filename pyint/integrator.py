@@ -76,7 +76,7 @@ def register(cls):
 
 
 class Integrator:
-    """The base of every integrator of M(q) a = f - G^T lam_h - A^T lam_n with constraints.
+    r"""The base of every integrator of :math:`M(q)\, a = f - G^\mathsf{T}\lambda_h - A^\mathsf{T}\lambda_n` with constraints.
 
     A method is one subclass (:class:`GeneralizedAlpha`, :class:`RK4Index1`, ...): its
     constructor takes the method's options, :meth:`integrate` runs one trajectory and
@@ -514,8 +514,9 @@ class Integrator:
             an IntegrationError below h_min.
         t_eval : array_like, optional
             Output times of a variable-step run: cubic Hermite interpolation over the
-            accepted step, then re-imposed onto the constraints (q onto g = 0, v onto the
-            velocity constraints, M-orthogonal; a and lam from the index-1 system).  Default:
+            accepted step, then re-imposed onto the constraints (:math:`q` onto :math:`g = 0`,
+            :math:`v` onto the velocity constraints, M-orthogonal; :math:`a` and the multipliers
+            from the index-1 system).  Default:
             the samples are the accepted steps.
         max_steps : int, default 100000
             The step attempts a variable-step run may take (beyond: an IntegrationError).

@@ -28,10 +28,10 @@ _OPTIONS = Options("baumgarte")
 
 @register
 class BaumgarteRK4(Integrator):
-    """Classical RK4 on the Baumgarte-stabilized index-1 form (holonomic models).
+    r"""Classical RK4 on the Baumgarte-stabilized index-1 form (holonomic models).
 
-    The constraint g = 0 is replaced by the stabilized acceleration-level equation
-    e'' + 2 alpha e' + beta^2 e = 0 for e = g(q) (Baumgarte 1972), and the resulting ODE is
+    The constraint :math:`g = 0` is replaced by the stabilized acceleration-level equation
+    :math:`\ddot e + 2 \alpha \dot e + \beta^2 e = 0` for :math:`e = g(q)` (Baumgarte 1972), and the resulting ODE is
     integrated by classical Runge-Kutta 4 (Hairer, Norsett, Wanner, Solving ODEs I, II.1):
     order 4; the drift is damped, not removed.  Seed 002's baseline.
 

@@ -191,9 +191,10 @@ class Rattle(_SymplecticFamily):
 
 @register
 class LobattoIIIAB(_SymplecticFamily):
-    """Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2.
+    r"""Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2.
 
-    Jay 1996; Hairer, Lubich, Wanner, GNI VII.1: symplectic, order 2s - 2 in q, p and lam,
+    Jay 1996; Hairer, Lubich, Wanner, GNI VII.1: symplectic, order :math:`2s - 2` in :math:`q`,
+    :math:`p` and :math:`\lambda`,
     both constraint levels kept to round-off.  Fixed steps only.
 
     Parameters

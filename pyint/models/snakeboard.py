@@ -104,7 +104,7 @@ class WheeledBoard(Model):
                          for d, i, s, b, p in self._heading(q, v)])
 
     def nh_atl_q(self, t, q, lam):
-        """(A^T lam)_q: columns theta and the wheel coordinates."""
+        r""":math:`(A^\mathsf{T}\lambda)_q`: columns :math:`\theta` and the wheel coordinates."""
         q = np.asarray(q, dtype=float)
         out = np.zeros((self.n, self.n))
         for k, (d, i, s, b, _) in enumerate(self._heading(q)):

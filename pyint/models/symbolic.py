@@ -493,9 +493,9 @@ def _inline_conditions(sp, tmps, red):
 
 
 class SymbolicModel(Model):
-    """A model of the shared interface from SymPy expressions, compiled to Fortran (see the module docstring).
+    r"""A model of the shared interface from SymPy expressions, compiled to Fortran (see the module docstring).
 
-    pyint integrates q' = v.  Abs, Max, Min, Heaviside, sign and Piecewise are allowed:
+    pyint integrates :math:`\dot q = v`.  Abs, Max, Min, Heaviside, sign and Piecewise are allowed:
     derivatives away from the kinks, sign(0) = 0, Heaviside(0) = 1/2 (every symbol is made
     real).  :meth:`from_kanes_method`, :meth:`from_system` and :meth:`from_lagranges_method`
     build one from ``sympy.physics.mechanics``.
@@ -512,15 +512,15 @@ class SymbolicModel(Model):
     t : sympy symbol, optional
         The time symbol (None: the model does not depend on time).
     mass : sympy Matrix
-        The n x n mass matrix M(q) (symmetric).
+        The n x n mass matrix :math:`M(q)` (symmetric).
     force : sequence of expressions, optional
-        The applied forces f(t, q, v) (n).
+        The applied forces :math:`f(t, q, v)` (n).
     potential : expression, optional
-        A potential energy V(t, q), whose forces -V_q are added to ``force``.
+        A potential energy :math:`V(t, q)`, whose forces :math:`-V_q` are added to ``force``.
     hol : expression or list of expressions, optional
-        Holonomic constraints g(t, q) = 0.
+        Holonomic constraints :math:`g(t, q) = 0`.
     nonhol : (Matrix, sequence or None), optional
-        (A, b) with A v + b = 0 (b may be None).
+        :math:`(A, b)` with :math:`A v + b = 0` (b may be None).
     params : dict, optional
         {symbol or its name: value} of every other symbol (runtime inputs of the compiled
         model, see :meth:`with_params`).
@@ -529,7 +529,7 @@ class SymbolicModel(Model):
     coord_names, coord_units : sequence of str, optional
         One name and one unit per coordinate.
     energy : expression, optional
-        The reported energy (default T + V with T = v^T M v / 2).
+        The reported energy (default :math:`T + V` with :math:`T = v^\mathsf{T} M v / 2`).
     conservative : bool, optional
         Whether ``energy`` is conserved (default: no ``force`` term, nothing depends on t,
         b = 0).
@@ -682,14 +682,14 @@ class SymbolicModel(Model):
     @classmethod
     def from_lagranges_method(cls, lm, params=None, name="lagranges_method", coord_names=None,
                               coord_units=None, conservative=None, specified=None):
-        """The model of a ``sympy.physics.mechanics.LagrangesMethod``.
+        r"""The model of a ``sympy.physics.mechanics.LagrangesMethod``.
 
-        M = the dynamic mass matrix, f = the forcing (Coriolis, potential and
-        ``forcelist`` terms), g = its ``hol_coneqs``, (A, b) from its
-        ``nonhol_coneqs`` (linear in the q'), energy = the Jacobi integral
-        q'^T L_q' - L.  Multipliers follow pyint's convention
-        (M a = f - G^T lam_h - A^T lam_n).  Conservative by default when there
-        is no ``forcelist``, nothing depends on t explicitly and b = 0.
+        :math:`M` = the dynamic mass matrix, :math:`f` = the forcing (Coriolis, potential and
+        ``forcelist`` terms), :math:`g` = its ``hol_coneqs``, :math:`(A, b)` from its
+        ``nonhol_coneqs`` (linear in the :math:`\dot q`), energy = the Jacobi integral
+        :math:`\dot q^\mathsf{T} L_{\dot q} - L`.  Multipliers follow pyint's convention
+        (:math:`M a = f - G^\mathsf{T}\lambda_h - A^\mathsf{T}\lambda_n`).  Conservative by default
+        when there is no ``forcelist``, nothing depends on :math:`t` explicitly and :math:`b = 0`.
         ``specified``: {dynamicsymbol T(t): expression of t and parameters} for
         specified inputs, as in :meth:`from_kanes_method`.  A Lagrangian (or a
         load's point velocity) written in generalized speeds u(t) of joints is
@@ -754,9 +754,10 @@ class SymbolicModel(Model):
     @classmethod
     def from_kanes_method(cls, km, params=None, specified=None, name="kanes_method", coord_names=None,
                           coord_units=None):
-        """The model of a ``sympy.physics.mechanics.KanesMethod``, if its speeds are the q'.
+        r"""The model of a ``sympy.physics.mechanics.KanesMethod``, if its speeds are the q'.
 
-        pyint integrates M(q) q'' = f(t, q, q') - G^T lam_h - A^T lam_n: its velocities are the
+        pyint integrates :math:`M(q)\, \ddot q = f(t, q, \dot q) - G^\mathsf{T}\lambda_h - A^\mathsf{T}\lambda_n`:
+        its velocities are the
         coordinates' derivatives. The kinematic differential equations (``kd_eqs``) are read and
         solved for q'; when they say u = q' (up to the order of the speeds, possibly after a linear
         solve), Kane's equations of the system with every speed independent are formed again

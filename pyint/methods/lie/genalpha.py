@@ -72,10 +72,11 @@ class _LieAlpha(LieIntegrator):
 
 @register
 class LieGeneralizedAlpha(_LieAlpha):
-    """Lie-group generalized-alpha, index 3 (Arnold, Bruls, Cardona 2015; seed 001's system).
+    r"""Lie-group generalized-alpha, index 3 (Arnold, Bruls, Cardona 2015; seed 001's system).
 
-    Generalized-alpha on (R^3 x SO(3))^n with the update R <- R exp(h Omega~): second order in
-    x, R, V and lam; the position constraint held to round-off, R orthogonal to round-off.
+    Generalized-alpha on :math:`(\mathbb{R}^3 \times SO(3))^n` with the update
+    :math:`R \leftarrow R \exp(h \tilde\Omega)`: second order in :math:`x`, :math:`R`, :math:`V` and
+    :math:`\lambda`; the position constraint held to round-off, :math:`R` orthogonal to round-off.
     Fixed steps only (index 3 collapses under step control: use
     :class:`LieGeneralizedAlphaStab2` with ``rtol``).
 
