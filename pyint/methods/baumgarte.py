@@ -38,8 +38,8 @@ class BaumgarteRK4(Integrator):
     Parameters
     ----------
     alpha, beta : float, default 5.0
-        The damping and stiffness [1/s] of the feedback e'' + 2 alpha e' + beta^2 e = 0 on the
-        position residual (>= 0).
+        The damping and stiffness [1/s] of the feedback :math:`\ddot e + 2 \alpha \dot e + \beta^2 e = 0`
+        on the position residual (>= 0).
     projection : {"none", "steps"}, default "none"
         "none": the stabilized ODE alone; "steps": every step projected onto g = 0 and
         G v + g_t = 0 (M-orthogonal; Hairer, Lubich, Wanner, GNI IV.4): the drift stays at

@@ -182,9 +182,9 @@ class NaturalSystem:
         return self.block * len(self.bodies)
 
     def add_body(self, mass, pi=None, name=None, com=None, second_moments=None):
-        """A body of mass ``mass`` with reference point r and direction vectors e_j.
+        r"""A body of mass ``mass`` with reference point r and direction vectors e_j.
 
-        Give either ``pi`` = (Pi_1, ..., Pi_d), Pi_j = int rho x_j^2 dV (r at the
+        Give either ``pi`` = :math:`(\Pi_1, \ldots, \Pi_d)`, :math:`\Pi_j = \int \rho x_j^2\, dV` (r at the
         centre of mass, e_j along principal axes: the paper's case), or the full
         ``second_moments`` J_jk = int rho x_j x_k dV about r together with the
         centre of mass ``com`` in body coordinates.
@@ -284,7 +284,7 @@ class NaturalSystem:
             self._add(1.0, 0.0, d, LinVec(self.dim, [], np.eye(self.dim)[k]), f"{label}[{k}]")
 
     def distance(self, bi, pi, bj, pj, length, label="distance"):
-        """(4) d_ij . d_ij - C^2 = 0: the points keep the distance C."""
+        r"""(4) :math:`d_{ij} \cdot d_{ij} - C^2 = 0`: the points keep the distance :math:`C`."""
         length = float(length)
         if not np.isfinite(length) or length <= 0:
             raise ValueError(f"distance length must be finite and > 0, got {length}")
@@ -623,10 +623,10 @@ class NaturalModel(Model):
 
 
 def two_link_manipulator(L1=0.5, L2=1.0, a=0.1, m1=10.0, m2=20.0, g=9.81):
-    """The planar two-link manipulator of seed 003 (Fig. 2, eqs. (10)-(13)).
+    r"""The planar two-link manipulator of seed 003 (Fig. 2, eqs. (10)-(13)).
 
     Uniform bars of width a; r at each centre of mass, e_1 along the bar, e_2
-    across it; Pi_1 = m L^2 / 12, Pi_2 = m a^2 / 12; revolute joints O_1 at the
+    across it; :math:`\Pi_1 = m L^2 / 12`, :math:`\Pi_2 = m a^2 / 12`; revolute joints O_1 at the
     origin (point (-L1/2, 0) of bar 1) and O_2 (point (L1/2, 0) of bar 1 =
     point (-L2/2, 0) of bar 2); gravity -g along y.  Both bars start horizontal
     at rest: q0 = (0.25, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1) (seed 003 section 3).

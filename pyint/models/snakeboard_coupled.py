@@ -51,7 +51,7 @@ from .snakeboard import WheeledBoard
 
 
 class SnakeboardCoupled(WheeledBoard):
-    """Seed-004 snakeboard: q = (x, y, theta, psi, phi), 2 nonholonomic constraints, conservative.
+    r"""Seed-004 snakeboard: :math:`q = (x, y, \theta, \psi, \phi)`, 2 nonholonomic constraints, conservative.
 
     Parameters
     ----------
@@ -89,9 +89,9 @@ class SnakeboardCoupled(WheeledBoard):
 
     # -- states ------------------------------------------------------------------
     def state(self, theta=0.0, phi=0.0, speed=1.0, psi_dot=0.0, phi_dot=0.0, x=0.0, y=0.0, psi=0.0):
-        """A consistent state from the forward speed u = ``speed`` and the free rates psi', phi'.
+        r"""A consistent state from the forward speed u = ``speed`` and the free rates psi', phi'.
 
-        v = (u cos theta, u sin theta, u tan(phi) / l, psi', phi') satisfies A v = 0.
+        :math:`v = (u \cos\theta, u \sin\theta, u \tan\phi / l, \dot\psi, \dot\phi)` satisfies :math:`A v = 0`.
         """
         theta, phi, u = real("theta", theta), real("phi", phi), real("speed", speed)
         if abs(np.cos(phi)) < 1e-8:

@@ -87,8 +87,9 @@ class LieGeneralizedAlpha(_LieAlpha):
         Hulbert 1993).
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) times ``h |dVdot|`` against 1 + ``|V|``, ``h |dlam|`` against 1 + ``|M V|`` is
-        <= tol / 10, or at the round-off floor.
+        :math:`\theta/(1 - \theta)` times :math:`h \lvert\Delta\dot V\rvert` against :math:`1 + \lvert V\rvert`,
+        :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert` is :math:`\le \mathrm{tol}/10`
+        (:math:`\theta` the contraction rate), or at the round-off floor.
     maxit : int, default 20
         Newton iterations per step.
 
@@ -110,7 +111,7 @@ class LieGeneralizedAlpha(_LieAlpha):
 
 @register
 class LieGeneralizedAlphaStab2(_LieAlpha):
-    """Lie-group generalized-alpha, stabilized index 2 (Arnold, Bruls, Cardona 2015).
+    r"""Lie-group generalized-alpha, stabilized index 2 (Arnold, Bruls, Cardona 2015).
 
     As :class:`LieGeneralizedAlpha`, with the velocity constraint solved too and the position
     constraint kept by an extra multiplier mu (Gear-Gupta-Leimkuhler stabilization): position
@@ -124,9 +125,10 @@ class LieGeneralizedAlphaStab2(_LieAlpha):
         Hulbert 1993).
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) times ``h |dVdot|`` against 1 + ``|V|``, ``h |dlam|`` against 1 + ``|M V|`` (and ``beta h^2 |dmu|``
-        against 1 + ``|x|``) is
-        <= tol / 10, or at the round-off floor.
+        :math:`\theta/(1 - \theta)` times :math:`h \lvert\Delta\dot V\rvert` against :math:`1 + \lvert V\rvert`,
+        :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert` (and
+        :math:`\beta h^2 \lvert\Delta\mu\rvert` against :math:`1 + \lvert x\rvert`) is :math:`\le \mathrm{tol}/10`
+        (:math:`\theta` the contraction rate), or at the round-off floor.
     maxit : int, default 20
         Newton iterations per step.
 
