@@ -192,7 +192,8 @@ class Model:
 
     .. math::
 
-        M(q)\, a = f(t, q, v) - G(t, q)^\mathsf{T} \lambda_h - A(t, q)^\mathsf{T} \lambda_n, \qquad
+        M(q)\, a = f(t, q, v) - G(t, q)^\mathsf{T} \lambda_h - A(t, q)^\mathsf{T} \lambda_n,
+
         g(t, q) = 0, \qquad A(t, q)\, v + b(t, q) = 0,
 
     with :math:`G = g_q`, :math:`n_\text{hol}` holonomic and :math:`n_\text{nonhol}` nonholonomic
