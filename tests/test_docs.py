@@ -334,18 +334,21 @@ def _seed_studies():
     spec = importlib.util.spec_from_file_location("seed_data", ROOT / "tools" / "seed_data.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    return mod.SEED_STUDIES
+    return mod.STORED_STUDIES
 
 
 @pytest.mark.parametrize("name", _seed_studies())
 def test_seed_pages_show_default_size_runs_without_nan(name):
-    """The seed pages draw from docs/seed_data/<study>.nc (tools/seed_data.py): a default-size run, not
-    --quick, whose printed tables hold a number or a dash in every cell, never nan."""
+    """The seed pages and the IFToMM page draw from docs/seed_data/<study>.nc (tools/seed_data.py): a
+    default-size run, not --quick, whose printed tables hold a number or a dash in every cell, never
+    nan."""
     from pyint.cli import get_study
     from pyint.study.datasets import load_netcdf
     path = ROOT / "docs" / "seed_data" / f"{name}.nc"
     assert path.is_file(), f"run tools/seed_data.py {name}"
-    assert path.stat().st_size < 3e6          # the repository stays lean
+    # the repository stays lean: 3 MB a file; iftomm_benchmarks 5 MB (96 runs whose first 2001
+    # samples are kept whole, tools/seed_data.py HEAD: A01's and A02's histories; stored 4.6 MB)
+    assert path.stat().st_size < (5e6 if name == "iftomm_benchmarks" else 3e6)
     ds = load_netcdf(path)
     assert ds.attrs["study"] == name and int(ds.attrs["quick"]) == 0
     study = get_study(name)
