@@ -14,6 +14,10 @@ import numpy as np
 from pyint import METHODS
 from pyint.models import PendulumChain
 
+# %%
+# The model and the methods
+# -------------------------
+
 model = PendulumChain(n_links=2)
 q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
 T, h = 5.0, 2e-3
@@ -30,6 +34,9 @@ for name, r in results.items():
     print(f"{name:18s} {r.eps_pos:8.1e} {r.eps_vel:8.1e} {r.eps_acc:9.1e} {drift:8.1e} {r.cpu_time:6.3f}")
 
 # %%
+# Constraint residuals
+# --------------------
+#
 # The largest constraint residual of each level over the run: generalized-α
 # keeps the position level at round-off (index 3), the symplectic family
 # position and velocity (its accelerations are the consistent ones of each
@@ -50,6 +57,9 @@ ax.legend(loc="lower right", fontsize=8)
 plt.show()
 
 # %%
+# Energy
+# ------
+#
 # Energy: the running maximum of the relative drift ‖H(t) − H(0)‖ / ‖H(0)‖.
 fig, ax = plt.subplots(figsize=(9, 4.5), layout="constrained")
 for name, r in results.items():

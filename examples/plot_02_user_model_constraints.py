@@ -23,6 +23,10 @@ from pyint import GeneralizedAlpha, RK4Index1
 from pyint.models import Model
 from pyint.reference import solve
 
+# %%
+# The model
+# ---------
+
 
 class TowedSkate(Model):
     name = "towed_skate"
@@ -71,6 +75,9 @@ for r in (ga, rk):
           f"max|A v| = {np.max(r.residual[:, 3]):.1e}  energy drift = {r.energy_drift:.1e}")
 
 # %%
+# Path and constraint residuals
+# -----------------------------
+#
 # The skate's path and the towed mass, and the constraint residuals:
 # generalized-α keeps the rod length (position level) and the blade condition
 # (velocity level) at round-off; RK4 on the index-1 form keeps the

@@ -16,6 +16,10 @@ from pyint import AlphaRattle, GeneralizedAlpha
 from pyint.models import Snakeboard
 from pyint.reference import solve
 
+# %%
+# The runs
+# --------
+
 model = Snakeboard()
 q0, v0 = model.initial_state()          # the paper's start: psi = 0.2, phi_f = pi/3, at rest
 T, h = 1.0, 1e-3
@@ -30,6 +34,9 @@ for name, q in (("generalized-α", ga.q), ("α-RATTLE", ar.q)):
 print(f"max |A v| at the outputs: generalized-α {ga.eps_vel:.1e}, α-RATTLE {ar.eps_vel:.1e}")
 
 # %%
+# Path and heading
+# ----------------
+#
 # The board's path and heading (seed 000, Figs 2–4).
 fig, axes = plt.subplots(1, 3, figsize=(12, 3.6), layout="constrained")
 for k, (ax, label) in enumerate(zip(axes, ["x [m]", "y [m]", "θ [rad]"])):
@@ -42,6 +49,9 @@ axes[0].legend()
 plt.show()
 
 # %%
+# The nonholonomic constraint
+# ---------------------------
+#
 # The violation of the first nonholonomic constraint (Figs 5–7): both α
 # methods stay at round-off.
 fig, ax = plt.subplots(figsize=(7, 3.6), layout="constrained")

@@ -16,6 +16,10 @@ from pyint import GeneralizedAlpha, RK4Index1
 from pyint.models import Model
 from pyint.reference import solve
 
+# %%
+# The model
+# ---------
+
 
 class VariableLengthPendulum(Model):
     name = "variable_length_pendulum"
@@ -58,6 +62,9 @@ for r in (ga, rk):
           f"   max|G v + g_t| = {r.eps_vel:.1e}")
 
 # %%
+# Path and rod length
+# -------------------
+#
 # The path of the mass, and the rod length it keeps.
 fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
 ax.plot(ref.q[:, 0], ref.q[:, 1], "k", lw=4, alpha=0.25, label="IDA")

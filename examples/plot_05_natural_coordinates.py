@@ -19,6 +19,10 @@ import numpy as np
 from pyint import BlockMethod, GeneralizedAlpha
 from pyint.models import NaturalSystem
 
+# %%
+# The mechanism
+# -------------
+
 s = NaturalSystem(dim=3, gravity=(0.0, 0.0, -9.81))
 bar1 = s.add_body(2.0, pi=(1 / 6, 1e-3, 1e-3))     # Pi_j = int rho x_j^2 dV: a 1 m bar along e1
 bar2 = s.add_body(1.0, pi=(1 / 12, 1e-3, 1e-3))
@@ -41,6 +45,9 @@ for r in (blk, ga):
           f"max|Φ̈| = {r.eps_acc:.1e}  energy drift = {r.energy_drift:.1e}")
 
 # %%
+# The free end's path
+# -------------------
+#
 # The path of the second bar's free end, r₂ + 0.5 e₁ of body 2, in space.
 blk_q = blk.q.reshape(len(blk.t), 2, 4, 3)        # per body: r, e1, e2, e3
 tip = blk_q[:, 1, 0] + 0.5 * blk_q[:, 1, 1]

@@ -16,6 +16,10 @@ from pyint import LieDAE3, LieGeneralizedAlpha
 from pyint.models.rigid_bodies import RigidBodySystem
 from pyint.models.so3 import expm
 
+# %%
+# The heavy top
+# -------------
+
 top = RigidBodySystem.heavy_top(mass=1.0, inertia=(0.6, 0.6, 0.2), arm=0.5)
 R0 = expm([0.3, 0.0, 0.0])                     # tilted about x
 x0 = R0 @ np.array([0.0, 0.0, 0.5])            # centre of mass; the point (0, 0, -0.5) is at the origin
@@ -34,6 +38,9 @@ for name, r in runs.items():
           f"energy drift = {r.energy_drift:.1e}")
 
 # %%
+# Nutation and energy
+# -------------------
+#
 # Nutation (the height of the centre of mass) and the energy error: the
 # first-order DAE3 loses energy steadily and its nutation falls behind;
 # generalized-α's energy error stays bounded and falls as h² (25 times

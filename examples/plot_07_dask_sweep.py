@@ -25,6 +25,10 @@ from pyint import GeneralizedAlpha
 from pyint.models import AnharmonicChain
 from pyint.study import Study, run_study
 
+# %%
+# The sweep
+# ---------
+
 T = 0.2
 
 
@@ -51,6 +55,9 @@ ds = xr.open_dataset(f"{out}/rho_sweep.nc")
 print(ds["error"].to_pandas())
 
 # %%
+# Convergence order
+# -----------------
+#
 # Error against h for each ρ∞: second order for all, with an error constant
 # that grows as ρ∞ falls (more numerical damping).
 fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")

@@ -20,6 +20,10 @@ from pyint import GeneralizedAlpha
 from pyint.models import PendulumChain
 from pyint.study import Study, run_study
 
+# %%
+# The study
+# ---------
+
 
 def run_case(p):
     model = PendulumChain(n_links=2)
@@ -33,6 +37,9 @@ out = Path(tempfile.mkdtemp())
 run_study(STUDY, out=out, workers=1, verbose=False)
 
 # %%
+# The file
+# --------
+#
 # The file: one dimension per grid parameter, the case's own dimensions
 # (``sample``, ``coord``, ...; ``time`` is a coordinate per case, padded with
 # NaN where a case has fewer samples), a ``status`` per case, units on every
@@ -43,6 +50,9 @@ print("\nprovenance:", {k: ds.attrs[k] for k in list(ds.attrs)[:6]})
 print("status per case:", ds["status"].values)
 
 # %%
+# Plotting from the file
+# ----------------------
+#
 # Plotting from the file alone: the first coordinate for each h, and the
 # position-level constraint violation.
 fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
@@ -62,6 +72,9 @@ ax2.legend()
 plt.show()
 
 # %%
+# The standard figures
+# --------------------
+#
 # The runner also drew its standard figures from the same file, as
 # ``pyint plot results/mychain.nc`` does:
 print(sorted(p.name for p in (out / "mychain").glob("*.png")))

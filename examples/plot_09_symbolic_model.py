@@ -20,6 +20,10 @@ import sympy as sp
 from pyint import GeneralizedAlpha
 from pyint.models import SymbolicModel
 
+# %%
+# The model from SymPy
+# --------------------
+
 x, y, z, vx, vy, vz, m, l, g = sp.symbols("x y z vx vy vz m l g")
 t0 = time.perf_counter()
 earth = SymbolicModel([x, y, z], [vx, vy, vz], mass=sp.diag(m, m, m), potential=m * g * z,
@@ -36,6 +40,9 @@ for name, r in runs.items():
     print(f"{name:16s} max|g| = {r.eps_pos:.1e}  relative energy drift = {r.energy_drift:.1e}")
 
 # %%
+# The path
+# --------
+#
 # The path of the bob seen from above.
 fig, ax = plt.subplots(figsize=(5.5, 5), layout="constrained")
 for name, r in runs.items():

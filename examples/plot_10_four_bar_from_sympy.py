@@ -23,6 +23,10 @@ from pyint import GeneralizedAlpha, RK4Index1
 from pyint.models import SymbolicModel
 from pyint.models.sympy_tutorials import four_bar, sympy_reference
 
+# %%
+# The mechanism in SymPy
+# ----------------------
+#
 # The System as SymPy's tutorial writes it (RigidBody links, PinJoints, the loop closure as holonomic
 # constraints, gravity as loads): pyint/models/sympy_tutorials.py, ``four_bar``.
 system, params = four_bar()
@@ -34,6 +38,9 @@ print(f"model built and compiled in {time.perf_counter() - t0:.2f} s: coordinate
       f"{model.n_hol} holonomic constraints, conservative: {model.conservative}")
 
 # %%
+# A consistent start
+# ------------------
+#
 # A consistent initial state: the crank at 0.7 rad, the other two angles closing the loop, at rest.
 qa = 0.7
 q0 = np.array([qa, *fsolve(lambda x: model.hol(0.0, np.array([qa, *x])), [1.5, 1.5], xtol=1e-13)])
@@ -43,6 +50,9 @@ runs = {"generalized-α": GeneralizedAlpha().integrate(model, q0, v0, t_end=T, h
         "RK4 index-1": RK4Index1().integrate(model, q0, v0, t_end=T, h=h, every=10)}
 
 # %%
+# SymPy's own solution
+# --------------------
+#
 # SymPy's own equations of the same System, x = (q, u): M_full(x) x' = F_full(x), by DOP853.
 system.form_eoms()
 times = runs["RK4 index-1"].t
@@ -53,6 +63,9 @@ for name, r in runs.items():
           f"relative energy drift = {r.energy_drift:.1e}")
 
 # %%
+# Angles and the distance to SymPy's
+# ----------------------------------
+#
 # The three angles and the distance to SymPy's solution.
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
 r = runs["generalized-α"]

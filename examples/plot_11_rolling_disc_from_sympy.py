@@ -25,6 +25,10 @@ from pyint import LobattoIIIAB, RK4Index1
 from pyint.models import SymbolicModel
 from pyint.models.sympy_tutorials import sympy_reference
 
+# %%
+# The disc in SymPy
+# -----------------
+
 t = dynamicsymbols._t
 q1, q2, q3, u1, u2, u3 = dynamicsymbols("q1 q2 q3 u1 u2 u3")
 r, m, g = sp.symbols("r m g")
@@ -61,6 +65,9 @@ except ValueError as err:
     print("refused:\n" + textwrap.fill(refusal, 100))
 
 # %%
+# Integration
+# -----------
+#
 # The disc with u = q': accepted, and conservative (gravity became a potential).
 model = SymbolicModel.from_kanes_method(rolling_disc(body_rates=False), params=params, name="rolling_disc")
 print(f"coordinates {model.coord_names}, conservative: {model.conservative}")
@@ -72,6 +79,9 @@ runs = {"RK4 index-1": RK4Index1().integrate(model, q0, v0, t_end=T, h=h, every=
         "Lobatto IIIA-IIIB": LobattoIIIAB().integrate(model, q0, v0, t_end=T, h=h, every=5)}
 
 # %%
+# The truth
+# ---------
+#
 # The truth: the tutorial's own body-rate equations, x = (q, u), by DOP853; the initial body rates from
 # the tutorial's kinematic equations (u1 = q2', u2 = sin(q2) q1' + q3', u3 = cos(q2) q1').
 u0 = np.array([v0[1], np.sin(q0[1]) * v0[0] + v0[2], np.cos(q0[1]) * v0[0]])
@@ -82,6 +92,9 @@ for name, r in runs.items():
     print(f"{name:18s} max |q - tutorial| = {errors[name]:.1e}  relative energy drift = {r.energy_drift:.1e}")
 
 # %%
+# Lean, yaw and the distance to the truth
+# ---------------------------------------
+#
 # Lean and yaw of the disc, and the distance to the tutorial's solution.
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), layout="constrained")
 rr = runs["Lobatto IIIA-IIIB"]

@@ -69,8 +69,9 @@ h_min, h_max : float, optional
     an IntegrationError below h_min.
 t_eval : array_like, optional
     Output times of a variable-step run: cubic Hermite interpolation over the
-    accepted step, then re-imposed onto the constraints (q onto g = 0, v onto the
-    velocity constraints, M-orthogonal; a and lam from the index-1 system).  Default:
+    accepted step, then re-imposed onto the constraints (:math:`q` onto :math:`g = 0`,
+    :math:`v` onto the velocity constraints, M-orthogonal; :math:`a` and the multipliers
+    from the index-1 system).  Default:
     the samples are the accepted steps.
 max_steps : int, default 100000
     The step attempts a variable-step run may take (beyond: an IntegrationError).

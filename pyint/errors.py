@@ -49,14 +49,51 @@ class NewtonConvergenceError(IntegrationError):
 
     An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
     where it stopped.
+
+    Examples
+    --------
+    Generalized-alpha on a swinging double pendulum at a step of half the run, allowed one Newton
+    iteration (``maxit=1``; the default is 10): the first step cannot converge, and the result holds
+    the start alone:
+
+    >>> import numpy as np
+    >>> from pyint import GeneralizedAlpha, NewtonConvergenceError, PendulumChain
+    >>> model = PendulumChain(n_links=2)
+    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    >>> try:
+    ...     GeneralizedAlpha(maxit=1).integrate(model, q0, v0, t_end=1.0, h=0.5)
+    ... except NewtonConvergenceError as exc:
+    ...     print(exc.result.status, exc.step, exc.result.t)
+    newton_failed 1 [0.]
     """
 
 
 class SingularMatrixError(IntegrationError):
-    """The iteration matrix was singular (e.g. a rank-deficient constraint Jacobian).
+    r"""The iteration matrix was singular (e.g. a rank-deficient constraint Jacobian).
 
     An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
     where it stopped.
+
+    Examples
+    --------
+    A model whose second coordinate's mass is the first coordinate, :math:`M(q) = \operatorname{diag}(1, q_1)`,
+    moving at :math:`\dot q_1 = -1` from :math:`q_1 = 1`: at :math:`t = 1` the mass matrix is
+    singular, and RK4 on the index-1 form cannot solve :math:`M(q)\,\ddot q = f` there:
+
+    >>> import numpy as np
+    >>> from pyint import RK4Index1, SingularMatrixError
+    >>> from pyint.models import Model
+    >>> class Fading(Model):
+    ...     name, n, constant_mass = "fading", 2, False
+    ...     def mass(self, q):
+    ...         return np.diag([1.0, q[0]])
+    ...     def force(self, t, q, v):
+    ...         return np.zeros(2)
+    >>> try:
+    ...     RK4Index1().integrate(Fading(), [1.0, 0.0], [-1.0, 0.0], t_end=2.0, h=0.25)
+    ... except SingularMatrixError as exc:
+    ...     print(exc.result.status, exc.step, exc.time)
+    singular_matrix 4 1.0
     """
 
 
@@ -119,6 +156,29 @@ class NonFiniteError(IntegrationError):
 
     An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
     where it stopped.
+
+    Examples
+    --------
+    An oscillator whose force turns NaN after :math:`t = 0.5`: the run stops at the step that
+    evaluates it there (:math:`t = 0.51`), the message names the item and the time, and the steps
+    before it are returned (every one finite):
+
+    >>> import numpy as np
+    >>> from pyint import GeneralizedAlpha, NonFiniteError
+    >>> from pyint.models import Model
+    >>> class Broken(Model):
+    ...     name, n = "broken", 2
+    ...     def mass(self, q):
+    ...         return np.eye(2)
+    ...     def force(self, t, q, v):
+    ...         return -q if t <= 0.5 else np.array([np.nan, 0.0])
+    >>> try:
+    ...     GeneralizedAlpha().integrate(Broken(), [1.0, 0.0], [0.0, 1.0], t_end=1.0, h=0.01)
+    ... except NonFiniteError as exc:
+    ...     print(exc.result.t[-1], np.isfinite(exc.result.q).all())
+    ...     print(str(exc)[:67])
+    0.5 True
+    model 'broken': force() returned a non-finite value at t = 0.51
     """
 
 

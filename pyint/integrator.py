@@ -45,7 +45,7 @@ __all__ = ["METHODS", "Integrator", "register"]
 
 
 class Integrator:
-    """The base of every integrator of M(q) a = f - G^T lam_h - A^T lam_n with constraints.
+    r"""The base of every integrator of :math:`M(q)\, a = f - G^\mathsf{T}\lambda_h - A^\mathsf{T}\lambda_n` with constraints.
 
     A method is one subclass (:class:`GeneralizedAlpha`, :class:`RK4Index1`, ...): its
     constructor takes the method's options, :meth:`integrate` runs one trajectory and

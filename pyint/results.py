@@ -33,7 +33,7 @@ def trajectory_residuals(model, t, q, v, a, backend="auto", keep_going=False):
 
 @dataclass
 class Result:
-    """One trajectory: what :meth:`pyint.Integrator.integrate` returns.
+    r"""One trajectory: what :meth:`pyint.Integrator.integrate` returns.
 
     Arrays are time-major: ``q[k]`` is the configuration at ``t[k]`` (nt samples).
 
@@ -50,15 +50,18 @@ class Result:
         Configurations and velocities (for rigid bodies on a Lie group: flat x and R blocks, and
         the body velocities V; the views ``result.x``, ``result.R``, ``result.V``).
     a : ndarray, shape (nt, n)
-        The method's acceleration variable: qddot for the index-1 methods (RK4, block), the
-        algorithmic acceleration for generalized-alpha (it differs from qddot by O(h)).
+        The method's acceleration variable: :math:`\ddot q` for the index-1 methods (RK4, block), the
+        algorithmic acceleration for generalized-alpha (it differs from :math:`\ddot q` by :math:`O(h)`).
     lam : ndarray, shape (nt, n_hol + n_nonhol)
-        The Lagrange multipliers, holonomic first then nonholonomic.
+        The Lagrange multipliers :math:`\lambda = (\lambda_h, \lambda_n)`, holonomic first then
+        nonholonomic.
     residual : ndarray, shape (nt, 5)
         The constraint residuals per sample (max norms), columns named by
-        :attr:`residual_names`: ``|g|`` (holonomic position), ``|G v + g_t|`` (holonomic velocity),
-        ``|G a + gamma_h|`` (holonomic acceleration), ``|A v + b|`` (nonholonomic velocity),
-        ``|A a + gamma_n|`` (nonholonomic acceleration); zero where the model has no such
+        :attr:`residual_names`: ``|g|`` (holonomic position, :math:`\lvert g\rvert`), ``|G v + g_t|``
+        (holonomic velocity, :math:`\lvert G v + g_t\rvert`), ``|G a + gamma_h|`` (holonomic
+        acceleration, :math:`\lvert G a + \gamma_h\rvert`), ``|A v + b|`` (nonholonomic velocity,
+        :math:`\lvert A v + b\rvert`), ``|A a + gamma_n|`` (nonholonomic acceleration,
+        :math:`\lvert A a + \gamma_n\rvert`); zero where the model has no such
         constraint, NaN where a level does not apply to the method.  The dataset's
         ``violation`` (:meth:`to_xarray`) is :attr:`level_residuals`: per constraint level
         (position, velocity, acceleration), the maximum of that level's columns.
@@ -84,8 +87,8 @@ class Result:
     redundant : ndarray of int
         The constraint rows (0-based, holonomic first) that the start found dependent on the
         others and dropped (a redundant mechanism): the run kept an independent subset; their
-        residuals are still measured, their multipliers are zero (the forces G^T lam are
-        unique).
+        residuals are still measured, their multipliers are zero (the forces
+        :math:`G^\mathsf{T}\lambda` are unique).
 
     Examples
     --------

@@ -1,4 +1,4 @@
-"""Reference solutions: SUNDIALS IDA (through scikits.odes) on index-1 forms of any model.
+r"""Reference solutions: SUNDIALS IDA (through scikits.odes) on index-1 forms of any model.
 
 Seed 000 validates its alpha-methods against DASSL on a dummy-derivative
 index-1 form of the snakeboard; ``pyint.reference`` is that validation layer
@@ -18,36 +18,39 @@ Usage::
     ref.q[-1], ref.lam[-1], ref.stats["steps"], ref.form
     ds = ref.to_xarray()                               # what the cache stores
 
-The model is M(q) v' = f(t, q, v) - G^T lam_h - A^T lam_n, q' = v with
-holonomic constraints g(t, q) = 0 (G = g_q) and nonholonomic constraints
-A(t, q) v + b = 0; C = [G; A]; gamma_h, gamma_n the acceleration terms
-(G a + gamma_h = 0, A a + gamma_n = 0).
+The model is :math:`M(q)\, \dot v = f(t, q, v) - G^\mathsf{T}\lambda_h - A^\mathsf{T}\lambda_n`,
+:math:`\dot q = v` with holonomic constraints :math:`g(t, q) = 0` (:math:`G = g_q`) and nonholonomic
+constraints :math:`A(t, q)\, v + b = 0`; :math:`C = [G; A]`; :math:`\gamma_h`, :math:`\gamma_n` the
+acceleration terms (:math:`G a + \gamma_h = 0`, :math:`A a + \gamma_n = 0`).
 
 The forms (``form=``)
 ---------------------
 ``"dummy_derivative"`` (default; Mattsson and Soderlind, SIAM J. Sci. Comput. 14 (1993) 677)
-    Keep every constraint level: g = 0, G v + g_t = 0 and G a + gamma_h = 0
-    (holonomic: index 3, differentiated twice), A v + b = 0 and
-    A a + gamma_n = 0 (nonholonomic: index 2, differentiated once).  That is
+    Keep every constraint level: :math:`g = 0`, :math:`G v + g_t = 0` and :math:`G a + \gamma_h = 0`
+    (holonomic: index 3, differentiated twice), :math:`A v + b = 0` and
+    :math:`A a + \gamma_n = 0` (nonholonomic: index 2, differentiated once).  That is
     n_hol + n_constraints equations more than the model has unknowns; to
     keep the system square, for each differentiated constraint one
     derivative becomes a new algebraic unknown (a *dummy derivative*):
-    n_hol components q'[Sq] are replaced by dq and n_hol + n_nonhol
-    components v'[Sv] by w', the derivative of a velocity-level dummy w (w =
-    v[Sv] on the exact solution; only w' enters the equations).  The
-    multipliers are not unknowns: the Sv rows of the dynamics give them,
-    z = -C_S^-T (M vd - f)[Sv] with C_S = C[:, Sv], and the other rows are
-    kept.  Unknowns y = (q, v, dq, w), equations
+    :math:`n_\text{hol}` components :math:`\dot q[S_q]` are replaced by :math:`d_q` and
+    :math:`n_\text{hol} + n_\text{nonhol}` components :math:`\dot v[S_v]` by :math:`\dot w`, the
+    derivative of a velocity-level dummy :math:`w` (:math:`w = v[S_v]` on the exact solution; only
+    :math:`\dot w` enters the equations).  The multipliers are not unknowns: the :math:`S_v` rows of
+    the dynamics give them, :math:`z = -C_S^{-\mathsf{T}} (M v_d - f)[S_v]` with
+    :math:`C_S = C[:, S_v]`, and the other rows are kept.  Unknowns :math:`y = (q, v, d_q, w)`,
+    equations
 
-        q'[Fq] = v[Fq],   dq = v[Sq],
-        (M(q) vd - f + C^T z)[Fv] = 0   (vd = v' with vd[Sv] = w'),
-        g = 0,  G v + g_t = 0,  A v + b = 0,
-        G vd + gamma_h = 0,  A vd + gamma_n = 0.
+    .. math::
 
-    q[Sq], v[Sv] and dq are then algebraic (their derivatives no longer
-    appear); the system is index 1 as long as G[:, Sq] and C[:, Sv] are
-    nonsingular (the algebraic equations solve, in turn, for q[Sq], v[Sv],
-    dq and the accelerations).  Every unknown is a position or a velocity,
+        \dot q[F_q] = v[F_q], \quad d_q = v[S_q], \quad
+        (M(q)\, v_d - f + C^\mathsf{T} z)[F_v] = 0 \quad (v_d = \dot v \text{ with } v_d[S_v] = \dot w),\\
+        g = 0, \quad G v + g_t = 0, \quad A v + b = 0, \quad
+        G v_d + \gamma_h = 0, \quad A v_d + \gamma_n = 0.
+
+    :math:`q[S_q]`, :math:`v[S_v]` and :math:`d_q` are then algebraic (their derivatives no longer
+    appear); the system is index 1 as long as :math:`G[:, S_q]` and :math:`C[:, S_v]` are
+    nonsingular (the algebraic equations solve, in turn, for :math:`q[S_q]`, :math:`v[S_v]`,
+    :math:`d_q` and the accelerations).  Every unknown is a position or a velocity,
     so one tolerance fits all of them (see "Tolerance proportionality" below).
 
     *Choice of the dummies.*  Sq is chosen on G, Sv on C at the current
@@ -65,16 +68,17 @@ The forms (``form=``)
     ``ReferenceResult.extra["selections"]`` lists when each selection began.
 
 ``"index1"``
-    The plain acceleration-level form y = (q, v, lam): q' = v, M v' = f -
-    C^T lam, G v' + gamma_h = 0, A v' + gamma_n = 0.  Index 1; the position
+    The plain acceleration-level form :math:`y = (q, v, \lambda)`: :math:`\dot q = v`,
+    :math:`M \dot v = f - C^\mathsf{T}\lambda`, :math:`G \dot v + \gamma_h = 0`,
+    :math:`A \dot v + \gamma_n = 0`.  Index 1; the position
     and velocity constraints are not imposed and drift.
 
 ``"ggl"``
     The stabilized index-2 form of Gear, Gupta and Leimkuhler (1985),
-    y = (q, v, lam, mu): M(q)(q' - v) + G^T mu = 0 (that is q' = v -
-    M^-1 G^T mu), M v' = f - C^T lam, g = 0, G v + g_t = 0, A v + b = 0.
-    mu vanishes on the exact solution (kept in ``extra["mu"]``).  Index 2:
-    lam and mu are excluded from the error test and get a unit absolute
+    :math:`y = (q, v, \lambda, \mu)`: :math:`M(q)(\dot q - v) + G^\mathsf{T}\mu = 0` (that is
+    :math:`\dot q = v - M^{-1} G^\mathsf{T}\mu`), :math:`M \dot v = f - C^\mathsf{T}\lambda`,
+    :math:`g = 0`, :math:`G v + g_t = 0`, :math:`A v + b = 0`.  :math:`\mu` vanishes on the exact
+    solution (kept in ``extra["mu"]``).  Index 2: :math:`\lambda` and :math:`\mu` are excluded from the error test and get a unit absolute
     tolerance in IDA's Newton test, as the multipliers of the index-1 form do
     (see ``forms._Form.newton_atol_excluded``).
 

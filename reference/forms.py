@@ -66,7 +66,7 @@ def select_columns(c):
 
 
 def selection_quality(c, s):
-    """``max |c[:, S]^-1 c|``: ~1 right after :func:`select_columns`, infinite when c[:, S] is singular.
+    r""":math:`\max \lvert C[:, S]^{-1} C\rvert`: ~1 right after :func:`select_columns`, infinite when :math:`C[:, S]` is singular.
 
     An entry b_ij > 1 says that swapping column s_i for column j would grow
     ``|det c[:, S]|`` by the factor b_ij: the measure is invariant to the scaling

@@ -483,14 +483,18 @@ def figures(path, outdir=None):
 
 
 def summary(ds):
-    """One line per run that was not skipped."""
+    """One line per run that was not skipped ("-" where a run has no number: no error where it
+    stopped, no energy drift for a model that is not conservative)."""
+    def num(x, fmt):
+        x = float(x)
+        return format(x, fmt) if np.isfinite(x) else format("-", ">" + fmt.split(".")[0].lstrip(">"))
     lines = [f"{'benchmark':9s} {'method':30s} {'stepping':10s} {'status':15s} {'error':>9s} {'pass':>5s} "
              f"{'drift':>9s} {'cpu [s]':>8s} {'t_end':>7s}"]
     for b, m, s, c in _cases(ds):
         verdict = "high" if float(c["passed_high"]) == 1 else ("low" if float(c["passed_low"]) == 1 else "no")
-        lines.append(f"{b:9s} {m:30s} {s:10s} {str(c['status'].values):15s} {float(c['error']):9.2e} "
-                     f"{verdict:>5s} {float(c['energy_drift']) if 'energy_drift' in c else np.nan:9.2e} "
-                     f"{float(c['cpu_time']):8.3f} {float(c['t_reached']):7.3g}")
+        lines.append(f"{b:9s} {m:30s} {s:10s} {str(c['status'].values):15s} {num(c['error'], '9.2e')} "
+                     f"{verdict:>5s} {num(c['energy_drift'] if 'energy_drift' in c else np.nan, '9.2e')} "
+                     f"{num(c['cpu_time'], '8.3f')} {num(c['t_reached'], '7.3g')}")
     return "\n".join(lines)
 
 

@@ -1,16 +1,17 @@
-"""Regenerate the stored default-size results of the seed pages' studies (``docs/seed_data/*.nc``).
+"""Regenerate the stored default-size results of the site's studies (``docs/seed_data/*.nc``).
 
-The seed pages (docs/seeds/) quote the paper's tables at the size that reproduces them: each
-study's *default* grid, not the ``--quick`` smoke size (whose tables are mostly empty).  Those
-runs take minutes (all six: ~5 min on 2 cores), too long for every build of the site, so their
-results are stored, thinned to what the page needs, and the build draws the figures and prints
+The seed pages (docs/seeds/) and the IFToMM page (docs/iftomm.md) quote their tables at the size
+that reproduces them: each study's *default* grid, not the ``--quick`` smoke size (whose tables
+are mostly empty).  Those runs take minutes (the five seed studies: ~5 min on 2 cores;
+iftomm_benchmarks: 96 runs, 453 s of integration CPU, 71 min of wall time with one worker on the
+shared 2-core machine), too long for every build of the site, so their results are stored, thinned to what the page needs, and the build draws the figures and prints
 the summary from the stored file (docs/conf.py):
 
-    ./dev.sh setup && .venv/bin/python tools/seed_data.py [NAME ...]     # default: every seed study
+    ./dev.sh setup && .venv/bin/python tools/seed_data.py [NAME ...]     # default: every stored study
 
 runs ``pyint study run NAME`` at its default size into ``results/`` (cached cases are not rerun)
 and writes ``docs/seed_data/NAME.nc``: the study's file with every time series thinned to at most
-``KEEP`` samples (evenly spaced; the per-case maxima of the tables are computed over every step
+``KEEP`` samples (evenly spaced, after the first ``HEAD`` samples kept whole; the per-case maxima of the tables are computed over every step
 by the runs themselves, so thinning changes no table), time series no figure of the study or of
 pyint.study.plotting draws dropped, and zlib compression.  It refuses to write a file whose
 summary differs from the full file's: the page's tables are the run's tables.  Rerun it when a
@@ -32,9 +33,16 @@ STORE = ROOT / "docs" / "seed_data"
 #: The seed pages' studies, in the order of the pages (docs/conf.py reads the same list from here).
 SEED_STUDIES = ("snakeboard_alpha", "lie_group_manipulator", "triple_pendulum_symplectic",
                 "direction_vector_block", "galerkin_nonholonomic")
+#: Every study whose default-size run the site shows from a stored file: the seed pages' and the
+#: IFToMM page's (its default run: 453 s of integration CPU, A01 over 2000 s, A04 with Lobatto IIIA-IIIB).
+STORED_STUDIES = SEED_STUDIES + ("iftomm_benchmarks",)
 #: The time-like dimensions that are thinned, and the samples each keeps.
-TIME_DIMS = ("sample", "time", "time_long")
+TIME_DIMS = ("sample", "time", "time_long", "step")
 KEEP = 250
+#: Studies whose figures draw the start of a long run at full resolution: the first HEAD samples of
+#: each time dimension are kept whole, the rest thinned to KEEP (iftomm_benchmarks'
+#: reported_points.png draws A01's first 20 s of 2000 s, sampled every 0.01 s).
+HEAD = {"iftomm_benchmarks": 2001}
 #: Time series stored in float64 (a figure draws their differences, e.g. H(t) - H(0)); the others
 #: in float32 (7 digits: the figures' resolution, half the bytes).
 FULL_PRECISION = ("energy", "kinetic", "potential", "hamiltonian")
@@ -55,9 +63,11 @@ def _uses(study, name: str) -> bool:
 def thin(ds, study):
     """``ds`` with its time dimensions thinned to KEEP samples and the unused time series dropped."""
     out = ds
+    head = HEAD.get(study.name, 0)
     for dim in TIME_DIMS:
-        if dim in out.dims and out.sizes[dim] > KEEP:
-            idx = np.unique(np.round(np.linspace(0, out.sizes[dim] - 1, KEEP)).astype(int))
+        if dim in out.dims and out.sizes[dim] > head + KEEP:
+            idx = np.unique(np.concatenate([np.arange(head),
+                                            np.round(np.linspace(head, out.sizes[dim] - 1, KEEP)).astype(int)]))
             out = out.isel({dim: idx})
     drop = [v for v in out.data_vars if set(out[v].dims) & set(TIME_DIMS)
             and (v not in STANDARD or (v == "q" and study.name in NO_TRAJECTORIES)) and not _uses(study, v)]
@@ -101,7 +111,8 @@ def store(name: str, results: Path, workers: int | None, run: bool = True) -> Pa
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("names", nargs="*", default=list(SEED_STUDIES), help="studies (default: the seed pages')")
+    parser.add_argument("names", nargs="*", default=list(STORED_STUDIES),
+                        help="studies (default: the seed pages' and the IFToMM page's)")
     parser.add_argument("--results", type=Path, default=ROOT / "results", help="where the full runs go")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--no-run", action="store_true", help="use the files already in --results")

@@ -156,25 +156,46 @@ def page_text(package, packages=None):
     names = sorted(public_names(package), key=str.lower)
     elsewhere = {n: documented_in(package, n, packages) for n in names}
     own = [n for n in names if elsewhere[n] is None]
-    methods = [n for n in own if is_method_class(getattr(mod, n))]
-    others = [n for n in own if n not in methods]
     title = f"``{package}``"
     lines = [title, "=" * len(title), "", f".. automodule:: {package}", "   :no-members:", "",
              f".. currentmodule:: {package}", ""]
-    if methods:
-        lines += ["Integrators", "-----------", "", "Each page lists the method's options (its constructor "
-                  "parameters) and :meth:`~pyint.Integrator.integrate`.", "",
-                  ".. autosummary::", "   :toctree: generated", "   :template: autosummary/method_class.rst", "   :nosignatures:",
-                  ""] + [f"   {n}" for n in methods] + [""]
-        if others:
-            lines += ["Everything else", "---------------", ""]
-    lines += [".. autosummary::", "   :toctree: generated", "   :nosignatures:", ""]
-    lines += [f"   {n}" for n in others]
+    # one section per kind of object, so that every package page has the in-page table of
+    # contents (the site test checks it on every page)
+    for heading, intro, template, kind_names in _by_kind(mod, own):
+        lines += [heading, "-" * len(heading), ""] + ([intro, ""] if intro else [])
+        lines += [".. autosummary::", "   :toctree: generated"]
+        lines += [f"   :template: {template}"] if template else []
+        lines += ["   :nosignatures:", ""] + [f"   {n}" for n in kind_names] + [""]
     again = [n for n in names if elsewhere[n] is not None]
     if again:
-        lines += ["", f"Also importable from ``{package}`` (documented with their package):", ""]
+        lines += ["", "Re-exported", "-----------", "",
+                  f"Also importable from ``{package}`` (documented with their package):", ""]
         lines += [f"- :py:obj:`{package}.{n} <{elsewhere[n]}.{n}>`" for n in again]
     return "\n".join(lines) + "\n"
+
+
+#: The sections of a package page, in order: (heading, introduction, autosummary template, test).
+KINDS = (
+    ("Integrators", "Each page lists the method's options (its constructor parameters) and "
+     ":meth:`~pyint.Integrator.integrate`.", "autosummary/method_class.rst", is_method_class),
+    ("Exceptions", "", None, lambda obj: isinstance(obj, type) and issubclass(obj, BaseException)),
+    ("Classes", "", None, lambda obj: isinstance(obj, type)),
+    ("Functions", "", None, callable),
+    ("Data", "", None, lambda obj: True),
+)
+
+
+def _by_kind(mod, names):
+    """``names`` of module ``mod`` grouped by :data:`KINDS` (each name in the first kind it fits),
+    as (heading, introduction, template, names) for the kinds that have names."""
+    left = list(names)
+    out = []
+    for heading, intro, template, test in KINDS:
+        mine = [n for n in left if test(getattr(mod, n))]
+        left = [n for n in left if n not in mine]
+        if mine:
+            out.append((heading, intro, template, mine))
+    return out
 
 
 def index_text(packages):

@@ -28,18 +28,18 @@ _OPTIONS = Options("baumgarte")
 
 @register
 class BaumgarteRK4(Integrator):
-    """Classical RK4 on the Baumgarte-stabilized index-1 form (holonomic models).
+    r"""Classical RK4 on the Baumgarte-stabilized index-1 form (holonomic models).
 
-    The constraint g = 0 is replaced by the stabilized acceleration-level equation
-    e'' + 2 alpha e' + beta^2 e = 0 for e = g(q) (Baumgarte 1972), and the resulting ODE is
+    The constraint :math:`g = 0` is replaced by the stabilized acceleration-level equation
+    :math:`\ddot e + 2 \alpha \dot e + \beta^2 e = 0` for :math:`e = g(q)` (Baumgarte 1972), and the resulting ODE is
     integrated by classical Runge-Kutta 4 (Hairer, Norsett, Wanner, Solving ODEs I, II.1):
     order 4; the drift is damped, not removed.  Seed 002's baseline.
 
     Parameters
     ----------
     alpha, beta : float, default 5.0
-        The damping and stiffness [1/s] of the feedback e'' + 2 alpha e' + beta^2 e = 0 on the
-        position residual (>= 0).
+        The damping and stiffness [1/s] of the feedback :math:`\ddot e + 2 \alpha \dot e + \beta^2 e = 0`
+        on the position residual (>= 0).
     projection : {"none", "steps"}, default "none"
         "none": the stabilized ODE alone; "steps": every step projected onto g = 0 and
         G v + g_t = 0 (M-orthogonal; Hairer, Lubich, Wanner, GNI IV.4): the drift stays at

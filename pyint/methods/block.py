@@ -52,7 +52,7 @@ _OPTIONS = Options("block")
 
 
 class BlockMethod(Integrator):
-    """Multistep block method on the index-1 form (seed 003 section 2).
+    r"""Multistep block method on the index-1 form (seed 003 section 2).
 
     One step is one block of length h with r nodes; the r node values advance together by
     seed 003's eq. (9), the stage derivatives from Newton on the index-1 system at the new
@@ -70,8 +70,9 @@ class BlockMethod(Integrator):
         Required (a preset's registered class sets it).
     tol : float, default 1e-12
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) h ``max|da|`` / (1 + ``max|z|``) <= tol / 10 (the nodes' accelerations in
-        velocity units), or at the round-off floor.
+        :math:`\frac{\theta}{1 - \theta}\, h \max\lvert\Delta a\rvert / (1 + \max\lvert z\rvert) \le \mathrm{tol}/10`
+        (:math:`\theta` the contraction rate; the nodes' accelerations in velocity units), or at the
+        round-off floor.
     maxit : int, default 12
         Newton iterations per block.
     theta_refresh : float, default 0.005

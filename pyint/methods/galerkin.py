@@ -112,7 +112,7 @@ def lobatto_rule(s):
 
 
 class GalerkinLobatto(Integrator):
-    """Galerkin-Lobatto variational integrator of degree s for nonholonomic systems (seed 004).
+    r"""Galerkin-Lobatto variational integrator of degree s for nonholonomic systems (seed 004).
 
     The discrete Lagrange-d'Alembert principle on polynomials of degree s, with the
     s + 1 Lobatto nodes as quadrature: order s + 1 for odd s, s for even s (seed 004 eq. (29),
@@ -124,8 +124,10 @@ class GalerkinLobatto(Integrator):
         The interpolation degree, 1 to 8 (s + 1 Lobatto nodes per step).
     tol : float, default 1e-12
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) ``|increment|`` <= tol / 10 (positions against 1 + ``|q|``, momenta against
-        1 + ``|p|``, h lam in momentum units), or at the round-off floor.
+        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
+        contraction rate, :math:`\Delta` the increment; positions against :math:`1 + \lvert q\rvert`,
+        momenta against :math:`1 + \lvert p\rvert`, :math:`h \lambda` in momentum units), or at the
+        round-off floor.
     maxit : int, default 20
         Newton iterations per step.
     variant : {"reduced", "spec"}, default "reduced"

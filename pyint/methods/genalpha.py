@@ -64,26 +64,30 @@ _START_MODES = _OPTIONS.choices("start")
 
 
 # the options GeneralizedAlpha and AlphaRattle share, documented once (pyint/_docfrag.py)
-fragment("alpha_options", """
+fragment("alpha_options", r"""
 rho_inf : float, default 0.9
     The spectral radius at infinity in [0, 1]: the numerical dissipation of the high
-    frequencies (1: none; 0: annihilated in one step).  The parameters alpha_m, alpha_f,
-    beta, gamma follow from it (Chung, Hulbert 1993; :func:`~pyint.methods.genalpha.alpha_parameters`).
+    frequencies (1: none; 0: annihilated in one step).  The parameters :math:`\alpha_m`,
+    :math:`\alpha_f`, :math:`\beta`, :math:`\gamma` follow from it (Chung, Hulbert 1993; :func:`~pyint.methods.genalpha.alpha_parameters`).
 formulation : {"arnold_bruls", "paper"}, default "arnold_bruls"
-    "arnold_bruls" solves M(q_{n+1}) w_{n+1} = F_{n+1} for the physical acceleration w and
-    carries the alpha recursion on accelerations (Arnold, Bruls 2007); "paper" is seed 000's
-    M_{n+1} a_{n+1} + alpha_m/(1 - alpha_m) M_n a_n = ... .  The same method for a constant
-    mass matrix; for M(q) the paper's form is first order unless rho_inf = 1.
+    "arnold_bruls" solves :math:`M(q_{n+1})\, w_{n+1} = F_{n+1}` for the physical
+    acceleration :math:`w` and carries the alpha recursion on accelerations (Arnold, Bruls
+    2007); "paper" is seed 000's
+    :math:`M_{n+1} a_{n+1} + \frac{\alpha_m}{1 - \alpha_m} M_n a_n = \ldots`.  The same
+    method for a constant mass matrix; for :math:`M(q)` the paper's form is first order unless
+    :math:`\rho_\infty = 1`.
 mass_update : {"exact", "predictor"}, default "exact"
-    "exact": M(q_{n+1}) with the exact derivative (M a)_q in Newton's matrix; "predictor":
-    the paper's M(q_n + h v_n), no (M a)_q needed.
+    "exact": :math:`M(q_{n+1})` with the exact derivative :math:`(M a)_q` in Newton's matrix;
+    "predictor": the paper's :math:`M(q_n + h v_n)`, no :math:`(M a)_q` needed.
 start : {"consistent", "paper"}, default "consistent"
-    The start of the algorithmic acceleration: "consistent" a_0 = qddot(0) (required by
-    variable steps); "paper" M a_0 = (1 - alpha) F_0 + alpha F_1.
+    The start of the algorithmic acceleration: "consistent" :math:`a_0 = \ddot q(0)` (required
+    by variable steps); "paper" :math:`M a_0 = (1 - \alpha) F_0 + \alpha F_1`.
 tol : float, default 1e-10
     Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-    theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; accelerations
-    against 1 + ``|a|``, multipliers against 1 + ``|lam|``, max norms), or at the round-off floor
+    :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta`
+    the contraction rate, :math:`\Delta` the increment; accelerations against
+    :math:`1 + \lvert a\rvert`, multipliers against :math:`1 + \lvert\lambda\rvert`, max norms),
+    or at the round-off floor
     (Hairer, Wanner, Solving ODEs II, IV.8).
 maxit : int, default 25
     Newton iterations per step (beyond: NewtonConvergenceError, or a rejected step with
@@ -164,12 +168,13 @@ class _AlphaFamily(Integrator):
 @register
 @with_fragments
 class GeneralizedAlpha(_AlphaFamily):
-    """Generalized-alpha for holonomic and nonholonomic constrained systems (seed 000 section 2).
+    r"""Generalized-alpha for holonomic and nonholonomic constrained systems (seed 000 section 2).
 
-    The constraint forces G^T lam and A^T lam enter the alpha-weighted equation of motion; the
-    position-level holonomic constraint (index 3, scaled by 1/(beta h^2)) and the velocity-level
-    nonholonomic constraint (index 2, scaled by 1/h) are solved at t_{n+1}, so both hold to
-    round-off at every step.  Second order in q, v and lam (Arnold, Bruls 2007).  With variable
+    The constraint forces :math:`G^\mathsf{T}\lambda` and :math:`A^\mathsf{T}\lambda` enter the
+    alpha-weighted equation of motion; the position-level holonomic constraint (index 3, scaled by
+    :math:`1/(\beta h^2)`) and the velocity-level nonholonomic constraint (index 2, scaled by
+    :math:`1/h`) are solved at :math:`t_{n+1}`, so both hold to round-off at every step.  Second
+    order in :math:`q`, :math:`v` and :math:`\lambda` (Arnold, Bruls 2007).  With variable
     steps (``integrate(..., rtol=...)``) it runs the stabilized index-2 variant with the local error
     estimate of the adaptive-steps page, section 1.
 
@@ -183,13 +188,15 @@ class GeneralizedAlpha(_AlphaFamily):
         (KLU).  The choice made is in ``Result.stats["linear_solver"]``.
     jacobian_reuse : {True, False, "across_h"}, default True
         True: simplified Newton, the factorization kept across iterations and steps while the
-        contraction rate stays below 0.1 (a new h refactors); False: a new matrix every
-        iteration; "across_h" (variable steps, opt-in): also kept across changes of h while the
-        ratio of the old and new 1/(beta h^2) stays in [0.6, 1/0.6] (IDA's test), faster only
+        contraction rate stays below 0.1 (a new :math:`h` refactors); False: a new matrix every
+        iteration; "across_h" (variable steps, opt-in): also kept across changes of :math:`h` while
+        the ratio of the old and new :math:`1/(\beta h^2)` stays in :math:`[0.6, 1/0.6]` (IDA's
+        test), faster only
         where a factorization costs several iterations.
     stabilized : {None, True, False}, default None
-        True: the stabilized index-2 variant (q_{n+1} gains beta h^2 G(q_n)^T mu, G v + g_t = 0
-        is solved with g = 0: both levels at round-off).  None: index 3 at a fixed step, the
+        True: the stabilized index-2 variant (:math:`q_{n+1}` gains
+        :math:`\beta h^2 G(q_n)^\mathsf{T} \mu`, :math:`G v + g_t = 0` is solved with
+        :math:`g = 0`: both levels at round-off).  None: index 3 at a fixed step, the
         stabilized variant with variable steps (index 3 collapses under step control); False
         with rtol on a model with holonomic constraints: a ValueError.
 
@@ -230,13 +237,13 @@ class GeneralizedAlpha(_AlphaFamily):
 @register
 @with_fragments
 class AlphaRattle(_AlphaFamily):
-    """alpha-RATTLE for nonholonomic systems (seed 000 section 3).
+    r"""alpha-RATTLE for nonholonomic systems (seed 000 section 3).
 
     The multipliers stay out of the alpha-weighted equation of motion; a RATTLE-like correction
-    R_{1/2} = -M^{-1} A^T lam_{n+1}, evaluated at q_n + h/2 v_n, enters the position (h^2/2 R) and
-    velocity (h R) updates, and A v + b = 0 is imposed at t_{n+1}: the velocity level holds to
-    round-off.  With variable steps (``integrate(..., rtol=...)``) its local error estimate is
-    generalized-alpha's for the free acceleration plus the midpoint rule's for R_{1/2} (the
+    :math:`R_{1/2} = -M^{-1} A^\mathsf{T} \lambda_{n+1}`, evaluated at :math:`q_n + h/2\, v_n`,
+    enters the position (:math:`h^2/2\, R`) and velocity (:math:`h R`) updates, and
+    :math:`A v + b = 0` is imposed at :math:`t_{n+1}`: the velocity level holds to round-off.  With variable steps (``integrate(..., rtol=...)``) its local error estimate is
+    generalized-alpha's for the free acceleration plus the midpoint rule's for :math:`R_{1/2}` (the
     adaptive-steps page, section 1.8).
 
     Parameters

@@ -22,12 +22,13 @@ _OPTIONS = Options("rk4_index1")
 
 @register
 class RK4Index1(Integrator):
-    """Classical RK4 on the index-1 form (seed 003 eq. (7)), holonomic and nonholonomic.
+    r"""Classical RK4 on the index-1 form (seed 003, equation (7)), holonomic and nonholonomic.
 
-    The accelerations and multipliers come from the index-1 system [M C^T; C 0] at every
-    stage; the acceleration-level constraints hold to round-off, the position and velocity
-    levels drift (order 4: Hairer, Norsett, Wanner, Solving ODEs I, II.1).  Variable steps
-    (``rtol``): the FSAL embedded order-3 estimate, per step.
+    The accelerations and multipliers come from the index-1 system
+    :math:`\begin{bmatrix} M & C^\mathsf{T} \\ C & 0 \end{bmatrix}` (:math:`C` the constraint
+    rows :math:`G` and :math:`A`) at every stage; the acceleration-level constraints hold to
+    round-off, the position and velocity levels drift (order 4: Hairer, Norsett, Wanner, Solving
+    ODEs I, II.1).  Variable steps (``rtol``): the FSAL embedded order-3 estimate, per step.
 
     Parameters
     ----------

@@ -104,7 +104,7 @@ class _SymplecticFamily(Integrator):
 
 @register
 class SymplecticComposition(_SymplecticFamily):
-    """Seed 002's symplectic composition: kick, s-stage Gauss-Legendre step, kick.  Order 2.
+    r"""Seed 002's symplectic composition: kick, s-stage Gauss-Legendre step, kick.  Order 2.
 
     A symmetric (Strang) composition of the constrained half kicks with the Gauss-Legendre
     middle step (Hairer, Lubich, Wanner, GNI II.5): symplectic, both the position and the
@@ -122,7 +122,8 @@ class SymplecticComposition(_SymplecticFamily):
         tableau; at most 10).
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; stage positions, momenta and impulses, each
+        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
+        contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
         against 1 + its size), or at the
         round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
     maxit : int, default 20
@@ -152,7 +153,7 @@ class SymplecticComposition(_SymplecticFamily):
 
 @register
 class Rattle(_SymplecticFamily):
-    """RATTLE: the composition with the Stormer-Verlet middle step.  Order 2.
+    r"""RATTLE: the composition with the Stormer-Verlet middle step.  Order 2.
 
     Andersen 1983; Leimkuhler, Skeel 1994; Hairer, Lubich, Wanner, GNI VII.1.4: symplectic,
     both constraint levels kept to round-off.  Fixed steps only.
@@ -166,7 +167,8 @@ class Rattle(_SymplecticFamily):
     ----------
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; stage positions, momenta and impulses, each
+        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
+        contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
         against 1 + its size), or at the
         round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
     maxit : int, default 20
@@ -201,9 +203,10 @@ class Rattle(_SymplecticFamily):
 
 @register
 class LobattoIIIAB(_SymplecticFamily):
-    """Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2.
+    r"""Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2.
 
-    Jay 1996; Hairer, Lubich, Wanner, GNI VII.1: symplectic, order 2s - 2 in q, p and lam,
+    Jay 1996; Hairer, Lubich, Wanner, GNI VII.1: symplectic, order :math:`2s - 2` in :math:`q`,
+    :math:`p` and :math:`\lambda`,
     both constraint levels kept to round-off.  Fixed steps only.
 
     Parameters
@@ -212,7 +215,8 @@ class LobattoIIIAB(_SymplecticFamily):
         s >= 2 (2 = RATTLE, 3 = order 4; at most 10).
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; stage positions, momenta and impulses, each
+        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
+        contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
         against 1 + its size), or at the
         round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
     maxit : int, default 20
@@ -244,7 +248,7 @@ class LobattoIIIAB(_SymplecticFamily):
 
 
 class ExplicitMidpointComposition(_SymplecticFamily):
-    """Seed 002's composition with the explicit midpoint rule as middle step (not symplectic).
+    r"""Seed 002's composition with the explicit midpoint rule as middle step (not symplectic).
 
     Keeps both constraint levels, order 2, but NOT symplectic (seed 002 section 1 makes the
     composition symplectic only with a symplectic middle step).  Not registered: it is the
@@ -254,7 +258,8 @@ class ExplicitMidpointComposition(_SymplecticFamily):
     ----------
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) ``|increment|`` <= tol / 10 (theta the contraction rate; stage positions, momenta and impulses, each
+        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
+        contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
         against 1 + its size), or at the
         round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
     maxit : int, default 20

@@ -26,7 +26,7 @@ from .pendulum_chain import PendulumChain
 
 
 class AnharmonicChain(PendulumChain):
-    """N-link planar pendulum chain with a ``k/2 |d|^2 + kappa/4 |d|^4`` spring from the last mass to ``anchor``.
+    r"""N-link planar pendulum chain with a :math:`\frac{k}{2} \lvert d\rvert^2 + \frac{\kappa}{4} \lvert d\rvert^4` spring from the last mass to ``anchor``.
 
     Parameters: n_links, mass, length, grav as for PendulumChain; k [N/m] and
     kappa [N/m^3] >= 0, the quadratic and quartic spring constants; anchor

@@ -186,9 +186,18 @@ def _along_motion(q, v):
 
 
 class Model:
-    """Base class of every model: built-in ones and the ones users write.
+    r"""Base class of every model: built-in ones and the ones users write.
 
-    A subclass sets the class attributes below and defines at least ``mass`` and
+    The model is the constrained mechanical system
+
+    .. math::
+
+        M(q)\, a = f(t, q, v) - G(t, q)^\mathsf{T} \lambda_h - A(t, q)^\mathsf{T} \lambda_n,
+
+        g(t, q) = 0, \qquad A(t, q)\, v + b(t, q) = 0,
+
+    with :math:`G = g_q`, :math:`n_\text{hol}` holonomic and :math:`n_\text{nonhol}` nonholonomic
+    constraints.  A subclass sets the class attributes below and defines at least ``mass`` and
     ``force`` (and ``hol`` and/or ``nh_A``/``nh_b`` when it is constrained); every
     other item has a finite-difference fallback.
 
@@ -199,17 +208,17 @@ class Model:
     n : int
         Number of coordinates.
     n_hol : int
-        Number of holonomic constraints g(t, q) = 0.
+        Number of holonomic constraints :math:`g(t, q) = 0`.
     n_nonhol : int
-        Number of nonholonomic constraints A(t, q) v + b = 0.
+        Number of nonholonomic constraints :math:`A(t, q)\, v + b = 0`.
     coord_names : tuple of str or None
         One name per coordinate (defaults q0, q1, ...).
     coord_units : tuple of str or None
         One unit string per coordinate (defaults "1").
     constant_mass : bool
-        True when M does not depend on q.
+        True when :math:`M` does not depend on :math:`q`.
     scleronomic : bool
-        True when g does not depend on t (g_t, G_t, g_tt are zero).
+        True when :math:`g` does not depend on :math:`t` (:math:`g_t`, :math:`G_t`, :math:`g_{tt}` are zero).
     conservative : bool
         True when ``energy`` is a conserved total energy (models that define
         ``energy`` without conserving it report it, but no drift).
@@ -220,7 +229,7 @@ class Model:
         True: the items of one point in one call).
     configuration_space : str
         "R^n": q is a vector with additive updates (a rigid-body system on
-        (R^3 x SO(3))^nb says so, and supplies the hooks of pyint.models.rigid_bodies).
+        :math:`(\mathbb{R}^3 \times SO(3))^{n_b}` says so, and supplies the hooks of pyint.models.rigid_bodies).
 
     Examples
     --------
@@ -258,27 +267,27 @@ class Model:
 
     # -- what a subclass must define ------------------------------------------
     def mass(self, q):
-        """Mass matrix M(q), shape (n, n)."""
+        r"""Mass matrix :math:`M(q)`, shape (n, n)."""
         raise NotImplementedError(f"{type(self).__name__} must define mass(q)")
 
     def force(self, t, q, v):
-        """Applied forces f(t, q, v), shape (n,)."""
+        r"""Applied forces :math:`f(t, q, v)`, shape (n,)."""
         raise NotImplementedError(f"{type(self).__name__} must define force(t, q, v)")
 
     def hol(self, t, q):
-        """Holonomic constraints g(t, q), shape (n_hol,)."""
+        r"""Holonomic constraints :math:`g(t, q)`, shape (n_hol,)."""
         if self.n_hol:
             raise NotImplementedError(f"{type(self).__name__} declares n_hol > 0 but defines no hol(t, q)")
         return np.zeros(0)
 
     def nh_A(self, t, q):
-        """Nonholonomic constraint matrix A(t, q), shape (n_nonhol, n)."""
+        r"""Nonholonomic constraint matrix :math:`A(t, q)`, shape (n_nonhol, n)."""
         if self.n_nonhol:
             raise NotImplementedError(f"{type(self).__name__} declares n_nonhol > 0 but defines no nh_A(t, q)")
         return np.zeros((0, self.n))
 
     def nh_b(self, t, q):
-        """Nonholonomic constraint offset b(t, q), shape (n_nonhol,). Default zero."""
+        r"""Nonholonomic constraint offset :math:`b(t, q)`, shape (n_nonhol,). Default zero."""
         return np.zeros(self.n_nonhol)
 
     def energy(self, t, q, v):
@@ -287,59 +296,61 @@ class Model:
 
     # -- derived items: finite-difference fallbacks ----------------------------
     def mass_dq(self, q, a):
-        """(M(q) a)_q, shape (n, n); zero for a constant mass matrix."""
+        r"""The derivative :math:`\partial (M(q)\, a) / \partial q`, shape (n, n); zero for a constant mass matrix."""
         if self.constant_mass:
             return np.zeros((self.n, self.n))
         return fd_jacobian(lambda x: self.mass(x) @ a, q)
 
     def mass_dqq(self, q, a, w):
-        """d/dq [(M(q) a)_q w] (w held fixed), shape (n, n): the second derivatives of M the canonical
-        and dual-variable forms' Newton matrices need (at a = w = v); zero for a constant mass matrix."""
+        r""":math:`\partial [(M(q)\, a)_q\, w] / \partial q` (:math:`w` held fixed), shape (n, n): the second
+        derivatives of :math:`M` the canonical and dual-variable forms' Newton matrices need (at
+        :math:`a = w = v`); zero for a constant mass matrix."""
         if self.constant_mass:
             return np.zeros((self.n, self.n))
         return fd_jacobian(lambda x: self.mass_dq(x, a) @ w, q)
 
     def force_jac(self, t, q, v):
-        """(f_q, f_v), each (n, n)."""
+        r"""The force Jacobians :math:`(f_q, f_v)`, each (n, n)."""
         return (fd_jacobian(lambda x: self.force(t, x, v), q),
                 fd_jacobian(lambda x: self.force(t, q, x), v))
 
     def hol_jac(self, t, q):
-        """G = g_q, shape (n_hol, n)."""
+        r"""The constraint Jacobian :math:`G = g_q`, shape (n_hol, n)."""
         return fd_jacobian(lambda x: self.hol(t, x), q, order=4).reshape(self.n_hol, self.n)
 
     def hol_t(self, t, q):
-        """g_t, shape (n_hol,); zero for a scleronomic model."""
+        r""":math:`g_t`, shape (n_hol,); zero for a scleronomic model."""
         if self.scleronomic:
             return np.zeros(self.n_hol)
         return np.asarray(fd_derivative(lambda s: self.hol(s, q), t, order=4)).reshape(self.n_hol)
 
     def hol_jac_t(self, t, q):
-        """G_t, shape (n_hol, n); zero for a scleronomic model."""
+        r""":math:`G_t`, shape (n_hol, n); zero for a scleronomic model."""
         if self.scleronomic:
             return np.zeros((self.n_hol, self.n))
         return np.asarray(fd_derivative(lambda s: self.hol_jac(s, q), t, order=4)).reshape(self.n_hol, self.n)
 
     def hol_tt(self, t, q):
-        """g_tt, shape (n_hol,); zero for a scleronomic model."""
+        r""":math:`g_{tt}`, shape (n_hol,); zero for a scleronomic model."""
         if self.scleronomic:
             return np.zeros(self.n_hol)
         return np.asarray(fd_second_derivative(lambda s: self.hol(s, q), t)).reshape(self.n_hol)
 
     def hol_vel(self, t, q, v):
-        """Velocity-level residual G v + g_t."""
+        r"""Velocity-level residual :math:`G v + g_t`."""
         return self.hol_jac(t, q) @ v + self.hol_t(t, q)
 
     def hol_vel_q(self, t, q, v):
-        """(G v + g_t)_q, shape (n_hol, n)."""
+        r""":math:`(G v + g_t)_q`, shape (n_hol, n)."""
         return fd_jacobian(lambda x: self.hol_vel(t, x, v), q).reshape(self.n_hol, self.n)
 
     def hol_gamma(self, t, q, v):
-        """(G v)_q v + 2 G_t v + g_tt: the acceleration constraint is G a + hol_gamma = 0.
+        r""":math:`\gamma_h = (G v)_q v + 2 G_t v + g_{tt}`: the acceleration constraint is
+        :math:`G a + \gamma_h = 0`.
 
-        Fallback: hol_gamma = d^2/ds^2 g(t + s, q + s v) at s = 0, one fourth-order
-        directional difference: of G v + g_t (a first derivative) when the model defines
-        G and g_t, else of g itself (a second derivative)."""
+        Fallback: :math:`\gamma_h = \frac{d^2}{ds^2} g(t + s, q + s v)` at :math:`s = 0`, one
+        fourth-order directional difference: of :math:`G v + g_t` (a first derivative) when the
+        model defines :math:`G` and :math:`g_t`, else of :math:`g` itself (a second derivative)."""
         if not self.n_hol:
             return np.zeros(0)       # (2 n finite differences of an empty G otherwise)
         c, x0 = _along_motion(q, v)
@@ -351,30 +362,31 @@ class Model:
         return c * c * np.asarray(d).reshape(self.n_hol)
 
     def hol_acc(self, t, q, v, a):
-        """Acceleration-level residual G a + hol_gamma."""
+        r"""Acceleration-level residual :math:`G a + \gamma_h`."""
         return self.hol_jac(t, q) @ a + self.hol_gamma(t, q, v)
 
     def hol_gtl_q(self, t, q, lam):
-        """(G^T lam)_q, shape (n, n)."""
+        r""":math:`(G^\mathsf{T}\lambda)_q`, shape (n, n)."""
         return fd_jacobian(lambda x: self.hol_jac(t, x).T @ lam, q)
 
     def nh_vel(self, t, q, v):
-        """Nonholonomic residual A v + b."""
+        r"""Nonholonomic residual :math:`A v + b`."""
         return self.nh_A(t, q) @ v + self.nh_b(t, q)
 
     def nh_vel_q(self, t, q, v):
-        """(A v + b)_q, shape (n_nonhol, n)."""
+        r""":math:`(A v + b)_q`, shape (n_nonhol, n)."""
         return fd_jacobian(lambda x: self.nh_vel(t, x, v), q).reshape(self.n_nonhol, self.n)
 
     def nh_dt(self, t, q, v):
-        """A_t v + b_t, shape (n_nonhol,)."""
+        r""":math:`A_t v + b_t`, shape (n_nonhol,)."""
         return np.asarray(fd_derivative(lambda s: self.nh_vel(s, q, v), t, order=4)).reshape(self.n_nonhol)
 
     def nh_gamma(self, t, q, v):
-        """(A v + b)_q v + A_t v + b_t: the acceleration constraint is A a + nh_gamma = 0.
+        r""":math:`\gamma_n = (A v + b)_q v + A_t v + b_t`: the acceleration constraint is
+        :math:`A a + \gamma_n = 0`.
 
-        Fallback: nh_gamma = d/ds [A v + b](t + s, q + s v) at s = 0 with v held fixed, one
-        fourth-order directional difference."""
+        Fallback: :math:`\gamma_n = \frac{d}{ds} [A v + b](t + s, q + s v)` at :math:`s = 0` with
+        :math:`v` held fixed, one fourth-order directional difference."""
         if not self.n_nonhol:
             return np.zeros(0)
         c, x0 = _along_motion(q, v)
@@ -382,11 +394,11 @@ class Model:
         return c * np.asarray(d).reshape(self.n_nonhol)
 
     def nh_acc(self, t, q, v, a):
-        """Acceleration-level nonholonomic residual A a + nh_gamma."""
+        r"""Acceleration-level nonholonomic residual :math:`A a + \gamma_n`."""
         return self.nh_A(t, q) @ a + self.nh_gamma(t, q, v)
 
     def nh_atl_q(self, t, q, lam):
-        """(A^T lam)_q, shape (n, n)."""
+        r""":math:`(A^\mathsf{T}\lambda)_q`, shape (n, n)."""
         return fd_jacobian(lambda x: self.nh_A(t, x).T @ lam, q)
 
     # -- conveniences ----------------------------------------------------------

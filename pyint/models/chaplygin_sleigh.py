@@ -50,7 +50,7 @@ from .base import Model
 
 
 class ChaplyginSleigh(Model):
-    """Chaplygin sleigh, q = (x_P, y_P, theta), M(q) configuration dependent, 1 nonholonomic constraint.
+    r"""Chaplygin sleigh, :math:`q = (x_P, y_P, \theta)`, :math:`M(q)` configuration dependent, 1 nonholonomic constraint.
 
     Parameters
     ----------

@@ -29,7 +29,7 @@ from .base import Model
 
 
 class DrivenPendulum(Model):
-    """Point-mass pendulum on a support moving as (A_x, A_y) sin(W t): 2 coordinates, 1 rheonomic constraint.
+    r"""Point-mass pendulum on a support moving as :math:`(A_x, A_y) \sin(W t)`: 2 coordinates, 1 rheonomic constraint.
 
     Parameters
     ----------
@@ -89,7 +89,7 @@ class DrivenPendulum(Model):
         return q, v
 
     def hanging_exact(self, t):
-        """Exact motion (q, v, a, lam) hanging straight below the support (requires A_x = 0)."""
+        r"""Exact motion :math:`(q, v, a, \lambda)` hanging straight below the support (requires :math:`A_x = 0`)."""
         if self.amp[0] != 0.0:
             raise ValueError("hanging_exact needs amp_x = 0 (a purely vertical drive)")
         t = real("t", t)
@@ -99,7 +99,7 @@ class DrivenPendulum(Model):
         return q, v, a, lam
 
     def drive_power(self, t, q, lam):
-        """Power of the constraint force, -lam d . s' (= d(energy)/dt on a solution)."""
+        r"""Power of the constraint force, :math:`-\lambda\, d \cdot \dot s` (:math:`= dE/dt` on a solution)."""
         return float(-lam[0] * (np.asarray(q) - self.support(t)) @ self.support(t, 1))
 
     # -- the model ---------------------------------------------------------------

@@ -183,9 +183,9 @@ class NaturalSystem:
         return self.block * len(self.bodies)
 
     def add_body(self, mass, pi=None, name=None, com=None, second_moments=None):
-        """A body of mass ``mass`` with reference point r and direction vectors e_j.
+        r"""A body of mass ``mass`` with reference point r and direction vectors e_j.
 
-        Give either ``pi`` = (Pi_1, ..., Pi_d), Pi_j = int rho x_j^2 dV (r at the
+        Give either ``pi`` = :math:`(\Pi_1, \ldots, \Pi_d)`, :math:`\Pi_j = \int \rho x_j^2\, dV` (r at the
         centre of mass, e_j along principal axes: the paper's case), or the full
         ``second_moments`` J_jk = int rho x_j x_k dV about r together with the
         centre of mass ``com`` in body coordinates.
@@ -285,7 +285,7 @@ class NaturalSystem:
             self._add(1.0, 0.0, d, LinVec(self.dim, [], np.eye(self.dim)[k]), f"{label}[{k}]")
 
     def distance(self, bi, pi, bj, pj, length, label="distance"):
-        """(4) d_ij . d_ij - C^2 = 0: the points keep the distance C."""
+        r"""(4) :math:`d_{ij} \cdot d_{ij} - C^2 = 0`: the points keep the distance :math:`C`."""
         length = float(length)
         if not np.isfinite(length) or length <= 0:
             raise ValueError(f"distance length must be finite and > 0, got {length}")
@@ -293,13 +293,13 @@ class NaturalSystem:
         self._add(1.0, length**2, d, d, label)
 
     def parallel(self, bi, hi, bj, hj, label="parallel"):
-        """(5) h_i || h_j: the vectors perpendicular to h_i on body i stay perpendicular to h_j."""
+        r"""(5) :math:`h_i \parallel h_j`: the vectors perpendicular to :math:`h_i` on body i stay perpendicular to :math:`h_j`."""
         hj_ = self.vector(bj, hj)
         for k, f in enumerate(self._perpendiculars(hi)):
             self._add(1.0, 0.0, self.vector(bi, f), hj_, f"{label}[{k}]")
 
     def parallel_offset(self, bi, hi, pi, bj, pj, label="parallel_offset"):
-        """(6) h_i || d_ij: the vectors perpendicular to h_i stay perpendicular to P_j - P_i."""
+        r"""(6) :math:`h_i \parallel d_{ij}`: the vectors perpendicular to :math:`h_i` stay perpendicular to :math:`P_j - P_i`."""
         d = self.point(bj, pj) - self.point(bi, pi)
         for k, f in enumerate(self._perpendiculars(hi)):
             self._add(1.0, 0.0, self.vector(bi, f), d, f"{label}[{k}]")
@@ -309,13 +309,13 @@ class NaturalSystem:
         self.joints.append((kind, bi.name, bj.name, neq))
 
     def spherical(self, bi, pi, bj, pj):
-        """Spherical joint (space): P_i = P_j, 3 equations."""
+        r"""Spherical joint (space): :math:`P_i = P_j`, 3 equations."""
         self._need_dim(3, "spherical")
         self.coincident(bi, pi, bj, pj, label="spherical")
         self._joint("spherical", bi, bj, 3)
 
     def revolute(self, bi, pi, bj, pj, axis_i=None, axis_j=None):
-        """Revolute joint at P_i = P_j; in space about the axis h_i || h_j.
+        r"""Revolute joint at :math:`P_i = P_j`; in space about the axis :math:`h_i \parallel h_j`.
         Plane: 2 equations; space: 5."""
         self.coincident(bi, pi, bj, pj, label="revolute")
         if self.dim == 3:
@@ -325,24 +325,24 @@ class NaturalSystem:
         self._joint("revolute", bi, bj, 2 if self.dim == 2 else 5)
 
     def universal(self, bi, pi, ai, bj, pj, aj):
-        """Universal (Hooke) joint (space): P_i = P_j and the cross axes a_i, a_j stay perpendicular; 4 equations."""
+        r"""Universal (Hooke) joint (space): :math:`P_i = P_j` and the cross axes :math:`a_i`, :math:`a_j` stay perpendicular; 4 equations."""
         self._need_dim(3, "universal")
         self.coincident(bi, pi, bj, pj, label="universal")
         self.perpendicular(bi, ai, bj, aj, label="universal_cross")
         self._joint("universal", bi, bj, 4)
 
     def cylindrical(self, bi, pi, hi, bj, pj, hj):
-        """Cylindrical joint (space): axes h_i || h_j and P_j on the axis of body i; 4 equations."""
+        r"""Cylindrical joint (space): axes :math:`h_i \parallel h_j` and :math:`P_j` on the axis of body i; 4 equations."""
         self._need_dim(3, "cylindrical")
         self.parallel(bi, hi, bj, hj, label="cylindrical_axis")
         self.parallel_offset(bi, hi, pi, bj, pj, label="cylindrical_line")
         self._joint("cylindrical", bi, bj, 4)
 
     def prismatic(self, bi, pi, hi, bj, pj, hj, ui=None, uj=None):
-        """Prismatic (translational) joint: slide along h_i || h_j with P_j on the axis
+        r"""Prismatic (translational) joint: slide along :math:`h_i \parallel h_j` with :math:`P_j` on the axis
         of body i.  Plane: 2 equations.  Space: 5; the rotation about the axis is
-        locked by keeping ui (on body i) parallel to uj (on body j), both
-        perpendicular to the axis (imposed as ui . (hj x uj) = 0)."""
+        locked by keeping ``ui`` (on body i) parallel to ``uj`` (on body j), both
+        perpendicular to the axis (imposed as :math:`u_i \cdot (h_j \times u_j) = 0`)."""
         self.parallel(bi, hi, bj, hj, label="prismatic_axis")
         self.parallel_offset(bi, hi, pi, bj, pj, label="prismatic_line")
         if self.dim == 3:

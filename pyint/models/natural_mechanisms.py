@@ -9,10 +9,10 @@ from .natural import NaturalSystem
 
 
 def two_link_manipulator(L1=0.5, L2=1.0, a=0.1, m1=10.0, m2=20.0, g=9.81):
-    """The planar two-link manipulator of seed 003 (Fig. 2, eqs. (10)-(13)).
+    r"""The planar two-link manipulator of seed 003 (Fig. 2, eqs. (10)-(13)).
 
     Uniform bars of width a; r at each centre of mass, e_1 along the bar, e_2
-    across it; Pi_1 = m L^2 / 12, Pi_2 = m a^2 / 12; revolute joints O_1 at the
+    across it; :math:`\Pi_1 = m L^2 / 12`, :math:`\Pi_2 = m a^2 / 12`; revolute joints O_1 at the
     origin (point (-L1/2, 0) of bar 1) and O_2 (point (L1/2, 0) of bar 1 =
     point (-L2/2, 0) of bar 2); gravity -g along y.  Both bars start horizontal
     at rest: q0 = (0.25, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1) (seed 003 section 3).

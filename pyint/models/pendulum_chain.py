@@ -14,11 +14,12 @@ from .base import Model
 
 
 class PendulumChain(Model):
-    """Planar N-link pendulum chain of point masses in Cartesian coordinates (holonomic, index 3).
+    r"""Planar N-link pendulum chain of point masses in Cartesian coordinates (holonomic, index 3).
 
-    q = (x1, y1, ..., xN, yN); link i joins point i-1 to point i (point 0 is the fixed origin)
-    through the constraint g_i = ((x_i - x_{i-1})^2 + (y_i - y_{i-1})^2 - l_i^2) / 2 = 0;
-    gravity along -y.  Conservative, constant mass matrix; a Fortran twin (the whole loop runs
+    :math:`q = (x_1, y_1, \ldots, x_N, y_N)`; link i joins point i-1 to point i (point 0 is the
+    fixed origin) through the constraint
+    :math:`g_i = \left((x_i - x_{i-1})^2 + (y_i - y_{i-1})^2 - l_i^2\right) / 2 = 0`;
+    gravity along :math:`-y`.  Conservative, constant mass matrix; a Fortran twin (the whole loop runs
     in Fortran).
 
     Parameters

@@ -324,7 +324,7 @@ class QuaternionRigidBodies(Model):
         return self._hol_gtl_q_all(t, q, self._spread(lam))
 
     def joint_multipliers(self, lam):
-        """The joint rows of lam (those of the Lie-group form, zero on rows a redundant system
+        r"""The joint rows of :math:`\lambda` (those of the Lie-group form, zero on rows a redundant system
         dropped); the norm multipliers dropped."""
         return self._spread(lam)[..., :self.n_joint]
 

@@ -89,7 +89,7 @@ class Skate(Model):
         return np.zeros(3), np.array([0.0, 0.0, real("omega", omega)])
 
     def exact(self, t, omega=1.0):
-        """Closed-form (q, v, a, lam) at time t from :meth:`initial_state` (omega != 0, torsion 0)."""
+        r"""Closed-form :math:`(q, v, a, \lambda)` at time t from :meth:`initial_state` (:math:`\omega \ne 0`, torsion 0)."""
         if self.k:
             raise ValueError("the closed form holds for torsion = 0 only")
         t, w = real("t", t), real("omega", omega)

@@ -104,7 +104,7 @@ class WheeledBoard(Model):
                          for d, i, s, b, p in self._heading(q, v)])
 
     def nh_atl_q(self, t, q, lam):
-        """(A^T lam)_q: columns theta and the wheel coordinates."""
+        r""":math:`(A^\mathsf{T}\lambda)_q`: columns :math:`\theta` and the wheel coordinates."""
         q = np.asarray(q, dtype=float)
         out = np.zeros((self.n, self.n))
         for k, (d, i, s, b, _) in enumerate(self._heading(q)):
@@ -169,7 +169,7 @@ class Snakeboard(WheeledBoard):
         return cls()
 
     def initial_state(self, psi=0.2, phi_b=0.0, phi_f=np.pi / 3):
-        """The paper's start: x = y = theta = 0, the given angles, at rest (consistent: v = 0)."""
+        r"""The paper's start: :math:`x = y = \theta = 0`, the given angles, at rest (consistent: :math:`v = 0`)."""
         q = np.array([0.0, 0.0, 0.0, real("psi", psi), real("phi_b", phi_b), real("phi_f", phi_f)])
         return q, np.zeros(self.n)
 
@@ -201,7 +201,7 @@ class Snakeboard(WheeledBoard):
                 + 0.5 * self.kr * q[3] ** 2 + 0.5 * self.kw * (q[4] ** 2 + q[5] ** 2))
 
     def thrust_power(self, q, v):
-        """Power of the thrust, F (x' cos theta + y' sin theta) = d(energy)/dt on a solution."""
+        r"""Power of the thrust, :math:`F (\dot x \cos\theta + \dot y \sin\theta) = dE/dt` on a solution."""
         return float(self.F * (v[0] * np.cos(q[2]) + v[1] * np.sin(q[2])))
 
     def fortran_params(self):

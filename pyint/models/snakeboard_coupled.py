@@ -51,7 +51,7 @@ from .snakeboard import WheeledBoard
 
 
 class SnakeboardCoupled(WheeledBoard):
-    """Seed-004 snakeboard: q = (x, y, theta, psi, phi), 2 nonholonomic constraints, conservative.
+    r"""Seed-004 snakeboard: :math:`q = (x, y, \theta, \psi, \phi)`, 2 nonholonomic constraints, conservative.
 
     Parameters
     ----------
@@ -89,9 +89,9 @@ class SnakeboardCoupled(WheeledBoard):
 
     # -- states ------------------------------------------------------------------
     def state(self, theta=0.0, phi=0.0, speed=1.0, psi_dot=0.0, phi_dot=0.0, x=0.0, y=0.0, psi=0.0):
-        """A consistent state from the forward speed u = ``speed`` and the free rates psi', phi'.
+        r"""A consistent state from the forward speed u = ``speed`` and the free rates psi', phi'.
 
-        v = (u cos theta, u sin theta, u tan(phi) / l, psi', phi') satisfies A v = 0.
+        :math:`v = (u \cos\theta, u \sin\theta, u \tan\phi / l, \dot\psi, \dot\phi)` satisfies :math:`A v = 0`.
         """
         theta, phi, u = real("theta", theta), real("phi", phi), real("speed", speed)
         if abs(np.cos(phi)) < 1e-8:
@@ -134,16 +134,16 @@ class SnakeboardCoupled(WheeledBoard):
         return self.state(**args)
 
     def circle_radius(self, phi):
-        """Radius l cot(phi) of the locked-steering circle of the board's centre."""
+        r"""Radius :math:`l \cot\phi` of the locked-steering circle of the board's centre."""
         return self.L / np.tan(real("phi", phi))
 
     def locked_steering(self, t, phi=np.pi / 8, speed=1.0, theta=0.0, psi_dot=0.0):
-        """Exact locked-steering motion from :meth:`initial_state` ("locked") at time t.
+        r"""Exact locked-steering motion from :meth:`initial_state` ("locked") at time t.
 
-        theta = theta0 + W t with W = u tan(phi)/l; the centre runs on the circle
-        of radius R = l cot(phi) through the origin; psi = psi' t; phi fixed.
-        Returns (q, v, a, lam) with both multipliers equal,
-        lam_b = lam_f = -m u W / (2 cos phi) = -m u^2 sin(phi) / (2 l cos^2 phi).
+        :math:`\theta = \theta_0 + W t` with :math:`W = u \tan\phi / l`; the centre runs on the
+        circle of radius :math:`R = l \cot\phi` through the origin; :math:`\psi = \dot\psi t`;
+        :math:`\phi` fixed.  Returns :math:`(q, v, a, \lambda)` with both multipliers equal,
+        :math:`\lambda_b = \lambda_f = -m u W / (2 \cos\phi) = -m u^2 \sin\phi / (2 l \cos^2\phi)`.
         """
         t = real("t", t)
         q0, v0 = self.state(theta=theta, phi=phi, speed=speed, psi_dot=psi_dot)

@@ -89,9 +89,9 @@ def _as_matrix(sp, x, what, shape=None):
 
 
 class SymbolicModel(Model):
-    """A model of the shared interface from SymPy expressions, compiled to Fortran (see the module docstring).
+    r"""A model of the shared interface from SymPy expressions, compiled to Fortran (see the module docstring).
 
-    pyint integrates q' = v.  Abs, Max, Min, Heaviside, sign and Piecewise are allowed:
+    pyint integrates :math:`\dot q = v`.  Abs, Max, Min, Heaviside, sign and Piecewise are allowed:
     derivatives away from the kinks, sign(0) = 0, Heaviside(0) = 1/2 (every symbol is made
     real).  :meth:`from_kanes_method`, :meth:`from_system` and :meth:`from_lagranges_method`
     build one from ``sympy.physics.mechanics``.
@@ -108,15 +108,15 @@ class SymbolicModel(Model):
     t : sympy symbol, optional
         The time symbol (None: the model does not depend on time).
     mass : sympy Matrix
-        The n x n mass matrix M(q) (symmetric).
+        The n x n mass matrix :math:`M(q)` (symmetric).
     force : sequence of expressions, optional
-        The applied forces f(t, q, v) (n).
+        The applied forces :math:`f(t, q, v)` (n).
     potential : expression, optional
-        A potential energy V(t, q), whose forces -V_q are added to ``force``.
+        A potential energy :math:`V(t, q)`, whose forces :math:`-V_q` are added to ``force``.
     hol : expression or list of expressions, optional
-        Holonomic constraints g(t, q) = 0.
+        Holonomic constraints :math:`g(t, q) = 0`.
     nonhol : (Matrix, sequence or None), optional
-        (A, b) with A v + b = 0 (b may be None).
+        :math:`(A, b)` with :math:`A v + b = 0` (b may be None).
     params : dict, optional
         {symbol or its name: value} of every other symbol (runtime inputs of the compiled
         model, see :meth:`with_params`).
@@ -125,7 +125,7 @@ class SymbolicModel(Model):
     coord_names, coord_units : sequence of str, optional
         One name and one unit per coordinate.
     energy : expression, optional
-        The reported energy (default T + V with T = v^T M v / 2).
+        The reported energy (default :math:`T + V` with :math:`T = v^\mathsf{T} M v / 2`).
     conservative : bool, optional
         Whether ``energy`` is conserved (default: no ``force`` term, nothing depends on t,
         b = 0).

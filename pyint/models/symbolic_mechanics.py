@@ -227,14 +227,14 @@ def _specified(sp, who, exprs, q, qd, specified):
 
 def from_lagranges_method(cls, lm, params=None, name="lagranges_method", coord_names=None,
                           coord_units=None, conservative=None, specified=None):
-    """The model of a ``sympy.physics.mechanics.LagrangesMethod``.
+    r"""The model of a ``sympy.physics.mechanics.LagrangesMethod``.
 
-    M = the dynamic mass matrix, f = the forcing (Coriolis, potential and
-    ``forcelist`` terms), g = its ``hol_coneqs``, (A, b) from its
-    ``nonhol_coneqs`` (linear in the q'), energy = the Jacobi integral
-    q'^T L_q' - L.  Multipliers follow pyint's convention
-    (M a = f - G^T lam_h - A^T lam_n).  Conservative by default when there
-    is no ``forcelist``, nothing depends on t explicitly and b = 0.
+    :math:`M` = the dynamic mass matrix, :math:`f` = the forcing (Coriolis, potential and
+    ``forcelist`` terms), :math:`g` = its ``hol_coneqs``, :math:`(A, b)` from its
+    ``nonhol_coneqs`` (linear in the :math:`\dot q`), energy = the Jacobi integral
+    :math:`\dot q^\mathsf{T} L_{\dot q} - L`.  Multipliers follow pyint's convention
+    (:math:`M a = f - G^\mathsf{T}\lambda_h - A^\mathsf{T}\lambda_n`).  Conservative by default
+    when there is no ``forcelist``, nothing depends on :math:`t` explicitly and :math:`b = 0`.
     ``specified``: {dynamicsymbol T(t): expression of t and parameters} for
     specified inputs, as in :meth:`from_kanes_method`.  A Lagrangian (or a
     load's point velocity) written in generalized speeds u(t) of joints is
@@ -299,9 +299,10 @@ def from_lagranges_method(cls, lm, params=None, name="lagranges_method", coord_n
 
 def from_kanes_method(cls, km, params=None, specified=None, name="kanes_method", coord_names=None,
                       coord_units=None):
-    """The model of a ``sympy.physics.mechanics.KanesMethod``, if its speeds are the q'.
+    r"""The model of a ``sympy.physics.mechanics.KanesMethod``, if its speeds are the q'.
 
-    pyint integrates M(q) q'' = f(t, q, q') - G^T lam_h - A^T lam_n: its velocities are the
+    pyint integrates :math:`M(q)\, \ddot q = f(t, q, \dot q) - G^\mathsf{T}\lambda_h - A^\mathsf{T}\lambda_n`:
+    its velocities are the
     coordinates' derivatives. The kinematic differential equations (``kd_eqs``) are read and
     solved for q'; when they say u = q' (up to the order of the speeds, possibly after a linear
     solve), Kane's equations of the system with every speed independent are formed again

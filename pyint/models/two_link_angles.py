@@ -26,7 +26,7 @@ from .base import Model
 
 
 class TwoLinkAngles(Model):
-    """The planar two-link manipulator in independent coordinates (seed 003 eq. (14)): an ODE.
+    """The planar two-link manipulator in independent coordinates (seed 003, equation (14)): an ODE.
 
     q = (theta1, theta2): link 1's angle from the horizontal and link 2's relative to link 1;
     uniform bars, gravity along -y, no constraints (the module docstring has M and f).  The

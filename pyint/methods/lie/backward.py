@@ -62,18 +62,20 @@ class _LieBackward(LieIntegrator):
 
 @register
 class LieDAE3(_LieBackward):
-    """Index-3 form: Phi(q^{k+1}) = 0 (seed 001).
+    r"""Index-3 form: :math:`\Phi(q^{k+1}) = 0` (seed 001).
 
-    Backward differences on the Lie group (R^3 x SO(3))^n of rigid bodies with the
-    Crouch-Grossman update R <- R exp(h Omega~) (seed 001 eqs. (6)-(10)): first order, R
+    Backward differences on the Lie group :math:`(\mathbb{R}^3 \times SO(3))^n` of rigid bodies with the
+    Crouch-Grossman update :math:`R \leftarrow R \exp(h \tilde\Omega)` (seed 001 eqs. (6)-(10)): first order, R
     orthogonal to round-off, the position constraint held to round-off.  Fixed steps only.
 
     Parameters
     ----------
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) times the increment (``|dV|`` against 1 + ``|V|``, ``|h dlam|`` against 1 + ``|M V|``,
-        max norms) is <= tol / 10, or at the round-off floor.
+        :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
+        :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
+        max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
+        round-off floor.
     maxit : int, default 20
         Newton iterations per step.
 
@@ -95,18 +97,20 @@ class LieDAE3(_LieBackward):
 
 @register
 class LieDAE2(_LieBackward):
-    """Index-2 form: B(q^{k+1}) V^{k+1} = 0 (seed 001).
+    r"""Index-2 form: :math:`B(q^{k+1})\, V^{k+1} = 0` (seed 001).
 
-    Backward differences on the Lie group (R^3 x SO(3))^n of rigid bodies with the
-    Crouch-Grossman update R <- R exp(h Omega~) (seed 001 eqs. (6)-(10)): first order, R
+    Backward differences on the Lie group :math:`(\mathbb{R}^3 \times SO(3))^n` of rigid bodies with the
+    Crouch-Grossman update :math:`R \leftarrow R \exp(h \tilde\Omega)` (seed 001 eqs. (6)-(10)): first order, R
     orthogonal to round-off, the velocity constraint held to round-off.  Fixed steps only.
 
     Parameters
     ----------
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) times the increment (``|dV|`` against 1 + ``|V|``, ``|h dlam|`` against 1 + ``|M V|``,
-        max norms) is <= tol / 10, or at the round-off floor.
+        :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
+        :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
+        max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
+        round-off floor.
     maxit : int, default 20
         Newton iterations per step.
 
@@ -128,18 +132,20 @@ class LieDAE2(_LieBackward):
 
 @register
 class LieDAE1(_LieBackward):
-    """Index-1 form: B(q^{k+1}) (V^{k+1} - V^k)/h + Bdot V^{k+1} = 0 (seed 001).
+    r"""Index-1 form: :math:`B(q^{k+1})\, (V^{k+1} - V^k)/h + \dot B\, V^{k+1} = 0` (seed 001).
 
-    Backward differences on the Lie group (R^3 x SO(3))^n of rigid bodies with the
-    Crouch-Grossman update R <- R exp(h Omega~) (seed 001 eqs. (6)-(10)): first order, R
+    Backward differences on the Lie group :math:`(\mathbb{R}^3 \times SO(3))^n` of rigid bodies with the
+    Crouch-Grossman update :math:`R \leftarrow R \exp(h \tilde\Omega)` (seed 001 eqs. (6)-(10)): first order, R
     orthogonal to round-off, the acceleration-level constraint held.  Fixed steps only.
 
     Parameters
     ----------
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) times the increment (``|dV|`` against 1 + ``|V|``, ``|h dlam|`` against 1 + ``|M V|``,
-        max norms) is <= tol / 10, or at the round-off floor.
+        :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
+        :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
+        max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
+        round-off floor.
     maxit : int, default 20
         Newton iterations per step.
 
@@ -161,18 +167,20 @@ class LieDAE1(_LieBackward):
 
 @register
 class LieDAES(_LieBackward):
-    """The stabilized form (seed 001 eq. (6)): all three constraint levels at every step.
+    r"""The stabilized form (seed 001, equation (6)): all three constraint levels at every step.
 
-    Backward differences on the Lie group (R^3 x SO(3))^n with the Crouch-Grossman update
-    (seed 001 eqs. (6)-(10)): first order; position, velocity and acceleration constraints
+    Backward differences on the Lie group :math:`(\mathbb{R}^3 \times SO(3))^n` with the
+    Crouch-Grossman update (seed 001 eqs. (6)-(10)): first order; position, velocity and acceleration constraints
     held to round-off at every step.  Fixed steps only.
 
     Parameters
     ----------
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) times the increment (``|dV|`` against 1 + ``|V|``, ``|h dlam|`` against 1 + ``|M V|``,
-        max norms) is <= tol / 10, or at the round-off floor.
+        :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
+        :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
+        max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
+        round-off floor.
     maxit : int, default 20
         Newton iterations per step.
     history : {"printed", "projected"}, default "printed"

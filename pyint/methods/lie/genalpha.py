@@ -72,10 +72,11 @@ class _LieAlpha(LieIntegrator):
 
 @register
 class LieGeneralizedAlpha(_LieAlpha):
-    """Lie-group generalized-alpha, index 3 (Arnold, Bruls, Cardona 2015; seed 001's system).
+    r"""Lie-group generalized-alpha, index 3 (Arnold, Bruls, Cardona 2015; seed 001's system).
 
-    Generalized-alpha on (R^3 x SO(3))^n with the update R <- R exp(h Omega~): second order in
-    x, R, V and lam; the position constraint held to round-off, R orthogonal to round-off.
+    Generalized-alpha on :math:`(\mathbb{R}^3 \times SO(3))^n` with the update
+    :math:`R \leftarrow R \exp(h \tilde\Omega)`: second order in :math:`x`, :math:`R`, :math:`V` and
+    :math:`\lambda`; the position constraint held to round-off, :math:`R` orthogonal to round-off.
     Fixed steps only (index 3 collapses under step control: use
     :class:`LieGeneralizedAlphaStab2` with ``rtol``).
 
@@ -86,8 +87,9 @@ class LieGeneralizedAlpha(_LieAlpha):
         Hulbert 1993).
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) times ``h |dVdot|`` against 1 + ``|V|``, ``h |dlam|`` against 1 + ``|M V|`` is
-        <= tol / 10, or at the round-off floor.
+        :math:`\theta/(1 - \theta)` times :math:`h \lvert\Delta\dot V\rvert` against :math:`1 + \lvert V\rvert`,
+        :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert` is :math:`\le \mathrm{tol}/10`
+        (:math:`\theta` the contraction rate), or at the round-off floor.
     maxit : int, default 20
         Newton iterations per step.
 
@@ -109,7 +111,7 @@ class LieGeneralizedAlpha(_LieAlpha):
 
 @register
 class LieGeneralizedAlphaStab2(_LieAlpha):
-    """Lie-group generalized-alpha, stabilized index 2 (Arnold, Bruls, Cardona 2015).
+    r"""Lie-group generalized-alpha, stabilized index 2 (Arnold, Bruls, Cardona 2015).
 
     As :class:`LieGeneralizedAlpha`, with the velocity constraint solved too and the position
     constraint kept by an extra multiplier mu (Gear-Gupta-Leimkuhler stabilization): position
@@ -123,9 +125,10 @@ class LieGeneralizedAlphaStab2(_LieAlpha):
         Hulbert 1993).
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        theta/(1 - theta) times ``h |dVdot|`` against 1 + ``|V|``, ``h |dlam|`` against 1 + ``|M V|`` (and ``beta h^2 |dmu|``
-        against 1 + ``|x|``) is
-        <= tol / 10, or at the round-off floor.
+        :math:`\theta/(1 - \theta)` times :math:`h \lvert\Delta\dot V\rvert` against :math:`1 + \lvert V\rvert`,
+        :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert` (and
+        :math:`\beta h^2 \lvert\Delta\mu\rvert` against :math:`1 + \lvert x\rvert`) is :math:`\le \mathrm{tol}/10`
+        (:math:`\theta` the contraction rate), or at the round-off floor.
     maxit : int, default 20
         Newton iterations per step.
 
