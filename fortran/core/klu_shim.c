@@ -56,10 +56,18 @@ void *pyint_klu_new(int n, int *ap, int *ai, int *info)
 #endif
 }
 
+/* A refactorization keeps the pivot order chosen for other values: accepted while its reciprocal
+ * pivot growth min_j max_i |A_ij| / max_i |U_ij| (klu_rgrowth) stays >= 0.1, i.e. its elements grew
+ * at most tenfold, so its solves lose at most one digit against a fresh factorization.  On a KKT
+ * matrix [M G^T; G 0] the order picked at one configuration grew the elements a hundredfold a few
+ * steps later (RATTLE on seed 002's triple pendulum: |G v| 2.4e-14 instead of 3e-16). */
+#define RGROWTH_MIN 0.1
+
 /* Numeric factorization with values ax on the handle's pattern.
  * A kept factorization is first refactored with the same pivot order
- * (klu_refactor, no pivot search); if that loses accuracy (reciprocal pivot
- * growth estimate below 1e-12) it is factored afresh with partial pivoting.
+ * (klu_refactor, no pivot search); if that loses accuracy (its reciprocal condition
+ * estimate below 1e-12, or its pivot growth beyond RGROWTH_MIN) it is factored afresh with
+ * partial pivoting.
  * Returns 0 on success, 1 if the matrix is singular, < 0 on other errors. */
 int pyint_klu_factor(void *handle, int *ap, int *ai, double *ax)
 {
@@ -68,7 +76,8 @@ int pyint_klu_factor(void *handle, int *ap, int *ai, double *ax)
     if (!h) return -3;
     if (h->num) {
         if (klu_refactor(ap, ai, ax, h->sym, h->num, &h->common) &&
-            klu_rcond(h->sym, h->num, &h->common) && h->common.rcond > 1e-12)
+            klu_rcond(h->sym, h->num, &h->common) && h->common.rcond > 1e-12 &&
+            klu_rgrowth(ap, ai, ax, h->sym, h->num, &h->common) && h->common.rgrowth >= RGROWTH_MIN)
             return 0;
         klu_free_numeric(&h->num, &h->common);
     }
