@@ -879,6 +879,20 @@ contains
     end subroutine
   end subroutine
 
+  !> The stage positions Q_j = q_k + h sum_i a_ji U_i of the reduced step, and with newf the forces
+  !> f_j = f(t_k + c_j h, Q_j, U_j) (else fs is kept: a constant force); both reduced residuals.
+  subroutine stage_points(model, lw, t, h, q, newf)
+    class(model_t), intent(in) :: model
+    type(red_work_t), intent(inout) :: lw
+    real(wp), intent(in) :: t, h, q(:)
+    logical, intent(in) :: newf
+    integer :: j
+    do j = 1, size(lw%b)
+      lw%qs(:, j) = q + h * matmul(lw%u, lw%a(j, :))
+      if (newf) call model%force(t + lw%c(j) * h, lw%qs(:, j), lw%u(:, j), lw%fs(:, j))
+    end do
+  end subroutine
+
   !> The residual of the reduced step at (U, mu) (module header: Lobatto IIIA-IIIB, constant M):
   !>   r_U,i = M U_i - p_k - sum_j ahat_ij (h f(t_k + c_j h, Q_j, U_j) - G(Q_j)^T mu_j),  i = 1..s,
   !>   r_g,i = g(t_k + c_i h, Q_i) / h,  i = 2..s,   Q_i = q_k + h sum_j a_ij U_j;
@@ -891,13 +905,9 @@ contains
     logical, intent(in) :: newf
     integer :: i, j, ns
     ns = size(lw%b)
-    lw%qs(:, 1) = q
-    do j = 2, ns
-      lw%qs(:, j) = q + h * matmul(lw%u, lw%a(j, :))
-    end do
-    do j = 1, ns
-      if (newf) call model%force(t + lw%c(j) * h, lw%qs(:, j), lw%u(:, j), lw%fs(:, j))
-      if (j < ns) call model%hol_jac_tmul(t + lw%c(j) * h, lw%qs(:, j), lw%mu(:, j), lw%gtm(:, j))
+    call stage_points(model, lw, t, h, q, newf)     ! Q_1 = q_k: IIIA's first row is zero
+    do j = 1, ns - 1
+      call model%hol_jac_tmul(t + lw%c(j) * h, lw%qs(:, j), lw%mu(:, j), lw%gtm(:, j))
     end do
     do i = 1, ns
       call model%mass_mul(q, lw%u(:, i), lw%ru(:, i))
@@ -925,10 +935,7 @@ contains
     integer :: i, j, ns
     ns = size(lw%b)
     call model%hol_jac_tmul(t, q, lw%mu(:, 1), lw%gtm(:, 1))
-    do j = 1, ns
-      lw%qs(:, j) = q + h * matmul(lw%u, lw%a(j, :))
-      if (newf) call model%force(t + lw%c(j) * h, lw%qs(:, j), lw%u(:, j), lw%fs(:, j))
-    end do
+    call stage_points(model, lw, t, h, q, newf)
     do i = 1, ns
       call model%mass_mul(q, lw%u(:, i), lw%ru(:, i))
       lw%ru(:, i) = lw%ru(:, i) - p + lw%gtm(:, 1) - h * matmul(lw%fs, lw%ah(i, :))
