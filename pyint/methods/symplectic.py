@@ -38,6 +38,19 @@ from .. import _validate as V
 from ..models._fortran_model import model_query
 from ..integrator import Integrator, register
 from ..options import Options, method_id, stat_names
+from .._docfrag import fragment, with_fragments
+
+#: tol and maxit of every method below (their Parameters, pyint/_docfrag.py)
+fragment("sym_newton_options", r"""
+tol : float, default 1e-10
+    Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+    :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
+    contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
+    against 1 + its size), or at the
+    round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
+maxit : int, default 20
+    Newton iterations per step (beyond: NewtonConvergenceError).
+""")
 
 #: Largest number of stages of the tableaux (fortran/core/tableaux.f90: TAB_MAX_STAGES).
 MAX_STAGES = 10
@@ -103,6 +116,7 @@ class _SymplecticFamily(Integrator):
 
 
 @register
+@with_fragments
 class SymplecticComposition(_SymplecticFamily):
     r"""Seed 002's symplectic composition: kick, s-stage Gauss-Legendre step, kick.  Order 2.
 
@@ -120,14 +134,7 @@ class SymplecticComposition(_SymplecticFamily):
     stages : int, default 2
         s of the Gauss-Legendre middle step (1 = implicit midpoint, 2 = the paper's 4th-order
         tableau; at most 10).
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
-        contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
-        against 1 + its size), or at the
-        round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
-    maxit : int, default 20
-        Newton iterations per step (beyond: NewtonConvergenceError).
+    %(sym_newton_options)s
 
     Examples
     --------
@@ -152,6 +159,7 @@ class SymplecticComposition(_SymplecticFamily):
 
 
 @register
+@with_fragments
 class Rattle(_SymplecticFamily):
     r"""RATTLE: the composition with the Stormer-Verlet middle step.  Order 2.
 
@@ -165,14 +173,7 @@ class Rattle(_SymplecticFamily):
 
     Parameters
     ----------
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
-        contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
-        against 1 + its size), or at the
-        round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
-    maxit : int, default 20
-        Newton iterations per step (beyond: NewtonConvergenceError).
+    %(sym_newton_options)s
 
     Examples
     --------
@@ -202,6 +203,7 @@ class Rattle(_SymplecticFamily):
 
 
 @register
+@with_fragments
 class LobattoIIIAB(_SymplecticFamily):
     r"""Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2.
 
@@ -213,14 +215,7 @@ class LobattoIIIAB(_SymplecticFamily):
     ----------
     stages : int, default 3
         s >= 2 (2 = RATTLE, 3 = order 4; at most 10).
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
-        contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
-        against 1 + its size), or at the
-        round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
-    maxit : int, default 20
-        Newton iterations per step (beyond: NewtonConvergenceError).
+    %(sym_newton_options)s
 
     Examples
     --------
@@ -247,6 +242,7 @@ class LobattoIIIAB(_SymplecticFamily):
         self.lambda_order = self.order
 
 
+@with_fragments
 class ExplicitMidpointComposition(_SymplecticFamily):
     r"""Seed 002's composition with the explicit midpoint rule as middle step (not symplectic).
 
@@ -256,14 +252,7 @@ class ExplicitMidpointComposition(_SymplecticFamily):
 
     Parameters
     ----------
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        :math:`\frac{\theta}{1 - \theta} \lvert\Delta\rvert \le \mathrm{tol}/10` (:math:`\theta` the
-        contraction rate, :math:`\Delta` the increment; stage positions, momenta and impulses, each
-        against 1 + its size), or at the
-        round-off floor (Hairer, Wanner, Solving ODEs II, IV.8).
-    maxit : int, default 20
-        Newton iterations per step (beyond: NewtonConvergenceError).
+    %(sym_newton_options)s
 
     Examples
     --------

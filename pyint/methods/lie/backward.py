@@ -33,6 +33,19 @@ from ... import _validate as V
 from ...integrator import register
 from .integrator import LieIntegrator
 from ...options import Options, method_id
+from ..._docfrag import fragment, with_fragments
+
+#: tol and maxit of every method below (their Parameters, pyint/_docfrag.py)
+fragment("lie_backward_options", r"""
+tol : float, default 1e-10
+    Newton's tolerance, in the one termination rule of every implicit kernel: stop when
+    :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
+    :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
+    max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
+    round-off floor.
+maxit : int, default 20
+    Newton iterations per step.
+""")
 
 _OPTIONS = Options("lie_backward")
 
@@ -61,6 +74,7 @@ class _LieBackward(LieIntegrator):
 
 
 @register
+@with_fragments
 class LieDAE3(_LieBackward):
     r"""Index-3 form: :math:`\Phi(q^{k+1}) = 0` (seed 001).
 
@@ -70,14 +84,7 @@ class LieDAE3(_LieBackward):
 
     Parameters
     ----------
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
-        :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
-        max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
-        round-off floor.
-    maxit : int, default 20
-        Newton iterations per step.
+    %(lie_backward_options)s
 
     Examples
     --------
@@ -96,6 +103,7 @@ class LieDAE3(_LieBackward):
 
 
 @register
+@with_fragments
 class LieDAE2(_LieBackward):
     r"""Index-2 form: :math:`B(q^{k+1})\, V^{k+1} = 0` (seed 001).
 
@@ -105,14 +113,7 @@ class LieDAE2(_LieBackward):
 
     Parameters
     ----------
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
-        :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
-        max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
-        round-off floor.
-    maxit : int, default 20
-        Newton iterations per step.
+    %(lie_backward_options)s
 
     Examples
     --------
@@ -131,6 +132,7 @@ class LieDAE2(_LieBackward):
 
 
 @register
+@with_fragments
 class LieDAE1(_LieBackward):
     r"""Index-1 form: :math:`B(q^{k+1})\, (V^{k+1} - V^k)/h + \dot B\, V^{k+1} = 0` (seed 001).
 
@@ -140,14 +142,7 @@ class LieDAE1(_LieBackward):
 
     Parameters
     ----------
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
-        :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
-        max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
-        round-off floor.
-    maxit : int, default 20
-        Newton iterations per step.
+    %(lie_backward_options)s
 
     Examples
     --------
@@ -166,6 +161,7 @@ class LieDAE1(_LieBackward):
 
 
 @register
+@with_fragments
 class LieDAES(_LieBackward):
     r"""The stabilized form (seed 001, equation (6)): all three constraint levels at every step.
 
@@ -175,14 +171,7 @@ class LieDAES(_LieBackward):
 
     Parameters
     ----------
-    tol : float, default 1e-10
-        Newton's tolerance, in the one termination rule of every implicit kernel: stop when
-        :math:`\theta/(1 - \theta)` times the increment (:math:`\lvert\Delta V\rvert` against
-        :math:`1 + \lvert V\rvert`, :math:`h \lvert\Delta\lambda\rvert` against :math:`1 + \lvert M V\rvert`,
-        max norms) is :math:`\le \mathrm{tol}/10` (:math:`\theta` the contraction rate), or at the
-        round-off floor.
-    maxit : int, default 20
-        Newton iterations per step.
+    %(lie_backward_options)s
     history : {"printed", "projected"}, default "printed"
         "printed": seed 001's eq. (10), the backward difference of the driving velocity V';
         "projected": each step starts from the M-orthogonally projected V.
