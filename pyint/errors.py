@@ -53,7 +53,7 @@ class NewtonConvergenceError(IntegrationError):
     Examples
     --------
     Generalized-alpha on a swinging double pendulum at a step of half the run, allowed one Newton
-    iteration (``maxit=1``; the default is 10): the first step cannot converge, and the result holds
+    iteration (``maxit=1``; the default is 25): the first step cannot converge, and the result holds
     the start alone:
 
     >>> import numpy as np
