@@ -82,6 +82,18 @@ def test_status_codes_are_the_description():
     assert STATUS_NAMES[STATUS_SINGULAR_POSITION] == "singular_position"
 
 
+def test_control_c_takes_its_status_codes_from_the_description():
+    # fortran/core/control.c returns three status codes; they come from the generated header
+    # pyint_seam.h, so no number and no enum of codes is written there by hand
+    import re
+    src = (ROOT / "fortran" / "core" / "control.c").read_text()
+    assert '#include "pyint_seam.h"' in src
+    assert not re.search(r"\bSTATUS_\w+\s*=\s*\d", src) and "enum" not in src
+    used = set(re.findall(r"\bPYINT_STATUS_(\w+)", src))
+    assert used == {"INTERRUPTED", "ABORTED", "LAPACK_ERROR"}
+    assert {u.lower() for u in used} <= set(DESCRIPTION["status"])
+
+
 def test_options_pack_by_name_into_the_derived_slots():
     iopt, ropt = Options("genalpha").pack(variant="stab2", formulation="arnold_bruls", mass_update="exact",
                                           start="consistent", maxit=7, linear_solver=0, jacobian_reuse=1,

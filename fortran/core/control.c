@@ -33,10 +33,9 @@
 #include <Python.h>
 #include <string.h>
 
-#define PYINT_EXPORT __attribute__((visibility("default")))
+#include "pyint_seam.h"   /* PYINT_STATUS_*: generated from seam/seam.toml (tools/gen_seam.py) */
 
-/* Status codes (fortran/core/kinds.f90, pyint/_status.py). */
-enum { STATUS_INTERRUPTED = 5, STATUS_ABORTED = 6, STATUS_LAPACK_ERROR = 7 };
+#define PYINT_EXPORT __attribute__((visibility("default")))
 
 static int interrupted;          /* atomic */
 static int aborted;              /* atomic */
@@ -65,8 +64,8 @@ void pyint_request_interrupt(void)
 /* 0 to go on, else the status the driver returns with; t: the time the run has reached. */
 int pyint_stop_status(double t)
 {
-    if (__atomic_load_n(&lapack_arg, __ATOMIC_SEQ_CST) != 0) return STATUS_LAPACK_ERROR;
-    if (__atomic_load_n(&aborted, __ATOMIC_SEQ_CST)) return STATUS_ABORTED;
+    if (__atomic_load_n(&lapack_arg, __ATOMIC_SEQ_CST) != 0) return PYINT_STATUS_LAPACK_ERROR;
+    if (__atomic_load_n(&aborted, __ATOMIC_SEQ_CST)) return PYINT_STATUS_ABORTED;
     if (!__atomic_load_n(&interrupted, __ATOMIC_SEQ_CST) && PyGILState_Check()) {
         if (t == t) progress_t = t;   /* (NaN: no time) before the handlers run: the progress line reads it */
         /* only the thread holding the GIL may run the handlers (and only the
@@ -76,7 +75,7 @@ int pyint_stop_status(double t)
             __atomic_store_n(&interrupted, 1, __ATOMIC_SEQ_CST);
         }
     }
-    if (__atomic_load_n(&interrupted, __ATOMIC_SEQ_CST)) return STATUS_INTERRUPTED;
+    if (__atomic_load_n(&interrupted, __ATOMIC_SEQ_CST)) return PYINT_STATUS_INTERRUPTED;
     return 0;
 }
 
