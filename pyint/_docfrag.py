@@ -4,9 +4,12 @@ sibling classes that take the same parameters (``integrate`` and ``integrate_bat
 ``fragment(name, text)`` records a block (written flush left); a docstring names it on a line of
 its own, ``%(name)s``, at the indentation the block takes there; ``@with_fragments`` fills it in
 when the function or class is defined, so ``help()``, the API pages and numpydoc see the whole text.
+A block may leave one word to its user, ``${arg}`` (the class a doctest imports, ...): the
+docstring then names it ``%(name: word)s``.
 """
 from __future__ import annotations
 
+import string
 import textwrap
 
 FRAGMENTS: dict[str, str] = {}
@@ -18,18 +21,36 @@ def fragment(name, text):
 
 
 def with_fragments(obj):
-    """``obj`` with each line ``%(name)s`` of its docstring replaced by the fragment, indented as
-    that line (a decorator of functions and classes); an unknown name is a KeyError."""
+    """``obj`` with each line ``%(name)s`` (or ``%(name: arg)s``) of its docstring replaced by the
+    fragment (``${arg}`` filled in), indented as that line (a decorator of functions and classes);
+    an unknown name is a KeyError, a fragment's ``${arg}`` left without one too."""
     lines = []
     for line in (obj.__doc__ or "").splitlines():
         text = line.strip()
         if text.startswith("%(") and text.endswith(")s"):
             indent = line[:len(line) - len(line.lstrip())]
-            lines += [indent + part if part else "" for part in FRAGMENTS[text[2:-2]].splitlines()]
+            name, _, arg = text[2:-2].partition(": ")
+            block = string.Template(FRAGMENTS[name]).substitute(arg=arg) if arg else FRAGMENTS[name]
+            lines += [indent + part if part else "" for part in block.splitlines()]
         else:
             lines.append(line)
     obj.__doc__ = "\n".join(lines)
     return obj
+
+# -- the start of the doctests on a double pendulum (arg: what they import besides PendulumChain) --------
+fragment("pendulum_start", """
+>>> import numpy as np
+>>> from pyint import ${arg}, PendulumChain
+>>> model = PendulumChain(n_links=2)
+>>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+""")
+# -- the start of the doctests on seed 001's two-link manipulator of rigid bodies (arg: the method) ------
+fragment("manipulator_start", """
+>>> from pyint import ${arg}
+>>> from pyint.models.rigid_bodies import RigidBodySystem
+>>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
+>>> x0, R0, v0 = model.manipulator_initial_state()
+""")
 
 # -- the parameters of a run (Integrator.integrate, Integrator.integrate_batch) ------------------------
 fragment("time_grid", """

@@ -1,6 +1,8 @@
 """Errors raised by the integrators; each carries what was computed before it."""
+from ._docfrag import with_fragments
 
 
+@with_fragments
 class IntegrationError(RuntimeError):
     """An integration stopped early; the base of pyint's integration errors.
 
@@ -26,10 +28,7 @@ class IntegrationError(RuntimeError):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import GeneralizedAlpha, IntegrationError, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: GeneralizedAlpha, IntegrationError)s
     >>> try:
     ...     GeneralizedAlpha(maxit=1).integrate(model, q0, v0, t_end=1.0, h=0.5)
     ... except IntegrationError as exc:
@@ -44,6 +43,7 @@ class IntegrationError(RuntimeError):
         self.time = time
 
 
+@with_fragments
 class NewtonConvergenceError(IntegrationError):
     """Newton's method did not converge within the allowed iterations.
 
@@ -56,10 +56,7 @@ class NewtonConvergenceError(IntegrationError):
     iteration (``maxit=1``; the default is 25): the first step cannot converge, and the result holds
     the start alone:
 
-    >>> import numpy as np
-    >>> from pyint import GeneralizedAlpha, NewtonConvergenceError, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: GeneralizedAlpha, NewtonConvergenceError)s
     >>> try:
     ...     GeneralizedAlpha(maxit=1).integrate(model, q0, v0, t_end=1.0, h=0.5)
     ... except NewtonConvergenceError as exc:

@@ -351,10 +351,7 @@ class Integrator:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from pyint import GeneralizedAlpha, PendulumChain
-        >>> model = PendulumChain(n_links=2)
-        >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+        %(pendulum_start: GeneralizedAlpha)s
         >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, h=1e-3, every=10)
         >>> res.status, len(res.t)
         ('ok', 101)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _control
+from ._docfrag import with_fragments
 from .models._fortran_model import model_query
 from .schema import CONSTRAINT_LEVELS, RESIDUAL_LEVELS, RESIDUAL_NAMES, STANDARD
 
@@ -32,6 +33,7 @@ def trajectory_residuals(model, t, q, v, a, backend="auto", keep_going=False):
 
 
 @dataclass
+@with_fragments
 class Result:
     r"""One trajectory: what :meth:`pyint.Integrator.integrate` returns.
 
@@ -92,10 +94,7 @@ class Result:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import GeneralizedAlpha, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: GeneralizedAlpha)s
     >>> res = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, h=1e-3, every=100)
     >>> res.residual.shape, res.residual_names[1]
     ((11, 5), 'holonomic_velocity')
@@ -208,6 +207,7 @@ class Result:
                 f"cpu={self.cpu_time:.3g}s")
 
     # -- tables ----------------------------------------------------------------
+    @with_fragments
     def to_dataframe(self):
         """The trajectory as a pandas DataFrame: one row per sample, indexed by ``time`` (s).
 
@@ -225,10 +225,7 @@ class Result:
 
         Examples
         --------
-        >>> import numpy as np
-        >>> from pyint import GeneralizedAlpha, PendulumChain
-        >>> model = PendulumChain(n_links=2)
-        >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+        %(pendulum_start: GeneralizedAlpha)s
         >>> df = GeneralizedAlpha().integrate(model, q0, v0, t_end=1.0, h=1e-2).to_dataframe()
         >>> df.index.name, "violation[position]" in df.columns, df.attrs["units"]["q[x1]"]
         ('time', True, 'm')

@@ -19,6 +19,7 @@ index-1 ODE, which drifts quadratically.
 from __future__ import annotations
 
 from .. import _validate as V
+from .._docfrag import with_fragments
 from ..integrator import Integrator, register
 from ..options import Options, method_id, stat_names
 
@@ -27,6 +28,7 @@ _OPTIONS = Options("baumgarte")
 
 
 @register
+@with_fragments
 class BaumgarteRK4(Integrator):
     r"""Classical RK4 on the Baumgarte-stabilized index-1 form (holonomic models).
 
@@ -48,10 +50,7 @@ class BaumgarteRK4(Integrator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import BaumgarteRK4, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: BaumgarteRK4)s
     >>> res = BaumgarteRK4(alpha=5.0, beta=5.0).integrate(model, q0, v0, t_end=1.0, h=1e-3)
     >>> res.status, res.eps_pos < 1e-6
     ('ok', True)

@@ -45,12 +45,14 @@ import numpy as np
 
 from .. import _validate as V
 from .block_coefficients import PRESETS, BlockScheme, scheme as make_scheme
+from .._docfrag import with_fragments
 from ..integrator import Integrator, register
 from ..options import Options, method_id, real_stats, stat_names
 
 _OPTIONS = Options("block")
 
 
+@with_fragments
 class BlockMethod(Integrator):
     r"""Multistep block method on the index-1 form (seed 003 section 2).
 
@@ -82,10 +84,7 @@ class BlockMethod(Integrator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import BlockMethod, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: BlockMethod)s
     >>> res = BlockMethod("legendre").integrate(model, q0, v0, t_end=1.0, h=1e-2)
     >>> res.status, res.eps_acc < 1e-9
     ('ok', True)

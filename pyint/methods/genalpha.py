@@ -207,10 +207,7 @@ class GeneralizedAlpha(_AlphaFamily):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import GeneralizedAlpha, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: GeneralizedAlpha)s
     >>> res = GeneralizedAlpha(rho_inf=0.9).integrate(model, q0, v0, t_end=1.0, h=1e-3)
     >>> res.status, res.eps_pos < 1e-12
     ('ok', True)

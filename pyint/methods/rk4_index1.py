@@ -13,6 +13,7 @@ unconstrained model (e.g. the independent-coordinate ODE (14)) is plain RK4.
 """
 from __future__ import annotations
 
+from .._docfrag import with_fragments
 from ..integrator import Integrator, register
 from ..options import Options, method_id, stat_names
 
@@ -21,6 +22,7 @@ _OPTIONS = Options("rk4_index1")
 
 
 @register
+@with_fragments
 class RK4Index1(Integrator):
     r"""Classical RK4 on the index-1 form (seed 003, equation (7)), holonomic and nonholonomic.
 
@@ -41,10 +43,7 @@ class RK4Index1(Integrator):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import RK4Index1, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: RK4Index1)s
     >>> res = RK4Index1(projection="steps").integrate(model, q0, v0, t_end=1.0, h=1e-3)
     >>> res.status, res.eps_pos < 1e-12
     ('ok', True)

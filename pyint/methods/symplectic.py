@@ -138,10 +138,7 @@ class SymplecticComposition(_SymplecticFamily):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import SymplecticComposition, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: SymplecticComposition)s
     >>> res = SymplecticComposition(stages=2).integrate(model, q0, v0, t_end=1.0, h=1e-2)
     >>> res.status, res.eps_pos < 1e-12, bool(res.energy_drift < 1e-3)
     ('ok', True, True)
@@ -177,10 +174,7 @@ class Rattle(_SymplecticFamily):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import Rattle, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: Rattle)s
     >>> res = Rattle().integrate(model, q0, v0, t_end=1.0, h=1e-2)
     >>> res.status, res.eps_vel < 1e-12
     ('ok', True)
@@ -219,10 +213,7 @@ class LobattoIIIAB(_SymplecticFamily):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import LobattoIIIAB, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: LobattoIIIAB)s
     >>> res = LobattoIIIAB(stages=3).integrate(model, q0, v0, t_end=1.0, h=1e-2)
     >>> res.status, res.eps_pos < 1e-12
     ('ok', True)
@@ -256,10 +247,7 @@ class ExplicitMidpointComposition(_SymplecticFamily):
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from pyint import ExplicitMidpointComposition, PendulumChain
-    >>> model = PendulumChain(n_links=2)
-    >>> q0, v0 = model.initial_state([np.pi / 3, np.pi / 2])
+    %(pendulum_start: ExplicitMidpointComposition)s
     >>> res = ExplicitMidpointComposition().integrate(model, q0, v0, t_end=1.0, h=1e-2)
     >>> res.status
     'ok'

@@ -88,10 +88,7 @@ class LieDAE3(_LieBackward):
 
     Examples
     --------
-    >>> from pyint import LieDAE3
-    >>> from pyint.models.rigid_bodies import RigidBodySystem
-    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
-    >>> x0, R0, v0 = model.manipulator_initial_state()
+    %(manipulator_start: LieDAE3)s
     >>> res = LieDAE3().integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
     >>> res.status, res.eps_pos < 1e-12
     ('ok', True)
@@ -117,10 +114,7 @@ class LieDAE2(_LieBackward):
 
     Examples
     --------
-    >>> from pyint import LieDAE2
-    >>> from pyint.models.rigid_bodies import RigidBodySystem
-    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
-    >>> x0, R0, v0 = model.manipulator_initial_state()
+    %(manipulator_start: LieDAE2)s
     >>> res = LieDAE2().integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
     >>> res.status, res.eps_vel < 1e-12
     ('ok', True)
@@ -146,10 +140,7 @@ class LieDAE1(_LieBackward):
 
     Examples
     --------
-    >>> from pyint import LieDAE1
-    >>> from pyint.models.rigid_bodies import RigidBodySystem
-    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
-    >>> x0, R0, v0 = model.manipulator_initial_state()
+    %(manipulator_start: LieDAE1)s
     >>> res = LieDAE1().integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
     >>> res.status, res.eps_acc < 1e-6
     ('ok', True)
@@ -178,10 +169,7 @@ class LieDAES(_LieBackward):
 
     Examples
     --------
-    >>> from pyint import LieDAES
-    >>> from pyint.models.rigid_bodies import RigidBodySystem
-    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
-    >>> x0, R0, v0 = model.manipulator_initial_state()
+    %(manipulator_start: LieDAES)s
     >>> res = LieDAES(history="printed").integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
     >>> res.status, res.eps_pos < 1e-12 and res.eps_vel < 1e-12
     ('ok', True)

@@ -26,6 +26,14 @@ from ..genalpha import alpha_parameters
 from ...integrator import register
 from .integrator import LieIntegrator
 from ...options import Options, method_id
+from ..._docfrag import fragment, with_fragments
+
+#: rho_inf of both methods below (their Parameters, pyint/_docfrag.py)
+fragment("lie_alpha_rho_inf", """
+rho_inf : float, default 0.9
+    The spectral radius at infinity in [0, 1] (1: no numerical dissipation; Chung,
+    Hulbert 1993).
+""")
 
 _OPTIONS = Options("lie_genalpha")
 
@@ -71,6 +79,7 @@ class _LieAlpha(LieIntegrator):
 
 
 @register
+@with_fragments
 class LieGeneralizedAlpha(_LieAlpha):
     r"""Lie-group generalized-alpha, index 3 (Arnold, Bruls, Cardona 2015; seed 001's system).
 
@@ -82,9 +91,7 @@ class LieGeneralizedAlpha(_LieAlpha):
 
     Parameters
     ----------
-    rho_inf : float, default 0.9
-        The spectral radius at infinity in [0, 1] (1: no numerical dissipation; Chung,
-        Hulbert 1993).
+    %(lie_alpha_rho_inf)s
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
         :math:`\theta/(1 - \theta)` times :math:`h \lvert\Delta\dot V\rvert` against :math:`1 + \lvert V\rvert`,
@@ -95,10 +102,7 @@ class LieGeneralizedAlpha(_LieAlpha):
 
     Examples
     --------
-    >>> from pyint import LieGeneralizedAlpha
-    >>> from pyint.models.rigid_bodies import RigidBodySystem
-    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
-    >>> x0, R0, v0 = model.manipulator_initial_state()
+    %(manipulator_start: LieGeneralizedAlpha)s
     >>> res = LieGeneralizedAlpha(rho_inf=0.9).integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
     >>> res.status, res.eps_pos < 1e-12
     ('ok', True)
@@ -110,6 +114,7 @@ class LieGeneralizedAlpha(_LieAlpha):
 
 
 @register
+@with_fragments
 class LieGeneralizedAlphaStab2(_LieAlpha):
     r"""Lie-group generalized-alpha, stabilized index 2 (Arnold, Bruls, Cardona 2015).
 
@@ -120,9 +125,7 @@ class LieGeneralizedAlphaStab2(_LieAlpha):
 
     Parameters
     ----------
-    rho_inf : float, default 0.9
-        The spectral radius at infinity in [0, 1] (1: no numerical dissipation; Chung,
-        Hulbert 1993).
+    %(lie_alpha_rho_inf)s
     tol : float, default 1e-10
         Newton's tolerance, in the one termination rule of every implicit kernel: stop when
         :math:`\theta/(1 - \theta)` times :math:`h \lvert\Delta\dot V\rvert` against :math:`1 + \lvert V\rvert`,
@@ -134,10 +137,7 @@ class LieGeneralizedAlphaStab2(_LieAlpha):
 
     Examples
     --------
-    >>> from pyint import LieGeneralizedAlphaStab2
-    >>> from pyint.models.rigid_bodies import RigidBodySystem
-    >>> model = RigidBodySystem.two_link_manipulator()        # seed 001, section 3
-    >>> x0, R0, v0 = model.manipulator_initial_state()
+    %(manipulator_start: LieGeneralizedAlphaStab2)s
     >>> res = LieGeneralizedAlphaStab2().integrate(model, (x0, R0), v0, t_end=0.1, h=1e-3)
     >>> res.status, res.eps_pos < 1e-12 and res.eps_vel < 1e-12
     ('ok', True)
