@@ -32,15 +32,7 @@ subroutine model_query(what, model_id, ipar, nipar, rpar, nrpar, usercb, n, mh, 
   real(c_double), intent(in) :: rpar(nrpar), x(nx)
   real(c_double), intent(out) :: out(nout)
   integer(c_int), intent(out) :: ierr
-  external usercb
-  interface
-    subroutine usercb(req, t, n, q, v, nw, w, nout, out)
-      import :: c_double, c_int
-      integer(c_int), intent(in) :: req, n, nw, nout
-      real(c_double), intent(in) :: t, q(n), v(n), w(nw)
-      real(c_double), intent(inout) :: out(nout)
-    end subroutine
-  end interface
+  include 'usercb_interface.inc'
   class(model_t), allocatable :: m
   integer :: e
   out = 0

@@ -47,15 +47,7 @@ subroutine run(method, imodel, ipar, nipar, rpar, nrpar, usercb, iopt, niopt, ro
   integer(c_int), intent(inout) :: counts(3), red(nl)
   real(c_double), intent(out) :: start(3)
   integer(c_int), intent(out) :: ctl(5), istat(3)
-  external usercb
-  interface
-    subroutine usercb(req, t, n, q, v, nw, w, nout, out)
-      import :: c_double, c_int
-      integer(c_int), intent(in) :: req, n, nw, nout
-      real(c_double), intent(in) :: t, q(n), v(n), w(nw)
-      real(c_double), intent(inout) :: out(nout)
-    end subroutine
-  end interface
+  include 'usercb_interface.inc'
   class(stepper_t), allocatable :: st
   type(residual_work_t) :: rw
   real(c_double) :: res(5), e, a0(nv)

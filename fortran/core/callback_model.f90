@@ -75,10 +75,7 @@ module pyint_callback_model
 
   abstract interface
     subroutine usercb_i(req, t, n, q, v, nw, w, nout, out)
-      import :: c_double, c_int
-      integer(c_int), intent(in) :: req, n, nw, nout
-      real(c_double), intent(in) :: t, q(n), v(n), w(nw)
-      real(c_double), intent(inout) :: out(nout)
+      include 'usercb_args.inc'
     end subroutine
   end interface
 
