@@ -1,6 +1,6 @@
 !> A model whose items are computed by one Python callable (user prototypes).
 !>
-!> Every item of model_t is forwarded to the callback
+!> Every item of model_t is forwarded (fortran/core/item_model.f90) to the callback
 !>     usercb(req, t, q, v, w, out)
 !> with req one of the REQ_* codes below, w the extra vector the item needs
 !> (a for REQ_MASS_DQ, lam for the *_TL_Q items, w for REQ_MASS_DQQ whose a is v;
@@ -35,7 +35,7 @@
 module pyint_callback_model
   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_item_model, only: item_model_t
   use pyint_seam, only: REQ_MASS, REQ_MASS_DQ, REQ_FORCE, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL, REQ_HOL_JAC, &
                         REQ_HOL_T, REQ_HOL_VEL_Q, REQ_HOL_GAMMA, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, &
                         REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, REQ_MASS_DQQ, NREQ, BUNDLE_SHIFT
@@ -79,31 +79,16 @@ module pyint_callback_model
     end subroutine
   end interface
 
-  type, extends(model_t) :: callback_model_t
+  type, extends(item_model_t) :: callback_model_t
     procedure(usercb_i), pointer, nopass :: cb => null()
     type(cb_cache_t), pointer :: cache => null()
   contains
-    procedure :: mass => cb_mass
-    procedure :: force => cb_force
-    procedure :: mass_dq => cb_mass_dq
-    procedure :: mass_dqq => cb_mass_dqq
-    procedure :: force_jac => cb_force_jac
-    procedure :: hol => cb_hol
-    procedure :: hol_jac => cb_hol_jac
-    procedure :: hol_t => cb_hol_t
-    procedure :: hol_vel_q => cb_hol_vel_q
-    procedure :: hol_gamma => cb_hol_gamma
-    procedure :: hol_gtl_q => cb_hol_gtl_q
-    procedure :: nh => cb_nh
-    procedure :: nh_vel_q => cb_nh_vel_q
-    procedure :: nh_gamma => cb_nh_gamma
-    procedure :: nh_atl_q => cb_nh_atl_q
-    procedure :: energy => cb_energy
+    procedure :: item_vec => get_vec
+    procedure :: item_mat => get_mat
     procedure :: expect_residual_items => cb_expect_residual_items
     final :: cb_free
   end type
 
-  real(wp), parameter :: NO_W(0) = [real(wp) ::]
 
 contains
 
@@ -294,127 +279,5 @@ contains
     lo = self%cache%off(req)
     a = transpose(reshape(self%cache%buf(lo + 1:lo + size(a)), [size(a, 2), size(a, 1)]))
   end subroutine
-
-  ! The items (mass and the *_TL_Q items at t = 0 or v = q where they do not depend on them).
-
-  subroutine cb_mass(self, q, mq)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    call get_mat(self, REQ_MASS, 0.0_wp, q, q, NO_W, mq)
-  end subroutine
-
-  subroutine cb_mass_dq(self, q, a, d)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
-    if (.not. self%const_mass) call get_mat(self, REQ_MASS_DQ, 0.0_wp, q, q, a, d)
-  end subroutine
-
-  subroutine cb_mass_dqq(self, q, a, w, k)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n), w(self%n)
-    real(wp), intent(out) :: k(self%n, self%n)
-    k = 0
-    if (.not. self%const_mass) call get_mat(self, REQ_MASS_DQQ, 0.0_wp, q, a, w, k)
-  end subroutine
-
-  subroutine cb_force(self, t, q, v, f)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: f(self%n)
-    call get_vec(self, REQ_FORCE, t, q, v, NO_W, f)
-  end subroutine
-
-  subroutine cb_force_jac(self, t, q, v, fq, fv)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
-    call get_mat(self, REQ_FORCE_Q, t, q, v, NO_W, fq)
-    call get_mat(self, REQ_FORCE_V, t, q, v, NO_W, fv)
-  end subroutine
-
-  subroutine cb_hol(self, t, q, g)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: g(self%mh)
-    call get_vec(self, REQ_HOL, t, q, q, NO_W, g)
-  end subroutine
-
-  subroutine cb_hol_jac(self, t, q, gq)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: gq(self%mh, self%n)
-    call get_mat(self, REQ_HOL_JAC, t, q, q, NO_W, gq)
-  end subroutine
-
-  subroutine cb_hol_t(self, t, q, gt)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: gt(self%mh)
-    call get_vec(self, REQ_HOL_T, t, q, q, NO_W, gt)
-  end subroutine
-
-  subroutine cb_hol_vel_q(self, t, q, v, d)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: d(self%mh, self%n)
-    call get_mat(self, REQ_HOL_VEL_Q, t, q, v, NO_W, d)
-  end subroutine
-
-  subroutine cb_hol_gamma(self, t, q, v, gam)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: gam(self%mh)
-    call get_vec(self, REQ_HOL_GAMMA, t, q, v, NO_W, gam)
-  end subroutine
-
-  subroutine cb_hol_gtl_q(self, t, q, lam, d)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
-    if (self%mh > 0) call get_mat(self, REQ_HOL_GTL_Q, t, q, q, lam, d)
-  end subroutine
-
-  subroutine cb_nh(self, t, q, a, b)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
-    call get_mat(self, REQ_NH_A, t, q, q, NO_W, a)
-    call get_vec(self, REQ_NH_B, t, q, q, NO_W, b)
-  end subroutine
-
-  subroutine cb_nh_vel_q(self, t, q, v, d)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: d(self%mn, self%n)
-    call get_mat(self, REQ_NH_VEL_Q, t, q, v, NO_W, d)
-  end subroutine
-
-  subroutine cb_nh_gamma(self, t, q, v, gam)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: gam(self%mn)
-    call get_vec(self, REQ_NH_GAMMA, t, q, v, NO_W, gam)
-  end subroutine
-
-  subroutine cb_nh_atl_q(self, t, q, lam, d)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
-    real(wp), intent(out) :: d(self%n, self%n)
-    d = 0
-    if (self%mn > 0) call get_mat(self, REQ_NH_ATL_Q, t, q, q, lam, d)
-  end subroutine
-
-  real(wp) function cb_energy(self, t, q, v)
-    class(callback_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp) :: e(1)
-    e = 0
-    if (self%has_energy) call get_vec(self, REQ_ENERGY, t, q, v, NO_W, e)
-    cb_energy = e(1)
-  end function
 
 end module pyint_callback_model

@@ -10,7 +10,8 @@
 !> not recompile).  Vector items fill out(1:len); matrix items fill
 !> out(1:nnz) with their structural nonzeros in the order of the pattern below,
 !> so the Newton-matrix hooks add O(nnz) entries (the sparsity the symbolic
-!> derivation found) and no item is a finite difference.
+!> derivation found) and no item is a finite difference.  The dense items are model_t's through
+!> the request codes, as the callback model's (fortran/core/item_model.f90).
 !>
 !> The Python side passes the routine's address and the patterns in ipar
 !> (setup_model's model_id COMPILED_MODEL_ID):
@@ -20,11 +21,10 @@
 module pyint_compiled_model
   use iso_c_binding, only: c_intptr_t, c_funptr, c_f_procpointer
   use pyint_kinds
-  use pyint_model, only: model_t
+  use pyint_item_model, only: item_model_t
   use pyint_newton_matrix, only: newton_matrix_t
-  use pyint_callback_model, only: REQ_MASS, REQ_MASS_DQ, REQ_FORCE, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL, &
-       REQ_HOL_JAC, REQ_HOL_T, REQ_HOL_VEL_Q, REQ_HOL_GAMMA, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, &
-       REQ_NH_VEL_Q, REQ_NH_GAMMA, REQ_NH_ATL_Q, REQ_ENERGY, REQ_MASS_DQQ
+  use pyint_callback_model, only: REQ_MASS, REQ_MASS_DQ, REQ_FORCE_Q, REQ_FORCE_V, REQ_HOL_JAC, REQ_HOL_T, &
+       REQ_HOL_VEL_Q, REQ_HOL_GTL_Q, REQ_NH_A, REQ_NH_B, REQ_NH_VEL_Q, REQ_NH_ATL_Q, REQ_MASS_DQQ
   implicit none
   private
   public :: compiled_model_t, compiled_model_new, COMPILED_MODEL_ID
@@ -49,28 +49,14 @@ module pyint_compiled_model
     end subroutine
   end interface
 
-  type, extends(model_t) :: compiled_model_t
+  type, extends(item_model_t) :: compiled_model_t
     procedure(eval_i), pointer, nopass :: ev => null()
     real(wp), allocatable :: rpar(:)
     integer :: off(NMAT + 1) = 0           !< item k's nonzeros are off(k)+1 .. off(k+1)
     integer, allocatable :: pr(:), pc(:)   !< their rows and columns (1-based)
   contains
-    procedure :: mass => cm_mass
-    procedure :: force => cm_force
-    procedure :: mass_dq => cm_mass_dq
-    procedure :: mass_dqq => cm_mass_dqq
-    procedure :: force_jac => cm_force_jac
-    procedure :: hol => cm_hol
-    procedure :: hol_jac => cm_hol_jac
-    procedure :: hol_t => cm_hol_t
-    procedure :: hol_vel_q => cm_hol_vel_q
-    procedure :: hol_gamma => cm_hol_gamma
-    procedure :: hol_gtl_q => cm_hol_gtl_q
-    procedure :: nh => cm_nh
-    procedure :: nh_vel_q => cm_nh_vel_q
-    procedure :: nh_gamma => cm_nh_gamma
-    procedure :: nh_atl_q => cm_nh_atl_q
-    procedure :: energy => cm_energy
+    procedure :: item_vec => cm_item_vec
+    procedure :: item_mat => cm_item_mat
     procedure :: mass_mul => cm_mass_mul
     procedure :: hol_vel => cm_hol_vel
     procedure :: hol_jac_tmul => cm_hol_jac_tmul
@@ -213,133 +199,24 @@ contains
     end do
   end subroutine
 
-  !> A vector item of length len.
-  subroutine vec(self, req, t, q, v, w, len, x)
+  !> Vector item req at (t, q, v, w) into x (the dense items of model_t: fortran/core/item_model.f90).
+  subroutine cm_item_vec(self, req, t, q, v, w, x)
     class(compiled_model_t), intent(in) :: self
-    integer, intent(in) :: req, len
+    integer, intent(in) :: req
     real(wp), intent(in) :: t, q(:), v(:), w(:)
     real(wp), intent(out) :: x(:)
-    if (len == 0) return
+    if (size(x) == 0) return
     call self%ev(int(req, c_int), t, q, v, w, self%rpar, x)
   end subroutine
 
-  ! --- dense items --------------------------------------------------------------
-
-  subroutine cm_mass(self, q, mq)
+  !> Matrix item req at (t, q, v, w), dense, from its nonzeros (its slot k: MAT_REQ(k) = req).
+  subroutine cm_item_mat(self, req, t, q, v, w, a)
     class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n)
-    real(wp), intent(out) :: mq(self%n, self%n)
-    call dense(self, K_MASS, 0.0_wp, q, q, q, mq)
+    integer, intent(in) :: req
+    real(wp), intent(in) :: t, q(:), v(:), w(:)
+    real(wp), intent(out) :: a(:, :)
+    call dense(self, findloc(MAT_REQ, req, 1), t, q, v, w, a)
   end subroutine
-
-  subroutine cm_mass_dq(self, q, a, d)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n)
-    real(wp), intent(out) :: d(self%n, self%n)
-    call dense(self, K_MASS_DQ, 0.0_wp, q, q, a, d)
-  end subroutine
-
-  subroutine cm_mass_dqq(self, q, a, w, k)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: q(self%n), a(self%n), w(self%n)
-    real(wp), intent(out) :: k(self%n, self%n)
-    call dense(self, K_MASS_DQQ, 0.0_wp, q, a, w, k)
-  end subroutine
-
-  subroutine cm_force(self, t, q, v, f)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: f(self%n)
-    call vec(self, REQ_FORCE, t, q, v, q, self%n, f)
-  end subroutine
-
-  subroutine cm_force_jac(self, t, q, v, fq, fv)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: fq(self%n, self%n), fv(self%n, self%n)
-    call dense(self, K_FQ, t, q, v, q, fq)
-    call dense(self, K_FV, t, q, v, q, fv)
-  end subroutine
-
-  subroutine cm_hol(self, t, q, g)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: g(self%mh)
-    call vec(self, REQ_HOL, t, q, q, q, self%mh, g)
-  end subroutine
-
-  subroutine cm_hol_jac(self, t, q, gq)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: gq(self%mh, self%n)
-    call dense(self, K_G, t, q, q, q, gq)
-  end subroutine
-
-  subroutine cm_hol_t(self, t, q, gt)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: gt(self%mh)
-    call vec(self, REQ_HOL_T, t, q, q, q, self%mh, gt)
-  end subroutine
-
-  subroutine cm_hol_vel_q(self, t, q, v, d)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: d(self%mh, self%n)
-    call dense(self, K_GVQ, t, q, v, q, d)
-  end subroutine
-
-  subroutine cm_hol_gamma(self, t, q, v, gam)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: gam(self%mh)
-    call vec(self, REQ_HOL_GAMMA, t, q, v, q, self%mh, gam)
-  end subroutine
-
-  subroutine cm_hol_gtl_q(self, t, q, lam, d)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), lam(self%mh)
-    real(wp), intent(out) :: d(self%n, self%n)
-    call dense(self, K_GTL, t, q, q, lam, d)
-  end subroutine
-
-  subroutine cm_nh(self, t, q, a, b)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n)
-    real(wp), intent(out) :: a(self%mn, self%n), b(self%mn)
-    call dense(self, K_A, t, q, q, q, a)
-    call vec(self, REQ_NH_B, t, q, q, q, self%mn, b)
-  end subroutine
-
-  subroutine cm_nh_vel_q(self, t, q, v, d)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: d(self%mn, self%n)
-    call dense(self, K_AVQ, t, q, v, q, d)
-  end subroutine
-
-  subroutine cm_nh_gamma(self, t, q, v, gam)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp), intent(out) :: gam(self%mn)
-    call vec(self, REQ_NH_GAMMA, t, q, v, q, self%mn, gam)
-  end subroutine
-
-  subroutine cm_nh_atl_q(self, t, q, lam, d)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), lam(self%mn)
-    real(wp), intent(out) :: d(self%n, self%n)
-    call dense(self, K_ATL, t, q, q, lam, d)
-  end subroutine
-
-  real(wp) function cm_energy(self, t, q, v)
-    class(compiled_model_t), intent(in) :: self
-    real(wp), intent(in) :: t, q(self%n), v(self%n)
-    real(wp) :: e(1)
-    e = 0
-    if (self%has_energy) call vec(self, REQ_ENERGY, t, q, v, q, 1, e)
-    cm_energy = e(1)
-  end function
 
   ! --- structured items: O(nnz) -------------------------------------------------
 
@@ -356,7 +233,7 @@ contains
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: w(self%mh)
     if (self%mh == 0) return
-    call vec(self, REQ_HOL_T, t, q, q, q, self%mh, w)
+    call cm_item_vec(self, REQ_HOL_T, t, q, q, q, w)
     call spmv(self, K_G, t, q, q, q, v, .false., w)
   end subroutine
 
@@ -374,7 +251,7 @@ contains
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: w(self%mn)
     if (self%mn == 0) return
-    call vec(self, REQ_NH_B, t, q, q, q, self%mn, w)
+    call cm_item_vec(self, REQ_NH_B, t, q, q, q, w)
     call spmv(self, K_A, t, q, q, q, v, .false., w)
   end subroutine
 
