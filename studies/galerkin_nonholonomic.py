@@ -219,10 +219,6 @@ def _long_run(name, p):
 def figures(nc_path, outdir):
     """Figs. 1-5 of seed 004 from the combined file (dimension ``run``); returns the PNG paths."""
     from pyint.study.plotting import FigureSet, legend_outside
-    figs = FigureSet(nc_path, outdir)
-    import matplotlib.pyplot as plt
-
-    ds, paths = figs.ds, figs.paths
     captions = {
         "fig1_convergence.png": "Seed 004 Fig. 1: the error of the Galerkin–Lobatto integrators on the skate "
                                 "(against its closed-form solution) against the step, s = 1 … 8, with the fitted "
@@ -238,9 +234,10 @@ def figures(nc_path, outdir):
         "fig5_general_long.png": "Seed 004 Fig. 5: the snakeboard from a general initial condition (s = 4): the "
                                  "path, the relative energy error, the constraint values and cos φ against time.",
     }
+    figs = FigureSet(nc_path, outdir, captions)
+    import matplotlib.pyplot as plt
 
-    def save(fig, name):
-        return figs.save(fig, name, caption=captions[name])
+    ds, paths = figs.ds, figs.paths
     runs = list(ds["run"].values)
 
     def sel(run):
@@ -263,7 +260,7 @@ def figures(nc_path, outdir):
         ax.set_title("Fig. 1 — skate, T = %g" % float(d["run_T"]))
         legend_outside(ax)
         ax.grid(True, which="both", alpha=0.3)
-        save(fig, "fig1_convergence.png")
+        figs.save(fig, "fig1_convergence.png")
 
     if "skate_long" in runs:
         d = sel("skate_long")
@@ -276,7 +273,7 @@ def figures(nc_path, outdir):
         ax[2].set_ylabel("A H_p(q, P) [m/s]")
         ax[2].set_xlabel("time [s]")
         ax[0].set_title("Fig. 2 — skate, s = 3, η = 1/8")
-        save(fig, "fig2_skate_long.png")
+        figs.save(fig, "fig2_skate_long.png")
 
     sb4 = [r for r in ("sb_straight", "sb_locked_pi8", "sb_locked_pi16", "sb_locked_pi32", "sb_general") if r in runs]
     if sb4:
@@ -303,7 +300,7 @@ def figures(nc_path, outdir):
                 ax[k].set_aspect("equal", adjustable="datalim")
         legend_outside(fig)
         fig.suptitle("Fig. 3 — snakeboard orbits, T = %g" % float(sel(sb4[0])["time"].max()))
-        save(fig, "fig3_snakeboard_orbits.png")
+        figs.save(fig, "fig3_snakeboard_orbits.png")
 
 
     locked = [r for r in ("sb_locked_pi8", "sb_locked_pi16", "sb_locked_pi32") if r in runs or r + "_s1" in runs]
@@ -328,7 +325,7 @@ def figures(nc_path, outdir):
             a.set_xlabel("time [s]")
         fig.suptitle("Fig. 3(b) detail — locked steering: exact motion is the circle of radius l·cot φ "
                      "with constant θ'")
-        save(fig, "fig3b_locked_steering.png")
+        figs.save(fig, "fig3b_locked_steering.png")
 
     s1 = [r for r in ("sb_locked_pi8_s1", "sb_locked_pi16_s1", "sb_locked_pi32_s1") if r in runs]
     if s1:
@@ -342,7 +339,7 @@ def figures(nc_path, outdir):
             ax[0, k].set_ylabel("A H_p(q, P) [m/s]")
             legend_outside(ax[0, k])
         fig.suptitle("Fig. 4 — snakeboard constraints, s = 1, η = 1/2")
-        save(fig, "fig4_constraints_s1.png")
+        figs.save(fig, "fig4_constraints_s1.png")
 
     if "sb_general" in runs:
         d = sel("sb_general")
@@ -361,7 +358,7 @@ def figures(nc_path, outdir):
         for a in ax[1]:
             a.set_xlabel("time [s]")
         fig.suptitle("Fig. 5 — snakeboard, general initial condition, s = 4, η = 1/16")
-        save(fig, "fig5_general_long.png")
+        figs.save(fig, "fig5_general_long.png")
     ds.close()
     return paths
 

@@ -193,10 +193,6 @@ def _style(method):
 def figures(nc_path, outdir):
     """Figs 2-8 of the paper from the study's NetCDF file; returns the PNG paths."""
     from pyint.study.plotting import FigureSet, legend_outside
-    figs = FigureSet(nc_path, outdir)
-    import matplotlib.pyplot as plt
-
-    ds, paths = figs.ds, figs.paths
     captions = {
         "fig2_endpoints.png": "Seed 001 Fig. 2: the paths of the two link ends in space (DAES, the smallest h).",
         "fig3_displacements_multipliers.png": "Seed 001 Fig. 3: the links' centres of mass (top) and the "
@@ -212,9 +208,10 @@ def figures(nc_path, outdir):
         "fig8_total_energy.png": "Seed 001 Fig. 8: the total energy of every method against time, one panel "
                                  "per step h.",
     }
+    figs = FigureSet(nc_path, outdir, captions)
+    import matplotlib.pyplot as plt
 
-    def save(fig, name):
-        return figs.save(fig, name, caption=captions[name])
+    ds, paths = figs.ds, figs.paths
     hsel = float(ds.h.min())
     main = "DAES" if "DAES" in ds.method.values else str(ds.method.values[0])
     one = ds.sel({"h": hsel, "method": main})
@@ -229,7 +226,7 @@ def figures(nc_path, outdir):
     ax.set_xlabel("x [m]"); ax.set_ylabel("y [m]"); ax.set_zlabel("z [m]")
     ax.set_title(f"Fig. 2: link ends, {main}, h = {hsel:g} s")
     legend_outside(ax)
-    save(fig, "fig2_endpoints.png")
+    figs.save(fig, "fig2_endpoints.png")
 
     # Fig 3: centres of mass and multipliers
     fig, axs = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
@@ -241,7 +238,7 @@ def figures(nc_path, outdir):
         axs[1].plot(t, one.lam.sel(multiplier=k), lw=0.8, label=str(k))
     axs[1].set_ylabel("multiplier [N]"); axs[1].set_xlabel("time [s]"); legend_outside(axs[1])
     axs[0].set_title(f"Fig. 3: {main}, h = {hsel:g} s")
-    save(fig, "fig3_displacements_multipliers.png")
+    figs.save(fig, "fig3_displacements_multipliers.png")
 
     # Fig 4: energies
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -249,7 +246,7 @@ def figures(nc_path, outdir):
         ax.plot(t, one[name], label=one[name].attrs["long_name"])
     ax.set_xlabel("time [s]"); ax.set_ylabel("energy [J]"); legend_outside(ax)
     ax.set_title(f"Fig. 4: energies, {main}, h = {hsel:g} s")
-    save(fig, "fig4_energies.png")
+    figs.save(fig, "fig4_energies.png")
 
     # Fig 5: constraint levels against time, every method
     levels = list(ds.constraint_level.values)
@@ -261,7 +258,7 @@ def figures(nc_path, outdir):
         ax.set_title(f"{lev} level"); ax.set_xlabel("time [s]"); ax.set_ylabel(f"residual [{unit}]")
     legend_outside(fig)
     fig.suptitle(f"Fig. 5: constraint residuals, h = {hsel:g} s (exact zeros drawn at 1e-18)")
-    save(fig, "fig5_constraints.png")
+    figs.save(fig, "fig5_constraints.png")
 
     # Fig 6: rotation matrix components
     fig, axs = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
@@ -272,7 +269,7 @@ def figures(nc_path, outdir):
         ax.set_title(f"link {b}"); ax.set_xlabel("time [s]")
     axs[0].set_ylabel("component [1]"); legend_outside(axs[1])
     fig.suptitle(f"Fig. 6: rotation matrices, {main}, h = {hsel:g} s")
-    save(fig, "fig6_rotation.png")
+    figs.save(fig, "fig6_rotation.png")
 
     # Fig 7: orthogonality error
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -281,7 +278,7 @@ def figures(nc_path, outdir):
                     **_style(m))
     ax.set_xlabel("time [s]"); ax.set_ylabel("max |R^T R - I|_F [1]"); legend_outside(ax)
     ax.set_title(f"Fig. 7: orthogonality of R, h = {hsel:g} s")
-    save(fig, "fig7_orthogonality.png")
+    figs.save(fig, "fig7_orthogonality.png")
 
     # Fig 8: total energy of every method, both step sizes
     fig, axs = plt.subplots(1, ds.sizes["h"], figsize=(6 * ds.sizes["h"], 4), squeeze=False)
@@ -292,7 +289,7 @@ def figures(nc_path, outdir):
         ax.set_title(f"h = {float(h):g} s"); ax.set_xlabel("time [s]"); ax.set_ylabel("total energy [J]")
     legend_outside(fig)
     fig.suptitle("Fig. 8: total energy")
-    save(fig, "fig8_total_energy.png")
+    figs.save(fig, "fig8_total_energy.png")
     ds.close()
     return paths
 

@@ -393,21 +393,26 @@ def plot_file(path, outdir=None, skip=()) -> list[Path]:
 
 class FigureSet:
     """A study's own (paper-specific) figures: its file ``ds`` (loaded, closed), the output folder
-    ``outdir`` (created), and :meth:`save`.  Studies draw with pyplot on the Agg canvas."""
+    ``outdir`` (created), the figures' ``captions`` by file name (optional), and :meth:`save`.
+    Studies draw with pyplot on the Agg canvas."""
 
-    def __init__(self, nc_path, outdir):
+    def __init__(self, nc_path, outdir, captions=None):
         import matplotlib
         matplotlib.use("Agg")
         self.ds = load_netcdf(nc_path)
         self.outdir = Path(outdir)
         self.outdir.mkdir(parents=True, exist_ok=True)
+        self.captions = dict(captions or {})
         self.paths: list[Path] = []
 
-    def save(self, fig, name, caption="", dpi=110) -> Path:
+    def save(self, fig, name, caption=None, dpi=110) -> Path:
         """Lay out ``fig``, write it as ``outdir/name`` (PNG, with ``caption``, what the figure shows, in
-        its ``Description`` text: :func:`caption_of`), close it and keep its path in ``paths``.  The
-        bounding box is the drawing's own, so a legend right of the axes (:func:`legend_outside`) is kept."""
+        its ``Description`` text: :func:`caption_of`; default: ``captions[name]``, else none), close it
+        and keep its path in ``paths``.  The bounding box is the drawing's own, so a legend right of
+        the axes (:func:`legend_outside`) is kept."""
         import matplotlib.pyplot as plt
+        if caption is None:
+            caption = self.captions.get(name, "")
         path = self.outdir / name
         fig.tight_layout()
         fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Description": caption})
