@@ -30,7 +30,7 @@ def with_fragments(obj):
         if text.startswith("%(") and text.endswith(")s"):
             indent = line[:len(line) - len(line.lstrip())]
             name, _, arg = text[2:-2].partition(": ")
-            block = string.Template(FRAGMENTS[name]).substitute(arg=arg) if arg else FRAGMENTS[name]
+            block = string.Template(FRAGMENTS[name]).substitute({"arg": arg} if arg else {})
             lines += [indent + part if part else "" for part in block.splitlines()]
         else:
             lines.append(line)

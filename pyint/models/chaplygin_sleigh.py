@@ -88,10 +88,6 @@ class ChaplyginSleigh(Model):
         self.c = nonnegative("damping", damping)
         self.conservative = self.c == 0.0
 
-    @classmethod
-    def example(cls):
-        return cls()
-
     def initial_state(self, speed=1.0, omega=1.0, theta=0.0, x=0.0, y=0.0):
         """Consistent state: P at (x, y), moving at ``speed`` along the blade, turning at ``omega``."""
         th, u = real("theta", theta), real("speed", speed)

@@ -66,10 +66,6 @@ class DrivenPendulum(Model):
         self.amp = np.array([real("amp_x", amp_x), real("amp_y", amp_y)])
         self.freq = nonnegative("freq", freq)
 
-    @classmethod
-    def example(cls):
-        return cls()
-
     # -- the prescribed support motion -------------------------------------------
     def support(self, t, k=0):
         """k-th time derivative of the support position s(t) (k = 0, 1, 2)."""

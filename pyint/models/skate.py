@@ -80,10 +80,6 @@ class Skate(Model):
         if self.k:
             self.name = "skate_torsion"
 
-    @classmethod
-    def example(cls):
-        return cls()
-
     def initial_state(self, omega=1.0):
         """q = 0, v = (0, 0, omega): the start of the closed form (consistent)."""
         return np.zeros(3), np.array([0.0, 0.0, real("omega", omega)])

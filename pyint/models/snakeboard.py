@@ -164,10 +164,6 @@ class Snakeboard(WheeledBoard):
         self.kw = nonnegative("k_wheel", k_wheel)
         self._wheels = ((-self.L, 4, 1.0), (self.L, 5, 1.0))
 
-    @classmethod
-    def example(cls):
-        return cls()
-
     def initial_state(self, psi=0.2, phi_b=0.0, phi_f=np.pi / 3):
         r"""The paper's start: :math:`x = y = \theta = 0`, the given angles, at rest (consistent: :math:`v = 0`)."""
         q = np.array([0.0, 0.0, 0.0, real("psi", psi), real("phi_b", phi_b), real("phi_f", phi_f)])

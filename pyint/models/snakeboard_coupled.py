@@ -83,10 +83,6 @@ class SnakeboardCoupled(WheeledBoard):
         super().__init__(mass, inertia, rotor_inertia, wheel_inertia, wheel_distance)
         self._wheels = ((-self.L, 4, -1.0), (self.L, 4, 1.0))   # phi_b = -phi, phi_f = +phi
 
-    @classmethod
-    def example(cls):
-        return cls()
-
     # -- states ------------------------------------------------------------------
     def state(self, theta=0.0, phi=0.0, speed=1.0, psi_dot=0.0, phi_dot=0.0, x=0.0, y=0.0, psi=0.0):
         r"""A consistent state from the forward speed u = ``speed`` and the free rates psi', phi'.

@@ -35,6 +35,12 @@ from .integrator import LieIntegrator
 from ...options import Options, method_id
 from ..._docfrag import fragment, with_fragments
 
+#: the paragraph that opens the three one-level forms' docstrings (arg: the level kept)
+fragment("lie_backward_intro", r"""
+Backward differences on the Lie group :math:`(\mathbb{R}^3 \times SO(3))^n` of rigid bodies with the
+Crouch-Grossman update :math:`R \leftarrow R \exp(h \tilde\Omega)` (seed 001 eqs. (6)-(10)): first order, R
+orthogonal to round-off, ${arg}.  Fixed steps only.
+""")
 #: tol and maxit of every method below (their Parameters, pyint/_docfrag.py)
 fragment("lie_backward_options", r"""
 tol : float, default 1e-10
@@ -78,9 +84,7 @@ class _LieBackward(LieIntegrator):
 class LieDAE3(_LieBackward):
     r"""Index-3 form: :math:`\Phi(q^{k+1}) = 0` (seed 001).
 
-    Backward differences on the Lie group :math:`(\mathbb{R}^3 \times SO(3))^n` of rigid bodies with the
-    Crouch-Grossman update :math:`R \leftarrow R \exp(h \tilde\Omega)` (seed 001 eqs. (6)-(10)): first order, R
-    orthogonal to round-off, the position constraint held to round-off.  Fixed steps only.
+    %(lie_backward_intro: the position constraint held to round-off)s
 
     Parameters
     ----------
@@ -104,9 +108,7 @@ class LieDAE3(_LieBackward):
 class LieDAE2(_LieBackward):
     r"""Index-2 form: :math:`B(q^{k+1})\, V^{k+1} = 0` (seed 001).
 
-    Backward differences on the Lie group :math:`(\mathbb{R}^3 \times SO(3))^n` of rigid bodies with the
-    Crouch-Grossman update :math:`R \leftarrow R \exp(h \tilde\Omega)` (seed 001 eqs. (6)-(10)): first order, R
-    orthogonal to round-off, the velocity constraint held to round-off.  Fixed steps only.
+    %(lie_backward_intro: the velocity constraint held to round-off)s
 
     Parameters
     ----------
@@ -130,9 +132,7 @@ class LieDAE2(_LieBackward):
 class LieDAE1(_LieBackward):
     r"""Index-1 form: :math:`B(q^{k+1})\, (V^{k+1} - V^k)/h + \dot B\, V^{k+1} = 0` (seed 001).
 
-    Backward differences on the Lie group :math:`(\mathbb{R}^3 \times SO(3))^n` of rigid bodies with the
-    Crouch-Grossman update :math:`R \leftarrow R \exp(h \tilde\Omega)` (seed 001 eqs. (6)-(10)): first order, R
-    orthogonal to round-off, the acceleration-level constraint held.  Fixed steps only.
+    %(lie_backward_intro: the acceleration-level constraint held)s
 
     Parameters
     ----------
