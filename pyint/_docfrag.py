@@ -37,6 +37,7 @@ def with_fragments(obj):
     obj.__doc__ = "\n".join(lines)
     return obj
 
+
 # -- the start of the doctests on a double pendulum (arg: what they import besides PendulumChain) --------
 fragment("pendulum_start", """
 >>> import numpy as np

@@ -158,6 +158,32 @@ def test_docstring_examples_run():
     assert runner.failures == 0, f"{runner.failures} docstring examples failed (the report above)"
 
 
+def test_docstring_fragments_fill_their_word_and_refuse_none():
+    from pyint._docfrag import FRAGMENTS, fragment, with_fragments
+    fragment("_test_start", """
+    >>> from pyint import ${arg}
+    >>> x = 1
+    """)
+    try:
+        def f():
+            """Examples
+            --------
+            %(_test_start: Rattle, LobattoIIIAB)s
+            """
+        assert with_fragments(f).__doc__.splitlines()[2:4] == ["            >>> from pyint import Rattle, LobattoIIIAB",
+                                                                "            >>> x = 1"]
+
+        def g():
+            """%(_test_start)s"""
+        with pytest.raises(KeyError):       # the fragment wants its word
+            with_fragments(g)
+        # every docstring that names a fragment was filled in: no %(...)s is left in the public API
+        left = [name for name, obj in _public_objects() if re.search(r"%\(\w+(: [^)]*)?\)s", obj.__doc__ or "")]
+        assert not left, left
+    finally:
+        del FRAGMENTS["_test_start"]
+
+
 def test_site_method_pages_show_every_option_and_integrate():
     """The built site (./dev.sh docs): each integrator's page lists each of its constructor parameters
     (numpydoc's Parameters), documents integrate and integrate_batch, names no private base, and leaves

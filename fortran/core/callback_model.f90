@@ -89,7 +89,6 @@ module pyint_callback_model
     final :: cb_free
   end type
 
-
 contains
 
   !> Make m's buffers (after it has its sizes and callback); bundled: items served per point.
