@@ -413,19 +413,23 @@ def figures(path, outdir=None):
     reported_points.png (the reported point's components against the reference)."""
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import xarray as xr
-    from pyint.study.datasets import select_case
 
     path = Path(path)
     outdir = Path(outdir) if outdir else path.with_suffix("")
     outdir.mkdir(parents=True, exist_ok=True)
-    # only the variables drawn are read: the default run's file holds every run's violation and
-    # energy series (650 MB), and reading it whole, then copying every case out of it, was killed
-    # at the default size; the errors and times come from the per-case scalars (_runs)
-    drawn = ["status", "error", "cpu_time", "time", "point_position", "reference_position"]
-    with xr.open_dataset(path, engine="netcdf4") as full:
-        ds = full[drawn].load()
+    # read lazily, only what is drawn: a default run's file (650 MB once) read whole, then every
+    # case copied out of it, was killed; the errors and times come from the per-case scalars
+    # (_runs), the time series of the few runs reported_points.png draws are read case by case
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        return _draw(ds, outdir)
+
+
+def _draw(ds, outdir):
+    """The figures of :func:`figures`, from the open file ``ds`` into ``outdir``."""
+    import matplotlib.pyplot as plt
+    from pyint.study.datasets import select_case
+
     cases = list(_runs(ds))
     benches = [str(b) for b in ds.benchmark.values]
     methods = [str(m) for m in ds.method.values if any(mm == str(m) for _, mm, _, _, _, _ in cases)]
@@ -480,7 +484,8 @@ def figures(path, outdir=None):
         for bb, m, s, _, _, _ in cases:
             if bb != b or m != "genalpha" or not s.startswith("h=") or shown:
                 continue                                     # the benchmark's (first) fixed step
-            c = select_case(ds, benchmark=b, method=m, stepping=s)
+            c = select_case(ds[["time", "point_position", "reference_position"]],
+                            benchmark=b, method=m, stepping=s).load()
             t = c["time"].values
             for j, a in enumerate(c.axis.values):
                 if np.all(np.isnan(c["point_position"].values[:, j])):
