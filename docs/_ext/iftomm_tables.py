@@ -34,6 +34,13 @@ def _g(x, digits=2):
     return s.replace("e+0", "e+").replace("e-0", "e-")
 
 
+def _e(x):
+    """``x`` with two significant digits in exponent form, the exponent without its leading zero
+    and its sign when positive (``8.8e-6``, ``2.0``, ``1.4e3``)."""
+    mantissa, exponent = f"{x:.1e}".split("e")
+    return mantissa if int(exponent) == 0 else f"{mantissa}e{int(exponent)}"
+
+
 def _cell(c, energy=False):
     """The text of one run: error, verdict (and energy balance) and CPU time, or where it stopped."""
     status = str(c["status"].values)
@@ -44,9 +51,9 @@ def _cell(c, energy=False):
     err = float(c["error"])
     if status == "ok" and np.isfinite(err):
         verdict = "**pass**" if float(c["passed_high"]) == 1 else ("low" if float(c["passed_low"]) == 1 else "fail")
-        text = f"{err:.1e} {verdict}"
+        text = f"{_e(err)} {verdict}"
         if energy and np.isfinite(float(c["energy_change_max"])):
-            text += f", {float(c['energy_change_max']):.1e} J"
+            text += f", {_e(float(c['energy_change_max']))} J"
         return text + cpu_s
     # where it stopped: the step the message names ("at step k (t = ...)"), else the last output
     named = re.findall(r"\(t = ([-+0-9.eE]+)\)", str(c["message"].values))
@@ -66,16 +73,16 @@ def _ran(ds, benchmarks, method, stepping=None):
 
 
 def _by_benchmark(ds, benchmarks):
-    """Rows method x stepping, one column per benchmark."""
+    """Rows method x stepping (one column: the page's article is narrow), one column per benchmark."""
     benchmarks = [b for b in benchmarks if b in ds.benchmark.values]
-    lines = ["| method | stepping | " + " | ".join(benchmarks) + " |",
-             "| --- | --- |" + " --- |" * len(benchmarks)]
+    lines = ["| method, stepping | " + " | ".join(benchmarks) + " |",
+             "| --- |" + " --- |" * len(benchmarks)]
     for m in (str(v) for v in ds.method.values):
         for s in (str(v) for v in ds.stepping.values):
             if not _ran(ds, benchmarks, m, s):
                 continue
             cells = [_cell(ds.sel(_at(b, m, s))) for b in benchmarks]
-            lines.append(f"| `{m}` | {s} | " + " | ".join(cells) + " |")
+            lines.append(f"| `{m}`, {s} | " + " | ".join(cells) + " |")
     return lines
 
 
