@@ -58,7 +58,7 @@ class Integrator:
     name : str
         Registry name (also the ``method`` coordinate in datasets).
     order : int
-        Claimed convergence order in q and v (``lambda_order``: in lam, if claimed).
+        Claimed convergence order in :math:`q` and :math:`v` (``lambda_order``: in :math:`\lambda`, if claimed).
     order_source : str
         Where the claimed orders come from: the seed paper and its section or
         equation, or the classical result (measured by pyint.convergence).
@@ -66,7 +66,8 @@ class Integrator:
         Subset of {"holonomic", "nonholonomic"}.
     spaces : frozenset
         The configuration spaces of the models it integrates (``model.configuration_space``:
-        "R^n", or "(R^3 x SO(3))^nb" for rigid bodies on a Lie group).
+        ``"R^n"`` for :math:`\mathbb{R}^n`, or ``"(R^3 x SO(3))^nb"`` for rigid bodies on the Lie group
+        :math:`(\mathbb{R}^3 \times SO(3))^{n_b}`).
     backends : frozenset
         The ``backend`` values it takes (the Lie-group methods, whose whole loop runs in
         Fortran: "auto", "fortran").

@@ -25,17 +25,17 @@ _SWAP_GAIN = 1.01
 
 
 def select_columns(c):
-    """Columns S of the m x n matrix ``c`` (full row rank) whose block c[:, S] is best conditioned.
+    r"""Columns :math:`S` of the :math:`m \times n` matrix ``c`` (full row rank) whose block :math:`C[:, S]` is best conditioned.
 
     QR with column pivoting gives a first choice; it is then improved by
-    single swaps until no swap grows ``|det c[:, S]|`` by more than 1 %: a
-    locally maximal-volume block, for which every entry of c[:, S]^-1 c is at
+    single swaps until no swap grows :math:`\lvert\det C[:, S]\rvert` by more than 1 %: a
+    locally maximal-volume block, for which every entry of :math:`C[:, S]^{-1} C` is at
     most ~1 in magnitude (see :func:`selection_quality`).
 
     Parameters
     ----------
     c : ndarray, shape (m, n)
-        A constraint Jacobian of full row rank (m <= n).
+        A constraint Jacobian of full row rank (:math:`m \le n`).
 
     Returns
     -------
@@ -68,8 +68,8 @@ def select_columns(c):
 def selection_quality(c, s):
     r""":math:`\max \lvert C[:, S]^{-1} C\rvert`: ~1 right after :func:`select_columns`, infinite when :math:`C[:, S]` is singular.
 
-    An entry b_ij > 1 says that swapping column s_i for column j would grow
-    ``|det c[:, S]|`` by the factor b_ij: the measure is invariant to the scaling
+    An entry :math:`b_{ij} > 1` says that swapping column :math:`s_i` for column :math:`j` would grow
+    :math:`\lvert\det C[:, S]\rvert` by the factor :math:`b_{ij}`: the measure is invariant to the scaling
     of the constraint rows.
 
     Parameters

@@ -154,7 +154,7 @@ def _flag_info(ret):
 
 def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=None, max_steps=500_000,
               reselect=4.0, max_order=5, check_initial=True, backend="auto"):
-    """Solve the model with IDA on the named form; outputs at ``times`` (times[0] = t0), uncached.
+    r"""Solve the model with IDA on the named form; outputs at ``times`` (times[0] = t0), uncached.
 
     :func:`solve` is the cached entry with defaults; this is the solver itself.
 
@@ -204,8 +204,8 @@ def integrate(model, times, q0, v0, form="dummy_derivative", rtol=1e-10, atol=No
     are left out of it.  At each output time q and v are IDA's (interpolated
     within its last step; for the dummy-derivative form with q[Sq], v[Sv]
     re-solved from the constraints, :meth:`forms.DummyDerivative.complete`);
-    a and lam are the values consistent with them (the index-1 system at that
-    (t, q, v)).
+    :math:`a` and :math:`\lambda` are the values consistent with them (the index-1 system at that
+    :math:`(t, q, v)`).
 
     Statistics (counted by pyint from IDA's calls into Python, exact):
     ``steps`` (successful internal steps), ``residual_evaluations``,

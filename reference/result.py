@@ -32,11 +32,11 @@ _COUNTS = ("steps", "residual_evaluations", "jacobian_evaluations", "failed_step
 
 
 class ReferenceResult(Result):
-    """A :class:`pyint.results.Result` from IDA: ``method == "ida"``, ``params["form"]`` the form,
+    r"""A :class:`pyint.results.Result` from IDA: ``method == "ida"``, ``params["form"]`` the form,
     ``stats`` IDA's statistics, ``h`` NaN (adaptive steps).  ``extra`` holds form-specific
     arrays over time (``mu`` for the GGL form) and, for the dummy-derivative form, the
-    list ``selections`` of {t, q, v}: from time t on, the coordinates whose q' and v'
-    were dummies.  ``cache_file``/``from_cache``: set by ``pyint.reference.solve``
+    list ``selections`` of {t, q, v}: from time :math:`t` on, the coordinates whose :math:`\dot q` and
+    :math:`\dot v` were dummies.  ``cache_file``/``from_cache``: set by ``pyint.reference.solve``
     (``cache_note`` says why a result was not cached).  ``error_estimate``: None, or
     {"q", "v", "lam"} -> arrays of the same shape as q, v, lam: the absolute difference
     to a solution at a tenfold tighter tolerance (``solve(..., error_estimate=True)``), with

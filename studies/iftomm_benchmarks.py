@@ -394,22 +394,45 @@ def _cases(ds):
                 yield str(b), str(m), str(s), c
 
 
+def _runs(ds):
+    """(benchmark, method, stepping, status, error, cpu_time) of every run that was not skipped, from
+    the per-case scalars alone: no case's time series is copied (:func:`_cases` copies each)."""
+    scalars = {k: ds[k].transpose("benchmark", "method", "stepping").values for k in ("status", "error", "cpu_time")}
+    for i, b in enumerate(ds.benchmark.values):
+        for j, m in enumerate(ds.method.values):
+            for k, s in enumerate(ds.stepping.values):
+                status = str(scalars["status"][i, j, k])
+                if status != "skipped":
+                    yield (str(b), str(m), str(s), status, float(scalars["error"][i, j, k]),
+                           float(scalars["cpu_time"][i, j, k]))
+
+
 def figures(path, outdir=None):
     """error_by_method.png (the benchmark error of every run against the tolerances, failures
     marked), work_precision_benchmarks.png (error against CPU time per benchmark) and
     reported_points.png (the reported point's components against the reference)."""
     import matplotlib
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from pyint.study.datasets import load_netcdf
+    import xarray as xr
 
     path = Path(path)
     outdir = Path(outdir) if outdir else path.with_suffix("")
     outdir.mkdir(parents=True, exist_ok=True)
-    ds = load_netcdf(path)
-    cases = list(_cases(ds))
+    # read lazily, only what is drawn: a default run's file (650 MB once) read whole, then every
+    # case copied out of it, was killed; the errors and times come from the per-case scalars
+    # (_runs), the time series of the few runs reported_points.png draws are read case by case
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        return _draw(ds, outdir)
+
+
+def _draw(ds, outdir):
+    """The figures of :func:`figures`, from the open file ``ds`` into ``outdir``."""
+    import matplotlib.pyplot as plt
+    from pyint.study.datasets import select_case
+
+    cases = list(_runs(ds))
     benches = [str(b) for b in ds.benchmark.values]
-    methods = [str(m) for m in ds.method.values if any(mm == str(m) for _, mm, _, _ in cases)]
+    methods = [str(m) for m in ds.method.values if any(mm == str(m) for _, mm, _, _, _, _ in cases)]
     markers = {s: mk for s, mk in zip([str(s) for s in ds.stepping.values], "os^dv")}
     out = []
 
@@ -421,13 +444,11 @@ def figures(path, outdir=None):
 
     fig, axes = plt.subplots(len(benches), 1, figsize=(11, 2.6 * len(benches)), squeeze=False)
     for ax, b in zip(axes[:, 0], benches):
-        for bb, m, s, c in cases:
+        for bb, m, s, status, e, _ in cases:
             if bb != b:
                 continue
             x = methods.index(m) + 0.15 * (list(markers).index(s) - 1)
-            e = float(c["error"])
-            ok = str(c["status"].values) == "ok"
-            if ok and np.isfinite(e):
+            if status == "ok" and np.isfinite(e):
                 ax.semilogy(x, max(e, 1e-16), markers[s], color="C0" if e <= TOL_HIGH else "C1", ms=5)
             else:
                 ax.semilogy(x, 1e1, "x", color="C3", ms=7)
@@ -445,9 +466,9 @@ def figures(path, outdir=None):
     fig, axes = plt.subplots(1, len(benches), figsize=(4 * len(benches), 3.6), squeeze=False)
     for ax, b in zip(axes[0], benches):
         for i, m in enumerate(methods):
-            for bb, mm, s, c in cases:
-                if bb == b and mm == m and str(c["status"].values) == "ok":
-                    ax.loglog(max(float(c["cpu_time"]), 1e-4), max(float(c["error"]), 1e-16), markers[s],
+            for bb, mm, s, status, e, cpu in cases:
+                if bb == b and mm == m and status == "ok":
+                    ax.loglog(max(cpu, 1e-4), max(e, 1e-16), markers[s],
                               color=f"C{i % 10}", ms=4, label=m if s == "h=1e-3" else None)
         ax.axhline(TOL_HIGH, color="k", lw=0.8, ls="--")
         ax.set_title(b, fontsize=9)
@@ -460,9 +481,11 @@ def figures(path, outdir=None):
     fig, axes = plt.subplots(len(benches), 1, figsize=(8, 2.4 * len(benches)), squeeze=False)
     for ax, b in zip(axes[:, 0], benches):
         shown = False
-        for bb, m, s, c in cases:
+        for bb, m, s, _, _, _ in cases:
             if bb != b or m != "genalpha" or not s.startswith("h=") or shown:
                 continue                                     # the benchmark's (first) fixed step
+            c = select_case(ds[["time", "point_position", "reference_position"]],
+                            benchmark=b, method=m, stepping=s).load()
             t = c["time"].values
             for j, a in enumerate(c.axis.values):
                 if np.all(np.isnan(c["point_position"].values[:, j])):

@@ -3,8 +3,8 @@
 The seed pages (docs/seeds/) and the IFToMM page (docs/iftomm.md) quote their tables at the size
 that reproduces them: each study's *default* grid, not the ``--quick`` smoke size (whose tables
 are mostly empty).  Those runs take minutes (the five seed studies: ~5 min on 2 cores;
-iftomm_benchmarks: 96 runs, 453 s of integration CPU, 71 min of wall time with one worker on the
-shared 2-core machine), too long for every build of the site, so their results are stored, thinned to what the page needs, and the build draws the figures and prints
+iftomm_benchmarks: 110 runs, 175 s of integration CPU, 9.4 min of wall time with two workers on
+the shared 2-core machine), too long for every build of the site, so their results are stored, thinned to what the page needs, and the build draws the figures and prints
 the summary from the stored file (docs/conf.py):
 
     ./dev.sh setup && .venv/bin/python tools/seed_data.py [NAME ...]     # default: every stored study
@@ -34,7 +34,7 @@ STORE = ROOT / "docs" / "seed_data"
 SEED_STUDIES = ("snakeboard_alpha", "lie_group_manipulator", "triple_pendulum_symplectic",
                 "direction_vector_block", "galerkin_nonholonomic")
 #: Every study whose default-size run the site shows from a stored file: the seed pages' and the
-#: IFToMM page's (its default run: 453 s of integration CPU, A01 over 2000 s, A04 with Lobatto IIIA-IIIB).
+#: IFToMM page's (its default run: 175 s of integration CPU, A01 over 2000 s, A05 with Lobatto IIIA-IIIB).
 STORED_STUDIES = SEED_STUDIES + ("iftomm_benchmarks",)
 #: The time-like dimensions that are thinned, and the samples each keeps.
 TIME_DIMS = ("sample", "time", "time_long", "step")
@@ -99,8 +99,10 @@ def store(name: str, results: Path, workers: int | None, run: bool = True) -> Pa
                            "keep more (KEEP, or the variables its summary reads)")
     STORE.mkdir(parents=True, exist_ok=True)
     path = STORE / f"{name}.nc"
-    enc = {v: {"zlib": True, "complevel": 9, "shuffle": True} for v in small.data_vars
-           if small[v].dtype.kind in "fiu"}
+    # every numeric variable compressed, coordinates too: a grid's time coordinate (benchmark x
+    # method x stepping x sample, mostly NaN padding) is the largest array of iftomm_benchmarks
+    enc = {v: {"zlib": True, "complevel": 9, "shuffle": True} for v in small.variables
+           if small[v].dtype.kind in "fiu" and small[v].dims}
     tmp = path.with_suffix(".nc.tmp")
     small.to_netcdf(tmp, encoding=enc)
     tmp.replace(path)

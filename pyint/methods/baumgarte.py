@@ -41,11 +41,11 @@ class BaumgarteRK4(Integrator):
     ----------
     alpha, beta : float, default 5.0
         The damping and stiffness [1/s] of the feedback :math:`\ddot e + 2 \alpha \dot e + \beta^2 e = 0`
-        on the position residual (>= 0).
+        on the position residual (:math:`\alpha, \beta \ge 0`).
     projection : {"none", "steps"}, default "none"
-        "none": the stabilized ODE alone; "steps": every step projected onto g = 0 and
-        G v + g_t = 0 (M-orthogonal; Hairer, Lubich, Wanner, GNI IV.4): the drift stays at
-        round-off and the method passes singular positions (where the rank of G drops), at
+        "none": the stabilized ODE alone; "steps": every step projected onto :math:`g = 0` and
+        :math:`G v + g_t = 0` (:math:`M`-orthogonal; Hairer, Lubich, Wanner, GNI IV.4): the drift stays at
+        round-off and the method passes singular positions (where the rank of :math:`G` drops), at
         which it otherwise stops with a SingularPositionError.
 
     Examples

@@ -163,9 +163,10 @@ class Rattle(_SymplecticFamily):
     Andersen 1983; Leimkuhler, Skeel 1994; Hairer, Lubich, Wanner, GNI VII.1.4: symplectic,
     both constraint levels kept to round-off.  Fixed steps only.
 
-    Stiff dampers: a dissipative mode with h|lambda| > 2 is damped by the implicit midpoint rule's
-    R(z) = (1 + z/2)/(1 - z/2), so it flips sign every step instead of decaying; the run stays of
-    order 2, with an error constant that grows with h|lambda| (IFToMM A05, h C/m = 8 at h = 1e-3:
+    Stiff dampers: a dissipative mode with :math:`h \lvert\lambda\rvert > 2` is damped by the implicit
+    midpoint rule's :math:`R(z) = (1 + z/2)/(1 - z/2)`, so it flips sign every step instead of decaying;
+    the run stays of order 2, with an error constant that grows with :math:`h \lvert\lambda\rvert`
+    (IFToMM A05, :math:`h C/m = 8` at :math:`h` = 1e-3:
     benchmark error 0.107, 0.027 at h = 5e-4, within 1e-3 from h = 1e-4; docs/iftomm.md).
 
     Parameters
@@ -199,7 +200,7 @@ class Rattle(_SymplecticFamily):
 @register
 @with_fragments
 class LobattoIIIAB(_SymplecticFamily):
-    r"""Lobatto IIIA-IIIB with s stages and constrained stages: order 2s - 2.
+    r"""Lobatto IIIA-IIIB with :math:`s` stages and constrained stages: order :math:`2s - 2`.
 
     Jay 1996; Hairer, Lubich, Wanner, GNI VII.1: symplectic, order :math:`2s - 2` in :math:`q`,
     :math:`p` and :math:`\lambda`,
@@ -208,7 +209,7 @@ class LobattoIIIAB(_SymplecticFamily):
     Parameters
     ----------
     stages : int, default 3
-        s >= 2 (2 = RATTLE, 3 = order 4; at most 10).
+        :math:`s \ge 2` (2 = RATTLE, 3 = order 4; at most 10).
     %(sym_newton_options)s
 
     Examples

@@ -29,8 +29,8 @@ class AnharmonicChain(PendulumChain):
     r"""N-link planar pendulum chain with a :math:`\frac{k}{2} \lvert d\rvert^2 + \frac{\kappa}{4} \lvert d\rvert^4` spring from the last mass to ``anchor``.
 
     Parameters: n_links, mass, length, grav as for PendulumChain; k [N/m] and
-    kappa [N/m^3] >= 0, the quadratic and quartic spring constants; anchor
-    (x, y) [m], the fixed end of the spring.
+    kappa [N/m^3], :math:`k, \kappa \ge 0`, the quadratic and quartic spring constants; anchor
+    :math:`(x, y)` [m], the fixed end of the spring.
 
     Examples
     --------

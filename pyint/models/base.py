@@ -228,7 +228,7 @@ class Model:
         False to have the callback path ask one item per Python call (default
         True: the items of one point in one call).
     configuration_space : str
-        "R^n": q is a vector with additive updates (a rigid-body system on
+        ``"R^n"``: :math:`q \in \mathbb{R}^n` is a vector with additive updates (a rigid-body system on
         :math:`(\mathbb{R}^3 \times SO(3))^{n_b}` says so, and supplies the hooks of pyint.models.rigid_bodies).
 
     Examples

@@ -136,10 +136,10 @@ class _Spring:
 
 
 class NaturalSystem:
-    """Assemble a multibody system in natural coordinates; :meth:`build` gives the model.
+    r"""Assemble a multibody system in natural coordinates; :meth:`build` gives the model.
 
     Points and vectors on a body are given in its body coordinates (the
-    components along e_1 .. e_d, relative to r); on the ground in global
+    components along :math:`e_1, \ldots, e_d`, relative to :math:`r`); on the ground in global
     coordinates.
 
     Examples
@@ -175,7 +175,7 @@ class NaturalSystem:
     # -- bodies ----------------------------------------------------------------
     @property
     def block(self):
-        """Coordinates per body: d (d + 1)."""
+        r"""Coordinates per body: :math:`d\,(d + 1)`."""
         return self.dim * (self.dim + 1)
 
     @property
@@ -183,11 +183,11 @@ class NaturalSystem:
         return self.block * len(self.bodies)
 
     def add_body(self, mass, pi=None, name=None, com=None, second_moments=None):
-        r"""A body of mass ``mass`` with reference point r and direction vectors e_j.
+        r"""A body of mass ``mass`` with reference point :math:`r` and direction vectors :math:`e_j`.
 
-        Give either ``pi`` = :math:`(\Pi_1, \ldots, \Pi_d)`, :math:`\Pi_j = \int \rho x_j^2\, dV` (r at the
-        centre of mass, e_j along principal axes: the paper's case), or the full
-        ``second_moments`` J_jk = int rho x_j x_k dV about r together with the
+        Give either ``pi`` = :math:`(\Pi_1, \ldots, \Pi_d)`, :math:`\Pi_j = \int \rho x_j^2\, dV` (:math:`r` at the
+        centre of mass, :math:`e_j` along principal axes: the paper's case), or the full
+        ``second_moments`` :math:`J_{jk} = \int \rho\, x_j x_k\, dV` about :math:`r` together with the
         centre of mass ``com`` in body coordinates.
         """
         d = self.dim
@@ -219,8 +219,8 @@ class NaturalSystem:
         return s
 
     def set_pose(self, body, r, rotation):
-        """Initial configuration of ``body``: reference point r and the rotation
-        (an angle in the plane, a 3x3 rotation matrix in space; its columns are e_j)."""
+        r"""Initial configuration of ``body``: reference point :math:`r` and the rotation
+        (an angle in the plane, a 3x3 rotation matrix in space; its columns are :math:`e_j`)."""
         self._check_body(body, ground=False)
         r = self._vec(r, "r")
         if self.dim == 2:
@@ -234,11 +234,11 @@ class NaturalSystem:
 
     # -- linear vectors of a body --------------------------------------------
     def point(self, body, x):
-        """Global position of the point with body coordinates x: r + E x (linear in q)."""
+        """Global position of the point with body coordinates :math:`x`: :math:`r + E x` (linear in :math:`q`)."""
         return self._body_fixed(body, x, "point")
 
     def vector(self, body, a):
-        """Global components of the body-fixed vector with body components a: E a."""
+        """Global components of the body-fixed vector with body components :math:`a`: :math:`E a`."""
         return self._body_fixed(body, a, "vector")
 
     def _body_fixed(self, body, x, kind):
@@ -256,7 +256,7 @@ class NaturalSystem:
         return LinVec(d, _merge(origin + [(body.offset + d * (j + 1), x[j]) for j in range(d)]))
 
     def _perpendiculars(self, h):
-        """Body components of vectors perpendicular to h: one in the plane, two in space."""
+        """Body components of vectors perpendicular to :math:`h`: one in the plane, two in space."""
         h = np.asarray(h, dtype=float)
         if np.linalg.norm(h) == 0:
             raise ValueError("axis vector must be nonzero")
@@ -270,16 +270,16 @@ class NaturalSystem:
         self.scalars.append(_Scalar(float(s), float(c), u, w, label))
 
     def perpendicular(self, bi, ai, bj, aj, label="perpendicular"):
-        """(1) a_i . a_j = 0: the vectors a_i on body i and a_j on body j stay perpendicular."""
+        r"""(1) :math:`a_i \cdot a_j = 0`: the vectors :math:`a_i` on body i and :math:`a_j` on body j stay perpendicular."""
         self._add(1.0, 0.0, self.vector(bi, ai), self.vector(bj, aj), label)
 
     def perpendicular_offset(self, bi, ai, pi, bj, pj, label="perpendicular_offset"):
-        """(2) a_i . d_ij = 0 with d_ij = P_j - P_i."""
+        r"""(2) :math:`a_i \cdot d_{ij} = 0` with :math:`d_{ij} = P_j - P_i`."""
         d = self.point(bj, pj) - self.point(bi, pi)
         self._add(1.0, 0.0, self.vector(bi, ai), d, label)
 
     def coincident(self, bi, pi, bj, pj, label="coincident"):
-        """(3) P_j - P_i = 0 (d equations)."""
+        """(3) :math:`P_j - P_i = 0` (:math:`d` equations)."""
         d = self.point(bj, pj) - self.point(bi, pi)
         for k in range(self.dim):
             self._add(1.0, 0.0, d, LinVec(self.dim, [], np.eye(self.dim)[k]), f"{label}[{k}]")
@@ -353,7 +353,8 @@ class NaturalSystem:
         self._joint("prismatic", bi, bj, 2 if self.dim == 2 else 5)
 
     def spring(self, bi, pi, bj, pj, stiffness, rest_length=0.0, damping=0.0):
-        """Spring-damper between P_i and P_j: force magnitude k (l - l0) + c dl/dt along P_j - P_i."""
+        r"""Spring-damper between :math:`P_i` and :math:`P_j`: force magnitude :math:`k\,(l - l_0) + c\, \dot l`
+        along :math:`P_j - P_i`."""
         vals = [nonnegative("stiffness", stiffness), nonnegative("rest_length", rest_length),
                 nonnegative("damping", damping)]
         d = self.point(bj, pj) - self.point(bi, pi)
@@ -528,7 +529,8 @@ class NaturalModel(Model):
 
     # -- natural-coordinate extras --------------------------------------------
     def direction_error(self, q):
-        """Delta = max over bodies of ``max |E^T E - I|`` (E = [e_1 .. e_d]) at each sample of q (..., n)."""
+        r""":math:`\Delta = \max_\text{bodies} \max \lvert E^\mathsf{T} E - I\rvert` (:math:`E = [e_1 \ldots e_d]`) at each
+        sample of ``q`` (shape (..., n))."""
         d, blk = self.dim, self.dim * (self.dim + 1)
         q = np.asarray(q, dtype=float)
         qb = q.reshape(q.shape[:-1] + (len(self.system.bodies), blk))

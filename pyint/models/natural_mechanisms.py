@@ -11,11 +11,11 @@ from .natural import NaturalSystem
 def two_link_manipulator(L1=0.5, L2=1.0, a=0.1, m1=10.0, m2=20.0, g=9.81):
     r"""The planar two-link manipulator of seed 003 (Fig. 2, eqs. (10)-(13)).
 
-    Uniform bars of width a; r at each centre of mass, e_1 along the bar, e_2
-    across it; :math:`\Pi_1 = m L^2 / 12`, :math:`\Pi_2 = m a^2 / 12`; revolute joints O_1 at the
-    origin (point (-L1/2, 0) of bar 1) and O_2 (point (L1/2, 0) of bar 1 =
-    point (-L2/2, 0) of bar 2); gravity -g along y.  Both bars start horizontal
-    at rest: q0 = (0.25, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1) (seed 003 section 3).
+    Uniform bars of width :math:`a`; :math:`r` at each centre of mass, :math:`e_1` along the bar, :math:`e_2`
+    across it; :math:`\Pi_1 = m L^2 / 12`, :math:`\Pi_2 = m a^2 / 12`; revolute joints :math:`O_1` at the
+    origin (point :math:`(-L_1/2, 0)` of bar 1) and :math:`O_2` (point :math:`(L_1/2, 0)` of bar 1 =
+    point :math:`(-L_2/2, 0)` of bar 2); gravity :math:`-g` along :math:`y`.  Both bars start horizontal
+    at rest: :math:`q_0 = (0.25, 0, 1, 0, 0, 1, 1, 0, 1, 0, 0, 1)` (seed 003 section 3).
 
     Parameters
     ----------
@@ -55,14 +55,16 @@ def two_link_manipulator(L1=0.5, L2=1.0, a=0.1, m1=10.0, m2=20.0, g=9.81):
 
 
 def parallelogram(n_cranks=3, dim=2, L=1.0, m_crank=1.0, m_coupler=2.0, g=9.81, twin=False):
-    """A redundant mechanism: ``n_cranks`` parallel cranks of length L, hinged to the ground at
-    x = 0, L, 2L, ..., under one rigid coupler of length (n_cranks - 1) L, gravity -g along y.
+    r"""A redundant mechanism: ``n_cranks`` parallel cranks of length :math:`L`, hinged to the ground at
+    :math:`x = 0, L, 2L, \ldots`, under one rigid coupler of length (``n_cranks`` - 1) :math:`L`, gravity
+    :math:`-g` along :math:`y`.
 
     Plane (``dim=2``): n_cranks = 3 is the classical over-constrained parallelogram (Grübler
     count 0, mobility 1: one redundant row).  Space (``dim=3``): the same loop built from
     revolute joints about z, as planar loops are modelled in 3-D (n_cranks = 2: the spatial
     four-bar, Grübler count -2, mobility 1: three redundant rows).  Uniform cranks
-    (Pi_1 = m L^2 / 12 along the bar, Pi_2 = Pi_3 = 1e-4 Pi_1); the coupler only translates.
+    (:math:`\Pi_1 = m L^2 / 12` along the bar, :math:`\Pi_2 = \Pi_3 = 10^{-4}\, \Pi_1`); the coupler only
+    translates.
 
     ``twin=True``: the same motion without redundant constraints (the reference of the
     redundant one's constraint forces): in the plane the last crank's tip slides on the
@@ -70,10 +72,16 @@ def parallelogram(n_cranks=3, dim=2, L=1.0, m_crank=1.0, m_coupler=2.0, g=9.81, 
     R-R-S-U four-bar: the cranks' hinges, a spherical joint on crank 0's tip, a universal
     joint (crank 1's z, the coupler's y) on crank 1's.
 
-    The model's ``pose(theta, omega)`` gives (q, v) with every crank at angle theta from x and
-    angular rate omega, and ``theta_rhs(theta)`` the reduced equation theta'' = theta_rhs(theta):
-    (n I_hinge + m_k L^2) theta'' = -(n m_c / 2 + m_k) g L cos(theta), I_hinge = m_c L^2 / 3 + Pi_2.
-    Horizontal cranks (theta = 0, pi) are singular positions (the loop's mobility jumps).
+    The model's ``pose(theta, omega)`` gives (q, v) with every crank at angle :math:`\theta` from
+    :math:`x` and angular rate :math:`\omega`, and ``theta_rhs(theta)`` the right-hand side of the
+    reduced equation
+
+    .. math::
+
+        (n I_\text{hinge} + m_k L^2)\, \ddot\theta = -(n m_c / 2 + m_k)\, g L \cos\theta,
+        \qquad I_\text{hinge} = m_c L^2 / 3 + \Pi_2.
+
+    Horizontal cranks (:math:`\theta = 0, \pi`) are singular positions (the loop's mobility jumps).
 
     Returns
     -------

@@ -143,7 +143,7 @@ class QuaternionRigidBodies(Model):
 
     # -- conversions to and from the Lie-group state ----------------------------------
     def from_lie(self, x, rot, V):
-        """(q, v) of the state (x (nb,3), R (nb,3,3), V = (v_1, Omega_1, ...))."""
+        r"""(q, v) of the state (x (nb,3), R (nb,3,3), :math:`V = (v_1, \Omega_1, \ldots)`)."""
         x = np.asarray(x, dtype=float).reshape(self.nb, 3)
         rot = np.asarray(rot, dtype=float).reshape(self.nb, 3, 3)
         V = np.asarray(V, dtype=float)

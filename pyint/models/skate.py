@@ -39,16 +39,16 @@ from .base import Model
 
 
 class Skate(Model):
-    """Knife edge on an inclined plane (3 coordinates, 1 nonholonomic constraint, conservative).
+    r"""Knife edge on an inclined plane (3 coordinates, 1 nonholonomic constraint, conservative).
 
     Parameters
     ----------
     mass : m [kg]
     inertia : J, moment of inertia about the vertical axis [kg m^2]
     grav : g [m/s^2]
-    slope : alpha, inclination of the plane [rad]; x points down the slope
-    torsion : k >= 0, a torsion spring on the heading theta [N m/rad] (not in seed 004; 0: the seed's
-        skate, named ``skate``; k > 0: named ``skate_torsion``)
+    slope : :math:`\alpha`, inclination of the plane [rad]; :math:`x` points down the slope
+    torsion : :math:`k \ge 0`, a torsion spring on the heading :math:`\theta` [N m/rad] (not in seed 004; 0:
+        the seed's skate, named ``skate``; :math:`k > 0`: named ``skate_torsion``)
 
     Examples
     --------

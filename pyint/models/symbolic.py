@@ -100,9 +100,9 @@ class SymbolicModel(Model):
     ----------
     q, v : sequence of sympy symbols
         The coordinates and velocities (equal lengths).  dynamicsymbols q(t) are accepted,
-        named after their function (q1), with v their derivatives q1'(t) or plain symbols; a
+        named after their function (q1), with v their derivatives :math:`\dot q_1(t)` or plain symbols; a
         velocity that is a dynamicsymbol other than its coordinate's derivative (a generalized
-        speed u(t) of KanesMethod) is refused by name, as is a q'(t) left in an expression
+        speed :math:`u(t)` of KanesMethod) is refused by name, as is a :math:`\dot q(t)` left in an expression
         whose velocity is a plain symbol (see :meth:`from_kanes_method` and
         :meth:`from_system` for Kane's speeds).
     t : sympy symbol, optional

@@ -299,34 +299,34 @@ def from_lagranges_method(cls, lm, params=None, name="lagranges_method", coord_n
 
 def from_kanes_method(cls, km, params=None, specified=None, name="kanes_method", coord_names=None,
                       coord_units=None):
-    r"""The model of a ``sympy.physics.mechanics.KanesMethod``, if its speeds are the q'.
+    r"""The model of a ``sympy.physics.mechanics.KanesMethod``, if its speeds are the :math:`\dot q`.
 
     pyint integrates :math:`M(q)\, \ddot q = f(t, q, \dot q) - G^\mathsf{T}\lambda_h - A^\mathsf{T}\lambda_n`:
     its velocities are the
     coordinates' derivatives. The kinematic differential equations (``kd_eqs``) are read and
-    solved for q'; when they say u = q' (up to the order of the speeds, possibly after a linear
-    solve), Kane's equations of the system with every speed independent are formed again
-    (Kane & Levinson, *Dynamics: Theory and Applications*, 1985, ch. 6: Fr + Fr* = 0 with the
-    partial velocities of all u) from the KanesMethod's bodies and loads, and u is replaced by
-    q'. With the constraints removed from Kane's equations, their forces are pyint's
-    multipliers: M = the generalized inertia matrix (symmetric), f = Kane's forcing.
+    solved for :math:`\dot q`; when they say :math:`u = \dot q` (up to the order of the speeds, possibly
+    after a linear solve), Kane's equations of the system with every speed independent are formed
+    again (Kane & Levinson, *Dynamics: Theory and Applications*, 1985, ch. 6: :math:`F_r + F_r^* = 0`
+    with the partial velocities of all :math:`u`) from the KanesMethod's bodies and loads, and :math:`u`
+    is replaced by :math:`\dot q`. With the constraints removed from Kane's equations, their forces are
+    pyint's multipliers: :math:`M` = the generalized inertia matrix (symmetric), :math:`f` = Kane's forcing.
 
     What is read:
 
-    * configuration constraints (``configuration_constraints``) become g(t, q) = 0;
-    * velocity constraints (``velocity_constraints``) become A v + b = 0, except those that are
+    * configuration constraints (``configuration_constraints``) become :math:`g(t, q) = 0`;
+    * velocity constraints (``velocity_constraints``) become :math:`A v + b = 0`, except those that are
       the time derivatives of the configuration constraints (tested numerically at a random
-      state: their rows lie in the span of G), which g already imposes;
+      state: their rows lie in the span of :math:`G`), which :math:`g` already imposes;
     * loads become forces, except a **constant force on a point** (the same vector in the
-      inertial frame at every state, such as gravity m*g*N.z on a mass centre): it becomes the
-      potential V = -F . r_P, r_P the point's position from a point of its position tree,
-      accepted when dV/dt = -F . v_P at three random states (so V's forces are exactly the
-      load's generalized forces), and the energy T + V is then monitored;
+      inertial frame at every state, such as gravity ``m*g*N.z`` on a mass centre): it becomes the
+      potential :math:`V = -F \cdot r_P`, :math:`r_P` the point's position from a point of its position
+      tree, accepted when :math:`\dot V = -F \cdot v_P` at three random states (so :math:`V`'s forces are
+      exactly the load's generalized forces), and the energy :math:`T + V` is then monitored;
     * specified inputs, dynamicsymbols of t that are neither q nor u, take their values from
       ``specified``.
 
     The model is conservative when every load became a potential, nothing depends on t
-    explicitly and b = 0.
+    explicitly and :math:`b = 0`.
 
     Parameters
     ----------
@@ -346,8 +346,9 @@ def from_kanes_method(cls, km, params=None, specified=None, name="kanes_method",
     Raises
     ------
     ValueError
-        When the kinematic differential equations are not u = q' (q' = N(q) u + c with N not a
-        permutation or c != 0): the message quotes them and says how to choose u = q'; when a
+        When the kinematic differential equations are not :math:`u = \dot q` (:math:`\dot q = N(q)\, u + c`
+        with :math:`N` not a permutation or :math:`c \ne 0`): the message quotes them and says how to
+        choose :math:`u = \dot q`; when a
         specified input has no value; when auxiliary speeds are present.
     TypeError
         When ``km`` is not a KanesMethod.
@@ -389,14 +390,14 @@ def from_kanes_method(cls, km, params=None, specified=None, name="kanes_method",
 
 
 def from_system(cls, system, params=None, specified=None, name="system", coord_names=None, coord_units=None):
-    """The model of a ``sympy.physics.mechanics.System`` (bodies, joints, loads, actuators).
+    r"""The model of a ``sympy.physics.mechanics.System`` (bodies, joints, loads, actuators).
 
     As :meth:`from_kanes_method`, from the system's ``q``, ``u``, ``kdes`` (the joints' and
-    the user's), ``holonomic_constraints`` (g), ``nonholonomic_constraints`` (A v + b), bodies,
-    loads and the actuators' loads (a LinearSpring becomes the potential k (L - L0)^2 / 2);
-    whatever ``eom_method`` the system would use (Kane or Lagrange), Kane's equations of the
-    unconstrained system give M and f. The joints' default
-    speeds are u = q' (PinJoint, PrismaticJoint, CylindricalJoint, PlanarJoint, SphericalJoint
+    the user's), ``holonomic_constraints`` (:math:`g`), ``nonholonomic_constraints`` (:math:`A v + b`),
+    bodies, loads and the actuators' loads (a LinearSpring becomes the potential
+    :math:`k\,(L - L_0)^2 / 2`); whatever ``eom_method`` the system would use (Kane or Lagrange), Kane's
+    equations of the unconstrained system give :math:`M` and :math:`f`. The joints' default
+    speeds are :math:`u = \dot q` (PinJoint, PrismaticJoint, CylindricalJoint, PlanarJoint, SphericalJoint
     in SymPy 1.14); speeds given other kinematic equations (body rates) are refused.
     A constant force on a point becomes a potential with the system's ``fixed_point`` as the
     origin (see :meth:`from_kanes_method`).
@@ -414,7 +415,7 @@ def from_system(cls, system, params=None, specified=None, name="system", coord_n
     Raises
     ------
     ValueError
-        When the kdes are not u = q' (quoted, with how to choose u = q'), a specified input has
+        When the kdes are not :math:`u = \dot q` (quoted, with how to choose :math:`u = \dot q`), a specified input has
         no value, or the system has no bodies.
     TypeError
         When ``system`` is not a System.
