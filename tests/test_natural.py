@@ -5,6 +5,7 @@ import pytest
 from pyint.models._fortran_model import fortran_eval
 from pyint.methods.block import BlockMethod
 from pyint.models import NaturalSystem, TwoLinkAngles, two_link_manipulator
+from pyint.models.iftomm import bricard, flyball_governor
 from pyint.models.base import CALLBACK_REQUESTS
 
 X, Y, Z = np.eye(3)
@@ -51,13 +52,18 @@ def test_manipulator_equals_independent_coordinates():
         assert nat.energy(0, q, v) == pytest.approx(ang.energy(0, th, w), rel=1e-13, abs=1e-12)
 
 
-def test_fortran_twin_of_the_manipulator():
-    m = two_link_manipulator()
+@pytest.mark.parametrize("build", [two_link_manipulator, flyball_governor, bricard],
+                         ids=["manipulator", "flyball_3d_springs", "bricard_3d"])
+def test_fortran_twin_of_the_manipulator(build):
+    """The Fortran model's items against the NumPy twin's, planar and spatial (the Fortran side writes
+    the components out for d = 2 and 3: hol_gamma, evaluated without the vectors' constants, and
+    energy, through the block-diagonal M a, check both)."""
+    m = build()
     rng = np.random.default_rng(3)
     cb = m.fortran_callback()
     codes = {v: k for k, v in CALLBACK_REQUESTS.items()}
     for _ in range(3):
-        t, q, v, w = 0.3, rng.normal(size=12), rng.normal(size=12), rng.normal(size=12)
+        t, q, v, w = 0.3, rng.normal(size=m.n), rng.normal(size=m.n), rng.normal(size=m.n)
         for req in ("mass", "force", "force_q", "force_v", "hol", "hol_jac", "hol_t", "hol_vel_q",
                     "hol_gamma", "hol_gtl_q", "energy"):
             f = np.ravel(fortran_eval(m, req, t, q, v, w))  # the callback writes rows (C order)

@@ -53,6 +53,7 @@ module model_natural_system
     procedure :: energy => nat_energy
     procedure :: hol_vel => nat_hol_vel
     procedure :: hol_jac_tmul => nat_hol_jac_tmul
+    procedure :: mass_mul => nat_mass_mul
     procedure :: add_qq => nat_add_qq
     procedure :: add_hol_jac => nat_add_hol_jac
     procedure :: add_hol_vel_q => nat_add_hol_vel_q
@@ -296,13 +297,48 @@ contains
     real(wp), intent(in) :: x(:)
     logical, intent(in) :: with_const
     real(wp), intent(out) :: p(self%mh)
-    real(wp) :: u(3), w(3)
-    integer :: k, d
-    d = self%dim
+    select type (self)
+    type is (natural_system_t)
+      call products(self, x, with_const, p)
+    end select
+  end subroutine
+
+  !> scaled_products: linvec's sums and dot_product's, in their order, written out with the
+  !> components unrolled (d = 2 or 3): g and gamma are evaluated at every Newton iteration and
+  !> in every step's residuals, where linvec's calls and short loops cost 2-3 times the flops
+  subroutine products(self, x, with_const, p)
+    type(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: x(*)
+    logical, intent(in) :: with_const
+    real(wp), intent(out) :: p(*)
+    real(wp) :: u1, u2, u3, w1, w2, w3, cf
+    integer :: k, t, o
+    logical :: three
+    three = self%dim == 3
     do k = 1, self%mh
-      call linvec(self, 2 * k - 1, x, with_const, u)
-      call linvec(self, 2 * k, x, with_const, w)
-      p(k) = self%s(k) * dot_product(u(1:d), w(1:d))
+      u1 = 0; u2 = 0; u3 = 0; w1 = 0; w2 = 0; w3 = 0
+      if (with_const) then
+        u1 = self%vconst(1, 2 * k - 1); u2 = self%vconst(2, 2 * k - 1)
+        w1 = self%vconst(1, 2 * k); w2 = self%vconst(2, 2 * k)
+        if (three) then
+          u3 = self%vconst(3, 2 * k - 1); w3 = self%vconst(3, 2 * k)
+        end if
+      end if
+      do t = self%vfirst(2 * k - 1), self%vlast(2 * k - 1)
+        o = self%toff(t); cf = self%tcoef(t)
+        u1 = u1 + cf * x(o + 1); u2 = u2 + cf * x(o + 2)
+        if (three) u3 = u3 + cf * x(o + 3)
+      end do
+      do t = self%vfirst(2 * k), self%vlast(2 * k)
+        o = self%toff(t); cf = self%tcoef(t)
+        w1 = w1 + cf * x(o + 1); w2 = w2 + cf * x(o + 2)
+        if (three) w3 = w3 + cf * x(o + 3)
+      end do
+      if (three) then
+        p(k) = self%s(k) * (u1 * w1 + u2 * w2 + u3 * w3)
+      else
+        p(k) = self%s(k) * (u1 * w1 + u2 * w2)
+      end if
     end do
   end subroutine
 
@@ -392,21 +428,61 @@ contains
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: w(self%mh)
-    integer :: e
+    integer :: e, i
+    real(wp) :: val
     w = 0
-    do e = 1, size(self%erow)
-      w(self%erow(e)) = w(self%erow(e)) + entry_at(self, e, q, .true.) * v(self%ecol(e))
-    end do
+    associate (erow => self%erow, ecol => self%ecol, econst => self%econst, efirst => self%efirst, &
+               elast => self%elast, gcoef => self%gcoef, gidx => self%gidx)
+      do e = 1, size(erow)      ! entry_at(e, q, .true.), written out (the hot path)
+        val = econst(e)
+        do i = efirst(e), elast(e)
+          val = val + gcoef(i) * q(gidx(i))
+        end do
+        w(erow(e)) = w(erow(e)) + val * v(ecol(e))
+      end do
+    end associate
   end subroutine
 
   subroutine nat_hol_jac_tmul(self, t, q, lam, r)   ! G^T lam
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), lam(self%mh)
     real(wp), intent(out) :: r(self%n)
-    integer :: e
+    integer :: e, i
+    real(wp) :: val
     r = 0
-    do e = 1, size(self%erow)
-      r(self%ecol(e)) = r(self%ecol(e)) + entry_at(self, e, q, .true.) * lam(self%erow(e))
+    associate (erow => self%erow, ecol => self%ecol, econst => self%econst, efirst => self%efirst, &
+               elast => self%elast, gcoef => self%gcoef, gidx => self%gidx)
+      do e = 1, size(erow)      ! entry_at(e, q, .true.), written out (the hot path)
+        val = econst(e)
+        do i = efirst(e), elast(e)
+          val = val + gcoef(i) * q(gidx(i))
+        end do
+        r(ecol(e)) = r(ecol(e)) + val * lam(erow(e))
+      end do
+    end associate
+  end subroutine
+
+  !> M a with M = S (x) E_d per body (nat_init): (d + 1)^2 d products per body instead of the
+  !> dense default's n^2.
+  subroutine nat_mass_mul(self, q, a, ma)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: q(self%n), a(self%n)
+    real(wp), intent(out) :: ma(self%n)
+    integer :: b, i, k, l, o, d, ri
+    real(wp) :: sik
+    d = self%dim
+    ma = 0
+    do b = 1, self%nbody
+      o = (b - 1) * d * (d + 1)
+      do k = 1, d + 1
+        do i = 1, d + 1
+          sik = self%mconst(o + (i - 1) * d + 1, o + (k - 1) * d + 1)
+          do l = 1, d
+            ri = o + (i - 1) * d + l
+            ma(ri) = ma(ri) + sik * a(o + (k - 1) * d + l)
+          end do
+        end do
+      end do
     end do
   end subroutine
 
@@ -509,9 +585,11 @@ contains
   real(wp) function nat_energy(self, t, q, v)
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
+    real(wp) :: mv(self%n)
     real(wp) :: dv(3)
     integer :: j
-    nat_energy = 0.5_wp * dot_product(v, matmul(self%mconst, v)) - dot_product(self%fg, q)
+    call nat_mass_mul(self, q, v, mv)
+    nat_energy = 0.5_wp * dot_product(v, mv) - dot_product(self%fg, q)
     do j = 1, self%nspring
       call linvec(self, 2 * self%mh + j, q, .true., dv)
       nat_energy = nat_energy + 0.5_wp * self%spk(j) * (norm2(dv(1:self%dim)) - self%spl0(j))**2
