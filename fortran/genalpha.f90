@@ -287,13 +287,6 @@ contains
       info = STATUS_BAD_INPUT
       return
     end if
-    ! jm's solves only drive alpha_newton, whose residual is evaluated afresh and whose test asks
-    ! the constraint rows for round-off (constraints_at_roundoff): a refactorization's pivot growth
-    ! g perturbs the iteration matrix by O(g eps), far less than a reused Jacobian's staleness
-    ! (simplified Newton, Hairer-Wanner II IV.8), and a growth that stalls the contraction ends the
-    ! step as a Newton failure, never as a wrong "ok".  Its O(nnz) growth test (klu_rgrowth) per
-    ! refactorization is left out (chain N = 128: 3 % of the Fortran call's instructions)
-    w%jm%growth_check = .false.
     w%stab2_dense = w%variant == VARIANT_STAB2 .and. w%jm%kind == SOLVER_DENSE
     if (w%stab2_dense) allocate(w%cn(w%mn, w%n), w%bn(w%mn), w%fq(w%n, w%n), w%fv(w%n, w%n), w%dq(w%n, w%n), &
                                 w%dtmp(w%n, w%n), w%pn(w%mn, w%n), w%g0t(w%n, w%mh), w%gq(w%mh, w%n), &

@@ -66,12 +66,10 @@ void *pyint_klu_new(int n, int *ap, int *ai, int *info)
 /* Numeric factorization with values ax on the handle's pattern.
  * A kept factorization is first refactored with the same pivot order
  * (klu_refactor, no pivot search); if that loses accuracy (its reciprocal condition
- * estimate below 1e-12, or, when check_growth is nonzero, its pivot growth beyond
- * RGROWTH_MIN) it is factored afresh with partial pivoting.  The growth test costs a pass
- * over A and U (klu_rgrowth, about two solves): a matrix whose solves only drive a Newton
- * iteration may skip it (pyint_newton_matrix growth_check).
+ * estimate below 1e-12, or its pivot growth beyond RGROWTH_MIN) it is factored afresh with
+ * partial pivoting.
  * Returns 0 on success, 1 if the matrix is singular, < 0 on other errors. */
-int pyint_klu_factor(void *handle, int *ap, int *ai, double *ax, int check_growth)
+int pyint_klu_factor(void *handle, int *ap, int *ai, double *ax)
 {
 #ifdef PYINT_HAVE_KLU
     pyint_klu_t *h = handle;
@@ -79,8 +77,7 @@ int pyint_klu_factor(void *handle, int *ap, int *ai, double *ax, int check_growt
     if (h->num) {
         if (klu_refactor(ap, ai, ax, h->sym, h->num, &h->common) &&
             klu_rcond(h->sym, h->num, &h->common) && h->common.rcond > 1e-12 &&
-            (!check_growth ||
-             (klu_rgrowth(ap, ai, ax, h->sym, h->num, &h->common) && h->common.rgrowth >= RGROWTH_MIN)))
+            klu_rgrowth(ap, ai, ax, h->sym, h->num, &h->common) && h->common.rgrowth >= RGROWTH_MIN)
             return 0;
         klu_free_numeric(&h->num, &h->common);
     }
@@ -91,7 +88,7 @@ int pyint_klu_factor(void *handle, int *ap, int *ai, double *ax, int check_growt
     }
     return h->common.status == KLU_OK ? 0 : -4;
 #else
-    (void)handle; (void)ap; (void)ai; (void)ax; (void)check_growth;
+    (void)handle; (void)ap; (void)ai; (void)ax;
     return -3;
 #endif
 }

@@ -50,10 +50,6 @@ module pyint_newton_matrix
     !> dense: factor and solve by pyint_small_lu's plain loops instead of LAPACK (set by a kernel
     !> for a matrix of at most SMALL_MAX unknowns, before its first factor)
     logical :: small = .false.
-    !> sparse: a refactorization with kept pivots is also checked for pivot growth (klu_shim.c's
-    !> RGROWTH_MIN, fresh pivots beyond it).  A kernel whose solves only drive a Newton iteration
-    !> may switch it off: the iteration, not the solve, sets the result's accuracy
-    logical :: growth_check = .true.
     integer :: np = 0
     integer, allocatable :: pi(:), pj(:)          !< recorded (row, col) pairs
     integer, allocatable :: perm(:), iperm(:)     !< band order: position k holds unknown perm(k)
@@ -108,12 +104,11 @@ module pyint_newton_matrix
       integer(c_int), intent(in) :: ap(*), ai(*)
       integer(c_int), intent(out) :: info
     end function
-    integer(c_int) function pyint_klu_factor(h, ap, ai, ax, check_growth) bind(c)
+    integer(c_int) function pyint_klu_factor(h, ap, ai, ax) bind(c)
       import :: c_ptr, c_int, c_double
       type(c_ptr), value :: h
       integer(c_int), intent(in) :: ap(*), ai(*)
       real(c_double), intent(in) :: ax(*)
-      integer(c_int), value :: check_growth
     end function
     integer(c_int) function pyint_klu_solve(h, b) bind(c)
       import :: c_ptr, c_int, c_double
@@ -347,8 +342,7 @@ contains
     case (SOLVER_BANDED)
       call dgbtrf(self%nx, self%nx, self%kl, self%ku, self%ab, self%ldab, self%ipiv, info)
     case (SOLVER_SPARSE)
-      info = pyint_klu_factor(self%klu, self%colptr, self%rowind, self%vals, &
-                              int(merge(1, 0, self%growth_check), c_int))
+      info = pyint_klu_factor(self%klu, self%colptr, self%rowind, self%vals)
     case default
       info = -1
     end select
