@@ -457,15 +457,16 @@ contains
     real(wp), intent(inout) :: past(3)   !< the indicator at the last three steps, newest first
     logical, intent(out) :: too_large
     real(wp), parameter :: OSCILLATION = 0.1_wp
-    real(wp) :: d2, di, ind
+    real(wp) :: d2, ind
     integer :: i, k
-    d2 = -1
+    ! the largest second difference (a vectorized pass), then the first component that has it:
+    ! a search in one loop carries its max from element to element (latency-bound)
+    d2 = maxval(abs(v - 2 * v1 + v2))
     k = 1
     do i = 1, size(v)
-      di = abs(v(i) - 2 * v1(i) + v2(i))
-      if (di > d2) then
-        d2 = di
+      if (abs(v(i) - 2 * v1(i) + v2(i)) >= d2) then
         k = i
+        exit
       end if
     end do
     if ((v(k) - v1(k)) * (v1(k) - v2(k)) < 0) then
