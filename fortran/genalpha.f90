@@ -140,6 +140,13 @@ module genalpha
     logical :: have_prev = .false.
     logical :: contiguous = .false.    !< the previous step ended where this one starts: xprev is x_{n-1}
     logical :: trusted = .false.       !< the last step's second difference was above round-off
+    !> the stabilized variant at a fixed step: x_{n-2} (xprev2), the steps of equal h in a row
+    !> (run) and the last one's h, whether the last step's third difference was above round-off
+    !> (trusted3) and whether this step may extrapolate quadratically (quad: alpha_step)
+    real(wp), allocatable :: xprev2(:)
+    integer :: run = 0
+    real(wp) :: h_prev = 0
+    logical :: trusted3 = .false., quad = .false.
     real(wp) :: t_prev_end = 0
     type(newton_matrix_t) :: jm        !< the Newton matrix and its factors
     real(wp), allocatable :: x(:), dx(:), e(:)
@@ -241,7 +248,7 @@ contains
       w%rm = 0
     end if
     if (variant == VARIANT_STAB2) then     ! (the dense matrix's items: alpha_setup_solver)
-      allocate(w%mu(w%mh), w%q0(n))
+      allocate(w%mu(w%mh), w%q0(n), w%xprev2(w%nx))
       w%mu = 0
       w%q0 = 0
     end if
@@ -577,7 +584,8 @@ contains
   !> simplified Newton, w%reuse), stopped by the rule of pyint_newton_control:
   !> accelerations measured against 1 + |a|, each multiplier group against
   !> 1 + |lam|; the accelerations' round-off floor in the units of the positions
-  !> they change (index-3: |q| / (beta h^2)).  Local error (newton_control's
+  !> they change (index-3: |q| / (beta h^2)), the stabilized variant's in those of the
+  !> velocities (its velocity rows fix a: |v| / (gamma h)).  Local error (newton_control's
   !> local_error_scale): a Newton error da changes v_{n+1} by gamma h da, and the
   !> method's local error in v is that of the trapezoidal rule (its rho_inf = 1
   !> member), h^3 |a''| / 12 ~ h |x_{n+1} - 2 x_n + x_{n-1}| / 12 with the
@@ -646,8 +654,17 @@ contains
       ! a's floor: what changes q by an ulp.  The multipliers follow a (M a + c G^T lam
       ! balances the forces): once a is at its floor theirs is the index-3 round-off,
       ! no floor of their own (huge); alpha-RATTLE's nonholonomic ones move q and v
-      ! themselves (through R_1/2): the floor of a
-      qfloor = maxval(abs(w%q)) / sh
+      ! themselves (through R_1/2): the floor of a.  The stabilized variant's a is fixed by
+      ! its velocity rows (G v + g_t) / (gamma h), the position rows' round-off going into mu
+      ! (G G(q_n)^T dmu): a's floor is what changes v by an ulp, |v| / (gamma h), far below
+      ! |q| / (beta h^2) (docs/adaptive_steps.md 1.7).  With the index-3 floor the extrapolated
+      ! start was never trusted at small h (stiff_fast, h = 1.6e-6: 5.5 iterations per step
+      ! with a kept matrix; from the extrapolation 3.1)
+      if (w%ns > 0) then
+        qfloor = maxval(abs(w%v)) / (p%gamma * h)
+      else
+        qfloor = maxval(abs(w%q)) / sh
+      end if
       lnmax = 0
       if (w%nm > ih) lnmax = maxval(abs(w%x(ih + 1:w%nm)))
       use_le = w%contiguous
@@ -680,6 +697,9 @@ contains
       ! round-off when |dx| met tol, not when it met the local error: use_le)
       if (status == NEWTON_CONVERGED .and. ((fresh .and. .not. use_le) .or. constraints_at_roundoff())) then
         w%trusted = use_le
+        w%trusted3 = .false.
+        if (w%quad .and. use_le) w%trusted3 = local_error_trusted(maxval(abs(w%x(1:w%n) - 3 * w%xn(1:w%n) &
+                                                 + 3 * w%xprev(1:w%n) - w%xprev2(1:w%n))), max(amax, qfloor))
         return
       end if
       if (status == NEWTON_DIVERGED) exit
@@ -784,6 +804,11 @@ contains
   !> sawtooth that extrapolation doubles (stiff_fast, h = 6e-7: 2.1 -> 3.4
   !> iterations per step).  From x_n at the first step, and where the previous
   !> call was not the previous step (the paper start's repeated first steps).
+  !> The stabilized variant at a fixed step extrapolates quadratically, 3 x_n - 3 x_{n-1}
+  !> + x_{n-2} (error h^3 |x'''|), where the last step's third difference was trusted:
+  !> its velocity rows must reach round-off and a kept matrix contracts them only by the
+  !> drift of G since it was built (~1e-2 per iteration on stiff_fast), so each power of
+  !> h in the start value's error saves about an iteration.
   subroutine alpha_step(model, p, t, h, q, v, a, lam, hist, tol, maxit, w, iters, nfact, nreuse, info)
     class(model_t), intent(in) :: model
     integer, intent(in) :: maxit
@@ -840,6 +865,11 @@ contains
     lam = w%x(w%n + 1:w%nm)
     if (w%ns > 0) w%mu(:) = w%x(w%nm + 1:)
     call alpha_history(p, w, hist)
+    if (w%ns > 0) then
+      w%xprev2(:) = w%xprev
+      w%run = merge(w%run + 1, 1, w%contiguous .and. h == w%h_prev)
+      w%h_prev = h
+    end if
     w%xprev(:) = w%xn
     w%have_prev = .true.
     w%t_prev_end = t + h
@@ -848,7 +878,10 @@ contains
 
     subroutine start_value()
       w%contiguous = w%have_prev .and. abs(t - w%t_prev_end) <= 0.5_wp * h
-      if (w%contiguous .and. w%trusted) then
+      w%quad = w%ns > 0 .and. .not. w%h_varies .and. w%contiguous .and. w%run >= 2 .and. h == w%h_prev
+      if (w%quad .and. w%trusted3) then
+        w%x(:) = 3 * w%xn - 3 * w%xprev + w%xprev2
+      else if (w%contiguous .and. w%trusted) then
         w%x(:) = 2 * w%xn - w%xprev
       else
         w%x(:) = w%xn
