@@ -580,7 +580,8 @@ contains
   !> simplified Newton, w%reuse), stopped by the rule of pyint_newton_control:
   !> accelerations measured against 1 + |a|, each multiplier group against
   !> 1 + |lam|; the accelerations' round-off floor in the units of the positions
-  !> they change (index-3: |q| / (beta h^2)).  Local error (newton_control's
+  !> they change (index-3: |q| / (beta h^2)), the stabilized variant's in those of the
+  !> velocities (its velocity rows fix a: |v| / (gamma h)).  Local error (newton_control's
   !> local_error_scale): a Newton error da changes v_{n+1} by gamma h da, and the
   !> method's local error in v is that of the trapezoidal rule (its rho_inf = 1
   !> member), h^3 |a''| / 12 ~ h |x_{n+1} - 2 x_n + x_{n-1}| / 12 with the
@@ -649,8 +650,17 @@ contains
       ! a's floor: what changes q by an ulp.  The multipliers follow a (M a + c G^T lam
       ! balances the forces): once a is at its floor theirs is the index-3 round-off,
       ! no floor of their own (huge); alpha-RATTLE's nonholonomic ones move q and v
-      ! themselves (through R_1/2): the floor of a
-      qfloor = maxval(abs(w%q)) / sh
+      ! themselves (through R_1/2): the floor of a.  The stabilized variant's a is fixed by
+      ! its velocity rows (G v + g_t) / (gamma h), the position rows' round-off going into mu
+      ! (G G(q_n)^T dmu): a's floor is what changes v by an ulp, |v| / (gamma h), far below
+      ! |q| / (beta h^2) (docs/adaptive_steps.md 1.7).  With the index-3 floor the extrapolated
+      ! start was never trusted at small h (stiff_fast, h = 1.6e-6: 5.5 iterations per step
+      ! with a kept matrix; from the extrapolation 1.4)
+      if (w%ns > 0) then
+        qfloor = maxval(abs(w%v)) / (p%gamma * h)
+      else
+        qfloor = maxval(abs(w%q)) / sh
+      end if
       lnmax = 0
       if (w%nm > ih) lnmax = maxval(abs(w%x(ih + 1:w%nm)))
       use_le = w%contiguous
@@ -798,6 +808,10 @@ contains
   !> sawtooth that extrapolation doubles (stiff_fast, h = 6e-7: 2.1 -> 3.4
   !> iterations per step).  From x_n at the first step, and where the previous
   !> call was not the previous step (the paper start's repeated first steps).
+  !> The stabilized variant gains most from the nearer start: its velocity rows must reach
+  !> round-off and a kept matrix contracts them only by the drift of G since it was built
+  !> (~1e-2 per iteration on stiff_fast), so each power of h in the start value's error
+  !> saves about an iteration.
   subroutine alpha_step(model, p, t, h, q, v, a, lam, hist, tol, maxit, w, iters, nfact, nreuse, info)
     class(model_t), intent(in) :: model
     integer, intent(in) :: maxit
