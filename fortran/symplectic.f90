@@ -164,6 +164,9 @@ module symplectic
     type(newton_matrix_t) :: jf       !< the step's own Jacobian, factored when the rule asks (refresh)
     real(wp), allocatable :: x(:), dx(:), r(:), xs(:)             !< (n + m)
     real(wp), allocatable :: q1(:), f0(:), f1(:), gtm(:), mdu(:), zn(:)   !< (n)
+    real(wp), allocatable :: mu_(:), gdm(:)     !< (n): M u and G_k^T dmu (rattle_residual's products)
+    real(wp), allocatable :: qf(:)              !< (n): kf's position (kf = K(tf, qf))
+    real(wp) :: tf = 0
     real(wp), allocatable :: zm(:)                                 !< (m)
   end type
 
@@ -582,6 +585,18 @@ contains
     call model%add_hol_jac(t1, q1, 1.0_wp, .false., nm, n, 0)
   end subroutine
 
+  !> K(t1, q1) = [M G_1^T; G_1 0] into rw%kf: M (constant) restored from its base (kept by
+  !> rattle_init), G_1 from one evaluation and its transpose mirrored.
+  subroutine kick_assemble(model, rw, t1, q1)
+    class(model_t), intent(in) :: model
+    type(rattle_work_t), intent(inout) :: rw
+    real(wp), intent(in) :: t1, q1(:)
+    call rw%kf%zero_base()
+    call rw%kf%set_mirror(.true.)
+    call model%add_hol_jac(t1, q1, 1.0_wp, .false., rw%kf, model%n, 0)
+    call rw%kf%set_mirror(.false.)
+  end subroutine
+
   !> Record the pattern of K (every entry rattle_assemble can touch) and choose its solver.
   subroutine rattle_pattern(model, rw, nm, t, q, v, info)
     class(model_t), intent(in) :: model
@@ -608,16 +623,24 @@ contains
     integer :: n, m
     n = model%n; m = model%mh
     allocate(rw%x(n + m), rw%dx(n + m), rw%r(n + m), rw%xs(n + m), rw%q1(n), rw%f0(n), rw%f1(n), &
-             rw%gtm(n), rw%mdu(n), rw%zn(n), rw%zm(m))
+             rw%gtm(n), rw%mdu(n), rw%zn(n), rw%zm(m), rw%mu_(n), rw%gdm(n), &
+             rw%qf(n))
     rw%zn = 0; rw%zm = 0; rw%x = 0
     call rattle_pattern(model, rw, rw%kf, s%t, s%q, s%v, info)
     if (info /= 0) return
-    call rattle_assemble(model, rw, rw%kf, s%t, s%q, s%t, s%q, s%t, s%v, 0.0_wp)
+    ! M, kept as kf's base (kick_assemble)
+    call rw%kf%zero()
+    call model%add_qq(s%t, s%q, s%v, rw%zn, rw%zm, rw%zm(1:0), [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], &
+                      rw%kf, 0, 0)
+    call rw%kf%keep_base()
+    call kick_assemble(model, rw, s%t, s%q)
     call rw%kf%factor(info)
     if (info /= 0) then
       info = STATUS_SINGULAR
       return
     end if
+    rw%tf = s%t
+    rw%qf = s%q
     call index1_solution(model, s%t, s%q, s%v, rw%kf, s%a, s%lam)
     info = 0
     if (.not. all(abs(s%a) <= huge(1.0_wp))) info = STATUS_NONFINITE
@@ -626,19 +649,23 @@ contains
   !> The residual of RATTLE's reduced step at x = (u, mu) (see the module header):
   !>   r_u = M u - p_k + G_k^T mu - h/2 f(t_k, q_k, u),   r_mu = g(t_k + h, q_k + h u) / h;
   !> leaves q1 = q_k + h u, f0 = f(t_k, q_k, u) and gtm = G_k^T mu.  A constant force (const_force)
-  !> is evaluated once per step (f0 set by the caller).
-  subroutine rattle_residual(model, rw, t, h, q, p, newf)
+  !> is evaluated once per step (f0 set by the caller).  The products M u (mu_) and G_k^T mu (gtm)
+  !> are evaluated with products; else (after an increment) they are the caller's, updated by
+  !> M du and G_k^T dmu (rattle_step).
+  subroutine rattle_residual(model, rw, t, h, q, p, newf, products)
     class(model_t), intent(in) :: model
     type(rattle_work_t), intent(inout) :: rw
     real(wp), intent(in) :: t, h, q(:), p(:)
-    logical, intent(in) :: newf
+    logical, intent(in) :: newf, products
     integer :: n
     n = model%n
     associate (u => rw%x(1:n), mu => rw%x(n + 1:))
-      call model%mass_mul(q, u, rw%r(1:n))
-      call model%hol_jac_tmul(t, q, mu, rw%gtm)
+      if (products) then
+        call model%mass_mul(q, u, rw%mu_)
+        call model%hol_jac_tmul(t, q, mu, rw%gtm)
+      end if
       if (newf) call model%force(t, q, u, rw%f0)
-      rw%r(1:n) = rw%r(1:n) - p + rw%gtm - 0.5_wp * h * rw%f0
+      rw%r(1:n) = rw%mu_ - p + rw%gtm - 0.5_wp * h * rw%f0
       rw%q1 = q + h * u
       call model%hol(t + h, rw%q1, rw%r(n + 1:))
       rw%r(n + 1:) = rw%r(n + 1:) / h
@@ -659,7 +686,7 @@ contains
     integer, intent(in) :: maxit
     integer, intent(out) :: iters, nfact, info
     integer :: it, n, m, status
-    logical :: fresh, newf
+    logical :: fresh, newf, kept
     real(wp) :: sq, sp, amp, gnow, gprev
     n = model%n; m = model%mh
     iters = 0; nfact = 0; info = 0
@@ -668,7 +695,7 @@ contains
     rw%x(n + 1:) = 0.5_wp * h * lam(1:m)
     newf = .not. model%const_force
     if (.not. newf) call model%force(t, q, v, rw%f0)
-    call rattle_residual(model, rw, t, h, q, p, .true.)
+    call rattle_residual(model, rw, t, h, q, p, .true., .true.)
     ! the groups' scales and floors, as in sym_step with s = 2 (stage positions q_k, q_{k+1};
     ! momenta ~ p_k)
     sq = max(maxabs(q), maxabs(rw%q1))
@@ -677,6 +704,7 @@ contains
     gprev = huge(1.0_wp)
     fresh = .false.
     rw%use_jf = .false.      ! a step starts from the freshest matrix, K(t_k, q_k)
+    kept = t == rw%tf .and. all(q == rw%qf)     ! kf is K(t_k, q_k) (else only an approximation)
     call w%nc%start()
     do it = 1, maxit
       if (.not. all(abs(rw%r) <= huge(1.0_wp))) then
@@ -695,15 +723,25 @@ contains
       ! change, G_k^T dmu (as generalized-alpha's stabilizing multipliers by their position
       ! change): mu itself carries the round-off of g / h amplified by 1 / sigma_min(G)^2
       ! (measured 2e-8 of |mu| on the 1024-link chain, where q, p are at their floor), which
-      ! does not reach the state
-      call model%mass_mul(q, rw%dx(1:n), rw%mdu)
+      ! does not reach the state.  With the kept K the first rows of the solve give M du =
+      ! -r_u - G_k^T dmu (to the solve's round-off): M u and G_k^T mu of the next residual are
+      ! updated by these increments, two products fewer per iteration (GNI VII.1.4's
+      ! first-order form: r_u then is h/2 (f(u) - f(u + du)), the Newton remainder; g(q_{k+1}),
+      ! which ends the iteration, is evaluated)
+      call model%hol_jac_tmul(t, q, rw%dx(n + 1:), rw%gdm)
+      if (rw%use_jf .or. .not. kept) then
+        call model%mass_mul(q, rw%dx(1:n), rw%mdu)
+      else
+        rw%mdu = -rw%r(1:n) - rw%gdm
+      end if
       call w%nc%clear()
       call w%nc%group_max(h * maxabs(rw%dx(1:n)), 1 + sq, sq)
       call w%nc%group_max(maxabs(rw%mdu), 1 + sp, amp * sp)
-      call model%hol_jac_tmul(t, q, rw%dx(n + 1:), rw%mdu)
-      call w%nc%group_max(maxabs(rw%mdu), 1 + sp, amp * sp)
+      call w%nc%group_max(maxabs(rw%gdm), 1 + sp, amp * sp)
       status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
-      call rattle_residual(model, rw, t, h, q, p, newf)
+      rw%mu_ = rw%mu_ + rw%mdu
+      rw%gtm = rw%gtm + rw%gdm
+      call rattle_residual(model, rw, t, h, q, p, newf, .false.)
       if (status == NEWTON_DIVERGED) exit
       ! g(q_{k+1}) at round-off (a kept matrix leaves theta |dx| in it): converged when it is,
       ! or when it stopped shrinking (its noise)
@@ -748,33 +786,35 @@ contains
       call model%force(t1, rw%q1, rw%x(1:n), rw%f1)
       p = p - rw%gtm + 0.5_wp * h * (rw%f0 + rw%f1)
       q = rw%q1
-      call kick_complete(model, rw, t1, q, rw%x(1:n), p, v, a, lam, nfact, info)
+      call kick_complete(model, rw, t1, q, p, v, a, lam, nfact, info)
     end subroutine
   end subroutine
 
   !> The end of a step with a constant M (RATTLE, Lobatto IIIA-IIIB's reduced step, and their
   !> dense fallback): on entry q = q_{k+1}, p = pbar_{k+1}; the kick p = pbar - G_1^T nu with
   !> G_1 v + g_t = 0: K(t_{k+1}, q_{k+1}) [v; nu] = [pbar; -g_t]; a, lam of (q, v) from the same
-  !> factorization, kept in rw%kf as the next step's iteration matrix.  u: a velocity for the
-  !> model's hooks (K does not depend on it).  (Iterative refinement of these two solves with an
+  !> factorization, kept in rw%kf as the next step's iteration matrix (kick_assemble).  (Iterative refinement of these two solves with an
   !> older factorization instead was measured slower: 1.3-2.7 times on the chains N = 2 ... 128
   !> and the N-four-bar, n = 30 and 66.)
-  subroutine kick_complete(model, rw, t1, q, u, p, v, a, lam, nfact, info)
+  subroutine kick_complete(model, rw, t1, q, p, v, a, lam, nfact, info)
     class(model_t), intent(in) :: model
     type(rattle_work_t), intent(inout) :: rw
-    real(wp), intent(in) :: t1, q(:), u(:)
+    real(wp), intent(in) :: t1, q(:)
     real(wp), intent(inout) :: p(:), v(:), a(:), lam(:)
     integer, intent(inout) :: nfact
     integer, intent(out) :: info
     integer :: n
     n = model%n
-    call rattle_assemble(model, rw, rw%kf, t1, q, t1, q, t1, u, 0.0_wp)
+    rw%tf = -huge(1.0_wp)      ! kf is K(tf, qf) once factored
+    call kick_assemble(model, rw, t1, q)
     call rw%kf%factor(info)
     nfact = nfact + 1
     if (info /= 0) then
       info = STATUS_SINGULAR
       return
     end if
+    rw%tf = t1
+    rw%qf = q
     call model%hol_t(t1, q, rw%xs(n + 1:))
     rw%xs(n + 1:) = -rw%xs(n + 1:)
     rw%xs(1:n) = p
@@ -1129,7 +1169,7 @@ contains
         end do
       end if
       q = lw%q1
-      call kick_complete(model, rw, t + h, q, lw%u(:, ns), p, v, a, lam, nfact, info)
+      call kick_complete(model, rw, t + h, q, p, v, a, lam, nfact, info)
     end subroutine
   end subroutine
 
@@ -1232,8 +1272,7 @@ contains
     iters = iters + it2
     nfact = nfact + nf2
     if (info /= 0) return
-    self%lw%zn = s%v
-    call kick_complete(self%model, self%rt, s%t + h, s%q, self%lw%zn, self%p, s%v, s%a, s%lam, nfact, info)
+    call kick_complete(self%model, self%rt, s%t + h, s%q, self%p, s%v, s%a, s%lam, nfact, info)
   end subroutine
 
   !> s%v = M^{-1} p, and a, lam of the index-1 KKT system at (s%t, s%q, s%v).
