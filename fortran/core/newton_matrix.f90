@@ -67,6 +67,11 @@ module pyint_newton_matrix
     !> rows (fortran/core/reduced_model.f90: the kept rows of a redundant mechanism).
     integer :: remap = 0, remap_off = 0
     integer, allocatable :: remap_to(:)
+    !> While set (set_mirror), an add at (i, j), i /= j, also adds at (j, i): a block and its
+    !> transpose from one evaluation (the symmetric KKT matrix [M G^T; G 0] from one add_hol_jac).
+    logical :: mirror = .false.
+    !> Values kept by keep_base, restored by zero_base (a constant block assembled once).
+    real(wp), allocatable :: base(:)
   contains
     procedure :: record => nm_record
     procedure :: add => nm_add
@@ -77,6 +82,9 @@ module pyint_newton_matrix
     procedure :: release => nm_release
     procedure :: pivot_ratio => nm_pivot_ratio
     procedure :: set_remap => nm_set_remap
+    procedure :: set_mirror => nm_set_mirror
+    procedure :: keep_base => nm_keep_base
+    procedure :: zero_base => nm_zero_base
   end type
 
   interface
@@ -157,6 +165,8 @@ contains
     if (allocated(self%ab)) deallocate(self%ab)
     if (allocated(self%tmp)) deallocate(self%tmp)
     if (allocated(self%ipiv)) deallocate(self%ipiv)
+    if (allocated(self%base)) deallocate(self%base)
+    self%mirror = .false.
     if (allocated(self%colptr)) deallocate(self%colptr, self%rowind, self%vals, self%slot)
     self%nx = nx
     self%kl = 0
@@ -172,8 +182,7 @@ contains
     class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: i0, j0
     real(wp), intent(in) :: v
-    integer :: i, j, r, c, lo, hi, mid, key
-    integer, allocatable :: tmp(:)
+    integer :: i, j
     i = i0
     j = j0
     if (self%remap /= REMAP_NONE) then
@@ -187,6 +196,17 @@ contains
         j = j + self%remap_off
       end if
     end if
+    call nm_store(self, i, j, v)
+    if (self%mirror .and. i /= j) call nm_store(self, j, i, v)
+  end subroutine
+
+  !> A(i, j) += v (natural indices, after nm_add's remap).
+  subroutine nm_store(self, i, j, v)
+    type(newton_matrix_t), intent(inout) :: self
+    integer, intent(in) :: i, j
+    real(wp), intent(in) :: v
+    integer :: r, c, lo, hi, mid, key
+    integer, allocatable :: tmp(:)
     select case (self%kind)
     case (SOLVER_DENSE)
       self%a(i, j) = self%a(i, j) + v
@@ -401,6 +421,40 @@ contains
 
   !> Remap the following adds (what: REMAP_ROWS or REMAP_COLS) of indices off + k, k = 1..size(to),
   !> to off + to(k) (to(k) = 0: dropped); what = REMAP_NONE ends it.
+  !> Mirror the adds (see the component mirror) while on.
+  subroutine nm_set_mirror(self, on)
+    class(newton_matrix_t), intent(inout) :: self
+    logical, intent(in) :: on
+    self%mirror = on
+  end subroutine
+
+  !> Keep the current (assembled, not yet factored) values as the base zero_base restores.
+  subroutine nm_keep_base(self)
+    class(newton_matrix_t), intent(inout) :: self
+    select case (self%kind)
+    case (SOLVER_DENSE)
+      self%base = reshape(self%a, [size(self%a)])
+    case (SOLVER_BANDED)
+      self%base = reshape(self%ab, [size(self%ab)])
+    case (SOLVER_SPARSE)
+      self%base = self%vals
+    end select
+  end subroutine
+
+  !> As zero, but to the values keep_base kept.
+  subroutine nm_zero_base(self)
+    class(newton_matrix_t), intent(inout) :: self
+    select case (self%kind)
+    case (SOLVER_DENSE)
+      self%a = reshape(self%base, shape(self%a))
+    case (SOLVER_BANDED)
+      self%ab = reshape(self%base, shape(self%ab))
+    case (SOLVER_SPARSE)
+      self%vals = self%base
+      self%nadd = 0
+    end select
+  end subroutine
+
   subroutine nm_set_remap(self, what, off, to)
     class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: what, off
