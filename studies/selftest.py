@@ -25,7 +25,6 @@ import time
 
 import numpy as np
 import xarray as xr
-from scipy.special import ellipj, ellipk
 
 from pyint.study.datasets import measured_order, trajectory_dataset
 from pyint.models import PendulumChain
@@ -51,6 +50,9 @@ METHODS = {
 
 def exact_position(t, theta0, length, grav):
     """Closed-form (x, y) of the pendulum released from rest at theta0, shape (len(t), 2)."""
+    # imported here: `pyint study run NAME` imports every study module to find NAME
+    from scipy.special import ellipj, ellipk
+
     k = math.sin(theta0 / 2)
     m = k * k
     sn, _, _, _ = ellipj(ellipk(m) - math.sqrt(grav / length) * np.asarray(t, dtype=float), m)

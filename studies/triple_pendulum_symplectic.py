@@ -156,20 +156,22 @@ def run_case(params):
         "h": ("h", hs, _attrs("s", "step size h")),
     })
     # the chain's constraints are g_i = (|d_i|^2 - l_i^2) / 2: units m^2
-    ds["pos_error"] = ("time", paper.residual[:, 0], _attrs("m^2", "position constraint error max|g(q)|"))
-    ds["vel_error"] = ("time", paper.residual[:, 1], _attrs("m^2/s", "velocity constraint error max|G v| = max|G H_p|"))
-    ds["energy_change"] = ("time", de_paper, _attrs("J", "energy change H(t) - H(0)"))
-    ds["pos_error_long"] = ("time_long", long.residual[:, 0], _attrs("m^2", "position constraint error (long run)"))
-    ds["vel_error_long"] = ("time_long", long.residual[:, 1], _attrs("m^2/s", "velocity constraint error (long run)"))
-    ds["energy_change_long"] = ("time_long", de_long, _attrs("J", "energy change H(t) - H(0) (long run)"))
+    new = {}   # added in one merge (Dataset.assign): each ds[name] = ... is a merge of its own
+    new["pos_error"] = ("time", paper.residual[:, 0], _attrs("m^2", "position constraint error max|g(q)|"))
+    new["vel_error"] = ("time", paper.residual[:, 1],
+                        _attrs("m^2/s", "velocity constraint error max|G v| = max|G H_p|"))
+    new["energy_change"] = ("time", de_paper, _attrs("J", "energy change H(t) - H(0)"))
+    new["pos_error_long"] = ("time_long", long.residual[:, 0], _attrs("m^2", "position constraint error (long run)"))
+    new["vel_error_long"] = ("time_long", long.residual[:, 1], _attrs("m^2/s", "velocity constraint error (long run)"))
+    new["energy_change_long"] = ("time_long", de_long, _attrs("J", "energy change H(t) - H(0) (long run)"))
     for k, unit, what in (("q", "m", "position"), ("v", "m/s", "velocity"), ("lam", "N/m", "multiplier")):
-        ds[f"error_{k}"] = (("problem", "h"), err[k],
-                            _attrs(unit, f"max {what} error at the final time against the reference"))
-        ds[f"order_{k}"] = ("problem", np.array([slope(e) for e in err[k]]),
-                            _attrs("1", f"measured order in {what}: slope of log error against log h"))
-    ds["cpu_time_sweep"] = (("problem", "h"), cpu, _attrs("s", "CPU time of the integration"))
-    ds["newton_iterations_sweep"] = (("problem", "h"), newton, _attrs("1", "Newton iterations"))
-    ds["status_sweep"] = (("problem", "h"), status.astype(str), _attrs("", "status of the sweep run"))
+        new[f"error_{k}"] = (("problem", "h"), err[k],
+                             _attrs(unit, f"max {what} error at the final time against the reference"))
+        new[f"order_{k}"] = ("problem", np.array([slope(e) for e in err[k]]),
+                             _attrs("1", f"measured order in {what}: slope of log error against log h"))
+    new["cpu_time_sweep"] = (("problem", "h"), cpu, _attrs("s", "CPU time of the integration"))
+    new["newton_iterations_sweep"] = (("problem", "h"), newton, _attrs("1", "Newton iterations"))
+    new["status_sweep"] = (("problem", "h"), status.astype(str), _attrs("", "status of the sweep run"))
     scalars = {
         "eps_pos": (paper.eps_pos, "m^2", "max|g(q)| over the paper run (T = 60)"),
         "eps_vel": (paper.eps_vel, "m^2/s", "max|G v| over the paper run (T = 60)"),
@@ -184,8 +186,9 @@ def run_case(params):
                               "Newton iterations of the paper run"),
     }
     for key, (val, unit, long_name) in scalars.items():
-        ds[key] = ((), val, _attrs(unit, long_name))
-    ds["method_params"] = ((), json.dumps(paper.params, sort_keys=True), _attrs("", "method parameters (JSON)"))
+        new[key] = ((), val, _attrs(unit, long_name))
+    new["method_params"] = ((), json.dumps(paper.params, sort_keys=True), _attrs("", "method parameters (JSON)"))
+    ds = ds.assign(new)
     ds.attrs = {"model_params": json.dumps(model.describe(), sort_keys=True), "h_paper": PAPER_H,
                 "t_paper": PAPER_T,
                 "reference": "pyint.reference.ode.ode_reference: DOP853 on the index-1 form, rtol = atol = 1e-13"}

@@ -601,6 +601,49 @@ def test_cache_stores_netcdf_and_reloads(tmp_path, monkeypatch):
     assert solve(sk, times, q0, v0, rtol=1e-9, form="ggl").from_cache
 
 
+def test_ode_reference_is_cached_and_reloaded(tmp_path, monkeypatch):
+    """The DOP853 reference is kept under the IDA references' key: a second call returns the same
+    arrays without integrating; other tolerances are another file; a file of another solve at the
+    key's name is recomputed with a warning; cache_dir=False writes nothing."""
+    import pyint.reference.ode as ode_mod
+
+    prob = PROBLEMS["chain2"]
+    times = [0.0, 0.05, 0.1]
+    first = ode_reference(prob.model, *prob.initial_state, times, cache_dir=tmp_path)
+    files = list(tmp_path.glob("*.npz"))
+    assert len(files) == 1 and ode_mod.FORM in files[0].name
+
+    def no_dop853(*a, **k):
+        raise AssertionError("DOP853 ran although the result was cached")
+
+    monkeypatch.setattr(ode_mod, "dop853", no_dop853)
+    second = ode_reference(prob.model, *prob.initial_state, times, cache_dir=tmp_path)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(AssertionError, match="DOP853 ran"):
+        ode_reference(prob.model, *prob.initial_state, times, rtol=1e-13, cache_dir=tmp_path)
+    with pytest.raises(AssertionError, match="DOP853 ran"):
+        ode_reference(prob.model, *prob.initial_state, times[:2], cache_dir=tmp_path)
+    # another solve's file at this key's name is not returned as the answer
+    other = ode_reference(prob.model, *prob.initial_state, times, cache_dir=tmp_path)  # cached
+    with np.load(files[0]) as f:
+        data = dict(f)
+    data["key"] = np.array("0" * 32)
+    np.savez(files[0].with_suffix(""), **data)   # np.savez appends .npz
+    with pytest.warns(RuntimeWarning, match="not the solve asked for"), \
+            pytest.raises(AssertionError, match="DOP853 ran"):
+        ode_reference(prob.model, *prob.initial_state, times, cache_dir=tmp_path)
+    monkeypatch.undo()
+    assert all(np.array_equal(a, b) for a, b in zip(other, first))
+    # the default directory follows $PYINT_REFERENCE_CACHE; cache_dir=False writes nothing
+    env_dir = tmp_path / "env"
+    monkeypatch.setenv("PYINT_REFERENCE_CACHE", str(env_dir))
+    ode_reference(prob.model, *prob.initial_state, times, cache_dir=False)
+    assert not env_dir.exists()
+    ode_reference(prob.model, *prob.initial_state, times)
+    assert len(list(env_dir.glob("*.npz"))) == 1
+
+
 def test_cache_key_sees_parameters_outside_describe():
     class Same(Skate):
         def describe(self):
