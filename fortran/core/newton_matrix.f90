@@ -202,7 +202,7 @@ contains
 
   !> A(i, j) += v (natural indices, after nm_add's remap).
   subroutine nm_store(self, i, j, v)
-    type(newton_matrix_t), intent(inout) :: self
+    class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: i, j
     real(wp), intent(in) :: v
     integer :: r, c, lo, hi, mid, key
