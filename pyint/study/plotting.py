@@ -100,6 +100,13 @@ def legend_outside(where, handles=None, labels=None, fontsize="small", **kw):
         return where.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=fontsize,
                             frameon=False, ncol=ncol, **kw)      # kept by savefig(bbox_inches="tight")
     ncol = 1 if len(handles) <= 16 else 2
+    # the figure grown to hold the legend's rows and columns beside axes of at least 4 x 3 inches
+    # (else constrained layout collapses the axes, as 87 series of IFToMM's --quick study did)
+    fig = where.figure
+    rows = -(-len(handles) // ncol)
+    width = max(len(str(lab)) for lab in labels)
+    fig.set_figheight(max(fig.get_figheight(), 0.18 * rows + 1.0))
+    fig.set_figwidth(max(fig.get_figwidth(), 4.0 + ncol * (6 * width + 40) / 72))
     return where.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
                         fontsize=fontsize, frameon=False, ncol=ncol, **kw)
 
