@@ -2,6 +2,7 @@
 
     python bench/symplectic.py            # both tables
     python bench/symplectic.py ratios     # only the ratio table (issue 27)
+    python bench/symplectic.py growth     # only the growth table (issue 27)
 
 CPU time per step and Newton iterations per step of each method on the
 triple pendulum (n = 6, m = 3) at the paper's h = 0.12, on the anharmonic
@@ -13,6 +14,11 @@ and Lobatto IIIA-IIIB with s stages relative to generalized-alpha on the same
 model and h, side by side in one run: the built-in pendulum chains N = 2, 8,
 32, 128, 1024 and the IFToMM N-four-bar in natural coordinates (n = 30, 66).
 The targets (issue 27): RATTLE <= 1.5, the s-stage methods <= 1.5 s.
+
+The growth table: CPU per step of generalized-alpha, RATTLE, the composition with
+Gauss stages (s = 1, 2) and Lobatto IIIA-IIIB s = 3 on the pendulum chains
+N = 32, 128, 512, 1024 (h = 1e-3), and the least-squares exponent of N over them
+(target, issue 27: within N^1.1, as generalized-alpha).
 """
 import sys
 import time
@@ -94,7 +100,26 @@ def dense_ok(meth, model):
     return isinstance(meth, Rattle) or model.constant_mass or 2 * meth.stages * model.n <= 2000
 
 
+GROWTH_NS = (32, 128, 512, 1024)
+
+
+def growth():
+    meths = [("genalpha", GeneralizedAlpha(rho_inf=0.9))] + [(name, meth) for name, meth, _ in RATIO_METHODS]
+    print(f"{'chain':10s} " + " ".join(f"{name:>12s}" for name, _ in meths) + "   (CPU us per step)")
+    cost = np.zeros((len(GROWTH_NS), len(meths)))
+    for i, n in enumerate(GROWTH_NS):
+        chain = PendulumChain(n, grav=9.81)
+        q0, v0 = chain.initial_state()
+        cost[i] = [per_step(meth, chain, q0, v0, 1e-3) for _, meth in meths]
+        print(f"N={n:<8d} " + " ".join(f"{1e6 * c:12.1f}" for c in cost[i]), flush=True)
+    slope = [np.polyfit(np.log(GROWTH_NS), np.log(cost[:, j]), 1)[0] for j in range(len(meths))]
+    print(f"{'exponent':10s} " + " ".join(f"{e:12.2f}" for e in slope) + "   (fit over N = 32 ... 1024)")
+
+
 if __name__ == "__main__":
+    if "growth" in sys.argv[1:]:
+        growth()
+        sys.exit()
     if "ratios" not in sys.argv[1:]:
         tp = PROBLEMS["triple_pendulum"]
         bench("triple pendulum", tp.model, *tp.initial_state, 0.12, 5000)

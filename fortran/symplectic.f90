@@ -96,8 +96,10 @@
 !> eta |dx|, to round-off at the observed rate (sym_step's reason: it accumulates).  The
 !> contraction rate is O(h^2 |M^{-1} f_q| + h |M^{-1} f_v| + h |G_q| |mu| / |G|), small in the
 !> methods' range; a step whose kept matrix contracts slower than THETA_REFRESH, or that the rule
-!> gives up (c%refresh, divergence), is taken with the full stage system below (allocated at its
-!> first need), the state and the kick as above.  Redundant constraints: K is factored by the
+!> gives up (c%refresh, divergence), goes on with the reduced system's own Jacobian (red_jacobian:
+!> f_q, f_v, (G^T mu)_q and G at the stages, assembled through the structured hooks into a sparse /
+!> banded newton_matrix, never a dense O((sn)^2) matrix for a structured model; Hairer-Wanner II,
+!> sec. IV.8), iterated to round-off as above; the state and the kick as above.  Redundant constraints: K is factored by the
 !> same layer as RATTLE's; singular positions: sym_pass halves the step as before.
 !>
 !> Newton (every other case): simplified Newton on the stage system, unknowns (Q, P, mu) with
@@ -177,7 +179,9 @@ module symplectic
   type :: red_work_t
     logical :: on = .false.
     logical :: comp = .false.          !< the composition (else Lobatto IIIA-IIIB)
-    logical :: dense = .false.         !< the stage system's workspace (the fallback) is allocated
+    logical :: jm_ok = .false.         !< jm holds a factored Jacobian (of a step with size jm_h)
+    real(wp) :: jm_h = 0
+    type(newton_matrix_t) :: jm        !< the reduced system's Jacobian (red_jacobian), at its first need
     integer :: kind = TAB_LOBATTO      !< the inner tableau
     type(newton_matrix_t) :: mf        !< M, factored once
     real(wp), allocatable :: a(:, :), ah(:, :), b(:), c(:)
@@ -187,6 +191,7 @@ module symplectic
     real(wp), allocatable :: z(:, :), gd(:, :)                          !< (n, nmu)
     real(wp), allocatable :: mu(:, :), dmu(:, :), rg(:, :)             !< (m, nmu)
     real(wp), allocatable :: xs(:), zb(:), zn(:), zm(:), q1(:)
+    real(wp), allocatable :: xj(:)         !< (s n + nmu m): jm's right-hand side
   end type
 
   !> The family as a stepper of the one driver (fortran/core/driver.f90).  Options:
@@ -790,8 +795,7 @@ contains
     end subroutine
   end subroutine
 
-  !> The end of a step with a constant M (RATTLE, Lobatto IIIA-IIIB's reduced step, and their
-  !> dense fallback): on entry q = q_{k+1}, p = pbar_{k+1}; the kick p = pbar - G_1^T nu with
+  !> The end of a step with a constant M (RATTLE and the reduced stage systems): on entry q = q_{k+1}, p = pbar_{k+1}; the kick p = pbar - G_1^T nu with
   !> G_1 v + g_t = 0: K(t_{k+1}, q_{k+1}) [v; nu] = [pbar; -g_t]; a, lam of (q, v) from the same
   !> factorization, kept in rw%kf as the next step's iteration matrix (kick_assemble).  (Iterative refinement of these two solves with an
   !> older factorization instead was measured slower: 1.3-2.7 times on the chains N = 2 ... 128
@@ -850,7 +854,7 @@ contains
     end if
     allocate(lw%u(n, ns), lw%du(n, ns), lw%ru(n, ns), lw%qs(n, ns), lw%fs(n, ns), lw%gtm(n, ns), &
              lw%z(n, nmu), lw%gd(n, nmu), lw%mu(m, nmu), lw%dmu(m, nmu), lw%rg(m, nmu), &
-             lw%xs(n + m), lw%zb(n), lw%zn(n), lw%zm(m), lw%q1(n))
+             lw%xs(n + m), lw%zb(n), lw%zn(n), lw%zm(m), lw%q1(n), lw%xj(ns * n + nmu * m))
     lw%zn = 0; lw%zm = 0; lw%gtm = 0
     if (lw%comp) then
       lw%gcoef = 1
@@ -985,6 +989,91 @@ contains
     lw%rg(:, 1) = lw%rg(:, 1) / h
   end subroutine
 
+  !> The Jacobian of the reduced stage system (module header) at the iterate (U, mu) (its stage
+  !> points qs and q1 current: red_residual), factored in lw%jm (its pattern recorded and the solver
+  !> chosen at the first call: sparse or banded for a structured model).  Unknowns (U_1..U_s,
+  !> mu_1..mu_nmu), rows (r_U,1..s, r_g); with Q_j = q_k + h sum_l a_jl U_l:
+  !>   d r_U,i / d U_l = M delta_il - h ahat_il f_v(l) + sum_j ahat_ij a_jl (-h^2 f_q(j)
+  !>                     + h (G^T mu_j)_q(j))       (the last term Lobatto's only: G at Q_j),
+  !>   d r_U,i / d mu_j = ahat_ij G(Q_j)^T (Lobatto),  G_k^T (composition),
+  !>   d r_g,i / d U_l = a_il G(Q_i) (Lobatto, i = 2..s),  b_l G(q_{k+1}) (composition);
+  !> through the model's structured hooks (add_qq, add_hol_jac), as RATTLE's K.
+  subroutine red_jacobian(model, lw, t, h, q, info)
+    class(model_t), intent(in) :: model
+    type(red_work_t), intent(inout) :: lw
+    real(wp), intent(in) :: t, h, q(:)
+    integer, intent(out) :: info
+    integer :: n, ns, nmu
+    n = model%n; ns = size(lw%b); nmu = size(lw%mu, 2)
+    info = 0
+    lw%jm_ok = .false.
+    if (lw%jm%nx == 0) then
+      call lw%jm%record(ns * n + nmu * model%mh)
+      call assemble()
+      call lw%jm%setup(SOLVER_AUTO, info)
+      if (info /= 0 .or. lw%jm%out_of_pattern) then
+        info = STATUS_BAD_INPUT
+        return
+      end if
+      lw%jm%small = lw%jm%kind == SOLVER_DENSE .and. lw%jm%nx <= 4 * SMALL_MAX
+    end if
+    call lw%jm%zero()
+    call assemble()
+    if (lw%jm%out_of_pattern) then
+      info = STATUS_BAD_INPUT
+      return
+    end if
+    call lw%jm%factor(info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    lw%jm_ok = .true.
+    lw%jm_h = h
+
+  contains
+
+    subroutine assemble()
+      integer :: i, j, l
+      real(wp) :: c(6), tj
+      do i = 1, ns
+        do l = 1, ns
+          if (i == l) call model%add_qq(t, q, lw%u(:, l), lw%zn, lw%zm, lw%zm(1:0), &
+                                        [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], lw%jm, (i - 1) * n, (l - 1) * n)
+          do j = 1, ns
+            c = 0
+            c(3) = -h**2 * lw%ah(i, j) * lw%a(j, l)
+            if (j == l) c(4) = -h * lw%ah(i, l)
+            if (.not. lw%comp .and. j < ns) c(5) = h * lw%ah(i, j) * lw%a(j, l)
+            if (all(c == 0)) cycle
+            tj = t + lw%c(j) * h
+            if (lw%comp .or. j == ns) then
+              call model%add_qq(tj, lw%qs(:, j), lw%u(:, j), lw%zn, lw%zm, lw%zm(1:0), c, lw%jm, (i - 1) * n, (l - 1) * n)
+            else
+              call model%add_qq(tj, lw%qs(:, j), lw%u(:, j), lw%zn, lw%mu(:, j), lw%zm(1:0), c, lw%jm, &
+                                (i - 1) * n, (l - 1) * n)
+            end if
+          end do
+        end do
+        if (lw%comp) then
+          call model%add_hol_jac(t, q, 1.0_wp, .true., lw%jm, (i - 1) * n, ns * n)
+          call model%add_hol_jac(t + h, lw%q1, lw%b(i), .false., lw%jm, ns * n, (i - 1) * n)
+        else
+          do j = 1, nmu
+            if (lw%ah(i, j) /= 0) call model%add_hol_jac(t + lw%c(j) * h, lw%qs(:, j), lw%ah(i, j), .true., lw%jm, &
+                                                         (i - 1) * n, ns * n + (j - 1) * model%mh)
+          end do
+          if (i > 1) then
+            do l = 1, ns
+              if (lw%a(i, l) /= 0) call model%add_hol_jac(t + lw%c(i) * h, lw%qs(:, i), lw%a(i, l), .false., lw%jm, &
+                                                          ns * n + (i - 2) * model%mh, (l - 1) * n)
+            end do
+          end if
+        end if
+      end do
+    end subroutine
+  end subroutine
+
   !> The reduced step's residual (Lobatto IIIA-IIIB or the composition); leaves q_{k+1} in q1.
   subroutine red_residual(model, lw, t, h, q, p, newf)
     class(model_t), intent(in) :: model
@@ -1002,11 +1091,14 @@ contains
   !> One step (t, q, p, v, a, lam) -> t + h of Lobatto IIIA-IIIB or the composition with Gauss
   !> stages for a constant M: simplified Newton on the reduced stage system with the kept
   !> K(t_k, q_k) (module header), iterated until its increments are at round-off, then the kick
-  !> and a, lam at the new state (kick_complete).
-  !> fallback: the kept matrix does not contract as the rule wants (c%refresh, THETA_REFRESH,
-  !> divergence): q, p, v, a, lam are untouched and the caller takes the step with the full stage
-  !> system.  iters, nfact: Newton iterations and factorizations of the step.
-  subroutine red_step(model, lw, rw, nc, t, h, q, p, v, a, lam, tol, maxit, iters, nfact, fallback, info)
+  !> and a, lam at the new state (kick_complete).  When the kept matrix does not contract as the
+  !> rule wants (c%refresh, THETA_REFRESH, divergence) the iteration goes on (from the start
+  !> values after a divergence) with the reduced system's Jacobian (red_jacobian: sparse, through
+  !> newton_matrix.f90's solvers), kept across iterations and the steps of the same h, refreshed
+  !> at the iterate when the rule asks or it contracts slower than THETA_REFRESH; every step still
+  !> starts with the cheap kept K.  A step the Jacobian does not converge fails (q, p, v, a, lam
+  !> untouched).  iters, nfact: Newton iterations and factorizations of the step.
+  subroutine red_step(model, lw, rw, nc, t, h, q, p, v, a, lam, tol, maxit, iters, nfact, info)
     class(model_t), intent(in) :: model
     type(red_work_t), intent(inout) :: lw
     type(rattle_work_t), intent(inout) :: rw
@@ -1015,22 +1107,14 @@ contains
     real(wp), intent(inout) :: q(:), p(:), v(:), a(:), lam(:)
     integer, intent(in) :: maxit
     integer, intent(out) :: iters, nfact, info
-    logical, intent(out) :: fallback
-    integer :: it, i, j, n, m, ns, status, extra
-    logical :: newf
+    integer :: it, i, j, n, m, ns, status, extra, base
+    logical :: newf, jmode, fresh, jnew
     real(wp) :: sq, sp, amp, est, gnow, gprev
     n = model%n; m = model%mh; ns = size(lw%b)
     iters = 0; nfact = 0; info = 0
-    fallback = .false.
-    ! start: U_j = v + c_j h a, mu_j = h lam (GNI VII.1: mu_j = h Lam_j; the composition's
-    ! mu = h/2 Lam_k)
-    do j = 1, ns
-      lw%u(:, j) = v + lw%c(j) * h * a
-    end do
-    do j = 1, size(lw%mu, 2)
-      lw%mu(:, j) = h * lam(1:m)
-    end do
-    if (lw%comp) lw%mu = lw%mu / 2
+    jmode = .false.; fresh = .false.; jnew = .false.
+    if (lw%jm_h /= h) lw%jm_ok = .false.
+    call red_start()
     newf = .not. model%const_force
     call red_residual(model, lw, t, h, q, p, .true.)
     ! the groups' scales and floors as in sym_step (stage positions, momenta ~ p_k, impulses by
@@ -1040,15 +1124,17 @@ contains
     amp = ns**3 * max(1.0_wp, sq / (h * max(maxabs(v), sq * epsilon(1.0_wp))))
     status = NEWTON_DIVERGED
     extra = 0
+    base = 0            ! iters before the current matrix: each gets maxit iterations
     call nc%start()
-    do it = 1, maxit
+    do while (iters - base < maxit)
       if (.not. (all(abs(lw%ru) <= huge(1.0_wp)) .and. all(abs(lw%rg) <= huge(1.0_wp)))) then
-        fallback = .true.
-        return
+        if (jmode) exit
+        call to_jacobian(.true.)
+        if (info /= 0) return
       end if
       call red_increment()
-      ! groups: positions (h dU), impulses G_k^T dmu_i and the momenta M dU_l = -r_U,l -
-      ! sum_i ahat'_li G_k^T dmu_i (the linear system's first rows)
+      ! groups: positions (h dU), impulses G_k^T dmu_i and the momenta M dU_l (with the kept K:
+      ! -r_U,l - sum_i ahat'_li G_k^T dmu_i, the linear system's first rows)
       call nc%clear()
       call nc%group_max(h * maxval(abs(lw%du)), 1 + sq, sq)
       do i = 1, size(lw%mu, 2)
@@ -1056,10 +1142,15 @@ contains
       end do
       call nc%group_max(maxval(abs(lw%gd)), 1 + sp, amp * sp)
       do j = 1, ns
-        lw%zn = lw%ru(:, j) + matmul(lw%gd, lw%gcoef(j, :))
+        if (jmode) then
+          call model%mass_mul(q, lw%du(:, j), lw%zn)
+        else
+          lw%zn = lw%ru(:, j) + matmul(lw%gd, lw%gcoef(j, :))
+        end if
         call nc%group_max(maxabs(lw%zn), 1 + sp, amp * sp)
       end do
-      status = nc%test(tol, maxit, .true., can_refresh=.true.)
+      status = nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
+      fresh = .false.
       call red_residual(model, lw, t, h, q, p, newf)
       ! increments at round-off (the rule asks for a fresh matrix once they stop contracting
       ! there: with the kept one they are the arithmetic's noise): the iterate is the solution
@@ -1073,41 +1164,106 @@ contains
         extra = 0
         if (est > NEWTON_FLOOR * epsilon(1.0_wp)) &
           extra = ceiling(log(NEWTON_FLOOR * epsilon(1.0_wp) / est) / log(nc%eta / (1 + nc%eta)))
+        ! with a Jacobian of this step (Newton's method, or nearly: quadratic convergence) the
+        ! last increment is the arithmetic's noise and so is its rate: one more iteration, a
+        ! fixed number
+        if (jnew) extra = 1
         exit
       end if
       if (status == NEWTON_DIVERGED .or. nc%refresh .or. nc%theta > THETA_REFRESH) then
-        fallback = .true.
-        return
+        if (jmode .and. status == NEWTON_DIVERGED .and. jnew) exit     ! this step's Jacobian
+        call to_jacobian(status == NEWTON_DIVERGED)
+        if (info /= 0) return
       end if
     end do
     if (status /= NEWTON_CONVERGED) then
-      fallback = .true.
+      info = STATUS_NEWTON_FAILED
+      if (.not. (all(abs(lw%ru) <= huge(1.0_wp)) .and. all(abs(lw%rg) <= huge(1.0_wp)))) info = STATUS_NONFINITE
+      lw%jm_ok = .false.
       return
     end if
-    do it = 1, min(extra, maxit - iters)
+    do it = 1, min(extra, maxit - (iters - base))
       call red_increment()
       call red_residual(model, lw, t, h, q, p, newf)
     end do
     ! and the constraint rows at round-off, as RATTLE's (the rate above is the max-norm's, which
     ! a group other than these can set: measured g(q_{k+1}) ~ 1e-12 on the triple pendulum at
     ! h = 0.12 without this), or until they stop shrinking (their noise)
-    gprev = huge(1.0_wp)
     gnow = h * maxval(abs(lw%rg))
-    do while (iters < maxit .and. gnow > 10 * epsilon(1.0_wp) * (1 + sq) .and. gnow < 0.5_wp * gprev)
-      call red_increment()
-      call red_residual(model, lw, t, h, q, p, newf)
-      gprev = gnow
-      gnow = h * maxval(abs(lw%rg))
+    do
+      gprev = huge(1.0_wp)
+      do while (iters - base < maxit .and. gnow > 10 * epsilon(1.0_wp) * (1 + sq) .and. gnow < 0.5_wp * gprev)
+        call red_increment()
+        call red_residual(model, lw, t, h, q, p, newf)
+        gprev = gnow
+        gnow = h * maxval(abs(lw%rg))
+      end do
+      ! a Jacobian kept from an earlier step can stall above round-off there (measured: g ~ 1e-12
+      ! on the triple pendulum at h = 0.12 with the composition, s = 1): one at the iterate
+      if (gnow <= 10 * epsilon(1.0_wp) * (1 + sq) .or. .not. jmode .or. jnew) exit
+      call red_jacobian(model, lw, t, h, q, info)
+      if (info /= 0) return
+      nfact = nfact + 1
+      jnew = .true.
+      base = iters
     end do
     call finish(info)
 
   contains
 
-    !> One simplified Newton iteration with the kept matrix, (C^{-1} (x) S^{-1}) (module header):
-    !> dmu_i and z_i = M^{-1} (w_i - G^T dmu_i) from K [z_i; dmu_i] = [-(W r_U)_i; -(C^{-1} r_g)_i],
-    !> then dU_l = sum_i ahat'_li z_i - alpha_l M^{-1} (beta . r_U).
+    !> The start: U_j = v + c_j h a, mu_j = h lam (GNI VII.1: mu_j = h Lam_j; the composition's
+    !> mu = h/2 Lam_k)
+    subroutine red_start()
+      integer :: j
+      do j = 1, ns
+        lw%u(:, j) = v + lw%c(j) * h * a
+      end do
+      do j = 1, size(lw%mu, 2)
+        lw%mu(:, j) = h * lam(1:m)
+      end do
+      if (lw%comp) lw%mu = lw%mu / 2
+    end subroutine
+
+    !> Go on with the reduced system's Jacobian: the kept one (a step of the same h) the first
+    !> time in a step, else (or when none is kept) a fresh one at the iterate; after a divergence
+    !> from the start values.
+    subroutine to_jacobian(restart)
+      logical, intent(in) :: restart
+      if (restart) then
+        call red_start()
+        call red_residual(model, lw, t, h, q, p, .true.)
+      end if
+      if (.not. jmode .and. lw%jm_ok) then
+        fresh = .false.        ! the kept Jacobian of an earlier step
+      else
+        call red_jacobian(model, lw, t, h, q, info)
+        if (info /= 0) return
+        nfact = nfact + 1
+        jnew = .true.
+        fresh = .true.
+      end if
+      jmode = .true.
+      base = iters
+      call nc%start()
+    end subroutine
+
+    !> One simplified Newton iteration: with the reduced Jacobian (jmode), else with the kept
+    !> matrix, (C^{-1} (x) S^{-1}) (module header): dmu_i and z_i = M^{-1} (w_i - G^T dmu_i) from
+    !> K [z_i; dmu_i] = [-(W r_U)_i; -(C^{-1} r_g)_i], then dU_l = sum_i ahat'_li z_i - alpha_l
+    !> M^{-1} (beta . r_U).
     subroutine red_increment()
       integer :: i, j
+      if (jmode) then
+        lw%xj(1:ns * n) = -reshape(lw%ru, [ns * n])
+        lw%xj(ns * n + 1:) = -reshape(lw%rg, [size(lw%rg)])
+        call lw%jm%solve(lw%xj)
+        lw%du = reshape(lw%xj(1:ns * n), [n, ns])
+        lw%dmu = reshape(lw%xj(ns * n + 1:), shape(lw%dmu))
+        lw%u = lw%u + lw%du
+        lw%mu = lw%mu + lw%dmu
+        iters = iters + 1
+        return
+      end if
       if (lw%comp) then
         call comp_increment()
         return
@@ -1199,8 +1355,8 @@ contains
       call rattle_init(self%model, self%rt, s, info)
       return
     end if
-    ! Lobatto IIIA-IIIB with a constant M: the reduced stage system (red_step); the full one
-    ! (below) is allocated at its first fallback
+    ! Lobatto IIIA-IIIB and the composition with Gauss stages with a constant M: the reduced
+    ! stage system (red_step)
     self%lw%comp = self%scheme == SCHEME_COMPOSITION
     self%lw%kind = self%iopt(IOPT_SYMPLECTIC_TABLEAU)
     self%lw%on = (self%scheme == SCHEME_LOBATTO .or. self%lw%kind == TAB_GAUSS) .and. self%model%const_mass &
@@ -1249,30 +1405,14 @@ contains
     call complete(self, s, info)
   end subroutine
 
-  !> Lobatto IIIA-IIIB with a constant M: the reduced step, or, when its kept matrix does not
-  !> contract (red_step's fallback), the full stage system (sym_step, its workspace allocated at
-  !> the first need) followed by the same kick and completion.
+  !> Lobatto IIIA-IIIB or the composition with Gauss stages with a constant M: the reduced step.
   subroutine red_advance(self, h, s, iters, nfact, info)
     class(sym_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h
     type(state_t), intent(inout) :: s
     integer, intent(out) :: iters, nfact, info
-    integer :: it2, nf2
-    logical :: fallback
     call red_step(self%model, self%lw, self%rt, self%w%nc, s%t, h, s%q, self%p, s%v, s%a, s%lam, self%tol, &
-                  self%maxit, iters, nfact, fallback, info)
-    if (.not. fallback) return
-    if (.not. self%lw%dense) then
-      call work_init(self%w, self%model, self%scheme, self%lw%kind, size(self%lw%b), s%q, info)
-      if (info /= 0) return
-      self%w%x = 0
-      self%lw%dense = .true.
-    end if
-    call sym_step(self%model, self%w, s%t, h, s%q, self%p, self%tol, self%maxit, it2, nf2, info)
-    iters = iters + it2
-    nfact = nfact + nf2
-    if (info /= 0) return
-    call kick_complete(self%model, self%rt, s%t + h, s%q, self%p, s%v, s%a, s%lam, nfact, info)
+                  self%maxit, iters, nfact, info)
   end subroutine
 
   !> s%v = M^{-1} p, and a, lam of the index-1 KKT system at (s%t, s%q, s%v).
