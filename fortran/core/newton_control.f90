@@ -94,7 +94,7 @@ module pyint_newton_control
   implicit none
   private
   public :: newton_control_t, NEWTON_CONTINUE, NEWTON_CONVERGED, NEWTON_DIVERGED, newton_increment
-  public :: NEWTON_KAPPA, NEWTON_FLOOR, maxabs, local_error_scale, local_error_trusted, keep_matrix
+  public :: NEWTON_KAPPA, NEWTON_STAGNATION, NEWTON_FLOOR, maxabs, local_error_scale, local_error_trusted, keep_matrix
 
   integer, parameter :: NEWTON_CONTINUE = 0, NEWTON_CONVERGED = 1, NEWTON_DIVERGED = 2
   real(wp), parameter :: NEWTON_KAPPA = 0.1_wp
