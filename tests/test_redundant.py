@@ -196,13 +196,13 @@ def a02():
 #: index-1 forms pass too, a step flagged near a crossing taken again on the constraints (the driver's
 #: pass_singular, fortran/core/index1.f90 pass_begin): rk4_index1 1.3e-8, baumgarte_rk4 3.6e-9,
 #: block_chebyshev 1.3e-11, block_legendre 2.9e-10, block_uniform_eq8 7.3e-10, block_uniform_rk 2.5e-9
-#: (with projection="steps": 2.5e-10, 8.0e-9); Lobatto IIIA-IIIB's Newton matrix turns singular at a
-#: crossing, which the driver names as the singular position: its matrix is kept across steps (simplified
-#: Newton), so it stops where a fresh one is taken at the crossing, measured at the second (t = 1.228, right
-#: until there: 8.4e-12), not the first (t = 0.715, with a fresh matrix at every iteration); its pass (two
-#: half steps, fortran/symplectic.f90 sym_pass) takes the study's A02 through that crossing, not this one.
+#: (with projection="steps": 2.5e-10, 8.0e-9); Lobatto IIIA-IIIB passes all four crossings (2.3e-11): its
+#: reduced stage system goes on with its own sparse Jacobian (fortran/symplectic.f90 red_step) where the kept
+#: K stops contracting, instead of the dense stage system whose kept matrix turned singular at the second
+#: crossing (t = 1.228).
 A02_PASS = {"genalpha": {}, "rattle": {}, "symplectic_gl": {}, "rk4_index1": {}, "baumgarte_rk4": {},
-            "block_chebyshev": {}, "block_legendre": {}, "block_uniform_eq8": {}, "block_uniform_rk": {}}
+            "block_chebyshev": {}, "block_legendre": {}, "block_uniform_eq8": {}, "block_uniform_rk": {},
+            "lobatto_iiiab": {}}
 
 
 @pytest.mark.parametrize("name", sorted(n for n, c in METHODS.items() if "R^n" in c.spaces
@@ -218,7 +218,7 @@ def test_a02_singular_positions_pass_or_stop_by_name(name, a02):
         assert name not in A02_PASS, str(e)
         assert e.result.status == "singular_position", e.result.status
         # at a crossing (the index-1 forms stop 0.02 before the first, t = 0.714, where sigma_min of
-        # C / sigma_max falls below 1e-3; Lobatto IIIA-IIIB at the second, t = 1.228)
+        # C / sigma_max falls below 1e-3)
         assert np.min(np.abs(crossings - e.time)) <= 0.05, e.time
         assert "singular position" in str(e)
         assert np.max(np.abs(e.result.q - q_ref[:len(e.result.t)])) <= 1e-9   # right until there
