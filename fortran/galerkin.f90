@@ -57,12 +57,10 @@ module galerkin
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_driver, only: stepper_t, state_t
-  use pyint_linalg, only: lu_factor, lu_solve, inf_norm
+  use pyint_linalg, only: lu_factor, lu_solve, inf_norm, dense_lu_factor, dense_lu_solve
   use pyint_quadrature, only: lobatto_nodes
   use pyint_dual, only: dual_work_t, dual_init, dual_grad, dual_hess
   use pyint_newton_control, only: newton_control_t, maxabs, NEWTON_CONVERGED, NEWTON_DIVERGED
-  use pyint_newton_matrix, only: SMALL_MAX
-  use pyint_small_lu, only: slu_factor, slu_solve
   use pyint_seam, only: NSTATS_GALERKIN, NIOPT_GALERKIN, NROPT_GALERKIN, IOPT_GALERKIN_STAGES, IOPT_GALERKIN_VARIANT, &
                         IOPT_GALERKIN_MAXIT, ROPT_GALERKIN_TOL, ROPT_GALERKIN_LAMBDA0
   use pyint_seam, only: STAT_GALERKIN_JACOBIAN_FACTORIZATIONS, STAT_GALERKIN_MAX_CONSTRAINT_RESIDUAL, &
@@ -494,16 +492,11 @@ contains
     if (info /= 0) w%have_lu = .false.
   end subroutine
 
-  !> LU of w%jac in place: pyint_small_lu's plain loops up to 4 SMALL_MAX unknowns (faster than
-  !> reference LAPACK there, fortran/core/small_lu.F90), LAPACK's above.  info: 0 or STATUS_SINGULAR.
+  !> LU of w%jac in place (pyint_linalg's dense_lu_factor).  info: 0 or STATUS_SINGULAR.
   subroutine gl_factor(w, info)
     type(gl_work_t), intent(inout) :: w
     integer, intent(out) :: info
-    if (w%nx <= 4 * SMALL_MAX) then
-      call slu_factor(w%jac, w%ipiv, info)
-    else
-      call lu_factor(w%jac, w%ipiv, info)
-    end if
+    call dense_lu_factor(w%jac, w%ipiv, info)
     w%have_lu = info == 0
     if (info /= 0) info = STATUS_SINGULAR
   end subroutine
@@ -511,11 +504,7 @@ contains
   !> w%dx <- w%jac^{-1} w%dx with the factors of gl_factor.
   subroutine gl_solve(w)
     type(gl_work_t), intent(inout) :: w
-    if (w%nx <= 4 * SMALL_MAX) then
-      call slu_solve(w%jac, w%ipiv, w%dx)
-    else
-      call lu_solve(w%jac, w%ipiv, w%dx)
-    end if
+    call dense_lu_solve(w%jac, w%ipiv, w%dx)
   end subroutine
 
   !> Options: iopt = [s, variant, maxit], ropt = [tol, lam_0 (mn)]: the start multiplier is

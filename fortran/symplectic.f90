@@ -115,10 +115,9 @@
 module symplectic
   use pyint_kinds
   use pyint_model, only: model_t, index1_solution
-  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE, SMALL_MAX
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
   use pyint_driver, only: stepper_t, state_t
-  use pyint_linalg, only: lu_factor, lu_solve
-  use pyint_small_lu, only: slu_factor, slu_solve
+  use pyint_linalg, only: lu_factor, lu_solve, dense_lu_small, dense_lu_factor, dense_lu_solve
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
   use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
@@ -489,13 +488,7 @@ contains
         return
       end if
       if (fresh) then
-        ! the LU of a dense stage system of up to 4 SMALL_MAX unknowns by pyint_small_lu's plain
-        ! loops (faster than reference LAPACK there: rattle_pattern), else LAPACK's
-        if (w%nx <= 4 * SMALL_MAX) then
-          call slu_factor(w%jac, w%ipiv, info)
-        else
-          call lu_factor(w%jac, w%ipiv, info)
-        end if
+        call dense_lu_factor(w%jac, w%ipiv, info)
         w%have_jac = info == 0
         if (info /= 0) then
           info = STATUS_SINGULAR
@@ -504,11 +497,7 @@ contains
         nfact = nfact + 1
       end if
       w%dx = -w%e
-      if (w%nx <= 4 * SMALL_MAX) then
-        call slu_solve(w%jac, w%ipiv, w%dx)
-      else
-        call lu_solve(w%jac, w%ipiv, w%dx)
-      end if
+      call dense_lu_solve(w%jac, w%ipiv, w%dx)
       w%x = w%x + w%dx
       iters = iters + 1
       ! groups: stage positions, stage momenta, multipliers (impulses: momentum units).
@@ -614,10 +603,8 @@ contains
     call rattle_assemble(model, rw, nm, t, q, t, q, t, v, 1.0_wp)
     call nm%setup(SOLVER_AUTO, info)
     if (info /= 0 .or. nm%out_of_pattern) info = STATUS_BAD_INPUT
-    ! a dense matrix of up to 4 SMALL_MAX unknowns by pyint_small_lu's plain loops: measured on the
-    ! N-four-bar (bench/symplectic.py), RATTLE's CPU per step with reference LAPACK / with them:
-    ! 1.7 at 59 unknowns, 2.6 at 131, and at 203 below generalized-alpha's (which uses LAPACK)
-    nm%small = nm%kind == SOLVER_DENSE .and. nm%nx <= 4 * SMALL_MAX
+    ! a small dense matrix by pyint_small_lu's plain loops (pyint_linalg's dense_lu_small)
+    nm%small = nm%kind == SOLVER_DENSE .and. dense_lu_small(nm%nx)
   end subroutine
 
   !> RATTLE's start: K's pattern; K(t0, q0) factored; a and lam of (q0, v0) from it.
@@ -1016,7 +1003,7 @@ contains
         info = STATUS_BAD_INPUT
         return
       end if
-      lw%jm%small = lw%jm%kind == SOLVER_DENSE .and. lw%jm%nx <= 4 * SMALL_MAX
+      lw%jm%small = lw%jm%kind == SOLVER_DENSE .and. dense_lu_small(lw%jm%nx)
     end if
     call lw%jm%zero()
     call assemble()

@@ -1,9 +1,15 @@
-!> Dense linear algebra used by the kernels (LAPACK).
+!> Dense linear algebra used by the kernels (LAPACK), and the one choice between
+!> pyint_small_lu's plain loops and LAPACK for a dense LU (dense_lu_factor/solve).
 module pyint_linalg
   use pyint_kinds
+  use pyint_small_lu, only: slu_factor, slu_solve
   implicit none
   private
   public :: lu_factor, lu_solve, lu_factor_solve, lu_inverse, inf_norm
+  public :: dense_lu_small, dense_lu_factor, dense_lu_solve
+
+  !> pyint_small_lu is 2-3 times faster than reference LAPACK for n ~ 10-60 (small_lu.F90)
+  integer, parameter, public :: SMALL_MAX = 60
 
   interface
     subroutine dgetrf(m, n, a, lda, ipiv, info)
@@ -71,6 +77,39 @@ contains
       ainv(j, j) = 1
       call lu_solve(a, ipiv, ainv(:, j))
     end do
+  end subroutine
+
+  !> Whether a dense LU of n unknowns takes pyint_small_lu's plain loops: up to 4 SMALL_MAX.
+  !> Measured on the N-four-bar (bench/symplectic.py), RATTLE's CPU per step with reference
+  !> LAPACK / with them: 1.7 at 59 unknowns, 2.6 at 131, and at 203 below generalized-alpha's
+  !> (which uses LAPACK).  Also the flag newton_matrix_t%small of a kernel's dense matrix.
+  pure logical function dense_lu_small(n)
+    integer, intent(in) :: n
+    dense_lu_small = n <= 4 * SMALL_MAX
+  end function
+
+  !> a = P L U in place, by pyint_small_lu (dense_lu_small) or LAPACK; info = j > 0: column j has
+  !> no nonzero pivot.
+  subroutine dense_lu_factor(a, ipiv, info)
+    real(wp), intent(inout) :: a(:, :)
+    integer, intent(out) :: ipiv(:), info
+    if (dense_lu_small(size(a, 1))) then
+      call slu_factor(a, ipiv, info)
+    else
+      call lu_factor(a, ipiv, info)
+    end if
+  end subroutine
+
+  !> Solve with a factor from dense_lu_factor; b is overwritten by the solution.
+  subroutine dense_lu_solve(a, ipiv, b)
+    real(wp), intent(in) :: a(:, :)
+    integer, intent(in) :: ipiv(:)
+    real(wp), intent(inout) :: b(:)
+    if (dense_lu_small(size(a, 1))) then
+      call slu_solve(a, ipiv, b)
+    else
+      call lu_solve(a, ipiv, b)
+    end if
   end subroutine
 
   pure real(wp) function inf_norm(x)

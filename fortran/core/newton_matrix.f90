@@ -21,12 +21,12 @@
 module pyint_newton_matrix
   use iso_c_binding, only: c_ptr, c_null_ptr, c_associated, c_int, c_double
   use pyint_kinds, only: wp
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_linalg, only: lu_factor, lu_solve, SMALL_MAX
   use pyint_small_lu, only: slu_factor, slu_solve
   implicit none
   private
   public :: newton_matrix_t, klu_available, choose_solver, insertion_sort
-  public :: SOLVER_AUTO, SOLVER_DENSE, SOLVER_BANDED, SOLVER_SPARSE
+  public :: SOLVER_AUTO, SOLVER_DENSE, SOLVER_BANDED, SOLVER_SPARSE, SMALL_MAX
 
   integer, parameter :: SOLVER_AUTO = 0, SOLVER_DENSE = 1, SOLVER_BANDED = 2, SOLVER_SPARSE = 3
   integer, parameter :: RECORDING = -1, UNSET = -2
@@ -39,8 +39,6 @@ module pyint_newton_matrix
   !> reuse is the fastest from N = 2 (6 unknowns, where reference LAPACK's
   !> call overhead dominates) up; banded LU is within 10-30 %, dense far behind.
   integer, parameter :: DENSE_MIN = 40
-  !> pyint_small_lu is 2-3 times faster than reference LAPACK for n ~ 10-60 (small_lu.F90)
-  integer, parameter, public :: SMALL_MAX = 60
   real(wp), parameter :: DENSE_FILL = 0.3_wp
 
   type :: newton_matrix_t
