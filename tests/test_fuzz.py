@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import pyint.methods  # noqa: F401  (registers every method)
+from pyint._driver import n_samples
 from pyint.errors import IntegrationError
 from pyint.methods.galerkin import VARIANTS
 from pyint.methods.genalpha import _FORMULATIONS, _MASS_MODES, _START_MODES
-from pyint.integrator import METHODS, n_samples
+from pyint.integrator import METHODS
 from pyint.models.base import Model
 from pyint.models.structured import LINEAR_SOLVERS
 
