@@ -182,7 +182,7 @@ contains
     class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: i0, j0
     real(wp), intent(in) :: v
-    integer :: i, j, r, c, lo, hi, mid, key, pass
+    integer :: i, j, r, c, lo, hi, mid, key, pass, swap
     i = i0
     j = j0
     if (self%remap /= REMAP_NONE) then
@@ -198,9 +198,9 @@ contains
     end if
     do pass = 1, merge(2, 1, self%mirror .and. i /= j)
       if (pass == 2) then
-        key = i
+        swap = i
         i = j
-        j = key
+        j = swap
       end if
       store: block
         select case (self%kind)
