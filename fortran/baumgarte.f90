@@ -18,9 +18,8 @@
 module baumgarte
   use pyint_kinds
   use pyint_driver, only: state_t
-  use pyint_index1, only: index1_init, index1_accel, project_step
-  use pyint_index1_stepper, only: index1_stepper_t
-  use pyint_kkt, only: SING_TOL_PROJECTED, SING_TOL_PASS
+  use pyint_index1, only: index1_accel, project_step
+  use pyint_index1_stepper, only: index1_stepper_t, index1_start
   use pyint_seam, only: NSTATS_BAUMGARTE, NIOPT_BAUMGARTE, NROPT_BAUMGARTE, IOPT_BAUMGARTE_PROJECT, &
                         ROPT_BAUMGARTE_ALPHA, ROPT_BAUMGARTE_BETA
   use pyint_seam, only: STAT_BAUMGARTE_KKT_SOLVES
@@ -44,16 +43,11 @@ contains
     class(baumgarte_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    self%passes_singular = .true.     ! index1_pass
-    self%drift_check = .true.         ! the driver's manifold check (the index-1 form)
     if (.not. self%options_fit(nstats=NSTATS_BAUMGARTE, niopt=NIOPT_BAUMGARTE, nropt=NROPT_BAUMGARTE, info=info)) return
     if (self%model%mn /= 0) return
     self%alpha = self%ropt(ROPT_BAUMGARTE_ALPHA)
     self%beta = self%ropt(ROPT_BAUMGARTE_BETA)
-    call index1_init(self%w, self%model)
-    self%project = self%iopt(IOPT_BAUMGARTE_PROJECT) == 1
-    self%w%sing_tol = merge(SING_TOL_PROJECTED, SING_TOL_PASS, self%project)    ! fixed steps pass (index1_pass)
-    call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info, self%alpha, self%beta)
+    call index1_start(self, self%iopt(IOPT_BAUMGARTE_PROJECT) == 1, s, info, self%alpha, self%beta)
   end subroutine
 
   !> k_i = (v_i, a(t_i, q_i, v_i)) at the classical nodes 0, 1/2, 1/2, 1; k_1 = s%a.

@@ -13,7 +13,7 @@ module pyint_index1_stepper
                         NIOPT_RK4_INDEX1
   implicit none
   private
-  public :: index1_stepper_t, index1_stepper_init
+  public :: index1_stepper_t, index1_stepper_init, index1_start
 
   type, abstract, extends(stepper_t) :: index1_stepper_t
     type(index1_work_t) :: w
@@ -29,16 +29,28 @@ contains
     class(index1_stepper_t), intent(inout) :: self
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
+    if (.not. self%options_fit(nstats=NSTATS_RK4_INDEX1, niopt=NIOPT_RK4_INDEX1, nropt=0, info=info)) return
+    ! the index-1 family (rk4_index1, explicit_euler) shares rk4_index1's slot
+    call index1_start(self, self%iopt(IOPT_RK4_INDEX1_PROJECT) == 1, s, info)
+    self%stats(STAT_RK4_INDEX1_INDEX1_SOLVES) = 1
+  end subroutine
+
+  !> The start of every stepper on the index-1 form, after its options are read: the pass at a
+  !> singular position and the driver's manifold check on, projected steps (project) or not, and
+  !> a, lam of the index-1 system at (t0, q0, v0) (Baumgarte's stabilized one with alpha, beta).
+  subroutine index1_start(self, project, s, info, alpha, beta)
+    class(index1_stepper_t), intent(inout) :: self
+    logical, intent(in) :: project
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp), intent(in), optional :: alpha, beta
     self%passes_singular = .true.     ! index1_pass
     self%drift_check = .true.         ! the driver's manifold check (the index-1 form)
-    if (.not. self%options_fit(nstats=NSTATS_RK4_INDEX1, niopt=NIOPT_RK4_INDEX1, nropt=0, info=info)) return
     call index1_init(self%w, self%model)
-    ! the index-1 family (rk4_index1, explicit_euler) shares rk4_index1's slot
-    self%project = self%iopt(IOPT_RK4_INDEX1_PROJECT) == 1
+    self%project = project
     if (.not. self%adaptive) self%w%sing_tol = SING_TOL_PASS     ! fixed steps pass (index1_pass)
     if (self%project) self%w%sing_tol = SING_TOL_PROJECTED
-    call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info)
-    self%stats(STAT_RK4_INDEX1_INDEX1_SOLVES) = 1
+    call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info, alpha, beta)
   end subroutine
 
   !> The driver's pass_singular: the step from its start projected onto the constraints, taken as
