@@ -239,9 +239,9 @@ def run(method, models, q0s, v0s, t_end, h, t0, every, backend, project, raise_o
         buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(method.STATS),
                              naux=sum(method.kernel_aux(first).values()), nres=method.NRES, nb=nb if batch else None)
     opts = [_option_arrays(o) for o in opts]
-    mode = dense_mode(method, first) if t_eval is not None and nq == nv else DENSE_NONE
+    mode = dense_mode(method, first) if t_eval is not None else DENSE_NONE
     teval = np.asarray([t0] if t_eval is None else t_eval, dtype=float)
-    dense = dense_buffer(nq, nl, teval, nb if batch else None) if mode else np.zeros(
+    dense = dense_buffer(nq, nv, nl, method.NRES, teval, nb if batch else None) if mode else np.zeros(
         (1, teval.size) + ((nb,) if batch else ()), order="F")
     tols = [s[2] for s in starts]
     cpu = time.process_time()
@@ -286,11 +286,8 @@ def run(method, models, q0s, v0s, t_end, h, t0, every, backend, project, raise_o
         hs = one["hout"][:int(istat[1, k])].copy()
         result = method._make_result(m, raw, t0, hs, cpu, backend, raise_k, run_k)
         if t_eval is not None and result.status == "ok":
-            if mode:
-                failed, at = (ctl[3], ctl[4]) if dctl is None else (dctl[0, k], dctl[1, k])
-                result = dense_result(result, t_eval, dense[..., k] if batch else dense, int(failed), int(at), krun)
-            else:
-                result = method.outputs_at(result, t_eval, backend)
+            failed, at = (ctl[3], ctl[4]) if dctl is None else (dctl[0, k], dctl[1, k])
+            result = dense_result(result, t_eval, dense[..., k] if batch else dense, int(failed), int(at), krun)
         results.append(result)
     if stopped:
         raise_recorded(krun, results, int(istat[0, 0]), int(istat[1, 0]), t0, h if rtol is None else results[0].h)

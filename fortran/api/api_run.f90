@@ -19,9 +19,11 @@
 ! norm_mode] with rtol > 0 (h, nsteps, every unused; the samples are the accepted steps);
 ! hout(max_steps) receives the accepted steps, counts = [accepted, rejected, Newton failures].
 ! aopt = [0] (rtol absent): the fixed-step drive.
-! Dense output (variable steps, a vector method, dense_mode > 0: fortran/core/dense_output.f90): the
-! states at teval(neval) after a successful run, interpolated over the accepted steps and re-imposed
-! onto the constraints, packed per time in dense(:, j) = [q, v, a, lam (nl), res (nres), energy].
+! Dense output (variable steps, dense_mode > 0: fortran/core/dense_output.f90): the states at
+! teval(neval) after a successful run, interpolated over the accepted steps and re-imposed onto the
+! constraints, packed per time in dense(:, j) = [q, v, a, lam (nl), res (nres), energy]: a vector
+! method's (nq = nv), or with dense_mode = DENSE_LIE a Lie-group method's on its rigid system
+! (model_id = RIGID_MODEL_ID; interpolated on the group, re-imposed on the run's kept rows).
 ! ctl = [interrupted, aborted, LAPACK argument (0: none), dense status, dense sample that failed]:
 ! the run control of the call (fortran/core/control.c; reset at its start).
 
@@ -35,7 +37,8 @@ subroutine run(method, imodel, ipar, nipar, rpar, nrpar, usercb, iopt, niopt, ro
   use pyint_seam, only: AOPT_RTOL
   use pyint_control, only: control_begin, control_flags
   use pyint_metrics, only: point_residuals, residual_work_t
-  use pyint_dense_output, only: dense_outputs
+  use pyint_dense_output, only: dense_outputs, lie_dense_outputs, DENSE_LIE
+  use pyint_lie_stepper, only: RIGID_MODEL_ID
   implicit none
   integer(c_int), intent(in) :: method, nipar, nrpar, niopt, nropt
   integer(c_int), intent(in) :: nq, nv, nl, naux, naout, nres, nout, nst, naopt, nhout, neval, ndense
@@ -84,9 +87,14 @@ subroutine run(method, imodel, ipar, nipar, rpar, nrpar, usercb, iopt, niopt, ro
   if (allocated(st%stats)) stats(1:min(nst, size(st%stats))) = st%stats(1:min(nst, size(st%stats)))
   call redundant_flags(st, red)
   ns = istat(3)
-  if (adaptive .and. igrid(3) > 0 .and. istat(1) == STATUS_OK .and. neval > 0 .and. nq == nv) then
-    call dense_outputs(igrid(3), imodel(1), ipar, rpar, usercb, imodel(2), imodel(3), imodel(4), imodel(5:7), &
-                       tout(1:ns), qout(:, 1:ns), vout(:, 1:ns), aout(:, 1:ns), teval, dense, ctl(4), ctl(5))
+  if (adaptive .and. igrid(3) > 0 .and. istat(1) == STATUS_OK .and. neval > 0) then
+    if (igrid(3) == DENSE_LIE .and. imodel(1) == RIGID_MODEL_ID) then
+      call lie_dense_outputs(ipar, rpar, red, tout(1:ns), qout(:, 1:ns), vout(:, 1:ns), aout(:, 1:ns), teval, &
+                             dense, ctl(4), ctl(5))
+    else if (igrid(3) /= DENSE_LIE .and. nq == nv) then
+      call dense_outputs(igrid(3), imodel(1), ipar, rpar, usercb, imodel(2), imodel(3), imodel(4), imodel(5:7), &
+                         tout(1:ns), qout(:, 1:ns), vout(:, 1:ns), aout(:, 1:ns), teval, dense, ctl(4), ctl(5))
+    end if
   end if
   call control_flags(ctl(1:3))
 end subroutine run
@@ -111,7 +119,8 @@ subroutine run_batch(method, imodel, ipar, nipar, rpar, nrpar, nb, iopt, niopt, 
   use pyint_model, only: model_t
   use pyint_registry, only: setup_model
   use pyint_metrics, only: point_residuals, residual_work_t
-  use pyint_dense_output, only: dense_outputs
+  use pyint_dense_output, only: dense_outputs, lie_dense_outputs, DENSE_LIE
+  use pyint_lie_stepper, only: RIGID_MODEL_ID
   use pyint_seam, only: AOPT_RTOL
   implicit none
   integer(c_int), intent(in) :: method, nipar, nrpar, nb, niopt, nropt
@@ -154,14 +163,19 @@ subroutine run_batch(method, imodel, ipar, nipar, rpar, nrpar, nb, iopt, niopt, 
   call drive_batch(new_stepper, method, imodel(1), ipar, rpar, imodel(2), imodel(3), imodel(4), imodel(5:7), &
                    iopt, ropt, grid(1), grid(2), igrid(1), igrid(2), igrid(3), q0, v0, tout, qout, vout, aout, lout, &
                    auxout, resout, eout, stepmax, stats, red, aopt, hout, counts, istat)
-  if (igrid(4) > 0 .and. neval > 0 .and. nq == nv .and. size(aopt) >= AOPT_RTOL) then
+  if (igrid(4) > 0 .and. neval > 0 .and. size(aopt) >= AOPT_RTOL) then
     if (aopt(AOPT_RTOL) > 0) then   ! the outputs at teval of each successful trajectory, as run's
       do k = 1, nb
         ns = istat(3, k)
         if (istat(1, k) /= STATUS_OK) cycle
-        call dense_outputs(igrid(4), imodel(1), ipar, rpar(:, k), no_callback, imodel(2), imodel(3), imodel(4), &
-                           imodel(5:7), tout(1:ns, k), qout(:, 1:ns, k), vout(:, 1:ns, k), aout(:, 1:ns, k), teval, &
-                           dense(:, :, k), dctl(1, k), dctl(2, k))
+        if (igrid(4) == DENSE_LIE .and. imodel(1) == RIGID_MODEL_ID) then
+          call lie_dense_outputs(ipar, rpar(:, k), red(:, k), tout(1:ns, k), qout(:, 1:ns, k), vout(:, 1:ns, k), &
+                                 aout(:, 1:ns, k), teval, dense(:, :, k), dctl(1, k), dctl(2, k))
+        else if (igrid(4) /= DENSE_LIE .and. nq == nv) then
+          call dense_outputs(igrid(4), imodel(1), ipar, rpar(:, k), no_callback, imodel(2), imodel(3), imodel(4), &
+                             imodel(5:7), tout(1:ns, k), qout(:, 1:ns, k), vout(:, 1:ns, k), aout(:, 1:ns, k), &
+                             teval, dense(:, :, k), dctl(1, k), dctl(2, k))
+        end if
       end do
     end if
   end if

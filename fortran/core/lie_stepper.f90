@@ -12,11 +12,9 @@ module pyint_lie_stepper
   use pyint_kinds
   use pyint_callback_model, only: usercb_i
   use pyint_driver, only: stepper_t, state_t
-  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi_all, rigid_bmat_all, rigid_bdotv_all, &
-                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc, rigid_advance, &
-                         rigid_drop_redundant_rows
+  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_sample_residuals, rigid_mass_matrix, &
+                         rigid_consistent_acc, rigid_advance, rigid_drop_redundant_rows
   use pyint_so3, only: hat
-  use pyint_linalg, only: inf_norm
   use pyint_newton_control, only: newton_control_t, newton_increment
   ! the Lie family (lie_backward, lie_genalpha) shares this stats layout
   use pyint_seam, only: STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS, STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS, &
@@ -104,17 +102,9 @@ contains
     class(lie_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: res(:), energy
-    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%mall), bm(self%sys%mall, self%sys%nv), &
-                g(self%sys%mall)
+    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb)
     call lie_unpack(s%q, x, r)                  ! every joint row, the dropped ones of a redundant system too
-    call rigid_phi_all(self%sys, x, r, phi)
-    call rigid_bmat_all(self%sys, r, bm)
-    call rigid_bdotv_all(self%sys, r, s%v, g)
-    res(1) = inf_norm(phi)
-    res(2) = inf_norm(matmul(bm, s%v))
-    res(3) = inf_norm(matmul(bm, s%a) + g)
-    res(4) = rigid_orthogonality(self%sys, r)
-    energy = rigid_energy(self%sys, x, s%v)
+    call rigid_sample_residuals(self%sys, x, r, s%v, s%a, res, energy)
   end subroutine
 
   !> The starting step's probe (driver: drive_adaptive): qd = dq/dt of the packed q (x_i' = v_i,

@@ -9,11 +9,14 @@ import numpy as np
 
 from .. import _fortran
 from .. import _validate as V
-from .so3 import expm, logm, tangent
 
 
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10
+#: The failures of an output's interpolation and re-imposition beyond 1 (a singular B M^-1 B^T or index-1
+#: matrix) and 4 (the projection onto Phi = 0 did not converge): fortran/core/dense_output.f90
+#: DENSE_AMBIGUOUS_ROTATION, fortran/core/rigid_body.f90 PROJECT_INCONSISTENT_POSITION, _VELOCITY.
+DENSE_AMBIGUOUS_ROTATION, PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY = 22, 23, 24
 
 
 def lie_residuals(system, x, rot, v, a):
@@ -156,57 +159,41 @@ def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_T
     return x, rot, v
 
 
-def _step_rotation(psi, pred, t, h, body):
-    """The rotation vector of a step R_n^T R_n+1 whose principal log is ``psi`` (|psi| <= pi): the
-    branch u (|psi| + 2 pi k) nearest the step's rotation by the trapezoidal rule, ``pred`` =
-    h (Omega_n + Omega_n+1) / 2 (a step may turn beyond pi), checked to lie within pi/2 of it
-    (ValueError otherwise: the step's rotation is ambiguous)."""
-    n = float(np.linalg.norm(psi))
-    if n > 0:
-        u = psi / n
-        psi = u * (n + 2 * np.pi * np.round((u @ pred - n) / (2 * np.pi)))
-    if np.linalg.norm(psi - pred) > np.pi / 2:
-        raise ValueError(f"body {body}: the rotation of the step [{float(t)!r}, {float(t + h)!r}] is ambiguous "
-                         f"(its log {psi} and h (Omega_n + Omega_n+1) / 2 = {pred} differ by more than pi/2): no output "
-                         "interpolated in it; lower h_max")
-    return psi
-
-
 def interpolated_states(system, t, q, v, a, t_eval, keep=None):
-    """The states (q, V, Vdot, lam) at the times t_eval between the samples (t, q, V, a = Vdot) of a run
-    (the accepted steps of a variable-step one), theta = (t - t_n) / h on the step [t_n, t_n + h] holding
-    each time.  x by cubic Hermite in (x, xdot = v world); R_i = R_n,i expm(psi(theta)), psi the cubic
-    Hermite in the algebra with psi(0) = 0, psi(1) = log(R_n,i^T R_n+1,i) (the branch of
-    :func:`_step_rotation`), psi'(0) = h Omega_n,
-    psi'(1) = h dexp^-1_psi(1) Omega_n+1 (``tangent(psi(1))`` T: expm(psi + d) = expm(psi) expm(T d),
-    so Omega = T(psi) psi' / h); V by cubic Hermite in (V, Vdot).  Errors O(h^4) in x, R and V against
-    exact samples.  Then re-imposed as the initial state is (:func:`consistent_rigid_state`, always
-    projecting): (x, R) onto Phi = 0 by Gauss-Newton on the group, V onto B V = 0, both M-orthogonal;
-    Vdot and lam from the index-1 system (:meth:`RigidBodySystem.consistent_acceleration`); ``keep``: the
-    joint rows the run kept (a redundant system; default every row)."""
-    if keep is None:
-        keep = np.arange(system.m)
+    """The states (q, V, Vdot, lam) at the times t_eval (nondecreasing) between the samples (t, q, V,
+    a = Vdot) of a run (the accepted steps of a variable-step one), in Fortran: the dense output of a
+    Lie-group run at t_eval (fortran/core/dense_output.f90: lie_dense_outputs, lie_hermite_state), on
+    given samples.  On the step [t_n, t_n + h] holding each time, theta = (t - t_n) / h: x by cubic
+    Hermite in (x, xdot = v world); R_i = R_n,i expm(psi(theta)), psi the cubic Hermite in the algebra
+    with psi(0) = 0, psi(1) = log(R_n,i^T R_n+1,i) (the branch nearest h (Omega_n + Omega_n+1) / 2: a
+    step may turn beyond pi), psi'(0) = h Omega_n, psi'(1) = h dexp^-1_psi(1) Omega_n+1; V by cubic
+    Hermite in (V, Vdot): O(h^4) in x, R and V against exact samples.  Then projected as a start is
+    (M-orthogonal, onto Phi = 0 on the group and B V = 0, at least one Gauss-Newton step), Vdot and lam
+    from the index-1 system; ``keep``: the joint rows the run kept (a redundant system; default every
+    row).  ValueError: a step whose rotation is ambiguous (its log farther than pi/2 from the
+    trapezoidal rule's), or a projection that fails."""
+    nb, m = system.nb, system.m
     t, t_eval = np.asarray(t, dtype=float), np.asarray(t_eval, dtype=float)
-    k = np.clip(np.searchsorted(t, t_eval, side="left") - 1, 0, t.size - 2)
-    nb = system.nb
-    out = np.empty((len(t_eval), 12 * nb)), np.empty((len(t_eval), system.nv)), \
-        np.empty((len(t_eval), system.nv)), np.empty((len(t_eval), system.m))
-    for j, (ti, i) in enumerate(zip(t_eval, k)):
-        h = t[i + 1] - t[i]
-        th = (ti - t[i]) / h
-        h00, h10, h01, h11 = 2 * th**3 - 3 * th**2 + 1, th**3 - 2 * th**2 + th, -2 * th**3 + 3 * th**2, th**3 - th**2
-        x0, r0 = system.unpack(q[i])
-        x1, r1 = system.unpack(q[i + 1])
-        v0, v1 = v[i].reshape(nb, 6), v[i + 1].reshape(nb, 6)
-        x = h00 * x0 + h10 * h * v0[:, :3] + h01 * x1 + h11 * h * v1[:, :3]
-        rot = np.empty((nb, 3, 3))
-        for b in range(nb):
-            psi1 = _step_rotation(logm(r0[b].T @ r1[b]), h * (v0[b, 3:] + v1[b, 3:]) / 2, t[i], h, b)
-            dpsi1 = np.linalg.solve(tangent(psi1), h * v1[b, 3:])
-            rot[b] = r0[b] @ expm(h10 * h * v0[b, 3:] + h01 * psi1 + h11 * dpsi1)
-        vel = h00 * v[i] + h10 * h * a[i] + h01 * v[i + 1] + h11 * h * a[i + 1]
-        x, rot, vel = consistent_rigid_state(system, x, rot, vel, project=True, tol=0.0,
-                                             where=f"interpolated (t = {float(ti)!r})", keep=keep)
-        acc, lam = system.consistent_acceleration(rot, vel, keep)
-        out[0][j], out[1][j], out[2][j], out[3][j] = system.pack(x, rot), vel, acc, lam
-    return out
+    red = np.ones(max(m, 1), dtype=np.int32)                 # 1: a joint row left out
+    red[np.arange(m) if keep is None else np.asarray(keep, dtype=int)] = 0
+    ipar, rpar = system.fortran_params()
+    nq, nv = 12 * nb, system.nv
+    dense = np.zeros((nq + 2 * nv + m + 5, len(t_eval)), order="F")
+    samples = (np.asfortranarray(np.asarray(x, dtype=float).T) for x in (q, v, a))
+    info, kfail, body, kstep = _fortran.rigid_outputs(ipar, rpar, red, t, *samples, t_eval, dense)
+    if info:
+        at = f"the interpolated (t = {float(t_eval[kfail - 1])!r})" if kfail >= 1 else "an interpolated"
+        why = {DENSE_AMBIGUOUS_ROTATION: (
+                   f"body {body}: the rotation of the step [{float(t[kstep - 1])!r}, {float(t[kstep])!r}] is "
+                   "ambiguous (its log and h (Omega_n + Omega_n+1) / 2 differ by more than pi/2): no output "
+                   "interpolated in it; lower h_max"),
+               1: f"could not project {at} state: B M^-1 B^T or the index-1 matrix is singular",
+               4: f"could not project {at} configuration onto Phi = 0",
+               PROJECT_INCONSISTENT_POSITION: (f"inconsistent joints: the rows of {at} configuration that depend on "
+                                               "the kept ones stay violated"),
+               PROJECT_INCONSISTENT_VELOCITY: (f"inconsistent joints: the rows of {at} velocity that depend on the "
+                                               "kept ones stay violated")}
+        raise ValueError(why.get(int(info), f"interpolated_states failed (status {int(info)})"))
+    d = dense.T
+    return (d[:, :nq].copy(), d[:, nq:nq + nv].copy(), d[:, nq + nv:nq + 2 * nv].copy(),
+            d[:, nq + 2 * nv:nq + 2 * nv + m].copy())
