@@ -761,7 +761,8 @@ def test_lie_tolerance_proportionality_and_invariants(name):
 
 
 # Outputs at t_eval on the group (fortran/core/dense_output.f90 lie_dense_outputs, inside the run;
-# pyint.models.rigid_states.interpolated_states on given samples; docs/adaptive_steps.md section 8.4): lie_genalpha_s2 at rtol 1e-5, 23 outputs over [0, t_end], against the DOP853 reference
+# pyint.models.rigid_states.interpolated_states on given samples; docs/adaptive_steps.md section 8.4):
+# lie_genalpha_s2 at rtol 1e-5, 23 outputs over [0, t_end], against the DOP853 reference
 # (pyint.reference.lie.reference) there; the run's own error at its accepted steps likewise.  Measured
 # max(x, R) and V error at the outputs / at the steps: 1.00, 0.98-1.00 (every problem, rtol 1e-4 and 1e-6).
 def _lie_errors(prob, res_x, res_r, res_v, times):

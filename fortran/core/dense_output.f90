@@ -207,7 +207,8 @@ contains
       integer, intent(out) :: info
       real(wp) :: x(3, s%nb), r(3, 3, s%nb), lk(s%m)
       associate (qe => dense(1:nq, j), ve => dense(nq + 1:nq + nv, j), ae => dense(nq + nv + 1:nq + 2 * nv, j), &
-                 le => dense(nq + 2 * nv + 1:nq + 2 * nv + nl, j), re => dense(nq + 2 * nv + nl + 1:nq + 2 * nv + nl + 4, j))
+                 le => dense(nq + 2 * nv + 1:nq + 2 * nv + nl, j), &
+                 re => dense(nq + 2 * nv + nl + 1:nq + 2 * nv + nl + 4, j))
         call lie_hermite_state(s%nb, t(k), t(k + 1), q(:, k), q(:, k + 1), v(:, k), v(:, k + 1), a(:, k), &
                                a(:, k + 1), te(j), x, r, ve, b)
         if (b >= 0) then
