@@ -87,6 +87,26 @@ def test_a_lie_group_run_is_one_call(calls):
     assert calls == {"run_batch": 1}
 
 
+def test_a_lie_group_start_is_checked_and_projected_inside_the_run(calls):
+    """A rigid system's start: its rank test and its levels checked, or with project=True projected onto
+    the joints (M-orthogonal, on the independent rows), by the run itself (fortran/core/lie_stepper.f90:
+    lie_checked_start); a violated start is refused and worded from the run's diagnostics."""
+    prob = PROBLEMS["hinged_pair"]
+    s = prob.model
+    q0, v0 = prob.initial_state
+    dx = np.zeros_like(q0)
+    dx[:3] = 1e-3                         # x of body 1 moved: Phi and B V off by 1e-3
+    with pytest.raises(ValueError, match=r"the initial configuration violates the joints: max\|Phi\| = 1.000e-03"):
+        LieDAE3().integrate(s, q0 + dx, v0 + 1e-3, t_end=0.1, h=1e-2)
+    assert calls == {"run": 1}
+    calls.clear()
+    res = LieDAE3().integrate(s, q0 + dx, v0 + 1e-3, t_end=0.1, h=1e-2, project=True)
+    assert res.status == "ok" and calls == {"run": 1}
+    eps = np.finfo(float).eps           # the start on the joints (measured 1.1e-16, 3.7e-16)
+    assert np.max(np.abs(s.phi(res.x[0], res.R[0]))) <= 10 * eps * (1 + np.max(np.abs(res.x[0])))
+    assert np.max(np.abs(s.bmat(res.R[0]) @ res.v[0])) <= 100 * eps * (1 + np.max(np.abs(res.v[0])))
+
+
 def test_a_batch_is_one_call(calls):
     models = [PendulumChain(n_links=2, length=[1.0, L]) for L in (0.5, 1.0, 2.0)]
     builtin_id(models[0].fortran_name)

@@ -35,12 +35,6 @@ module pyint_dense_output
   !> lie_dense_outputs' failure of a step whose rotation is ambiguous (lie_hermite_state); beyond every
   !> status code (seam/seam.toml) and rigid_project's, as pyint/_dense.py reads it
   integer, parameter, public :: DENSE_AMBIGUOUS_ROTATION = 22
-  !> the tolerance of the dependent rows of a redundant system at an output (pyint/_validate.py
-  !> CONSISTENCY_TOL, the start's: a start is checked so)
-  real(wp), parameter :: TOL_DEPENDENT = 1e-10_wp
-  !> the Gauss-Newton steps of an output's projection onto Phi = 0 (from an O(h^4) interpolant: two
-  !> or three are taken)
-  integer, parameter :: MAXIT_PROJECT = 50
 
 contains
 
@@ -217,7 +211,7 @@ contains
           if (present(kstep)) kstep = k
           return
         end if
-        call rigid_project(s, x, r, ve, 0.0_wp, 0.0_wp, TOL_DEPENDENT, MAXIT_PROJECT, info)
+        call rigid_project(s, x, r, ve, 0.0_wp, 0.0_wp, info)
         if (info /= 0) return
         call rigid_consistent_acc(s, r, ve, ae, lk, info)
         if (info /= 0) then

@@ -49,7 +49,7 @@ module pyint_rigid
   public :: rigid_orthogonality, rigid_advance, rigid_right_tangent
   public :: rigid_phi_all, rigid_bmat_all, rigid_bdotv_all, rigid_keep_rows, rigid_drop_redundant_rows
   public :: rigid_project, rigid_sample_residuals, PROJECT_SINGULAR, PROJECT_NOT_CONVERGED, &
-            PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY
+            PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY, PROJECT_TOL_DEPENDENT
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
   !> rigid_project's failures (info): B M^-1 B^T of the kept rows singular; the position projection
@@ -58,6 +58,11 @@ module pyint_rigid
   !> others beyond every status code (seam/seam.toml), so never read as one (pyint/_dense.py).
   integer, parameter :: PROJECT_SINGULAR = 1, PROJECT_NOT_CONVERGED = 4, PROJECT_INCONSISTENT_POSITION = 23, &
                         PROJECT_INCONSISTENT_VELOCITY = 24
+  !> rigid_project's relative tolerance of the rows it leaves to follow (the dependent rows of a redundant
+  !> system), a start's (pyint/_validate.py CONSISTENCY_TOL), and its Gauss-Newton steps at most (from a
+  !> start near the joints, or an O(h^4) interpolant, two or three are taken)
+  real(wp), parameter :: PROJECT_TOL_DEPENDENT = 1e-10_wp
+  integer, parameter :: PROJECT_MAXIT = 50
 
   type :: rigid_system_t
     integer :: nb = 0         !< bodies
@@ -558,21 +563,20 @@ contains
 
   !> (x, R) projected onto Phi = 0 and V onto B V = 0, both M-orthogonally, through the kept rows
   !> (s%keep; every row when unallocated), the dependent rows of a redundant system following:
-  !>   q <- q o exp(-M^-1 B^T (B M^-1 B^T)^-1 Phi)  (Gauss-Newton on the group, at most maxit steps,
+  !>   q <- q o exp(-M^-1 B^T (B M^-1 B^T)^-1 Phi)  (Gauss-Newton on the group, at most PROJECT_MAXIT steps,
   !>        until max|Phi| of the kept rows <= 1e-14 max(1, max|x|); tol_q = 0: one step at least),
   !>   V <- V - M^-1 B^T (B M^-1 B^T)^-1 B V  (B at the projected R),
   !> each only where its level (max|Phi|, max|B V| over every row) exceeds tol_q resp. tol_v, and then
-  !> checked on every row against max(tol_q, tol_dep max(1, max|x|)) resp. max(tol_v, tol_dep max(1,
-  !> max|V|)) (tol_dep: the dependent rows' relative tolerance; the scales of the state as given).
+  !> checked on every row against max(tol_q, tol max(1, max|x|)) resp. max(tol_v, tol max(1, max|V|))
+  !> (tol = PROJECT_TOL_DEPENDENT, the dependent rows'; the scales of the state as given).
   !> The projection of Hairer, Lubich, Wanner, Geometric Numerical Integration, IV.4 (orthogonal
   !> projection onto the manifold, here in the metric of M) on the group (GNI IV.8).  info: 0;
   !> PROJECT_SINGULAR; PROJECT_NOT_CONVERGED; PROJECT_INCONSISTENT_POSITION / _VELOCITY (the state
   !> stays as reached).
-  subroutine rigid_project(s, x, r, v, tol_q, tol_v, tol_dep, maxit, info)
+  subroutine rigid_project(s, x, r, v, tol_q, tol_v, info)
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(inout) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv)
-    real(wp), intent(in) :: tol_q, tol_v, tol_dep
-    integer, intent(in) :: maxit
+    real(wp), intent(in) :: tol_q, tol_v
     integer, intent(out) :: info
     real(wp) :: minv(s%nv, s%nv), mm(s%nv, s%nv), phi(s%mall), bm(s%mall, s%nv), corr(s%nv), &
                 x1(3, s%nb), r1(3, 3, s%nb), scale
@@ -590,7 +594,7 @@ contains
     call phi_all(s, x, r, phi)
     if (inf_norm(phi) > tol_q) then
       converged = .false.
-      do it = 0, maxit - 1
+      do it = 0, PROJECT_MAXIT - 1
         call phi_all(s, x, r, phi)
         if (inf_norm(kept(phi)) <= 1e-14_wp * scale .and. (it > 0 .or. tol_q > 0)) then
           converged = .true.
@@ -607,7 +611,7 @@ contains
         return
       end if
       call phi_all(s, x, r, phi)
-      if (inf_norm(phi) > max(tol_q, tol_dep * scale)) then
+      if (inf_norm(phi) > max(tol_q, PROJECT_TOL_DEPENDENT * scale)) then
         info = PROJECT_INCONSISTENT_POSITION
         return
       end if
@@ -620,7 +624,7 @@ contains
       if (info /= 0) return
       v = v - corr
       phi = matmul(bm, v)
-      if (inf_norm(phi) > max(tol_v, tol_dep * scale)) info = PROJECT_INCONSISTENT_VELOCITY
+      if (inf_norm(phi) > max(tol_v, PROJECT_TOL_DEPENDENT * scale)) info = PROJECT_INCONSISTENT_VELOCITY
     end if
 
   contains

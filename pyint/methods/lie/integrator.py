@@ -2,7 +2,7 @@
 
 A :class:`~pyint.models.rigid_bodies.RigidBodySystem` is a model whose configuration space
 is a Lie group: q = (x_i, R_i row-major) flattened (12 per body), v = V (6 per body, not
-q').  Its hooks (``checked_initial_state``, ``trajectory_residuals``, ``result_views``,
+q').  Its hooks (``checked_initial_state``, ``start_violation``, ``trajectory_residuals``, ``result_views``,
 ``dataset_variables``) let the one :meth:`pyint.integrator.Integrator.integrate` and the one
 :class:`~pyint.results.Result` serve it: ``result.x``, ``result.R``, ``result.V`` are views
 of q and v, ``residual[:, 0:3]`` = |Phi|, |B V|, |B A + Bdot V|, ``extra["orthogonality"]``
