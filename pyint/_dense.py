@@ -1,10 +1,10 @@
 """Dense output of a variable-step run: the samples at t_eval.
 
 The driver's run interpolates and re-imposes them in the same call (fortran/core/dense_output.f90,
-as RADAU5's CONTR5 serves SOLOUT: Hairer, Wanner, Solving ODEs II, IV.8); :func:`dense_result` puts
-its packed outputs into the Result.  A configuration space that is not R^n (rigid bodies on a Lie
-group) interpolates its own way and re-imposes through :func:`replace_samples`;
-:func:`impose_constraints` re-imposes given states in one query.
+as RADAU5's CONTR5 serves SOLOUT: Hairer, Wanner, Solving ODEs II, IV.8), rigid bodies on their Lie
+group too (DENSE_LIE: interpolated in the algebra, re-imposed on the joints); :func:`dense_result`
+puts its packed outputs into the Result.  :func:`impose_constraints` re-imposes given states in one
+query.
 """
 from __future__ import annotations
 
@@ -14,39 +14,45 @@ from . import _control
 from ._result_builder import model_residuals
 from ._status import STATUS_INTERRUPTED
 from .errors import Interrupted
+# the re-imposition's failures on the group beyond model.f90's impose_constraints (1, 2, 4)
+from .models.rigid_states import DENSE_AMBIGUOUS_ROTATION, PROJECT_INCONSISTENT_POSITION, \
+    PROJECT_INCONSISTENT_VELOCITY
 
 #: The dense modes of the driver (fortran/core/dense_output.f90): none, cubic Hermite in (q, v),
-#: cubic with v from (v, a) (a = qddot), quintic Hermite in (q, v, a).
-DENSE_NONE, DENSE_CUBIC, DENSE_CUBIC_QDDOT, DENSE_QUINTIC = 0, 1, 2, 3
+#: cubic with v from (v, a) (a = qddot), quintic Hermite in (q, v, a), rigid bodies on the Lie group.
+DENSE_NONE, DENSE_CUBIC, DENSE_CUBIC_QDDOT, DENSE_QUINTIC, DENSE_LIE = 0, 1, 2, 3, 4
 
 
 def dense_mode(method, model):
-    """The driver's dense mode for ``method`` on ``model``: DENSE_NONE for a method with outputs of
-    its own (``outputs_at``: a configuration space that is not R^n) or a model that measures its
-    own residuals; else from the method's ACCELERATION_IS_QDDOT and OUTPUT_QUINTIC."""
-    if method.outputs_at is not None or getattr(model, "trajectory_residuals", None) is not None:
-        return DENSE_NONE
+    """The driver's dense mode for ``method`` on ``model``: the method's DENSE_MODE when it fixes one
+    (the Lie-group methods: DENSE_LIE), else from its ACCELERATION_IS_QDDOT and OUTPUT_QUINTIC."""
+    if method.DENSE_MODE is not None:
+        return method.DENSE_MODE
     if method.ACCELERATION_IS_QDDOT:
         return DENSE_QUINTIC if method.OUTPUT_QUINTIC else DENSE_CUBIC_QDDOT
     return DENSE_CUBIC
 
 
-def dense_buffer(nq, nl, t_eval, nb=None):
-    """The driver's packed outputs at t_eval: [q, v, a, lam, residuals (5), energy] per time."""
-    shape = (3 * nq + nl + 6, max(len(t_eval), 1)) + (() if nb is None else (nb,))
+def dense_buffer(nq, nv, nl, nres, t_eval, nb=None):
+    """The driver's packed outputs at t_eval: [q (nq), v, a (nv), lam (nl), residuals (nres), energy] per time."""
+    shape = (nq + 2 * nv + nl + nres + 1, max(len(t_eval), 1)) + (() if nb is None else (nb,))
     return np.zeros(shape, order="F")
 
 
 def dense_result(result, t_eval, dense, failed, k, run):
     """``result`` (the accepted steps of a successful run) with its samples replaced by the driver's
     outputs at t_eval (``dense``, :func:`dense_buffer`); the accepted steps' end times go to
-    extra["steps_t"].  ``failed``, ``k``: the re-imposition's status and the output it stopped at."""
+    extra["steps_t"].  ``failed``, ``k``: the re-imposition's status and the output it stopped at.
+    A model with its own residual columns (``sample_residuals``: rigid bodies) names the driver's."""
     if failed:
         raise_output_failure(failed, k, t_eval, run, result)
-    n, nl = result.q.shape[1], result.lam.shape[1]
+    nq, nv, nl = result.q.shape[1], result.v.shape[1], result.lam.shape[1]
     d = dense.T
-    return _with_samples(result, t_eval, d[:, :n].copy(), d[:, n:2 * n].copy(), d[:, 2 * n:3 * n].copy(),
-                         d[:, 3 * n:3 * n + nl].copy(), d[:, 3 * n + nl:3 * n + nl + 5].copy(), d[:, -1].copy(), {})
+    res = d[:, nq + 2 * nv + nl:-1].copy()
+    columns = getattr(result.model, "sample_residuals", None)
+    res, extra = columns(res) if columns is not None else (res, {})
+    return _with_samples(result, t_eval, d[:, :nq].copy(), d[:, nq:nq + nv].copy(), d[:, nq + nv:nq + 2 * nv].copy(),
+                         d[:, nq + 2 * nv:nq + 2 * nv + nl].copy(), res, d[:, -1].copy(), extra)
 
 
 def impose_constraints(model, t, q, v, backend="auto", result=None):
@@ -83,8 +89,14 @@ def raise_output_failure(failed, k, t, run, result):
     if run.interrupted or failed == STATUS_INTERRUPTED:
         raise Interrupted(f"interrupted while re-imposing the constraints at the outputs (t_eval){where}",
                           result=result)
-    why = {1: "the index-1 matrix [M C^T; C 0] is singular", 2: "no linear solver could be set up",
-           4: "the projection onto g = 0 did not converge"}.get(failed, f"status {failed}")
+    why = {1: "the index-1 matrix [M C^T; C 0] (or the projection's C M^-1 C^T) is singular",
+           2: "no linear solver could be set up", 4: "the projection onto g = 0 did not converge",
+           DENSE_AMBIGUOUS_ROTATION: "the rotation of a body in the accepted step holding it is ambiguous (its log "
+                                     "and h (Omega_n + Omega_n+1) / 2 differ by more than pi/2): lower h_max",
+           PROJECT_INCONSISTENT_POSITION: "inconsistent joints: the rows that depend on the kept ones stay violated "
+                                          "at the position level",
+           PROJECT_INCONSISTENT_VELOCITY: "inconsistent joints: the rows that depend on the kept ones stay violated "
+                                          "at the velocity level"}.get(failed, f"status {failed}")
     raise IntegrationError(f"re-imposing the constraints at the outputs (t_eval) failed{where}: {why}",
                            result=result)
 

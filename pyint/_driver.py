@@ -26,8 +26,9 @@ from .results import trajectory_residuals
 
 #: aopt of a fixed-step run (no rtol: the driver's fixed-step loop).
 FIXED_STEP = np.zeros(1)
-#: The start's tolerances when Python checked the start (the run checks nothing).
-NO_CHECK = (-1.0, -1.0)
+#: The start's tolerances and projection when Python checked the start (the run checks nothing): the
+#: driver's grid(3:5) = [tol_q, tol_v, project].
+NO_CHECK = (-1.0, -1.0, 0.0)
 #: The driver's output arrays, in the order of the f2py entry run_batch (then aopt, hout, counts as run's).
 _OUT_BATCH = ("tout", "qout", "vout", "aout", "lout", "auxout", "resout", "eout", "stepmax", "stats", "red")
 #: The f2py entry run's: run_batch's, then the variable-step block (aopt in, the accepted steps hout and
@@ -152,12 +153,13 @@ def start_state(method, model, t0, q0, v0, project, backend, suffix=""):
     """(q0, v0, tols): the driver's start vectors from the user's, checked (``q0{suffix}`` names
     them in errors), and the tolerances of the start's constraint levels the run checks itself
     (on the model's Fortran twin, before any step), or :data:`NO_CHECK` when checked (or projected)
-    here.  A model whose configuration space is not R^n checks its own (``checked_initial_state``).
+    here.  A model whose configuration space is not R^n checks its own (``checked_initial_state``:
+    rigid bodies pass their tolerances, and the projection, to the run).
     The rank of [G; A] and the model's items are left to the kernel when its stepper checks them at
     the start (``START_CHECKS_RANK``) on the model's twin."""
     hook = getattr(model, "checked_initial_state", None)
     if hook is not None:
-        return (*hook(t0, q0, v0, project=project), NO_CHECK)
+        return hook(t0, q0, v0, project=project)
     q0 = V.as_vector(q0, model.n, f"q0{suffix}")
     v0 = V.as_vector(v0, model.n, f"v0{suffix}")
     twin = uses_fortran_twin(model, backend)
@@ -165,7 +167,7 @@ def start_state(method, model, t0, q0, v0, project, backend, suffix=""):
     if twin and not project:
         if not kernel_checks:
             V.check_model_items(model, t0, q0, v0)
-        return q0, v0, V.start_tolerances(q0, v0)
+        return q0, v0, (*V.start_tolerances(q0, v0), 0.0)
     levels = _twin_levels(model, backend) if twin else None
     q0, v0 = V.consistent_initial_state(model, t0, q0, v0, project=project, kernel_checks=kernel_checks,
                                         levels=levels)
@@ -181,14 +183,16 @@ def _twin_levels(model, backend):
     return levels
 
 
-def _refused_start(models, backend, istat, start, tols):
+def _refused_start(models, backend, istat, start, tols, t0):
     """A run refused at its start (STATUS_BAD_INPUT, no step): raise why, when it is the start's
-    levels (the ValueError of an inconsistent start) or the model block (its parameters)."""
+    levels (the ValueError of an inconsistent start; a model's own ``start_violation`` words its
+    diagnostics) or the model block (its parameters)."""
     for k, m in enumerate(models):
         if int(istat[0, k]) != STATUS_BAD_INPUT or int(istat[1, k]) != 0:
             continue
         if tols[k][0] >= 0:
-            bad = V.start_violation(m, start[:, k], tols[k])
+            own = getattr(m, "start_violation", None)
+            bad = own(t0, start[:, k], tols[k]) if own is not None else V.start_violation(m, start[:, k], tols[k])
             if bad is not None:
                 raise bad
         if getattr(m, "fortran_name", None) is not None and backend != "callback" and \
@@ -239,9 +243,9 @@ def run(method, models, q0s, v0s, t_end, h, t0, every, backend, project, raise_o
         buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(method.STATS),
                              naux=sum(method.kernel_aux(first).values()), nres=method.NRES, nb=nb if batch else None)
     opts = [_option_arrays(o) for o in opts]
-    mode = dense_mode(method, first) if t_eval is not None and nq == nv else DENSE_NONE
+    mode = dense_mode(method, first) if t_eval is not None else DENSE_NONE
     teval = np.asarray([t0] if t_eval is None else t_eval, dtype=float)
-    dense = dense_buffer(nq, nl, teval, nb if batch else None) if mode else np.zeros(
+    dense = dense_buffer(nq, nv, nl, method.NRES, teval, nb if batch else None) if mode else np.zeros(
         (1, teval.size) + ((nb,) if batch else ()), order="F")
     tols = [s[2] for s in starts]
     cpu = time.process_time()
@@ -265,7 +269,7 @@ def run(method, models, q0s, v0s, t_end, h, t0, every, backend, project, raise_o
         krun.report(ctl)
     cpu = (time.process_time() - cpu) / nb
     if not (krun.interrupted or krun.aborted or krun.lapack):
-        _refused_start(models, backend, istat, start, tols)
+        _refused_start(models, backend, istat, start, tols, t0)
     stopped = batch and (krun.interrupted or krun.lapack is not None)   # raised below with every result
     results = []
     for k, m in enumerate(models):
@@ -286,11 +290,8 @@ def run(method, models, q0s, v0s, t_end, h, t0, every, backend, project, raise_o
         hs = one["hout"][:int(istat[1, k])].copy()
         result = method._make_result(m, raw, t0, hs, cpu, backend, raise_k, run_k)
         if t_eval is not None and result.status == "ok":
-            if mode:
-                failed, at = (ctl[3], ctl[4]) if dctl is None else (dctl[0, k], dctl[1, k])
-                result = dense_result(result, t_eval, dense[..., k] if batch else dense, int(failed), int(at), krun)
-            else:
-                result = method.outputs_at(result, t_eval, backend)
+            failed, at = (ctl[3], ctl[4]) if dctl is None else (dctl[0, k], dctl[1, k])
+            result = dense_result(result, t_eval, dense[..., k] if batch else dense, int(failed), int(at), krun)
         results.append(result)
     if stopped:
         raise_recorded(krun, results, int(istat[0, 0]), int(istat[1, 0]), t0, h if rtol is None else results[0].h)

@@ -294,9 +294,9 @@ class Integrator:
         default: the fixed-step one)."""
         return self.kernel_aux(model)
 
-    #: (result, t_eval, backend) -> result at t_eval, for a configuration space whose outputs the
-    #: driver's dense output (vector states) does not give; None: the driver's (pyint/_dense.py).
-    outputs_at = None
+    #: The driver's dense mode at t_eval when the method fixes it (pyint/_dense.py: the Lie-group
+    #: methods interpolate on their group, DENSE_LIE); None: from ACCELERATION_IS_QDDOT, OUTPUT_QUINTIC.
+    DENSE_MODE = None
 
     @with_fragments
     def integrate(self, model, q0, v0, t_end, h=None, t0=0.0, every=1, backend="auto", project=False,

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
+from pyint._driver import NO_CHECK
 from pyint.convergence import fit_order
 from pyint.errors import IntegrationError
 from pyint.methods.lie.backward import LieDAE1, LieDAE2, LieDAE3, LieDAES
@@ -185,8 +186,9 @@ def test_the_quaternion_references_run_redundant_joints():
 
 def test_a_start_at_the_singular_position_is_refused_naming_t_and_the_ranks(monkeypatch):
     """Cranks along the ground line (theta = 0): B has rank 16 there and 17 nearby; a singular
-    position, not redundancy.  Refused by Python's check of the start (naming t, both ranks) and,
-    when that is bypassed, by the kernels' own start (rigid_drop_redundant_rows)."""
+    position, not redundancy.  Refused by the run's check of the start (fortran/core/lie_stepper.f90
+    lie_checked_start, worded naming t and both ranks) and, when that is bypassed, by the steppers' own
+    start (lie_start; both: rigid_drop_redundant_rows)."""
     s = fourbar(g=G_PLANE)
     x, rot, v = state(0.0, 1.0)
     for method in METHODS:
@@ -194,7 +196,7 @@ def test_a_start_at_the_singular_position_is_refused_naming_t_and_the_ranks(monk
                                              r"20 joint rows, and rank 17 at a nearby configuration: a start at a "
                                              r"singular position"):
             method().integrate(s, (x, rot), v, 0.5, 1e-3, t0=0.25)
-    monkeypatch.setattr(s, "checked_initial_state", lambda t0, q0, v0, project=False: (s.pack(*q0), v0))
+    monkeypatch.setattr(s, "checked_initial_state", lambda t0, q0, v0, project=False: (s.pack(*q0), v0, NO_CHECK))
     for method in METHODS:
         with pytest.raises(ValueError, match="singular at t=0.0 and its rank is higher at nearby configurations"):
             method().integrate(s, (x, rot), v, 0.5, 1e-3)

@@ -1,17 +1,20 @@
 """One f2py call per run: the extension module wrapped, its calls counted.
 
-A fixed-step run, a variable-step run with t_eval and a batch of a built-in model each make
-exactly one call into pyint._fortran (the model block resolved, the start levels checked, the
-run control reset and read, and the outputs at t_eval interpolated and re-imposed inside it,
-as RADAU5's SOLOUT/CONTR5 give dense output inside the integrator: Hairer, Wanner, Solving
-ODEs II, IV.8).  Each count is exact: one more call is a failure.
+A fixed-step run, a variable-step run with t_eval and a batch of a built-in model (or of rigid
+bodies, with a Lie-group method) each make exactly one call into pyint._fortran (the model block
+resolved, the start levels checked, the run control reset and read, and the outputs at t_eval
+interpolated and re-imposed inside it, as RADAU5's SOLOUT/CONTR5 give dense output inside the
+integrator: Hairer, Wanner, Solving ODEs II, IV.8).  Each count is exact: one more call is a failure.
 """
 import numpy as np
 import pytest
 
 import pyint
 from pyint import GeneralizedAlpha, PendulumChain, RK4Index1, _fortran
+from pyint.methods.lie.backward import LieDAE3
+from pyint.methods.lie.genalpha import LieGeneralizedAlphaStab2
 from pyint.models._fortran_model import builtin_id
+from pyint.problems import PROBLEMS
 
 
 @pytest.fixture
@@ -58,6 +61,50 @@ def test_a_variable_step_run_with_t_eval_is_one_call(calls, method):
     assert res.status == "ok"
     assert np.array_equal(res.t, t_eval)
     assert calls == {"run": 1}
+
+
+def test_a_lie_group_run_is_one_call(calls):
+    """A Lie-group method on rigid bodies: a fixed-step run, and a variable-step run with t_eval whose
+    outputs are interpolated on the group and re-imposed on the joints inside the run
+    (fortran/core/dense_output.f90: lie_dense_outputs), each one call; a batch with t_eval too."""
+    prob = PROBLEMS["hinged_pair"]
+    q0, v0 = prob.initial_state
+    res = LieDAE3().integrate(prob.model, q0, v0, t_end=0.1, h=1e-2)
+    assert res.status == "ok" and calls == {"run": 1}
+    calls.clear()
+    t_eval = np.linspace(0.0, 0.3, 7)
+    res = LieGeneralizedAlphaStab2().integrate(prob.model, q0, v0, t_end=0.3, rtol=1e-6, t_eval=t_eval)
+    assert res.status == "ok" and np.array_equal(res.t, t_eval)
+    # re-imposed: |Phi|, |B V| at round-off (measured 1.1e-16, 3.9e-16; bounds as test_adaptive.py's)
+    eps = np.finfo(float).eps
+    assert np.max(res.residual[:, 0]) <= 10 * eps * (1 + np.max(np.abs(res.x)))
+    assert np.max(res.residual[:, 1]) <= 100 * eps * (1 + np.max(np.abs(res.v)))
+    assert calls == {"run": 1}
+    calls.clear()
+    runs = LieGeneralizedAlphaStab2().integrate_batch(prob.model, [q0, q0], [v0, v0], 0.3, rtol=1e-6, t_eval=t_eval,
+                                                      threads=1)
+    assert [r.status for r in runs] == ["ok"] * 2 and np.array_equal(runs[1].q, res.q)
+    assert calls == {"run_batch": 1}
+
+
+def test_a_lie_group_start_is_checked_and_projected_inside_the_run(calls):
+    """A rigid system's start: its rank test and its levels checked, or with project=True projected onto
+    the joints (M-orthogonal, on the independent rows), by the run itself (fortran/core/lie_stepper.f90:
+    lie_checked_start); a violated start is refused and worded from the run's diagnostics."""
+    prob = PROBLEMS["hinged_pair"]
+    s = prob.model
+    q0, v0 = prob.initial_state
+    dx = np.zeros_like(q0)
+    dx[:3] = 1e-3                         # x of body 1 moved: Phi and B V off by 1e-3
+    with pytest.raises(ValueError, match=r"the initial configuration violates the joints: max\|Phi\| = 1.000e-03"):
+        LieDAE3().integrate(s, q0 + dx, v0 + 1e-3, t_end=0.1, h=1e-2)
+    assert calls == {"run": 1}
+    calls.clear()
+    res = LieDAE3().integrate(s, q0 + dx, v0 + 1e-3, t_end=0.1, h=1e-2, project=True)
+    assert res.status == "ok" and calls == {"run": 1}
+    eps = np.finfo(float).eps           # the start on the joints (measured 1.1e-16, 3.7e-16)
+    assert np.max(np.abs(s.phi(res.x[0], res.R[0]))) <= 10 * eps * (1 + np.max(np.abs(res.x[0])))
+    assert np.max(np.abs(s.bmat(res.R[0]) @ res.v[0])) <= 100 * eps * (1 + np.max(np.abs(res.v[0])))
 
 
 def test_a_batch_is_one_call(calls):

@@ -28,12 +28,12 @@ DEVELOPER_MEMBERS = {
     "pyint.Integrator": ("KERNEL", "STATS", "STATS_REALS", "NRES", "START_CHECKS_RANK", "kernel_options",
                          "kernel_start", "kernel_aux", "kernel_model", "decode_stats", "check_model",
                          "ADAPTIVE_REFUSAL", "ADAPTIVE_PER_UNIT_STEP", "ACCELERATION_IS_QDDOT", "OUTPUT_QUINTIC",
-                         "adaptive_refusal", "adaptive_options", "adaptive_aux"),
+                         "DENSE_MODE", "adaptive_refusal", "adaptive_options", "adaptive_aux"),
     "pyint.models.Model": ("fortran_name", "callback_bundle", "fortran_params", "fortran_callback"),
     "pyint.models.SymbolicModel": ("fortran_source", "compiled_ipar"),
 }
 #: Every developer hook's name (a subclass's override of one is a developer hook too).
-DEVELOPER_NAMES = frozenset(n for names in DEVELOPER_MEMBERS.values() for n in names) | {"outputs_at"}
+DEVELOPER_NAMES = frozenset(n for names in DEVELOPER_MEMBERS.values() for n in names)
 #: The members an integrator's page shows besides its own: the ones every method inherits.
 METHOD_MEMBERS = ("integrate", "integrate_batch", "accepts", "params")
 

@@ -78,8 +78,7 @@ end subroutine rigid_eval
 !> and energy(k) at every sample k.
 subroutine rigid_residuals(ipar, nipar, rpar, nrpar, nb, nv, nt, x, r, v, a, res, energy, ierr)
   use pyint_kinds
-  use pyint_rigid
-  use pyint_linalg, only: inf_norm
+  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_sample_residuals
   implicit none
   integer(c_int), intent(in) :: nipar, nrpar, nb, nv, nt
   integer(c_int), intent(in) :: ipar(nipar)
@@ -87,7 +86,6 @@ subroutine rigid_residuals(ipar, nipar, rpar, nrpar, nb, nv, nt, x, r, v, a, res
   real(c_double), intent(inout) :: res(4, nt), energy(nt)
   integer(c_int), intent(out) :: ierr
   type(rigid_system_t) :: s
-  real(wp), allocatable :: phi(:), bm(:, :), g(:)
   integer :: e, k
   call rigid_system_new(ipar, rpar, s, e)
   ierr = e
@@ -95,18 +93,30 @@ subroutine rigid_residuals(ipar, nipar, rpar, nrpar, nb, nv, nt, x, r, v, a, res
   ierr = 2
   if (s%nb /= nb .or. s%nv /= nv) return
   ierr = 0
-  allocate(phi(s%m), bm(s%m, nv), g(s%m))
   do k = 1, nt
-    call rigid_phi(s, x(:, :, k), r(:, :, :, k), phi)
-    call rigid_bmat(s, r(:, :, :, k), bm)
-    call rigid_bdotv(s, r(:, :, :, k), v(:, k), g)
-    res(1, k) = inf_norm(phi)
-    res(2, k) = inf_norm(matmul(bm, v(:, k)))
-    res(3, k) = inf_norm(matmul(bm, a(:, k)) + g)
-    res(4, k) = rigid_orthogonality(s, r(:, :, :, k))
-    energy(k) = rigid_energy(s, x(:, :, k), v(:, k))
+    call rigid_sample_residuals(s, x(:, :, k), r(:, :, :, k), v(:, k), a(:, k), res(:, k), energy(k))
   end do
 end subroutine rigid_residuals
+
+!> The states at te(ne) between the samples (t, q, v, a) of a rigid system (fortran/core/dense_output.f90:
+!> lie_dense_outputs, the dense output of a Lie-group run at t_eval, on given samples): q packed 12 per
+!> body, red(i) = 1 on the joint rows left out (redundant ones), dense(:, j) = [q, V, Vdot, lam, |Phi|,
+!> |B V|, |B A + Bdot V|, orthogonality, energy]; info, kfail as lie_dense_outputs', body and kstep
+!> the ambiguous rotation's body (0-based) and step (1-based).
+subroutine rigid_outputs(ipar, nipar, rpar, nrpar, m, red, nt, nq, nv, t, q, v, a, ne, te, nd, dense, info, kfail, &
+                         body, kstep)
+  use pyint_kinds
+  use pyint_dense_output, only: lie_dense_outputs
+  use pyint_control, only: control_begin
+  implicit none
+  integer(c_int), intent(in) :: nipar, nrpar, m, nt, nq, nv, ne, nd
+  integer(c_int), intent(in) :: ipar(nipar), red(m)
+  real(c_double), intent(in) :: rpar(nrpar), t(nt), q(nq, nt), v(nv, nt), a(nv, nt), te(ne)
+  real(c_double), intent(inout) :: dense(nd, ne)
+  integer(c_int), intent(out) :: info, kfail, body, kstep
+  call control_begin()
+  call lie_dense_outputs(ipar, rpar, red, t, q, v, a, te, dense, info, kfail, body, kstep)
+end subroutine rigid_outputs
 
 !> SO(3) kernels for tests: req 1 expm(psi), 2 tangent(psi) (3 x 3, column-major).
 subroutine so3_eval(req, psi, out, ierr)

@@ -12,18 +12,18 @@ module pyint_lie_stepper
   use pyint_kinds
   use pyint_callback_model, only: usercb_i
   use pyint_driver, only: stepper_t, state_t
-  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_phi_all, rigid_bmat_all, rigid_bdotv_all, &
-                         rigid_orthogonality, rigid_energy, rigid_mass_matrix, rigid_consistent_acc, rigid_advance, &
-                         rigid_drop_redundant_rows
+  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_sample_residuals, rigid_mass_matrix, &
+                         rigid_consistent_acc, rigid_advance, rigid_drop_redundant_rows, rigid_project, &
+                         rigid_phi_all, rigid_bmat_all, PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY, &
+                         PROJECT_TOL_DEPENDENT
   use pyint_so3, only: hat
-  use pyint_linalg, only: inf_norm
   use pyint_newton_control, only: newton_control_t, newton_increment
   ! the Lie family (lie_backward, lie_genalpha) shares this stats layout
   use pyint_seam, only: STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS, STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS, &
                         STAT_LIE_BACKWARD_NEWTON_ITERATIONS
   implicit none
   private
-  public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, RIGID_MODEL_ID
+  public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, lie_checked_start, RIGID_MODEL_ID
 
   !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
   integer, parameter :: RIGID_MODEL_ID = -1
@@ -104,17 +104,9 @@ contains
     class(lie_stepper_t), intent(inout) :: self
     type(state_t), intent(in) :: s
     real(wp), intent(out) :: res(:), energy
-    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb), phi(self%sys%mall), bm(self%sys%mall, self%sys%nv), &
-                g(self%sys%mall)
+    real(wp) :: x(3, self%sys%nb), r(3, 3, self%sys%nb)
     call lie_unpack(s%q, x, r)                  ! every joint row, the dropped ones of a redundant system too
-    call rigid_phi_all(self%sys, x, r, phi)
-    call rigid_bmat_all(self%sys, r, bm)
-    call rigid_bdotv_all(self%sys, r, s%v, g)
-    res(1) = inf_norm(phi)
-    res(2) = inf_norm(matmul(bm, s%v))
-    res(3) = inf_norm(matmul(bm, s%a) + g)
-    res(4) = rigid_orthogonality(self%sys, r)
-    energy = rigid_energy(self%sys, x, s%v)
+    call rigid_sample_residuals(self%sys, x, r, s%v, s%a, res, energy)
   end subroutine
 
   !> The starting step's probe (driver: drive_adaptive): qd = dq/dt of the packed q (x_i' = v_i,
@@ -169,6 +161,97 @@ contains
       allocate(s%lam(self%nl))
     end if
     call rigid_consistent_acc(self%sys, self%r, s%v, s%a, s%lam, info)
+  end subroutine
+
+  !> The start of a Lie-group run on the rigid system (ipar, rpar), before any step (fortran/api/api_run.f90,
+  !> where a vector model's start levels are checked): the rank test of the joint rows at (q, V)
+  !> (rigid_drop_redundant_rows, the one lie_start repeats), then the levels max|Phi|, max|B V| over
+  !> every row checked against tol_q, tol_v or, with project, projected onto Phi = 0 and B V = 0 where
+  !> they exceed them (rigid_project on the kept rows, M-orthogonal; q and V replaced).
+  !> start = [max|Phi|, max|B V|, code, a, b, c] for pyint/models/rigid_states.py to word a refusal
+  !> (info = STATUS_BAD_INPUT): code 0 the levels (as given) exceed the tolerances; STATUS_RANK_DEFICIENT
+  !> a singular configuration (a, b: the ranks of B at q and nearby); rigid_project's failure (the levels
+  !> as reached; for inconsistent joints a = the first dependent row (1-based) still violated, b its
+  !> residual, c the number of such rows).  A system (ipar, rpar) that does not decode, or sizes that
+  !> do not fit, are left to the stepper's setup (info = 0).
+  subroutine lie_checked_start(ipar, rpar, q, v, tol_q, tol_v, project, start, info)
+    integer, intent(in) :: ipar(:)
+    real(wp), intent(in) :: rpar(:), tol_q, tol_v
+    logical, intent(in) :: project
+    real(wp), intent(inout) :: q(:), v(:)
+    real(wp), intent(out) :: start(6)
+    integer, intent(out) :: info
+    type(rigid_system_t) :: s
+    real(wp), allocatable :: x(:, :), r(:, :, :), res(:), bm(:, :)
+    logical, allocatable :: dropped(:)
+    integer :: rank0, rank1, i
+    real(wp) :: scale_q, scale_v, tol
+    start = 0
+    call rigid_system_new(ipar, rpar, s, info)
+    if (info /= 0) then
+      info = 0
+      return
+    end if
+    if (size(q) /= 12 * s%nb .or. size(v) /= s%nv) return
+    allocate(x(3, s%nb), r(3, 3, s%nb), res(s%mall), bm(s%mall, s%nv), dropped(s%mall))
+    call lie_unpack(q, x, r)
+    call rigid_drop_redundant_rows(s, x, r, info, rank0, rank1)
+    if (info /= 0) then
+      start(3:5) = [real(STATUS_RANK_DEFICIENT, wp), real(rank0, wp), real(rank1, wp)]
+      info = STATUS_BAD_INPUT
+      return
+    end if
+    call levels()
+    if (.not. project) then
+      if (.not. (start(1) <= tol_q .and. start(2) <= tol_v)) info = STATUS_BAD_INPUT
+      return
+    end if
+    scale_q = max(1.0_wp, maxval(abs(x)))        ! the start's scales, as rigid_project measures them
+    scale_v = max(1.0_wp, maxval(abs(v)))
+    call rigid_project(s, x, r, v, tol_q, tol_v, info)
+    if (info /= 0) then
+      start(3) = info
+      call levels()
+      if (info == PROJECT_INCONSISTENT_POSITION .or. info == PROJECT_INCONSISTENT_VELOCITY) then
+        ! the dependent rows left violated at that level (the kept ones hold; the scales of the start)
+        if (info == PROJECT_INCONSISTENT_POSITION) then
+          call rigid_phi_all(s, x, r, res)
+          tol = max(tol_q, PROJECT_TOL_DEPENDENT * scale_q)
+        else
+          res = matmul(bm, v)
+          tol = max(tol_v, PROJECT_TOL_DEPENDENT * scale_v)
+        end if
+        dropped = .true.
+        if (allocated(s%keep)) then
+          dropped(s%keep) = .false.
+        else
+          dropped = .false.
+        end if
+        dropped = dropped .and. abs(res) > tol
+        start(6) = count(dropped)
+        do i = 1, s%mall
+          if (dropped(i)) then
+            start(4:5) = [real(i, wp), res(i)]
+            exit
+          end if
+        end do
+      end if
+      info = STATUS_BAD_INPUT
+      return
+    end if
+    call lie_pack(x, r, q)
+
+  contains
+
+    !> start(1:2) = max|Phi|, max|B V| over every row at (x, R, V); bm = B there.
+    subroutine levels()
+      call rigid_phi_all(s, x, r, res)
+      call rigid_bmat_all(s, r, bm)
+      start(1) = maxval(abs(res), mask=.true.)
+      start(2) = maxval(abs(matmul(bm, v)), mask=.true.)
+      if (s%mall == 0) start(1:2) = 0
+    end subroutine
+
   end subroutine
 
   !> Is w%res (at the iterate newton_eval left; u, u2 as newton_eval's) at its round-off floor?  A

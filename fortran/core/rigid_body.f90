@@ -39,7 +39,7 @@
 module pyint_rigid
   use pyint_kinds
   use pyint_so3, only: hat, cross, expm, tangent
-  use pyint_linalg, only: lu_factor, lu_solve, lu_factor_solve
+  use pyint_linalg, only: lu_factor, lu_solve, lu_factor_solve, lu_inverse, inf_norm
   use pyint_reduced_model, only: independent_rows, dense_rank
   implicit none
   private
@@ -48,8 +48,21 @@ module pyint_rigid
   public :: rigid_force, rigid_force_v, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
   public :: rigid_orthogonality, rigid_advance, rigid_right_tangent
   public :: rigid_phi_all, rigid_bmat_all, rigid_bdotv_all, rigid_keep_rows, rigid_drop_redundant_rows
+  public :: rigid_project, rigid_sample_residuals, PROJECT_SINGULAR, PROJECT_NOT_CONVERGED, &
+            PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY, PROJECT_TOL_DEPENDENT
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
+  !> rigid_project's failures (info): B M^-1 B^T of the kept rows singular; the position projection
+  !> did not converge; the dependent rows of a redundant system stay violated at the position or the
+  !> velocity level (inconsistent joints).  1 and 4 as model.f90's impose_constraints says them; the
+  !> others beyond every status code (seam/seam.toml), so never read as one (pyint/_dense.py).
+  integer, parameter :: PROJECT_SINGULAR = 1, PROJECT_NOT_CONVERGED = 4, PROJECT_INCONSISTENT_POSITION = 23, &
+                        PROJECT_INCONSISTENT_VELOCITY = 24
+  !> rigid_project's relative tolerance of the rows it leaves to follow (the dependent rows of a redundant
+  !> system), a start's (pyint/_validate.py CONSISTENCY_TOL), and its Gauss-Newton steps at most (from a
+  !> start near the joints, or an O(h^4) interpolant, two or three are taken)
+  real(wp), parameter :: PROJECT_TOL_DEPENDENT = 1e-10_wp
+  integer, parameter :: PROJECT_MAXIT = 50
 
   type :: rigid_system_t
     integer :: nb = 0         !< bodies
@@ -546,6 +559,123 @@ contains
       if (rank1 /= rank0) return                      ! a singular configuration, not redundancy
     end if
     info = 0
+  end subroutine
+
+  !> (x, R) projected onto Phi = 0 and V onto B V = 0, both M-orthogonally, through the kept rows
+  !> (s%keep; every row when unallocated), the dependent rows of a redundant system following:
+  !>   q <- q o exp(-M^-1 B^T (B M^-1 B^T)^-1 Phi)  (Gauss-Newton on the group, at most PROJECT_MAXIT steps,
+  !>        until max|Phi| of the kept rows <= 1e-14 max(1, max|x|); tol_q = 0: one step at least),
+  !>   V <- V - M^-1 B^T (B M^-1 B^T)^-1 B V  (B at the projected R),
+  !> each only where its level (max|Phi|, max|B V| over every row) exceeds tol_q resp. tol_v, and then
+  !> checked on every row against max(tol_q, tol max(1, max|x|)) resp. max(tol_v, tol max(1, max|V|))
+  !> (tol = PROJECT_TOL_DEPENDENT, the dependent rows'; the scales of the state as given).
+  !> The projection of Hairer, Lubich, Wanner, Geometric Numerical Integration, IV.4 (orthogonal
+  !> projection onto the manifold, here in the metric of M) on the group (GNI IV.8).  info: 0;
+  !> PROJECT_SINGULAR; PROJECT_NOT_CONVERGED; PROJECT_INCONSISTENT_POSITION / _VELOCITY (the state
+  !> stays as reached).
+  subroutine rigid_project(s, x, r, v, tol_q, tol_v, info)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(inout) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv)
+    real(wp), intent(in) :: tol_q, tol_v
+    integer, intent(out) :: info
+    real(wp) :: minv(s%nv, s%nv), mm(s%nv, s%nv), phi(s%mall), bm(s%mall, s%nv), corr(s%nv), &
+                x1(3, s%nb), r1(3, 3, s%nb), scale
+    integer :: ipiv(s%nv), it
+    logical :: converged
+    info = 0
+    if (s%mall == 0) return
+    call rigid_mass_matrix(s, mm)
+    call lu_inverse(mm, ipiv, minv, info)
+    if (info /= 0) then
+      info = PROJECT_SINGULAR
+      return
+    end if
+    scale = max(1.0_wp, maxval(abs(x)))
+    call phi_all(s, x, r, phi)
+    if (inf_norm(phi) > tol_q) then
+      converged = .false.
+      do it = 0, PROJECT_MAXIT - 1
+        call phi_all(s, x, r, phi)
+        if (inf_norm(kept(phi)) <= 1e-14_wp * scale .and. (it > 0 .or. tol_q > 0)) then
+          converged = .true.
+          exit
+        end if
+        call correction(r, kept(phi), corr, info)
+        if (info /= 0) return
+        call rigid_advance(s, x, r, -corr, x1, r1)
+        x = x1
+        r = r1
+      end do
+      if (.not. converged) then
+        info = PROJECT_NOT_CONVERGED
+        return
+      end if
+      call phi_all(s, x, r, phi)
+      if (inf_norm(phi) > max(tol_q, PROJECT_TOL_DEPENDENT * scale)) then
+        info = PROJECT_INCONSISTENT_POSITION
+        return
+      end if
+    end if
+    scale = max(1.0_wp, maxval(abs(v)))
+    call bmat_all(s, r, bm)
+    phi = matmul(bm, v)
+    if (inf_norm(phi) > tol_v) then
+      call correction(r, kept(phi), corr, info)
+      if (info /= 0) return
+      v = v - corr
+      phi = matmul(bm, v)
+      if (inf_norm(phi) > max(tol_v, PROJECT_TOL_DEPENDENT * scale)) info = PROJECT_INCONSISTENT_VELOCITY
+    end if
+
+  contains
+
+    !> The kept rows of a vector over every row.
+    function kept(f) result(fk)
+      real(wp), intent(in) :: f(:)
+      real(wp) :: fk(s%m)
+      if (allocated(s%keep)) then
+        fk = f(s%keep)
+      else
+        fk = f
+      end if
+    end function
+
+    !> corr = M^-1 B^T (B M^-1 B^T)^-1 res, B the kept rows at rr.
+    subroutine correction(rr, res, corr, info)
+      real(wp), intent(in) :: rr(3, 3, s%nb), res(s%m)
+      real(wp), intent(out) :: corr(s%nv)
+      integer, intent(out) :: info
+      real(wp) :: bk(s%m, s%nv), mbt(s%nv, s%m), g(s%m, s%m), y(s%m)
+      integer :: gpiv(s%m)
+      call rigid_bmat(s, rr, bk)
+      mbt = matmul(minv, transpose(bk))
+      g = matmul(bk, mbt)
+      y = res
+      call lu_factor_solve(g, gpiv, y, info)
+      if (info /= 0) then
+        info = PROJECT_SINGULAR
+        return
+      end if
+      corr = matmul(mbt, y)
+    end subroutine
+
+  end subroutine
+
+  !> The residuals of a sample over every joint row (a redundant system's dropped ones too):
+  !> res = [|Phi|, |B V|, |B A + Bdot V| (max norms), max_i |R_i^T R_i - I|_F], and the energy.
+  subroutine rigid_sample_residuals(s, x, r, v, a, res, energy)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: x(3, s%nb), r(3, 3, s%nb), v(s%nv), a(s%nv)
+    real(wp), intent(out) :: res(4), energy
+    real(wp) :: phi(s%mall), bm(s%mall, s%nv), g(s%mall)
+    call phi_all(s, x, r, phi)
+    call bmat_all(s, r, bm)
+    call bdotv_all(s, r, v, g)
+    res(1) = inf_norm(phi)
+    res(2) = inf_norm(matmul(bm, v))
+    res(3) = inf_norm(matmul(bm, a) + g)
+    res(4) = rigid_orthogonality(s, r)
+    energy = rigid_energy(s, x, v)
   end subroutine
 
   ! -- dynamics -----------------------------------------------------------------

@@ -42,8 +42,9 @@ import numpy as np
 from .. import _validate as V
 from ._params import positive, real, vector
 # the configuration space's checks and residuals; interpolated_states stays importable from here
-# (pyint.methods.lie.integrator imports it so)
-from .rigid_states import as_configuration, consistent_rigid_state, interpolated_states, lie_residuals  # noqa: F401
+# (the dense output on given samples: tests import it so)
+from .rigid_states import as_configuration, interpolated_states, lie_residuals, start_tolerances, \
+    start_violation  # noqa: F401
 from .so3 import cross, expm, hat
 
 GROUND = None
@@ -220,12 +221,18 @@ class RigidBodySystem:
         return tuple(u for _ in range(self.nb) for u in ("m",) * 3 + ("1",) * 9)
 
     def checked_initial_state(self, t0, q0, v0, project=False):
-        """(q0, v0) checked (or with project=True projected) for an integrator: q0 a tuple (x0, R0)
-        or the flat q of :meth:`pack`, R0 rotations; Phi = 0 and B V = 0 (ValueError naming the level)."""
+        """(q0, v0, tols) for an integrator: q0 a tuple (x0, R0) or the flat q of :meth:`pack`, R0
+        rotations (checked here); the run checks Phi = 0 and B V = 0 at its start against tols, or with
+        project=True projects onto them (fortran/core/lie_stepper.f90: lie_checked_start), and a
+        refused start is a ValueError naming the level (:meth:`start_violation`)."""
         x0, r0 = as_configuration(self, q0)
         v0 = V.as_vector(v0, self.nv, "v0")
-        x0, r0, v0 = consistent_rigid_state(self, x0, r0, v0, project=project, t=t0)
-        return self.pack(x0, r0), v0
+        return self.pack(x0, r0), v0, start_tolerances(x0, v0, project)
+
+    def start_violation(self, t0, start, tols):
+        """The ValueError of a start the run refused (its diagnostics ``start``), or None
+        (:func:`pyint.models.rigid_states.start_violation`)."""
+        return start_violation(self, t0, start, tols)
 
     def trajectory_residuals(self, t, q, v, a, backend="auto", keep_going=False):
         """(residual (nt, 5), energy (nt,), extra) of a trajectory, in Fortran: the columns of

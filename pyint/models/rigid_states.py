@@ -1,7 +1,9 @@
 """The configuration space (R^3 x SO(3))^nb of :class:`pyint.models.rigid_bodies.RigidBodySystem`:
-a start checked (rotations, Phi = 0, B V = 0) or projected onto the constraints, the residuals of a
-trajectory (Fortran, fortran/core/rigid_body.f90) and states interpolated on the group between
-accepted steps.  Functions of a ``system`` (a RigidBodySystem): its items, never its class.
+a start's rotations checked, the tolerances of its levels and the words of the run's refusal (the run
+checks Phi = 0, B V = 0 or projects onto them: fortran/core/lie_stepper.f90 lie_checked_start), the
+residuals of a trajectory (Fortran, fortran/core/rigid_body.f90) and states interpolated on the group
+between samples (Fortran, fortran/core/dense_output.f90).  Functions of a ``system`` (a
+RigidBodySystem): its items, never its class.
 """
 from __future__ import annotations
 
@@ -9,11 +11,16 @@ import numpy as np
 
 from .. import _fortran
 from .. import _validate as V
-from .so3 import expm, logm, tangent
+from .._status import STATUS_RANK_DEFICIENT
 
 
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10
+#: The failures of a projection onto the joints (fortran/core/rigid_body.f90 rigid_project: a singular
+#: B M^-1 B^T or index-1 matrix, Gauss-Newton onto Phi = 0 did not converge, inconsistent joints at the
+#: position or the velocity level) and of an output's interpolation (fortran/core/dense_output.f90).
+PROJECT_SINGULAR, PROJECT_NOT_CONVERGED, PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY = 1, 4, 23, 24
+DENSE_AMBIGUOUS_ROTATION = 22
 
 
 def lie_residuals(system, x, rot, v, a):
@@ -55,158 +62,85 @@ def as_configuration(system, q0):
     return x, rot
 
 
-def _rank_nearby(system, x, rot, bm, keep):
-    """rank(B) at a configuration near (x, R) on the kept rows' Phi = 0: (x, R) moved on the group by
-    1e-3 max(1, max|x|) along a fixed direction orthogonal to the kept rows (B[keep]), then
-    projected back onto their Phi = 0 by Gauss-Newton; the twin of the kernels' check
-    (fortran/core/rigid_body.f90 rigid_drop_redundant_rows, after fortran/core/reduced_model.f90)."""
-    from scipy.linalg import qr
-
-    nv, r = system.nv, len(keep)
-    if r >= nv:
-        return r
-    qm, _ = qr(bm[keep].T)
-    w = np.sin(1.7 * np.arange(r + 1, nv + 1)) + 0.5
-    d = qm[:, r:] @ w
-    scale = max(1.0, float(np.max(np.abs(x))))
-    x1, r1 = system.advance(x, rot, 1e-3 * scale * d / np.max(np.abs(d)))
-    for _ in range(30):
-        phi = system.phi(x1, r1)[keep]
-        if np.max(np.abs(phi)) <= 1e-14 * scale:
-            break
-        bk = system.bmat(r1)[keep]
-        x1, r1 = system.advance(x1, r1, -bk.T @ np.linalg.solve(bk @ bk.T, phi))
-    b1 = system.bmat(r1)
-    return len(V.independent_rows(b1))
+def start_tolerances(x, v, project):
+    """The tolerances of a start's levels for the run, (tol_q, tol_v, project): max|Phi| <= tol_q, max|B V|
+    <= tol_v with tol = CONSISTENCY_TOL relative to max(1, max|x|) and max(1, max|V|) (the driver's grid;
+    project: 1.0 to project the start onto the joints where a level exceeds its tolerance)."""
+    scale = lambda y: max(1.0, float(np.max(np.abs(y), initial=0.0)))  # noqa: E731
+    return V.CONSISTENCY_TOL * scale(x), V.CONSISTENCY_TOL * scale(v), 1.0 if project else 0.0
 
 
-def _inconsistent(system, what, resid, keep, tol):
-    """ValueError naming the joint rows that depend on the kept ones and stay violated (resid)."""
-    dropped = np.setdiff1d(np.arange(system.m), keep)
-    bad = [int(i) for i in dropped if abs(resid[i]) > tol]
-    listed = "; ".join(f"{system.row_name(i)} = {resid[i]:.3e}" for i in bad[:6]) + (" ..." if len(bad) > 6 else "")
-    return ValueError(f"inconsistent joints: with the independent rows imposed, the {what} rows that depend on "
-                      f"them are not satisfied ({listed}; tolerance {tol:.1e}); no state near the start satisfies "
-                      "every joint: check the joints' geometry (two joints that disagree on a length or an axis)")
-
-
-def consistent_rigid_state(system, x, rot, v, project=False, tol=V.CONSISTENCY_TOL, maxit=50, where="initial",
-                           t=None, keep=None):
-    """Check (or with project=True enforce) Phi = 0 and B V = 0; raise ValueError naming the level
-    (``where``: which state, in the messages; ``t``: its time).  tol = 0 with project=True: always project.
-
-    The projections are M-orthogonal: Gauss-Newton steps
-    q <- q o exp(-M^-1 B^T (B M^-1 B^T)^-1 Phi) and V <- V - M^-1 B^T (B M^-1 B^T)^-1 B V, through
-    the independent rows of B (``keep``, default :meth:`RigidBodySystem.independent_rows` at the
-    given R; the rows of redundant joints that depend on them follow; violated ones are named:
-    inconsistent joints).  A rank-deficient B is redundancy only if its rank is the same at a
-    nearby configuration (:func:`_rank_nearby`, as the kernels check it): a higher rank there is a
-    start at a singular position (the mechanism's mobility jumps), refused (ValueError naming t
-    and both ranks).  Interpolated states (``keep`` given) skip that check.
-    """
-    if system.m == 0:
-        return x, rot, v
-    minv = np.linalg.inv(system.mass_matrix())
-    bm = system.bmat(rot)
-    at = "" if t is None else f" (t = {float(t)!r})"
-    if keep is None:
-        keep = system.independent_rows(rot, bm)
-        if len(keep) < system.m:
-            r1 = _rank_nearby(system, x, rot, bm, keep) if len(keep) else 0
-            if r1 != len(keep) or not len(keep):
-                raise ValueError(
-                    f"the constraint Jacobian B is singular at the {where} configuration{at}: rank {len(keep)} of "
-                    f"its {system.m} joint rows, and rank {r1} at a nearby configuration: a start at a singular "
-                    "position (where the mechanism's mobility jumps), not redundant joints (whose rank is the same "
-                    "nearby), or degenerate joints; start away from the singular position")
-    keep = np.asarray(keep, dtype=int)
-
-    def correction(r, resid):
-        bk = system.bmat(r)[keep]
-        mbt = minv @ bk.T
-        return mbt @ np.linalg.solve(bk @ mbt, resid[keep])
-
-    scale_q = max(1.0, float(np.max(np.abs(x))))
-    err = float(np.max(np.abs(system.phi(x, rot))))
-    if err > tol * scale_q:
-        if not project:
-            raise ValueError(f"the {where} configuration violates the joints: max|Phi| = {err:.3e} "
-                             f"> {tol * scale_q:.1e}; pass project=True to project it onto Phi = 0")
-        for it in range(maxit):
-            phi = system.phi(x, rot)
-            if np.max(np.abs(phi[keep])) <= 1e-14 * scale_q and (it or tol > 0):     # tol = 0: one step at least
-                break
-            x, rot = system.advance(x, rot, -correction(rot, phi))
-        else:
-            raise ValueError(f"could not project the {where} configuration onto Phi = 0 "
-                             f"(|Phi| = {np.max(np.abs(system.phi(x, rot))):.3e})")
-        phi = system.phi(x, rot)
-        if np.max(np.abs(phi)) > max(tol, V.CONSISTENCY_TOL) * scale_q:
-            raise _inconsistent(system, "position", phi, keep, max(tol, V.CONSISTENCY_TOL) * scale_q)
-    scale_v = max(1.0, float(np.max(np.abs(v))))
-    err = float(np.max(np.abs(system.bmat(rot) @ v)))
-    if err > tol * scale_v:
-        if not project:
-            raise ValueError(f"the {where} velocity violates the joints: max|B V| = {err:.3e} "
-                             f"> {tol * scale_v:.1e}; pass project=True to project it onto B V = 0")
-        v = v - correction(rot, system.bmat(rot) @ v)
-        bv = system.bmat(rot) @ v
-        if np.max(np.abs(bv)) > max(tol, V.CONSISTENCY_TOL) * scale_v:
-            raise _inconsistent(system, "velocity", bv, keep, max(tol, V.CONSISTENCY_TOL) * scale_v)
-    return x, rot, v
-
-
-def _step_rotation(psi, pred, t, h, body):
-    """The rotation vector of a step R_n^T R_n+1 whose principal log is ``psi`` (|psi| <= pi): the
-    branch u (|psi| + 2 pi k) nearest the step's rotation by the trapezoidal rule, ``pred`` =
-    h (Omega_n + Omega_n+1) / 2 (a step may turn beyond pi), checked to lie within pi/2 of it
-    (ValueError otherwise: the step's rotation is ambiguous)."""
-    n = float(np.linalg.norm(psi))
-    if n > 0:
-        u = psi / n
-        psi = u * (n + 2 * np.pi * np.round((u @ pred - n) / (2 * np.pi)))
-    if np.linalg.norm(psi - pred) > np.pi / 2:
-        raise ValueError(f"body {body}: the rotation of the step [{float(t)!r}, {float(t + h)!r}] is ambiguous "
-                         f"(its log {psi} and h (Omega_n + Omega_n+1) / 2 = {pred} differ by more than pi/2): no output "
-                         "interpolated in it; lower h_max")
-    return psi
+def start_violation(system, t0, start, tols):
+    """The ValueError of a start the run refused, or None: the diagnostics ``start`` = [max|Phi|, max|B V|,
+    code, a, b, c] of fortran/core/lie_stepper.f90 lie_checked_start (the rank test of the joint rows,
+    then the levels checked against ``tols`` or projected onto the joints on the kept rows,
+    M-orthogonally: fortran/core/rigid_body.f90 rigid_project) in words: a singular position (code
+    STATUS_RANK_DEFICIENT: the ranks of B at the start and nearby, a, b), a level above its tolerance
+    (code 0), a projection that failed (1: singular B M^-1 B^T; 4: Gauss-Newton did not converge), or
+    inconsistent joints (the dependent rows of a redundant system left violated: a the first such row
+    (1-based), b its residual, c their number)."""
+    phi, bv, code = float(start[0]), float(start[1]), int(start[2])
+    if code == STATUS_RANK_DEFICIENT:
+        return ValueError(
+            f"the constraint Jacobian B is singular at the initial configuration (t = {float(t0)!r}): rank "
+            f"{int(start[3])} of its {system.m} joint rows, and rank {int(start[4])} at a nearby configuration: a "
+            "start at a singular position (where the mechanism's mobility jumps), not redundant joints (whose rank "
+            "is the same nearby), or degenerate joints; start away from the singular position")
+    if code == 0:
+        if not phi <= tols[0]:
+            return ValueError(f"the initial configuration violates the joints: max|Phi| = {phi:.3e} > {tols[0]:.1e}; "
+                              "pass project=True to project it onto Phi = 0")
+        if not bv <= tols[1]:
+            return ValueError(f"the initial velocity violates the joints: max|B V| = {bv:.3e} > {tols[1]:.1e}; "
+                              "pass project=True to project it onto B V = 0")
+        return None
+    if code in (PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY):
+        what, tol = ("position", tols[0]) if code == PROJECT_INCONSISTENT_POSITION else ("velocity", tols[1])
+        more = int(start[5]) - 1
+        listed = f"{system.row_name(int(start[3]) - 1)} = {float(start[4]):.3e}" + (f" and {more} more" if more else "")
+        return ValueError(f"inconsistent joints: with the independent rows imposed, the {what} rows that depend on "
+                          f"them are not satisfied ({listed}; tolerance {tol:.1e}); no state near the start satisfies "
+                          "every joint: check the joints' geometry (two joints that disagree on a length or an axis)")
+    why = {PROJECT_SINGULAR: "B M^-1 B^T of the independent rows is singular",
+           PROJECT_NOT_CONVERGED: f"Gauss-Newton did not converge (|Phi| = {phi:.3e})"}.get(code, f"status {code}")
+    return ValueError(f"could not project the initial configuration onto Phi = 0: {why}")
 
 
 def interpolated_states(system, t, q, v, a, t_eval, keep=None):
-    """The states (q, V, Vdot, lam) at the times t_eval between the samples (t, q, V, a = Vdot) of a run
-    (the accepted steps of a variable-step one), theta = (t - t_n) / h on the step [t_n, t_n + h] holding
-    each time.  x by cubic Hermite in (x, xdot = v world); R_i = R_n,i expm(psi(theta)), psi the cubic
-    Hermite in the algebra with psi(0) = 0, psi(1) = log(R_n,i^T R_n+1,i) (the branch of
-    :func:`_step_rotation`), psi'(0) = h Omega_n,
-    psi'(1) = h dexp^-1_psi(1) Omega_n+1 (``tangent(psi(1))`` T: expm(psi + d) = expm(psi) expm(T d),
-    so Omega = T(psi) psi' / h); V by cubic Hermite in (V, Vdot).  Errors O(h^4) in x, R and V against
-    exact samples.  Then re-imposed as the initial state is (:func:`consistent_rigid_state`, always
-    projecting): (x, R) onto Phi = 0 by Gauss-Newton on the group, V onto B V = 0, both M-orthogonal;
-    Vdot and lam from the index-1 system (:meth:`RigidBodySystem.consistent_acceleration`); ``keep``: the
-    joint rows the run kept (a redundant system; default every row)."""
-    if keep is None:
-        keep = np.arange(system.m)
+    """The states (q, V, Vdot, lam) at the times t_eval (nondecreasing) between the samples (t, q, V,
+    a = Vdot) of a run (the accepted steps of a variable-step one), in Fortran: the dense output of a
+    Lie-group run at t_eval (fortran/core/dense_output.f90: lie_dense_outputs, lie_hermite_state), on
+    given samples.  On the step [t_n, t_n + h] holding each time, theta = (t - t_n) / h: x by cubic
+    Hermite in (x, xdot = v world); R_i = R_n,i expm(psi(theta)), psi the cubic Hermite in the algebra
+    with psi(0) = 0, psi(1) = log(R_n,i^T R_n+1,i) (the branch nearest h (Omega_n + Omega_n+1) / 2: a
+    step may turn beyond pi), psi'(0) = h Omega_n, psi'(1) = h dexp^-1_psi(1) Omega_n+1; V by cubic
+    Hermite in (V, Vdot): O(h^4) in x, R and V against exact samples.  Then projected as a start is
+    (M-orthogonal, onto Phi = 0 on the group and B V = 0, at least one Gauss-Newton step), Vdot and lam
+    from the index-1 system; ``keep``: the joint rows the run kept (a redundant system; default every
+    row).  ValueError: a step whose rotation is ambiguous (its log farther than pi/2 from the
+    trapezoidal rule's), or a projection that fails."""
+    nb, m = system.nb, system.m
     t, t_eval = np.asarray(t, dtype=float), np.asarray(t_eval, dtype=float)
-    k = np.clip(np.searchsorted(t, t_eval, side="left") - 1, 0, t.size - 2)
-    nb = system.nb
-    out = np.empty((len(t_eval), 12 * nb)), np.empty((len(t_eval), system.nv)), \
-        np.empty((len(t_eval), system.nv)), np.empty((len(t_eval), system.m))
-    for j, (ti, i) in enumerate(zip(t_eval, k)):
-        h = t[i + 1] - t[i]
-        th = (ti - t[i]) / h
-        h00, h10, h01, h11 = 2 * th**3 - 3 * th**2 + 1, th**3 - 2 * th**2 + th, -2 * th**3 + 3 * th**2, th**3 - th**2
-        x0, r0 = system.unpack(q[i])
-        x1, r1 = system.unpack(q[i + 1])
-        v0, v1 = v[i].reshape(nb, 6), v[i + 1].reshape(nb, 6)
-        x = h00 * x0 + h10 * h * v0[:, :3] + h01 * x1 + h11 * h * v1[:, :3]
-        rot = np.empty((nb, 3, 3))
-        for b in range(nb):
-            psi1 = _step_rotation(logm(r0[b].T @ r1[b]), h * (v0[b, 3:] + v1[b, 3:]) / 2, t[i], h, b)
-            dpsi1 = np.linalg.solve(tangent(psi1), h * v1[b, 3:])
-            rot[b] = r0[b] @ expm(h10 * h * v0[b, 3:] + h01 * psi1 + h11 * dpsi1)
-        vel = h00 * v[i] + h10 * h * a[i] + h01 * v[i + 1] + h11 * h * a[i + 1]
-        x, rot, vel = consistent_rigid_state(system, x, rot, vel, project=True, tol=0.0,
-                                             where=f"interpolated (t = {float(ti)!r})", keep=keep)
-        acc, lam = system.consistent_acceleration(rot, vel, keep)
-        out[0][j], out[1][j], out[2][j], out[3][j] = system.pack(x, rot), vel, acc, lam
-    return out
+    red = np.ones(max(m, 1), dtype=np.int32)                 # 1: a joint row left out
+    red[np.arange(m) if keep is None else np.asarray(keep, dtype=int)] = 0
+    ipar, rpar = system.fortran_params()
+    nq, nv = 12 * nb, system.nv
+    dense = np.zeros((nq + 2 * nv + m + 5, len(t_eval)), order="F")
+    samples = (np.asfortranarray(np.asarray(x, dtype=float).T) for x in (q, v, a))
+    info, kfail, body, kstep = _fortran.rigid_outputs(ipar, rpar, red, t, *samples, t_eval, dense)
+    if info:
+        at = f"the interpolated (t = {float(t_eval[kfail - 1])!r})" if kfail >= 1 else "an interpolated"
+        why = {DENSE_AMBIGUOUS_ROTATION: (
+                   f"body {body}: the rotation of the step [{float(t[kstep - 1])!r}, {float(t[kstep])!r}] is "
+                   "ambiguous (its log and h (Omega_n + Omega_n+1) / 2 differ by more than pi/2): no output "
+                   "interpolated in it; lower h_max"),
+               PROJECT_SINGULAR: f"could not project {at} state: B M^-1 B^T or the index-1 matrix is singular",
+               PROJECT_NOT_CONVERGED: f"could not project {at} configuration onto Phi = 0",
+               PROJECT_INCONSISTENT_POSITION: (f"inconsistent joints: the rows of {at} configuration that depend on "
+                                               "the kept ones stay violated"),
+               PROJECT_INCONSISTENT_VELOCITY: (f"inconsistent joints: the rows of {at} velocity that depend on the "
+                                               "kept ones stay violated")}
+        raise ValueError(why.get(int(info), f"interpolated_states failed (status {int(info)})"))
+    d = dense.T
+    return (d[:, :nq].copy(), d[:, nq:nq + nv].copy(), d[:, nq + nv:nq + 2 * nv].copy(),
+            d[:, nq + 2 * nv:nq + 2 * nv + m].copy())

@@ -2,7 +2,7 @@
 
 A :class:`~pyint.models.rigid_bodies.RigidBodySystem` is a model whose configuration space
 is a Lie group: q = (x_i, R_i row-major) flattened (12 per body), v = V (6 per body, not
-q').  Its hooks (``checked_initial_state``, ``trajectory_residuals``, ``result_views``,
+q').  Its hooks (``checked_initial_state``, ``start_violation``, ``trajectory_residuals``, ``result_views``,
 ``dataset_variables``) let the one :meth:`pyint.integrator.Integrator.integrate` and the one
 :class:`~pyint.results.Result` serve it: ``result.x``, ``result.R``, ``result.V`` are views
 of q and v, ``residual[:, 0:3]`` = |Phi|, |B V|, |B A + Bdot V|, ``extra["orthogonality"]``
@@ -17,10 +17,10 @@ import numpy as np
 
 from ..._status import STATUS_ERRORS, STATUS_NEWTON_FAILED, STATUS_OK, STATUS_SINGULAR, STATUS_STEP_TOO_SMALL
 from ...models._fortran_model import _never_called
-from ..._dense import replace_samples
+from ..._dense import DENSE_LIE
 from ..._result_builder import _fail_time, decode
 from ...integrator import Integrator
-from ...models.rigid_bodies import RigidBodySystem, interpolated_states
+from ...models.rigid_bodies import RigidBodySystem
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
 RIGID_MODEL_ID = -1
@@ -46,6 +46,10 @@ class LieIntegrator(Integrator):
     spaces = (RigidBodySystem.configuration_space,)
     invariants = frozenset({"orthogonality"})
     STATS = STATS
+    #: Outputs at t_eval on the group, inside the run's one call: interpolated in the algebra and
+    #: re-imposed on the run's kept joint rows (fortran/core/dense_output.f90: lie_dense_outputs,
+    #: docs/adaptive_steps.md section 8.4).
+    DENSE_MODE = DENSE_LIE
 
     def check_model(self, model):
         if not isinstance(model, RigidBodySystem):
@@ -95,13 +99,6 @@ class LieIntegrator(Integrator):
                    redundant=np.flatnonzero(buf["red"][:nl]))    # joint rows dropped as redundant
         raw["extra"] = self._extra(model, raw)
         return raw
-
-    def outputs_at(self, result, t_eval, backend):
-        """Outputs at t_eval on the group: interpolated in the algebra and re-imposed
-        (:func:`pyint.models.rigid_bodies.interpolated_states`, docs/adaptive_steps.md section 8)."""
-        keep = np.setdiff1d(np.arange(result.model.m), result.redundant)
-        q, v, a, lam = interpolated_states(result.model, result.t, result.q, result.v, result.a, t_eval, keep)
-        return replace_samples(result, t_eval, q, v, a, lam, backend)
 
     def _batch_inputs(self, models, q0s, v0s):
         """q0s: one configuration per trajectory ((x0, R0) or the flat q), v0s (nb, 6 nb);
