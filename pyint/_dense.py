@@ -14,13 +14,16 @@ from . import _control
 from ._result_builder import model_residuals
 from ._status import STATUS_INTERRUPTED
 from .errors import Interrupted
+from .options import DENSE_MODES
 # the re-imposition's failures on the group beyond model.f90's impose_constraints (1, 2, 4)
 from .models.rigid_states import DENSE_AMBIGUOUS_ROTATION, PROJECT_INCONSISTENT_POSITION, \
     PROJECT_INCONSISTENT_VELOCITY
 
-#: The dense modes of the driver (fortran/core/dense_output.f90): none, cubic Hermite in (q, v),
-#: cubic with v from (v, a) (a = qddot), quintic Hermite in (q, v, a), rigid bodies on the Lie group.
-DENSE_NONE, DENSE_CUBIC, DENSE_CUBIC_QDDOT, DENSE_QUINTIC, DENSE_LIE = 0, 1, 2, 3, 4
+#: The dense modes of the driver (fortran/core/dense_output.f90; seam/seam.toml): none, cubic Hermite
+#: in (q, v), cubic with v from (v, a) (a = qddot), quintic Hermite in (q, v, a), rigid bodies on the
+#: Lie group.
+DENSE_NONE, DENSE_CUBIC, DENSE_CUBIC_QDDOT, DENSE_QUINTIC, DENSE_LIE = (
+    DENSE_MODES[d] for d in ("none", "cubic", "cubic_qddot", "quintic", "lie"))
 
 
 def dense_mode(method, model):

@@ -45,6 +45,10 @@ CALLBACK_REQUEST_NAMES = {k: r for k, r in enumerate(_seam.DESCRIPTION["callback
 CALLBACK_BUNDLE_SHIFT = _seam.DESCRIPTION["callback"]["bundle_shift"]
 #: name -> code of model_query (fortran/queries.f90)
 QUERY_CODES = {q: k for k, q in enumerate(_seam.DESCRIPTION["queries"]["names"], start=1)}
+#: dense-output mode name -> code (fortran/core/dense_output.f90)
+DENSE_MODES = {d: k for k, d in enumerate(_seam.DESCRIPTION["dense"]["modes"])}
+#: rigid_project's and the Lie dense output's failures, name -> code (fortran/core/rigid_body.f90)
+RIGID_FAILURES = dict(_seam.DESCRIPTION["rigid_failures"])
 
 #: name -> 0-based index in a variable-step run's aopt (fortran/core/driver.f90: drive_adaptive)
 AOPT = {o["name"]: o["slot"] - 1 for o in _seam.DESCRIPTION.get("run", {}).get("aopt", [])}

@@ -95,6 +95,14 @@ def fortran(desc, src):
     if queries:
         lines += ["", "  ! model_query's codes (fortran/queries.f90)"]
         lines += [f"  integer, parameter :: QUERY_{up(q)} = {k}" for k, q in enumerate(queries, start=1)]
+    modes = desc.get("dense", {}).get("modes", [])
+    if modes:
+        lines += ["", "  ! the dense-output modes (fortran/core/dense_output.f90)"]
+        lines += [f"  integer, parameter :: DENSE_{up(d)} = {k}" for k, d in enumerate(modes)]
+    failures = desc.get("rigid_failures", {})
+    if failures:
+        lines += ["", "  ! rigid_project's and the Lie dense output's failures (fortran/core/rigid_body.f90)"]
+        lines += [f"  integer, parameter :: {up(k)} = {v}" for k, v in failures.items()]
     aopt = desc.get("run", {}).get("aopt", [])
     lines += ["", "  ! a variable-step run's aopt (fortran/core/driver.f90: drive_adaptive)",
               f"  integer, parameter :: NAOPT = {len(aopt)}"]

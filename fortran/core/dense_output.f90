@@ -26,15 +26,13 @@ module pyint_dense_output
   use pyint_so3, only: expm, logm, tangent
   use pyint_linalg, only: lu_factor_solve
   use pyint_lie_stepper, only: lie_unpack, lie_pack
+  ! the modes and lie_dense_outputs' failure of a step whose rotation is ambiguous (lie_hermite_state),
+  ! named in seam/seam.toml
+  use pyint_seam, only: DENSE_CUBIC, DENSE_CUBIC_QDDOT, DENSE_QUINTIC, DENSE_LIE, DENSE_AMBIGUOUS_ROTATION
   implicit none
   private
   public :: dense_outputs, hermite_states, impose_samples, lie_dense_outputs, DENSE_CUBIC, DENSE_CUBIC_QDDOT, &
-            DENSE_QUINTIC, DENSE_LIE
-
-  integer, parameter :: DENSE_CUBIC = 1, DENSE_CUBIC_QDDOT = 2, DENSE_QUINTIC = 3, DENSE_LIE = 4
-  !> lie_dense_outputs' failure of a step whose rotation is ambiguous (lie_hermite_state); beyond every
-  !> status code (seam/seam.toml) and rigid_project's, as pyint/_dense.py reads it
-  integer, parameter, public :: DENSE_AMBIGUOUS_ROTATION = 22
+            DENSE_QUINTIC, DENSE_LIE, DENSE_AMBIGUOUS_ROTATION
 
 contains
 

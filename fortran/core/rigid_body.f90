@@ -38,6 +38,9 @@
 !>   rpar = [g(3), (m, J(3,3) column-major) for each body, (s_a(3), s_b(3)) for each joint]
 module pyint_rigid
   use pyint_kinds
+  ! rigid_project's failures (info), named in seam/seam.toml
+  use pyint_seam, only: PROJECT_SINGULAR, PROJECT_NOT_CONVERGED, PROJECT_INCONSISTENT_POSITION, &
+                        PROJECT_INCONSISTENT_VELOCITY
   use pyint_so3, only: hat, cross, expm, tangent
   use pyint_linalg, only: lu_factor, lu_solve, lu_factor_solve, lu_inverse, inf_norm
   use pyint_reduced_model, only: independent_rows, dense_rank
@@ -52,12 +55,6 @@ module pyint_rigid
             PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY, PROJECT_TOL_DEPENDENT
 
   integer, parameter :: JOINT_POINT = 1, JOINT_PERP = 2
-  !> rigid_project's failures (info): B M^-1 B^T of the kept rows singular; the position projection
-  !> did not converge; the dependent rows of a redundant system stay violated at the position or the
-  !> velocity level (inconsistent joints).  1 and 4 as model.f90's impose_constraints says them; the
-  !> others beyond every status code (seam/seam.toml), so never read as one (pyint/_dense.py).
-  integer, parameter :: PROJECT_SINGULAR = 1, PROJECT_NOT_CONVERGED = 4, PROJECT_INCONSISTENT_POSITION = 23, &
-                        PROJECT_INCONSISTENT_VELOCITY = 24
   !> rigid_project's relative tolerance of the rows it leaves to follow (the dependent rows of a redundant
   !> system), a start's (pyint/_validate.py CONSISTENCY_TOL), and its Gauss-Newton steps at most (from a
   !> start near the joints, or an O(h^4) interpolant, two or three are taken)

@@ -12,15 +12,19 @@ import numpy as np
 from .. import _fortran
 from .. import _validate as V
 from .._status import STATUS_RANK_DEFICIENT
+from ..options import RIGID_FAILURES
 
 
 #: Tolerance for "R is a rotation" on input.
 ROTATION_TOL = 1e-10
 #: The failures of a projection onto the joints (fortran/core/rigid_body.f90 rigid_project: a singular
 #: B M^-1 B^T or index-1 matrix, Gauss-Newton onto Phi = 0 did not converge, inconsistent joints at the
-#: position or the velocity level) and of an output's interpolation (fortran/core/dense_output.f90).
-PROJECT_SINGULAR, PROJECT_NOT_CONVERGED, PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY = 1, 4, 23, 24
-DENSE_AMBIGUOUS_ROTATION = 22
+#: position or the velocity level) and of an output's interpolation (fortran/core/dense_output.f90);
+#: named in seam/seam.toml.
+PROJECT_SINGULAR, PROJECT_NOT_CONVERGED, PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY, \
+    DENSE_AMBIGUOUS_ROTATION = (RIGID_FAILURES[k] for k in (
+        "project_singular", "project_not_converged", "project_inconsistent_position",
+        "project_inconsistent_velocity", "dense_ambiguous_rotation"))
 
 
 def lie_residuals(system, x, rot, v, a):
