@@ -445,7 +445,8 @@ contains
   !> back-substitution, and divides the iteration error eta |dx| the rule left by the
   !> observed rate theta <= THETA_REFRESH.  An iteration error repeated every step
   !> accumulates: without the polish tests/test_methods.py's order fit of galerkin_s3 on the
-  !> skate measured a v slope of 3.39 instead of 4 (error 3.4e-12 at the finest h).
+  !> skate measured a v slope of 3.39 instead of 4 (error 3.4e-12 at the finest h).  A step whose
+  !> last increment is at the rule's round-off floor (c%at_floor) has nothing left to polish.
   !> (fortran/symplectic.f90 sym_step ends its steps with a fresh matrix instead, at one
   !> factorization a step.)
   !> Groups: the positions q_1..q_s; the momenta phat_0..phat_s, P_s; the multipliers as
@@ -514,7 +515,8 @@ contains
       status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
       if (status == NEWTON_DIVERGED) exit
       if (status == NEWTON_CONVERGED) then
-        if (fresh) exit
+        ! a fresh matrix, or an increment at the round-off floor: nothing left to polish
+        if (fresh .or. w%nc%at_floor) exit
         polish = .true.
       end if
       refresh = w%nc%refresh .or. (.not. fresh .and. w%nc%theta > THETA_REFRESH)
