@@ -94,6 +94,10 @@ module galerkin
     real(wp) :: h_lu = 0
     real(wp), allocatable :: qn(:, :), pn(:, :), un(:, :), rn(:, :), ln(:, :)  !< nodal q, phat, H_p, R, lam
     real(wp), allocatable :: an(:, :, :), bn(:, :)         !< nodal A (c, n, 0:s) and b (c, 0:s)
+    !> the point (t, q) whose A and b an(:, :, 0), bn(:, 0) hold (node 0 is the step's fixed start:
+    !> gl_residual evaluates them once per step; gl_advance and gl_residuals leave them at the new point)
+    real(wp) :: t_an0 = huge(1.0_wp)
+    real(wp), allocatable :: q_an0(:)
     real(wp), allocatable :: ps(:), us(:), tmp(:)          !< P_s, H_p(q_s, P_s)
     real(wp), allocatable :: hpq(:, :), hpp(:, :), hqq(:, :), hqp(:, :), atl(:, :), velq(:, :)
     type(dual_work_t) :: dw
@@ -268,7 +272,7 @@ contains
     w%lw = w%lw / maxval(abs(w%lw))
     allocate(w%x(w%nx), w%dx(w%nx), w%e(w%nx), w%jac(w%nx, w%nx), w%ipiv(w%nx))
     allocate(w%qn(n, 0:s), w%pn(n, 0:s), w%un(n, 0:s), w%rn(n, 0:s), w%ln(c, 0:s), &
-             w%an(c, n, 0:s), w%bn(c, 0:s), w%ps(n), w%us(n), w%tmp(n))
+             w%an(c, n, 0:s), w%bn(c, 0:s), w%ps(n), w%us(n), w%tmp(n), w%q_an0(n))
     allocate(w%hpq(n, n), w%hpp(n, n), w%hqq(n, n), w%hqp(n, n), w%atl(n, n), w%velq(c, n))
     call dual_init(w%dw, model, q0, info)
   end subroutine
@@ -282,7 +286,7 @@ contains
     real(wp), intent(in) :: t, h, q0(:), p0(:), l0(:)
     type(gl_work_t), intent(inout) :: w
     integer, intent(out) :: info
-    integer :: s, n, c, v, i, j, r
+    integer :: s, n, c, v, i, j, k, r
     s = w%s; n = w%n; c = w%c
     w%qn(:, 0) = q0
     if (w%variant == GL_REDUCED) then
@@ -302,15 +306,29 @@ contains
       call dual_grad(model, t + w%d(v) * h, w%qn(:, v), w%pn(:, v), w%dw, w%un(:, v), w%rn(:, v), info)
       if (info /= 0) return
       if (c > 0) then
-        call model%nh(t + w%d(v) * h, w%qn(:, v), w%an(:, :, v), w%bn(:, v))
-        w%rn(:, v) = w%rn(:, v) + matmul(w%ln(:, v), w%an(:, :, v))
+        if (v > 0) then
+          call model%nh(t + w%d(v) * h, w%qn(:, v), w%an(:, :, v), w%bn(:, v))
+        else
+          call nh_start(model, w, t, q0)
+        end if
+        do k = 1, n                                       ! R_v += A^T lam_v
+          w%rn(k, v) = w%rn(k, v) + dot_product(w%ln(:, v), w%an(:, k, v))
+        end do
       end if
     end do
+    ! the sums over the nodes by columns, without array temporaries (the residual is evaluated
+    ! at every Newton iteration: their allocations were a sixth of an s = 1 step)
     do v = 0, s
       r = v * n                                           ! E_v
-      w%e(r + 1:r + n) = matmul(w%qn, w%dm(v, :)) - h * w%un(:, v)
+      w%e(r + 1:r + n) = -h * w%un(:, v)
+      do j = 0, s
+        w%e(r + 1:r + n) = w%e(r + 1:r + n) + w%dm(v, j) * w%qn(:, j)
+      end do
       r = (s + 1 + v) * n                                 ! F_v
-      w%tmp = matmul(w%pn, w%b * w%dm(:, v))
+      w%tmp = 0
+      do i = 0, s
+        w%tmp = w%tmp + (w%b(i) * w%dm(i, v)) * w%pn(:, i)
+      end do
       if (v == 0) then
         w%e(r + 1:r + n) = p0 + w%tmp - h * w%b(v) * w%rn(:, v)
       else if (v < s) then
@@ -327,6 +345,17 @@ contains
     if (info /= 0) return
     w%e(cl(w, s) + 1:cl(w, s) + c) = matmul(w%an(:, :, s), w%us) + w%bn(:, s)   ! C_s
     if (w%variant == GL_REDUCED) w%e(cl0(w) + 1:cl0(w) + c) = matmul(w%ln, w%lw)  ! L
+  end subroutine
+
+  !> A and b at the step's start (t, q0) into an(:, :, 0), bn(:, 0), unless they hold them already.
+  subroutine nh_start(model, w, t, q0)
+    class(model_t), intent(in) :: model
+    type(gl_work_t), intent(inout) :: w
+    real(wp), intent(in) :: t, q0(:)
+    if (t == w%t_an0 .and. all(q0 == w%q_an0)) return
+    call model%nh(t, q0, w%an(:, :, 0), w%bn(:, 0))
+    w%t_an0 = t
+    w%q_an0 = q0
   end subroutine
 
   !> Newton matrix de/dx at the iterate of the last gl_residual call.
@@ -414,7 +443,8 @@ contains
   !> back-substitution, and divides the iteration error eta |dx| the rule left by the
   !> observed rate theta <= THETA_REFRESH.  An iteration error repeated every step
   !> accumulates: without the polish tests/test_methods.py's order fit of galerkin_s3 on the
-  !> skate measured a v slope of 3.39 instead of 4 (error 3.4e-12 at the finest h).
+  !> skate measured a v slope of 3.39 instead of 4 (error 3.4e-12 at the finest h).  A step whose
+  !> last increment is at the rule's round-off floor (c%at_floor) has nothing left to polish.
   !> (fortran/symplectic.f90 sym_step ends its steps with a fresh matrix instead, at one
   !> factorization a step.)
   !> Groups: the positions q_1..q_s; the momenta phat_0..phat_s, P_s; the multipliers as
@@ -474,16 +504,17 @@ contains
       sq = maxabs(w%x(1:w%s * w%n))
       sp = maxabs(w%x(w%s * w%n + 1:m))
       sl = max(sp, abs(h) * maxabs(w%x(m + 1:)))
-      amp = max(1.0_wp, w%s**2 * max(sq, maxabs(q0)) / max(maxabs(w%x(cq(w, w%s) + 1:cq(w, w%s) + w%n) - q0), &
+      amp = max(1.0_wp, w%s**2 * max(sq, maxabs(q0)) / max(maxval(abs(w%x(cq(w, w%s) + 1:cq(w, w%s) + w%n) - q0)), &
                                                          epsilon(1.0_wp) * sq))
       call w%nc%clear()
       call w%nc%group(w%dx(1:w%s * w%n), 1 + sq, sq)
       call w%nc%group(w%dx(w%s * w%n + 1:m), 1 + sp, amp * sp)
-      call w%nc%group(abs(h) * w%dx(m + 1:), 1 + sl, amp * sl)
+      if (m < w%nx) call w%nc%group_max(abs(h) * maxabs(w%dx(m + 1:)), 1 + sl, amp * sl)   ! (no temporary)
       status = w%nc%test(tol, maxit, .not. fresh, can_refresh=.true.)
       if (status == NEWTON_DIVERGED) exit
       if (status == NEWTON_CONVERGED) then
-        if (fresh) exit
+        ! a fresh matrix, or an increment at the round-off floor: nothing left to polish
+        if (fresh .or. w%nc%at_floor) exit
         polish = .true.
       end if
       refresh = w%nc%refresh .or. (.not. fresh .and. w%nc%theta > THETA_REFRESH)
@@ -574,7 +605,7 @@ contains
       ! constraint at the new point with the canonical momentum
       call dual_grad(model, t1, q, p, w%dw, v, w%tmp, info)
       if (w%c > 0) then
-        call model%nh(t1, q, w%an(:, :, 0), w%bn(:, 0))
+        call nh_start(model, w, t1, q)
         ! Newton's last update of q_s is rounded to an ulp of q_s (4.5e-13 at |theta| ~ 4000): one
         ! Newton step on P_s alone, P <- P - H_pp A^T (A H_pp A^T)^{-1} (A H_p + b), brings the
         ! constraint back to round-off at the stored point (a change of P at the level of that ulp)
@@ -586,10 +617,10 @@ contains
         end if
         if (info == 0) then
           kc = matmul(w%an(:, :, 0), matmul(w%hpp, transpose(w%an(:, :, 0))))
-          call lu_factor(kc, ipc, info)
+          call slu_factor(kc, ipc, info)     ! c x c: plain loops (fortran/core/small_lu.F90)
         end if
         if (info == 0) then
-          call lu_solve(kc, ipc, mu)
+          call slu_solve(kc, ipc, mu)
           p = p - matmul(mu, w%an(:, :, 0))
           call dual_grad(model, t1, q, p, w%dw, v, w%tmp, info)
         end if
@@ -641,7 +672,7 @@ contains
     res = 0
     energy = 0
     if (self%w%c > 0) then
-      call self%model%nh(s%t, s%q, self%w%an(:, :, 0), self%w%bn(:, 0))
+      call nh_start(self%model, self%w, s%t, s%q)
       res(4) = inf_norm(matmul(self%w%an(:, :, 0), s%v) + self%w%bn(:, 0))
     end if
     if (self%model%has_energy) energy = self%model%energy(s%t, s%q, s%v)

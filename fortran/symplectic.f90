@@ -114,13 +114,14 @@
 !> shrinking: its noise).
 module symplectic
   use pyint_kinds
-  use pyint_model, only: model_t, index1_solution
-  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE
+  use pyint_model, only: model_t, index1_rhs
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE, SMALL_MAX
   use pyint_driver, only: stepper_t, state_t
   use pyint_linalg, only: lu_factor, lu_solve, dense_lu_small, dense_lu_factor, dense_lu_solve
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
   use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, NEWTON_FLOOR, maxabs, &
                                   NEWTON_STAGNATION, NEWTON_KAPPA
   use pyint_seam, only: NSTATS_SYMPLECTIC, NIOPT_SYMPLECTIC, NROPT_SYMPLECTIC, IOPT_SYMPLECTIC_SCHEME, &
@@ -170,6 +171,12 @@ module symplectic
     real(wp), allocatable :: qf(:)              !< (n): kf's position (kf = K(tf, qf))
     real(wp) :: tf = 0
     real(wp), allocatable :: zm(:)                                 !< (m)
+    !> the kept K through pyint_kkt's Schur complement (kept_factor): kk holds it when kf_schur
+    logical :: schur = .false., kf_schur = .false.
+    type(kkt_data_t) :: kd
+    type(kkt_factor_t) :: kk(1)
+    real(wp), allocatable :: gq(:, :), cn(:, :)                    !< (m, n): G at the kept point; (0, n)
+    real(wp), allocatable :: xr(:)                                 !< (n + m): kept_index1's refinement
   end type
 
   !> The reduced stage system for a constant M (red_step; module header) of Lobatto IIIA-IIIB
@@ -592,6 +599,83 @@ contains
     call rw%kf%set_mirror(.false.)
   end subroutine
 
+  !> The Schur path of the kept K (kept_factor): for at most SMALL_MAX constraints and a diagonal
+  !> M (or at most SMALL_MAX coordinates), where S = G M^{-1} G^T (m x m, dense) costs less than the
+  !> sparse LU of the whole K (n + m); M, constant, from q.
+  subroutine schur_init(model, rw, q)
+    class(model_t), intent(in) :: model
+    type(rattle_work_t), intent(inout) :: rw
+    real(wp), intent(in) :: q(:)
+    real(wp), allocatable :: mq(:, :)
+    integer :: n, m, info
+    n = model%n; m = model%mh
+    rw%schur = .false.
+    if (.not. model%const_mass .or. m > SMALL_MAX) return
+    allocate(mq(n, n))
+    call model%mass(q, mq)
+    call kkt_setup(rw%kd, n, m, .true., mq, rw%kk, info)
+    if (info /= 0 .or. .not. (rw%kd%diagonal .or. n <= SMALL_MAX)) return
+    rw%kd%sing_tol = SING_TOL
+    allocate(rw%gq(m, n), rw%cn(0, n), rw%xr(n + m))
+    rw%schur = .true.
+  end subroutine
+
+  !> Factor the kept K(t1, q1) = [M G_1^T; G_1 0]: through pyint_kkt's Schur complement
+  !> (rw%schur) unless its pivots flag a near-singular S (pyint_kkt's singular-position test:
+  !> there the Schur complement loses what the sparse LU of K keeps), else K itself in rw%kf
+  !> (kick_assemble, newton_matrix.f90's solvers).  info: 0 or that of kf%factor.
+  subroutine kept_factor(model, rw, t1, q1, info)
+    class(model_t), intent(in) :: model
+    type(rattle_work_t), intent(inout) :: rw
+    real(wp), intent(in) :: t1, q1(:)
+    integer, intent(out) :: info
+    rw%kf_schur = .false.
+    if (rw%schur) then
+      call model%hol_jac(t1, q1, rw%gq)
+      call kkt_factor(rw%kd, rw%cn, rw%gq, rw%cn, rw%kk(1), info)   ! (M is not read on the Schur path)
+      rw%kf_schur = info == 0
+      if (rw%kf_schur) return
+    end if
+    call kick_assemble(model, rw, t1, q1)
+    call rw%kf%factor(info)
+  end subroutine
+
+  !> x <- K^{-1} x with the kept factorization (kept_factor).
+  subroutine kept_solve(rw, x)
+    type(rattle_work_t), intent(inout) :: rw
+    real(wp), intent(inout) :: x(:)
+    if (rw%kf_schur) then
+      call kkt_solve(rw%kd, rw%kk(1), x)
+    else
+      call rw%kf%solve(x)
+    end if
+  end subroutine
+
+  !> a and lam of (t, q, v) from the kept factorization of K(t, q) (the index-1 system).  On the
+  !> Schur path with one step of iterative refinement of the constraint rows (as index1.f90's
+  !> index1_accel refines): the Schur complement leaves eps |S| |lam| in G a + gamma where the LU
+  !> of K leaves eps |G| |a| (IFToMM A02 over 10 s: 2.4e-12 against 9e-14; refined 1.4e-14).  Its
+  !> first rows, a = M^{-1} (f - G^T lam), hold by construction: their residual is not formed.
+  subroutine kept_index1(model, rw, t, q, v, a, lam)
+    class(model_t), intent(in) :: model
+    type(rattle_work_t), intent(inout) :: rw
+    real(wp), intent(in) :: t, q(:), v(:)
+    real(wp), intent(out) :: a(:), lam(:)
+    integer :: n
+    n = model%n
+    call index1_rhs(model, t, q, v, rw%xs)
+    if (rw%kf_schur) rw%xr(n + 1:) = rw%xs(n + 1:)
+    call kept_solve(rw, rw%xs)
+    if (rw%kf_schur) then
+      rw%xr(1:n) = 0
+      rw%xr(n + 1:) = rw%xr(n + 1:) - matmul(rw%gq, rw%xs(1:n))
+      call kept_solve(rw, rw%xr)
+      rw%xs = rw%xs + rw%xr
+    end if
+    a = rw%xs(1:n)
+    lam = rw%xs(n + 1:)
+  end subroutine
+
   !> Record the pattern of K (every entry rattle_assemble can touch) and choose its solver.
   subroutine rattle_pattern(model, rw, nm, t, q, v, info)
     class(model_t), intent(in) :: model
@@ -626,15 +710,15 @@ contains
     call model%add_qq(s%t, s%q, s%v, rw%zn, rw%zm, rw%zm(1:0), [1.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp, 0.0_wp], &
                       rw%kf, 0, 0)
     call rw%kf%keep_base()
-    call kick_assemble(model, rw, s%t, s%q)
-    call rw%kf%factor(info)
+    call schur_init(model, rw, s%q)
+    call kept_factor(model, rw, s%t, s%q, info)
     if (info /= 0) then
       info = STATUS_SINGULAR
       return
     end if
     rw%tf = s%t
     rw%qf = s%q
-    call index1_solution(model, s%t, s%q, s%v, rw%kf, s%a, s%lam)
+    call kept_index1(model, rw, s%t, s%q, s%v, s%a, s%lam)
     info = 0
     if (.not. all(abs(s%a) <= huge(1.0_wp))) info = STATUS_NONFINITE
   end subroutine
@@ -708,7 +792,7 @@ contains
       if (rw%use_jf) then
         call rw%jf%solve(rw%dx)
       else
-        call rw%kf%solve(rw%dx)
+        call kept_solve(rw, rw%dx)
       end if
       rw%x = rw%x + rw%dx
       iters = iters + 1
@@ -798,8 +882,7 @@ contains
     integer :: n
     n = model%n
     rw%tf = -huge(1.0_wp)      ! kf is K(tf, qf) once factored
-    call kick_assemble(model, rw, t1, q)
-    call rw%kf%factor(info)
+    call kept_factor(model, rw, t1, q, info)
     nfact = nfact + 1
     if (info /= 0) then
       info = STATUS_SINGULAR
@@ -810,11 +893,11 @@ contains
     call model%hol_t(t1, q, rw%xs(n + 1:))
     rw%xs(n + 1:) = -rw%xs(n + 1:)
     rw%xs(1:n) = p
-    call rw%kf%solve(rw%xs)
+    call kept_solve(rw, rw%xs)
     v = rw%xs(1:n)
     call model%hol_jac_tmul(t1, q, rw%xs(n + 1:), rw%gtm)
     p = p - rw%gtm
-    call index1_solution(model, t1, q, v, rw%kf, a, lam)
+    call kept_index1(model, rw, t1, q, v, a, lam)
     info = 0
     if (.not. (all(abs(p) <= huge(1.0_wp)) .and. all(abs(a) <= huge(1.0_wp)))) info = STATUS_NONFINITE
   end subroutine
@@ -1280,7 +1363,7 @@ contains
       do i = 1, ns - 1
         lw%xs(1:n) = -matmul(lw%ru, lw%wm(i, :))
         lw%xs(n + 1:) = -matmul(lw%rg, lw%cinv(i, :))
-        call rw%kf%solve(lw%xs)
+        call kept_solve(rw, lw%xs)
         lw%z(:, i) = lw%xs(1:n)
         lw%dmu(:, i) = lw%xs(n + 1:)
       end do
@@ -1302,7 +1385,7 @@ contains
       lw%zb = matmul(lw%ru, lw%b)
       lw%xs(1:n) = -lw%zb
       lw%xs(n + 1:) = -lw%rg(:, 1)
-      call rw%kf%solve(lw%xs)
+      call kept_solve(rw, lw%xs)
       lw%dmu(:, 1) = lw%xs(n + 1:)
       lw%zn = 0
       do j = 1, ns - 1

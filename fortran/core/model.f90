@@ -50,8 +50,8 @@ module pyint_model
   use pyint_newton_matrix, only: newton_matrix_t
   implicit none
   private
-  public :: model_t, consistent_acceleration, impose_constraints, index1_matrix, index1_solution, diagonal_matrix, &
-            rpar_error
+  public :: model_t, consistent_acceleration, impose_constraints, index1_matrix, index1_solution, index1_rhs, &
+            diagonal_matrix, rpar_error
   public :: default_mass_mul, default_hol_jac_tmul, default_nh_jac_tmul, default_add_qq, &
             default_add_hol_jac, default_add_hol_vel_q, default_add_nh_jac, default_add_nh_vel_q
 
@@ -437,13 +437,24 @@ contains
   end subroutine
 
   !> a and lam at (t, q, v) from the index-1 system whose matrix nm holds factored
-  !> (factored_index1): right-hand side (f, -hol_gamma, -nh_gamma).
+  !> (factored_index1): right-hand side index1_rhs.
   subroutine index1_solution(model, t, q, v, nm, a, lam)
     class(model_t), intent(in) :: model
     real(wp), intent(in) :: t, q(:), v(:)
     type(newton_matrix_t), intent(inout) :: nm
     real(wp), intent(out) :: a(:), lam(:)
     real(wp) :: x(model%n + model%mh + model%mn)
+    call index1_rhs(model, t, q, v, x)
+    call nm%solve(x)
+    a = x(1:model%n)
+    lam = x(model%n + 1:)
+  end subroutine
+
+  !> The right-hand side (f, -hol_gamma, -nh_gamma) of the index-1 system at (t, q, v) into x.
+  subroutine index1_rhs(model, t, q, v, x)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t, q(:), v(:)
+    real(wp), intent(out) :: x(:)
     integer :: n, mh
     n = model%n; mh = model%mh
     call model%force(t, q, v, x(1:n))
@@ -455,9 +466,6 @@ contains
       call model%nh_gamma(t, q, v, x(n + mh + 1:))
       x(n + mh + 1:) = -x(n + mh + 1:)
     end if
-    call nm%solve(x)
-    a = x(1:n)
-    lam = x(n + 1:)
   end subroutine
 
   !> A state interpolated between steps made consistent, as pyint.reference does at its outputs:
