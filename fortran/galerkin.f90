@@ -617,10 +617,10 @@ contains
         end if
         if (info == 0) then
           kc = matmul(w%an(:, :, 0), matmul(w%hpp, transpose(w%an(:, :, 0))))
-          call slu_factor(kc, ipc, info)     ! c x c: plain loops (fortran/core/small_lu.F90)
+          call dense_lu_factor(kc, ipc, info)     ! c x c: plain loops when small (pyint_linalg)
         end if
         if (info == 0) then
-          call slu_solve(kc, ipc, mu)
+          call dense_lu_solve(kc, ipc, mu)
           p = p - matmul(mu, w%an(:, :, 0))
           call dual_grad(model, t1, q, p, w%dw, v, w%tmp, info)
         end if
