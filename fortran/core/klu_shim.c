@@ -20,6 +20,7 @@ typedef struct {
     klu_numeric *num;
     int n;
     int own_growth;   /* growth_scan reads KLU's factors as klu_rgrowth does (checked at each klu_factor) */
+    int *witness;     /* growth_scan: per column of U, the entry of A that passed last time (-1: none) */
 } pyint_klu_t;
 #endif
 
@@ -48,8 +49,11 @@ void *pyint_klu_new(int n, int *ap, int *ai, int *info)
     h->common.tol = 1.0;
     h->n = n;
     h->own_growth = 1;
+    h->witness = malloc((n > 0 ? n : 1) * sizeof(int));
+    if (!h->witness) { *info = -1; free(h); return NULL; }
+    for (int k = 0; k < n; k++) h->witness[k] = -1;
     h->sym = klu_analyze(n, ap, ai, &h->common);
-    if (!h->sym) { *info = -2; free(h); return NULL; }
+    if (!h->sym) { *info = -2; free(h->witness); free(h); return NULL; }
     *info = 0;
     return h;
 #else
@@ -69,18 +73,22 @@ void *pyint_klu_new(int n, int *ap, int *ai, int *info)
 #ifdef PYINT_HAVE_KLU
 /* klu_rgrowth's test, decided column by column: 1 when every column j of each block (of more than
  * one row) has max_i |A_ij| / Rs_i >= gmin max_i |U_ij| (A row-scaled by KLU's Rs, U with its
- * diagonal), else 0; a column's scan of A stops at its first entry that passes (klu_rgrowth scans
- * every entry of A, the larger part of its time).  With exact, the whole minimum over the columns
- * in klu_rgrowth's arithmetic instead (*exact), for the check of the factors' reading against it.
- * U's column k is read as KLU packs it (klu_version.h, GET_POINTER): at LUbx[block] + Uip[k] doubles,
- * Ulen[k] int row indices padded to whole doubles, then the Ulen[k] values. */
-static int growth_scan(const pyint_klu_t *h, const int *ap, const int *ai, const double *ax, double gmin,
+ * diagonal), else 0.  A column passes at its first entry of A that reaches the bound (|A_ij| >=
+ * gmin max|U_.j| Rs_i: klu_rgrowth's test but for the rounding at the bound), tried first where it
+ * passed the last time (the witness: the values change little from one refactorization to the
+ * next), where klu_rgrowth scans every entry of A, a division each.  With exact, the whole
+ * minimum over the columns in klu_rgrowth's arithmetic instead (*exact), for the check of the
+ * factors' reading against it.  U's column k is read as KLU packs it (klu_version.h, GET_POINTER):
+ * at LUbx[block] + Uip[k] doubles, Ulen[k] int row indices padded to whole doubles, then the
+ * Ulen[k] values. */
+static int growth_scan(pyint_klu_t *h, const int *ap, const int *ai, const double *ax, double gmin,
                        double *exact)
 {
     const klu_symbolic *sym = h->sym;
     const klu_numeric *num = h->num;
     const int *Q = sym->Q, *Pinv = num->Pinv;
     const double *Rs = num->Rs, *Udiag = num->Udiag;
+    int *wit = h->witness;
     double rmin = 1;
     for (int b = 0; b < sym->nblocks; b++) {
         int k1 = sym->R[b], k2 = sym->R[b + 1];
@@ -89,30 +97,34 @@ static int growth_scan(const pyint_klu_t *h, const int *ap, const int *ai, const
         for (int k = k1; k < k2; k++) {
             int len = num->Ulen[k];
             const double *ux = LU + num->Uip[k] + (len * sizeof(int) + sizeof(double) - 1) / sizeof(double);
-            double umax = 0, amax = 0;
+            double umax = 0;
             for (int p = 0; p < len; p++) {
                 double t = fabs(ux[p]);
                 if (t > umax) umax = t;
             }
             if (fabs(Udiag[k]) > umax) umax = fabs(Udiag[k]);
             if (umax == 0) continue;
-            double lim = gmin * umax;
-            int col = Q[k], pass = 0;
-            for (int p = ap[col]; p < ap[col + 1]; p++) {
-                int r = Pinv[ai[p]];
-                if (r < k1) continue;     /* an entry of an off-diagonal block */
-                double t = Rs ? fabs(ax[p]) / Rs[r] : fabs(ax[p]);
-                if (t > amax) amax = t;
-                if (!exact && amax >= lim) {
-                    pass = 1;
-                    break;
-                }
-            }
+            int col = Q[k];
             if (exact) {
+                double amax = 0;
+                for (int p = ap[col]; p < ap[col + 1]; p++) {
+                    int r = Pinv[ai[p]];
+                    if (r < k1) continue;     /* an entry of an off-diagonal block */
+                    double t = Rs ? fabs(ax[p]) / Rs[r] : fabs(ax[p]);
+                    if (t > amax) amax = t;
+                }
                 if (amax / umax < rmin) rmin = amax / umax;
-            } else if (!pass) {
-                return 0;
+                continue;
             }
+            double lim = gmin * umax;
+            int p = wit[k];
+            if (p >= 0 && fabs(ax[p]) >= lim * (Rs ? Rs[Pinv[ai[p]]] : 1.0)) continue;
+            for (p = ap[col]; p < ap[col + 1]; p++) {
+                int r = Pinv[ai[p]];
+                if (r >= k1 && fabs(ax[p]) >= lim * (Rs ? Rs[r] : 1.0)) break;
+            }
+            if (p == ap[col + 1]) return 0;
+            wit[k] = p;
         }
     }
     if (exact) *exact = rmin;
@@ -198,6 +210,7 @@ void pyint_klu_free(void *handle)
     if (!h) return;
     if (h->num) klu_free_numeric(&h->num, &h->common);
     if (h->sym) klu_free_symbolic(&h->sym, &h->common);
+    free(h->witness);
     free(h);
 #else
     (void)handle;
