@@ -73,6 +73,7 @@ module pyint_newton_matrix
   contains
     procedure :: record => nm_record
     procedure :: add => nm_add
+    procedure, private :: add_any => nm_add_any
     procedure :: setup => nm_setup
     procedure :: zero => nm_zero
     procedure :: factor => nm_factor
@@ -175,88 +176,114 @@ contains
     allocate(self%pi(max(64, 8 * nx)), self%pj(max(64, 8 * nx)))
   end subroutine
 
-  !> A(i, j) += v (natural indices); while mirror is on, A(j, i) += v too.  The store is
-  !> written inline (one pass per entry): as a call of its own it cost 2 % of
-  !> generalized-alpha's run on a 512-link chain.
-  subroutine nm_add(self, i0, j0, v)
+  !> A(i, j) += v (natural indices).  The common add, a sparse assembly's k-th add at the position
+  !> its k-th add had the last time (an assembly adds its entries in the same order every time),
+  !> is the whole body here, small enough to need no saved registers; every other add goes to
+  !> nm_add_any (a kernel's assembly calls this once per entry: its cost is per entry).
+  recursive subroutine nm_add(self, i, j, v)
+    class(newton_matrix_t), intent(inout) :: self
+    integer, intent(in) :: i, j
+    real(wp), intent(in) :: v
+    integer :: k, pos
+    if (self%kind == SOLVER_SPARSE .and. self%remap == REMAP_NONE .and. .not. self%mirror) then
+      k = self%nadd + 1
+      if (k <= size(self%slot)) then
+        pos = self%slot(k)
+        if (pos > self%colptr(j) .and. pos <= self%colptr(j + 1)) then
+          if (self%rowind(pos) == i - 1) then
+            self%vals(pos) = self%vals(pos) + v
+            self%nadd = k
+            return
+          end if
+        end if
+      end if
+    end if
+    call self%add_any(i, j, v)   ! through the binding: not inlined here, the fast path stays lean
+  end subroutine
+
+  !> nm_add's other adds: remapped or mirrored ones (nm_add_mapped), the dense and banded stores,
+  !> a sparse add whose position is searched (and remembered for the next assembly's k-th add),
+  !> the recording of the pattern.
+  recursive subroutine nm_add_any(self, i, j, v)
+    class(newton_matrix_t), intent(inout) :: self
+    integer, intent(in) :: i, j
+    real(wp), intent(in) :: v
+    integer :: r, c, lo, hi, mid, key
+    if (self%remap /= REMAP_NONE .or. self%mirror) then
+      call nm_add_mapped(self, i, j, v)
+      return
+    end if
+    select case (self%kind)
+    case (SOLVER_DENSE)
+      self%a(i, j) = self%a(i, j) + v
+    case (SOLVER_BANDED)
+      r = self%iperm(i)
+      c = self%iperm(j)
+      if (r - c > self%kl .or. c - r > self%ku) then
+        self%out_of_pattern = .true.
+      else
+        self%ab(self%kl + self%ku + 1 + r - c, c) = self%ab(self%kl + self%ku + 1 + r - c, c) + v
+      end if
+    case (SOLVER_SPARSE)
+      self%nadd = self%nadd + 1
+      key = i - 1
+      lo = self%colptr(j) + 1
+      hi = self%colptr(j + 1)
+      do while (lo <= hi)
+        mid = (lo + hi) / 2
+        if (self%rowind(mid) == key) then
+          self%vals(mid) = self%vals(mid) + v
+          if (self%nadd <= size(self%slot)) self%slot(self%nadd) = mid
+          return
+        else if (self%rowind(mid) < key) then
+          lo = mid + 1
+        else
+          hi = mid - 1
+        end if
+      end do
+      self%out_of_pattern = .true.
+    case (RECORDING)
+      if (i < 1 .or. i > self%nx .or. j < 1 .or. j > self%nx) then
+        self%out_of_pattern = .true.
+        return
+      end if
+      if (self%np == size(self%pi)) call nm_grow(self)
+      self%np = self%np + 1
+      self%pi(self%np) = i
+      self%pj(self%np) = j
+    case default
+      self%out_of_pattern = .true.
+    end select
+  end subroutine
+
+  !> nm_add's remapped (set_remap) and mirrored (set_mirror) add: the row or column index i0 or
+  !> j0 = remap_off + k moved to remap_off + remap_to(k) (dropped where that is 0), then stored
+  !> by nm_add with both off, at (i, j) and, mirroring, at (j, i) when i /= j.
+  recursive subroutine nm_add_mapped(self, i0, j0, v)
     class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: i0, j0
     real(wp), intent(in) :: v
-    integer :: i, j, r, c, lo, hi, mid, key, pass, swap
+    integer :: i, j, remap
+    logical :: mirror
     i = i0
     j = j0
-    if (self%remap /= REMAP_NONE) then
-      if (self%remap == REMAP_ROWS) then
-        i = self%remap_to(i0 - self%remap_off)
-        if (i == 0) return
-        i = i + self%remap_off
-      else
-        j = self%remap_to(j0 - self%remap_off)
-        if (j == 0) return
-        j = j + self%remap_off
-      end if
+    if (self%remap == REMAP_ROWS) then
+      i = self%remap_to(i0 - self%remap_off)
+      if (i == 0) return
+      i = i + self%remap_off
+    else if (self%remap == REMAP_COLS) then
+      j = self%remap_to(j0 - self%remap_off)
+      if (j == 0) return
+      j = j + self%remap_off
     end if
-    do pass = 1, merge(2, 1, self%mirror .and. i /= j)
-      if (pass == 2) then
-        swap = i
-        i = j
-        j = swap
-      end if
-      store: block
-        select case (self%kind)
-        case (SOLVER_DENSE)
-          self%a(i, j) = self%a(i, j) + v
-        case (SOLVER_BANDED)
-          r = self%iperm(i)
-          c = self%iperm(j)
-          if (r - c > self%kl .or. c - r > self%ku) then
-            self%out_of_pattern = .true.
-          else
-            self%ab(self%kl + self%ku + 1 + r - c, c) = self%ab(self%kl + self%ku + 1 + r - c, c) + v
-          end if
-        case (SOLVER_SPARSE)
-          ! an assembly adds its entries in the same order every time: replay the
-          ! position of the k-th add when it still fits, else search and remember it
-          self%nadd = self%nadd + 1
-          key = i - 1
-          if (self%nadd <= size(self%slot)) then
-            mid = self%slot(self%nadd)
-            if (mid > self%colptr(j) .and. mid <= self%colptr(j + 1)) then
-              if (self%rowind(mid) == key) then
-                self%vals(mid) = self%vals(mid) + v
-                exit store
-              end if
-            end if
-          end if
-          lo = self%colptr(j) + 1
-          hi = self%colptr(j + 1)
-          do while (lo <= hi)
-            mid = (lo + hi) / 2
-            if (self%rowind(mid) == key) then
-              self%vals(mid) = self%vals(mid) + v
-              if (self%nadd <= size(self%slot)) self%slot(self%nadd) = mid
-              exit store
-            else if (self%rowind(mid) < key) then
-              lo = mid + 1
-            else
-              hi = mid - 1
-            end if
-          end do
-          self%out_of_pattern = .true.
-        case (RECORDING)
-          if (i < 1 .or. i > self%nx .or. j < 1 .or. j > self%nx) then
-            self%out_of_pattern = .true.
-            exit store
-          end if
-          if (self%np == size(self%pi)) call nm_grow(self)
-          self%np = self%np + 1
-          self%pi(self%np) = i
-          self%pj(self%np) = j
-        case default
-          self%out_of_pattern = .true.
-        end select
-      end block store
-    end do
+    remap = self%remap
+    mirror = self%mirror
+    self%remap = REMAP_NONE
+    self%mirror = .false.
+    call nm_add(self, i, j, v)
+    if (mirror .and. i /= j) call nm_add(self, j, i, v)
+    self%remap = remap
+    self%mirror = mirror
   end subroutine
 
   !> Double the recorded pattern's room.
