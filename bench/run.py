@@ -227,6 +227,8 @@ class Worker:
         here = os.path.dirname(os.path.abspath(__file__))
         # cwd = bench/: the source tree's pyint/ never shadows the worker's installed pyint
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        # one BLAS thread: OpenBLAS's idle server threads otherwise spin beside the timed call
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
         self.proc = subprocess.Popen([python, os.path.join(here, "chain_worker.py")], cwd=here, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.pyint = json.loads(self.proc.stdout.readline())["pyint"]
