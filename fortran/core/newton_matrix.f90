@@ -65,6 +65,7 @@ module pyint_newton_matrix
     integer, allocatable :: perm(:), iperm(:)     !< band order: position k holds unknown perm(k)
     real(wp), allocatable :: a(:, :), ab(:, :), tmp(:)
     integer, allocatable :: ipiv(:)
+    integer, allocatable :: prof(:, :)           !< banded: the factors' profile (band_factor)
     integer(c_int), allocatable :: colptr(:), rowind(:)   !< CSC pattern, 0-based (KLU)
     real(c_double), allocatable :: vals(:)
     integer, allocatable :: slot(:)     !< sparse: position of the k-th add of an assembly (replayed)
@@ -161,6 +162,7 @@ contains
     if (allocated(self%ab)) deallocate(self%ab)
     if (allocated(self%tmp)) deallocate(self%tmp)
     if (allocated(self%ipiv)) deallocate(self%ipiv)
+    if (allocated(self%prof)) deallocate(self%prof)
     if (allocated(self%base)) deallocate(self%base)
     self%mirror = .false.
     if (allocated(self%colptr)) deallocate(self%colptr, self%rowind, self%vals, self%slot)
@@ -319,7 +321,7 @@ contains
       allocate(self%a(nx, nx), self%ipiv(nx))
     case (SOLVER_BANDED)
       self%ldab = 2 * self%kl + self%ku + 1
-      allocate(self%ab(self%ldab, nx), self%ipiv(nx), self%tmp(nx))
+      allocate(self%ab(self%ldab, nx), self%ipiv(nx), self%tmp(nx), self%prof(2, nx))
     case (SOLVER_SPARSE)
       if (.not. klu_available()) then
         info = 1
@@ -361,7 +363,7 @@ contains
         call lu_factor(self%a, self%ipiv, info)
       end if
     case (SOLVER_BANDED)
-      call band_factor(self%nx, self%kl, self%ku, self%ab, self%ipiv, info)
+      call band_factor(self%nx, self%kl, self%ku, self%ab, self%ipiv, self%prof, info)
     case (SOLVER_SPARSE)
       info = pyint_klu_factor(self%klu, self%colptr, self%rowind, self%vals)
     case default
@@ -385,7 +387,7 @@ contains
       do k = 1, self%nx
         self%tmp(k) = b(self%perm(k))
       end do
-      call band_solve(self%nx, self%kl, self%ku, self%ab, self%ipiv, self%tmp)
+      call band_solve(self%nx, self%kl, self%ku, self%ab, self%ipiv, self%prof, self%tmp)
       do k = 1, self%nx
         b(self%perm(k)) = self%tmp(k)
       end do
