@@ -327,8 +327,9 @@ def test_natural_system_hooks_equal_dense_defaults(name, rng):
 
 def test_redundant_natural_model_keeps_the_sparse_newton_matrix():
     """IFToMM A04 (60 rows of rank 59): the kept rows' Newton matrix keeps the base's structured
-    items (the reduced model's row remap), so the automatic choice takes KLU, not a dense LU of
-    119 unknowns, and the run matches the dense solver's within the Newton tolerance."""
+    items (the reduced model's row remap), so the automatic choice sees its band (kl = ku = 24
+    after RCM: the banded LU, fortran/core/newton_matrix.f90 BAND_WIDE), not a dense LU of 119
+    unknowns, and the run matches the dense solver's within the Newton tolerance."""
     if not sparse_solver_available():
         pytest.skip("built without KLU")
     from pyint.models.iftomm import bricard
@@ -337,6 +338,7 @@ def test_redundant_natural_model_keeps_the_sparse_newton_matrix():
     _, q0, v0 = benchmark_model("A04")
     r = GeneralizedAlpha(rho_inf=0.9).integrate(m, q0, v0, 0.5, 0.01)
     d = GeneralizedAlpha(rho_inf=0.9, linear_solver="dense").integrate(m, q0, v0, 0.5, 0.01)
-    assert r.stats["linear_solver"] == "sparse" and list(r.redundant) == list(d.redundant) and len(r.redundant) == 1
+    assert r.stats["linear_solver"] == "banded" and (r.stats["band_lower"], r.stats["band_upper"]) == (24, 24)
+    assert list(r.redundant) == list(d.redundant) and len(r.redundant) == 1
     # measured 1.6e-15 relative (Newton's method converged on both: the solvers' round-off); margin 600
     assert np.max(np.abs(r.q - d.q)) <= 1e-12 * np.max(np.abs(d.q))

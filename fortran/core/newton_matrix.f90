@@ -2,8 +2,9 @@
 !> factored and solved by one of three solvers chosen once per trajectory.
 !>
 !>   SOLVER_DENSE   LAPACK dgetrf/dgetrs on the full nx x nx matrix;
-!>   SOLVER_BANDED  LAPACK dgbtrf/dgbtrs after a reverse Cuthill-McKee
-!>                  ordering of the recorded pattern (chains, ropes, tracks);
+!>   SOLVER_BANDED  band LU after a reverse Cuthill-McKee ordering of the
+!>                  recorded pattern (chains, ropes, tracks): LAPACK's dgbtf2 and
+!>                  dgbtrs in plain loops (pyint_small_lu band_factor, band_solve);
 !>   SOLVER_SPARSE  SuiteSparse KLU (fortran/core/klu_shim.c): fill-reducing
 !>                  ordering computed once, numeric refactorization per call.
 !>
@@ -22,7 +23,7 @@ module pyint_newton_matrix
   use iso_c_binding, only: c_ptr, c_null_ptr, c_associated, c_int, c_double
   use pyint_kinds, only: wp
   use pyint_linalg, only: lu_factor, lu_solve, SMALL_MAX
-  use pyint_small_lu, only: slu_factor, slu_solve
+  use pyint_small_lu, only: slu_factor, slu_solve, band_factor, band_solve
   implicit none
   private
   public :: newton_matrix_t, klu_available, choose_solver, insertion_sort
@@ -34,11 +35,20 @@ module pyint_newton_matrix
 
   !> Automatic choice: KLU when built in, except for a matrix of more than
   !> DENSE_MIN unknowns with more than DENSE_FILL of its entries nonzero (dense
-  !> LU); without KLU, banded when its flop count is below half the dense one.
+  !> LU), and for a wide band (below); without KLU, banded when its flop count is
+  !> below half the dense one.
   !> Measured on the chain (bench/run.py, solvers table): KLU with Jacobian
   !> reuse is the fastest from N = 2 (6 unknowns, where reference LAPACK's
   !> call overhead dominates) up; banded LU is within 10-30 %, dense far behind.
   integer, parameter :: DENSE_MIN = 40
+  !> Banded instead of KLU when the RCM band is at least BAND_WIDE wide on both sides (and its
+  !> flops below the dense ones): KLU's partial pivoting (klu_shim.c: tol = 1) fills a
+  !> saddle-point matrix [K C^T; C 0] within that band, and its indexed updates then cost more
+  !> than dgbtrf's column operations.  Measured (generalized-alpha, whole call): IFToMM A04's
+  !> natural coordinates (119 unknowns, kl = ku = 24; KLU's factors 40 % dense): a refactorization
+  !> 57 us by KLU, 17 us by LAPACK's dgbtrf, the run 28 % faster; A02 (kl = ku = 9) and the chains
+  !> (kl <= 5): KLU 5 % ... 30 % faster than banded, kept.
+  integer, parameter :: BAND_WIDE = 16
   real(wp), parameter :: DENSE_FILL = 0.3_wp
 
   type :: newton_matrix_t
@@ -53,6 +63,7 @@ module pyint_newton_matrix
     integer, allocatable :: perm(:), iperm(:)     !< band order: position k holds unknown perm(k)
     real(wp), allocatable :: a(:, :), ab(:, :), tmp(:)
     integer, allocatable :: ipiv(:)
+    integer, allocatable :: prof(:, :)           !< banded: the factors' profile (band_factor)
     integer(c_int), allocatable :: colptr(:), rowind(:)   !< CSC pattern, 0-based (KLU)
     real(c_double), allocatable :: vals(:)
     integer, allocatable :: slot(:)     !< sparse: position of the k-th add of an assembly (replayed)
@@ -87,21 +98,6 @@ module pyint_newton_matrix
   end type
 
   interface
-    subroutine dgbtrf(m, n, kl, ku, ab, ldab, ipiv, info)
-      import :: wp
-      integer, intent(in) :: m, n, kl, ku, ldab
-      real(wp), intent(inout) :: ab(ldab, *)
-      integer, intent(out) :: ipiv(*), info
-    end subroutine
-    subroutine dgbtrs(trans, n, kl, ku, nrhs, ab, ldab, ipiv, b, ldb, info)
-      import :: wp
-      character, intent(in) :: trans
-      integer, intent(in) :: n, kl, ku, nrhs, ldab, ldb
-      real(wp), intent(in) :: ab(ldab, *)
-      integer, intent(in) :: ipiv(*)
-      real(wp), intent(inout) :: b(ldb, *)
-      integer, intent(out) :: info
-    end subroutine
     integer(c_int) function pyint_klu_available() bind(c)
       import :: c_int
     end function
@@ -147,6 +143,7 @@ contains
     band_flops = 2 * real(nx, wp) * (kl + 1) * (kl + ku + 1)
     if (klu_available()) then
       kind = SOLVER_SPARSE
+      if (min(kl, ku) >= BAND_WIDE .and. band_flops < dense_flops) kind = SOLVER_BANDED
       if (nx > DENSE_MIN .and. real(nnz, wp) > DENSE_FILL * real(nx, wp)**2) kind = SOLVER_DENSE
     else
       kind = merge(SOLVER_BANDED, SOLVER_DENSE, band_flops < dense_flops / 2)
@@ -164,6 +161,7 @@ contains
     if (allocated(self%ab)) deallocate(self%ab)
     if (allocated(self%tmp)) deallocate(self%tmp)
     if (allocated(self%ipiv)) deallocate(self%ipiv)
+    if (allocated(self%prof)) deallocate(self%prof)
     if (allocated(self%base)) deallocate(self%base)
     self%mirror = .false.
     if (allocated(self%colptr)) deallocate(self%colptr, self%rowind, self%vals, self%slot)
@@ -348,7 +346,7 @@ contains
       allocate(self%a(nx, nx), self%ipiv(nx))
     case (SOLVER_BANDED)
       self%ldab = 2 * self%kl + self%ku + 1
-      allocate(self%ab(self%ldab, nx), self%ipiv(nx), self%tmp(nx))
+      allocate(self%ab(self%ldab, nx), self%ipiv(nx), self%tmp(nx), self%prof(2, nx))
     case (SOLVER_SPARSE)
       if (.not. klu_available()) then
         info = 1
@@ -390,7 +388,7 @@ contains
         call lu_factor(self%a, self%ipiv, info)
       end if
     case (SOLVER_BANDED)
-      call dgbtrf(self%nx, self%nx, self%kl, self%ku, self%ab, self%ldab, self%ipiv, info)
+      call band_factor(self%nx, self%kl, self%ku, self%ab, self%ipiv, self%prof, info)
     case (SOLVER_SPARSE)
       info = pyint_klu_factor(self%klu, self%colptr, self%rowind, self%vals)
     case default
@@ -414,7 +412,7 @@ contains
       do k = 1, self%nx
         self%tmp(k) = b(self%perm(k))
       end do
-      call dgbtrs('N', self%nx, self%kl, self%ku, 1, self%ab, self%ldab, self%ipiv, self%tmp, self%nx, info)
+      call band_solve(self%nx, self%kl, self%ku, self%ab, self%ipiv, self%prof, self%tmp)
       do k = 1, self%nx
         b(self%perm(k)) = self%tmp(k)
       end do

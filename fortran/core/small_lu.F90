@@ -7,9 +7,129 @@ module pyint_small_lu
   use pyint_kinds
   implicit none
   private
-  public :: slu_factor, slu_solve, zlu_factor, zlu_solve
+  public :: slu_factor, slu_solve, zlu_factor, zlu_solve, band_factor, band_solve
 
 contains
+
+  !> The band LU of LAPACK's dgbtf2 (ab in dgbtrf's storage: ldab >= 2 kl + ku + 1, row kl + ku + 1
+  !> the diagonal; ipiv, info as dgbtrf's) in plain loops: the same operations in the same order as
+  !> the reference dgbtf2 (idamax's first largest pivot, dscal by the pivot's reciprocal, dger's
+  !> column updates skipping a zero multiplier column), so the same factors, but for the updates by
+  !> the zero multipliers below a column's last nonzero one, which it skips (as pyint_small_lu's
+  !> dense LU: they add zeros); without dgbtf2's calls (idamax, dswap, dscal, dger per column),
+  !> which cost more than their arithmetic for a band of a few tens.  prof(:, j): the profile
+  !> band_solve runs on, prof(1, j) the count of L's column j up to its last nonzero multiplier,
+  !> prof(2, j) the first row of U's column j in ab that is nonzero above the diagonal (kl + ku + 1
+  !> if none): a saddle-point matrix's factors fill a fraction of their band (IFToMM A04's Newton
+  !> matrix, 119 unknowns, kl = ku = 24: 28 % of U's band, 59 % of L's).
+  !> For kl < 32 dgbtrf itself runs dgbtf2 (reference LAPACK's block size 32).
+  pure subroutine band_factor(n, kl, ku, ab, ipiv, prof, info)
+    integer, intent(in) :: n, kl, ku
+    real(wp), contiguous, intent(inout) :: ab(:, :)
+    integer, intent(out) :: ipiv(:), prof(:, :), info
+    integer :: kv, i, j, jj, jp, km, ju
+    real(wp) :: t, amax
+    kv = ku + kl
+    info = 0
+    do j = ku + 2, min(kv, n)          ! fill-in rows of the first columns
+      ab(kv - j + 2:kl, j) = 0
+    end do
+    ju = 1
+    do j = 1, n
+      if (j + kv <= n) ab(1:kl, j + kv) = 0
+      km = min(kl, n - j)
+      jp = 1                           ! idamax: the first of the largest |entries|
+      amax = abs(ab(kv + 1, j))
+      do i = 2, km + 1
+        if (abs(ab(kv + i, j)) > amax) then
+          jp = i
+          amax = abs(ab(kv + i, j))
+        end if
+      end do
+      ipiv(j) = jp + j - 1
+      prof(1, j) = 0
+      if (ab(kv + jp, j) == 0) then
+        if (info == 0) info = j
+        cycle
+      end if
+      ju = max(ju, min(j + ku + jp - 1, n))
+      if (jp /= 1) then                ! swap rows j and j + jp - 1 over columns j .. ju
+        do jj = 0, ju - j
+          t = ab(kv + jp - jj, j + jj)
+          ab(kv + jp - jj, j + jj) = ab(kv + 1 - jj, j + jj)
+          ab(kv + 1 - jj, j + jj) = t
+        end do
+      end if
+      do while (km > 0)                ! the last nonzero multiplier
+        if (ab(kv + 1 + km, j) /= 0) exit
+        km = km - 1
+      end do
+      prof(1, j) = km
+      if (km > 0) then                 ! explicit loops: sections of ab on both sides made temporaries
+        t = 1 / ab(kv + 1, j)
+        do i = kv + 2, kv + 1 + km
+          ab(i, j) = t * ab(i, j)
+        end do
+        do jj = 1, ju - j
+          t = ab(kv + 1 - jj, j + jj)
+          if (t /= 0) then
+            t = -t
+            do i = 1, km
+              ab(kv + 1 + i - jj, j + jj) = ab(kv + 1 + i - jj, j + jj) + ab(kv + 1 + i, j) * t
+            end do
+          end if
+        end do
+      end if
+    end do
+    do j = 1, n                        ! U's profile
+      prof(2, j) = kv + 1
+      do i = max(1, kv + 2 - j), kv
+        if (ab(i, j) /= 0) then
+          prof(2, j) = i
+          exit
+        end if
+      end do
+    end do
+  end subroutine
+
+  !> b := A^{-1} b with band_factor's factors: the reference dgbtrs ('N', one right-hand side;
+  !> its dger and dtbsv) in plain loops, the same operations in the same order, on the factors'
+  !> profile (prof, band_factor: the operations skipped multiply zeros).
+  pure subroutine band_solve(n, kl, ku, ab, ipiv, prof, b)
+    integer, intent(in) :: n, kl, ku
+    real(wp), contiguous, intent(in) :: ab(:, :)
+    integer, intent(in) :: ipiv(:), prof(:, :)
+    real(wp), contiguous, intent(inout) :: b(:)
+    integer :: kd, j, l, lm, k, i
+    real(wp) :: t
+    kd = ku + kl + 1
+    if (kl > 0) then
+      do j = 1, n - 1
+        l = ipiv(j)
+        if (l /= j) then
+          t = b(l); b(l) = b(j); b(j) = t
+        end if
+        lm = prof(1, j)
+        if (b(j) /= 0 .and. lm > 0) then
+          t = -b(j)
+          do i = 1, lm
+            b(j + i) = b(j + i) + ab(kd + i, j) * t
+          end do
+        end if
+      end do
+    end if
+    k = kl + ku                        ! dtbsv: upper, no transpose, non-unit, bandwidth k
+    do j = n, 1, -1
+      if (b(j) /= 0) then
+        b(j) = b(j) / ab(k + 1, j)
+        t = b(j)
+        l = prof(2, j)                 ! rows l .. k of ab: b(j - k - 1 + l : j - 1)
+        do i = l, k
+          b(j - k - 1 + i) = b(j - k - 1 + i) - t * ab(i, j)
+        end do
+      end if
+    end do
+  end subroutine
 
 #define LU_T real(wp)
 #define LU_FACTOR slu_factor

@@ -182,10 +182,11 @@ class GeneralizedAlpha(_AlphaFamily):
     ----------
     %(alpha_options)s
     linear_solver : {"auto", "dense", "banded", "sparse"}, default "auto"
-        The solver of Newton's linear systems: "auto" (SuiteSparse KLU when built in, dense LU
-        for large matrices with over 30 % nonzeros; without KLU banded or dense by flop count),
-        "dense" (LAPACK LU), "banded" (LAPACK band LU after reverse Cuthill-McKee) or "sparse"
-        (KLU).  The choice made is in ``Result.stats["linear_solver"]``.
+        The solver of Newton's linear systems: "auto" (SuiteSparse KLU when built in, banded for
+        a band at least 16 wide on both sides, dense LU for large matrices with over 30 %
+        nonzeros; without KLU banded or dense by flop count), "dense" (LAPACK LU), "banded"
+        (LAPACK's band LU, after reverse Cuthill-McKee, in plain loops) or "sparse" (KLU).  The
+        choice made is in ``Result.stats["linear_solver"]``.
     jacobian_reuse : {True, False, "across_h"}, default True
         True: simplified Newton, the factorization kept across iterations and steps while the
         contraction rate stays below 0.1 (a new :math:`h` refactors); False: a new matrix every
