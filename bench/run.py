@@ -1026,8 +1026,8 @@ def _adaptive_cost_rows(args):
     magnet pendulum (section adaptive's problems): the CPU time of an rtol run per accepted step, and of a
     fixed-step run of the same method at the run's mean step T / accepted (its default options: for
     generalized-alpha index 3 at a fixed step, the stabilized index-2 variant with rtol) and of the
-    stabilized variant at that fixed step.  The alpha methods also with their Newton matrix kept across
-    changes of h (jacobian_reuse="across_h", where this build has it)."""
+    stabilized variant at that fixed step.  The alpha methods also with a fresh Newton matrix at every
+    new h (jacobian_reuse="per_h", where this build has it; before it the default)."""
     prob = PROBLEMS["stiff_fast"]
     cases = [("stiff_fast", prob.model, *prob.initial_state, prob.t_end)]
     name, m, q0, v0, T, *_ = magnet_case()
@@ -1043,7 +1043,7 @@ def _adaptive_cost_rows(args):
         variants.append((mname, cls, cls()))
         if mname in ("genalpha", "alpha_rattle"):
             try:
-                variants.append((mname + " (across_h)", cls, cls(jacobian_reuse="across_h")))
+                variants.append((mname + " (per_h)", cls, cls(jacobian_reuse="per_h")))
             except TypeError:
                 pass        # a build without the option
     for label, cls, meth in variants:

@@ -45,8 +45,9 @@
 !> the next iteration when the observed contraction exceeds THETA_REFACTOR,
 !> and a step that fails with an old factorization is retried once with a
 !> fresh one.  reuse = 0 is Newton's method (a new matrix every iteration).
-!> reuse = 2 (variable steps): the factorization is also kept across a change of
-!> h while IDA's cj-ratio test allows (pyint_newton_control's keep_matrix).
+!> With variable steps (reuse = 1) the factorization is also kept across a change of
+!> h while IDA's cj-ratio test allows (pyint_newton_control's keep_matrix); reuse = 2
+!> refactors at every new h (one factorization per variable step).
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90); the groups are listed at alpha_newton.
 !>
@@ -123,11 +124,12 @@ module genalpha
     real(wp) :: h_factor = 0           !< the h of the kept factorization
     !> variable steps (alpha_stepper_t%adaptive)
     logical :: h_varies = .false.
-    !> variable steps, reuse = 2 (opt-in): a factorization is kept across a change of h while the
-    !> cj ratio allows (pyint_newton_control's keep_matrix, cj = 1 / (beta h^2)).  Not the default:
-    !> a kept matrix contracts the stabilized velocity rows, which must reach round-off, only ~1e-2
-    !> per iteration (4-6 iterations per step instead of a fresh matrix's 2), a gain only where a
-    !> factorization costs several iterations (docs/adaptive_steps.md 1.7, with the figures)
+    !> variable steps, reuse = 1 (the default): a factorization is kept across a change of h while
+    !> the cj ratio allows (pyint_newton_control's keep_matrix, cj = 1 / (beta h^2)).  A kept matrix
+    !> contracts the stabilized velocity rows, which must reach round-off, only ~1e-2 per iteration:
+    !> it pays since Newton starts from the extrapolation through the last steps' times (alpha_step:
+    !> 1.9-3.4 iterations per step against a fresh matrix's 1.8-2 and a factorization;
+    !> docs/adaptive_steps.md 1.7, with the figures).  reuse = 2: a fresh one at every new h
     logical :: keep_across_h = .false.
     integer :: variant = VARIANT_GENALPHA, mass_mode = 0
     logical :: dense_mass = .false.    !< M held as a dense array (dense solver)
@@ -140,6 +142,9 @@ module genalpha
     real(wp), allocatable :: xn(:), xprev(:), xprev2(:)
     integer :: nback = 0
     logical :: quadratic = .false.     !< the quadratic start was the nearer at the last step
+    !> variable steps: the steps that led from xprev to xn (hx1) and from xprev2 to xprev (hx2);
+    !> r1 = h / hx1 of the step being solved (alpha_newton's scaled second difference)
+    real(wp) :: hx1 = 0, hx2 = 0, r1 = 1
     logical :: have_prev = .false.
     logical :: contiguous = .false.    !< the previous step ended where this one starts: xprev is x_{n-1}
     logical :: trusted = .false.       !< the last step's second difference was above round-off
@@ -161,12 +166,14 @@ module genalpha
 
   !> The variable-step state of a trajectory (docs/adaptive_steps.md 1.3): a approximates
   !> qddot(t + off); a_start, s_start: the (shifted) a the last step started from and the time
-  !> it approximates qddot at; with the history term, mu and Newton's start data it is what
-  !> the driver's save_state / restore_state keep.
+  !> it approximates qddot at; with the history term, mu and Newton's start data (those in the
+  !> save slots only: sync) it is what the driver's save_state / restore_state keep.
   type :: alpha_var_t
     real(wp) :: off = 0, s_start = 0, t_prev_end = 0
-    logical :: has_start = .false., have_prev = .false., trusted = .false.
-    real(wp), allocatable :: a_start(:), hist(:), xn(:), xprev(:), mu(:)
+    logical :: has_start = .false., have_prev = .false., trusted = .false., quadratic = .false.
+    real(wp), allocatable :: a_start(:), hist(:), xn(:), xprev(:), xprev2(:), mu(:)
+    real(wp) :: hx1 = 0, hx2 = 0       !< alpha_work_t's: the quadratic start's steps
+    integer :: nback = 0
     !> alpha-RATTLE: the last two constraint accelerations r1, r2 (r2 the older) and the times
     !> m1, m2 they approximate r at (nr of them known)
     real(wp), allocatable :: r1(:), r2(:)
@@ -194,7 +201,8 @@ module genalpha
   !> The stepper of the one driver (fortran/core/driver.f90).  Options:
   !> iopt = [variant, form, mass_mode, start_mode, maxit, solver, reuse], ropt = [rho_inf, tol];
   !> solver: SOLVER_AUTO/DENSE/BANDED/SPARSE (pyint_newton_matrix); reuse: 1 = simplified
-  !> Newton (Jacobian reuse), 2 = the same, kept across changes of h with variable steps.
+  !> Newton (Jacobian reuse; with variable steps kept across changes of h), 2 = the same with a
+  !> fresh factorization at every new h.
   !> stats = [newton iterations, factorizations, max iterations in a step, start-up iterations,
   !> solves with a kept factorization, solver kind, band kl, ku].
   type, extends(stepper_t) :: alpha_stepper_t
@@ -587,7 +595,10 @@ contains
   !> member), h^3 |a''| / 12 ~ h |x_{n+1} - 2 x_n + x_{n-1}| / 12 with the
   !> second difference of x = (a, lam): each group's le is its |second
   !> difference| / (12 gamma) (the multipliers follow a: M a + c G^T lam = F),
-  !> trusted when the accelerations' is (local_error_trusted, a's floor scale).
+  !> trusted when the accelerations' is (local_error_trusted, a's floor scale).  With variable
+  !> steps the second difference through the steps' times, 2 r / (1 + r) (x_{n+1} - x_n -
+  !> r (x_n - x_{n-1})) = h^2 x'' + O(h^3), r = h_n / h_{n-1} (the equal-step one adds
+  !> (r - 1) h x', an estimate too large by O(1/h): a looser stop).
   !> Measured (h0 ... h0/64 on chain2, triple_pendulum, manipulator, stiff_fast): the
   !> Newton error at most 2.3e-3 of the discretization error in q and v (test_genalpha).
   !> iters: iterations; nfact: factorizations;
@@ -706,7 +717,13 @@ contains
     real(wp) function d2(i1, i2)
       integer, intent(in) :: i1, i2
       d2 = 0
-      if (i2 >= i1) d2 = maxval(abs(w%x(i1:i2) - 2 * w%xn(i1:i2) + w%xprev(i1:i2)))
+      if (i2 < i1) return
+      if (w%h_varies) then
+        ! unequal steps: the linear extrapolation's error h (h + h_prev) x'' / 2, scaled to h^2 x''
+        d2 = 2 * w%r1 / (1 + w%r1) * maxval(abs(w%x(i1:i2) - w%xn(i1:i2) - w%r1 * (w%xn(i1:i2) - w%xprev(i1:i2))))
+      else
+        d2 = maxval(abs(w%x(i1:i2) - 2 * w%xn(i1:i2) + w%xprev(i1:i2)))
+      end if
     end function
 
     !> the scale of unknowns i1:i2 of size scale0, with their local error when known
@@ -811,7 +828,11 @@ contains
   !> The stabilized variant gains most from the nearer start: its velocity rows must reach
   !> round-off and a kept matrix contracts them only by the drift of G since it was built
   !> (~1e-2 per iteration on stiff_fast), so each power of h in the start value's error
-  !> saves about an iteration.
+  !> saves about an iteration.  With variable steps the same two starts are the extrapolations
+  !> through the last steps' times, t_n, t_n - h_{n-1} (, t_n - h_{n-1} - h_{n-2}): at a ratio
+  !> h_n / h_{n-1} = 1.2 the equal-step formulas are O(h) off, and a matrix kept across h then
+  !> needed 2.8-4.2 iterations per step (stiff_fast, rtol 1e-6 / 1e-4; through the times:
+  !> 2.1 / 3.4, magnet pendulum 2.5 -> 1.9).
   subroutine alpha_step(model, p, t, h, q, v, a, lam, hist, tol, maxit, w, iters, nfact, nreuse, info)
     class(model_t), intent(in) :: model
     integer, intent(in) :: maxit
@@ -821,7 +842,7 @@ contains
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: iters, nfact, nreuse, info
     integer :: it2, nf2, nr2, i
-    real(wp) :: e2, e3
+    real(wp) :: e2, e3, cl, cq3(3)
     do i = 1, w%n
       w%qpred(i) = q(i) + h * v(i) + h * h * (0.5_wp - p%beta) * a(i)
       w%vpred(i) = v(i) + h * (1 - p%gamma) * a(i)
@@ -869,7 +890,23 @@ contains
     lam = w%x(w%n + 1:w%nm)
     if (w%ns > 0) w%mu(:) = w%x(w%nm + 1:)
     call alpha_history(p, w, hist)
-    if (w%reuse .and. .not. w%h_varies) then   ! (see above: otherwise linear, no xprev2)
+    if (w%reuse .and. w%h_varies) then
+      ! variable steps: the same choice between the extrapolations through the last steps' times
+      w%quadratic = .false.
+      if (w%contiguous .and. w%nback >= 2) then
+        call extrapolation_weights(cl, cq3)
+        e2 = 0
+        e3 = 0
+        do i = 1, w%nx
+          e2 = max(e2, abs(w%x(i) - cl * w%xn(i) - (1 - cl) * w%xprev(i)))
+          e3 = max(e3, abs(w%x(i) - cq3(1) * w%xn(i) - cq3(2) * w%xprev(i) - cq3(3) * w%xprev2(i)))
+        end do
+        w%quadratic = 2 * e3 < e2
+      end if
+      w%nback = merge(w%nback + 1, 1, w%contiguous)
+      w%xprev2(:) = w%xprev
+      w%hx2 = w%hx1
+    else if (w%reuse) then   ! (see above: otherwise linear, no xprev2)
       ! the start that would have been the nearer to this step's x (max norm) is taken next
       ! (one pass, no temporaries: two array maxvals cost 3 % of a 128-link chain's step)
       w%quadratic = .false.
@@ -886,14 +923,40 @@ contains
       w%xprev2(:) = w%xprev
     end if
     w%xprev(:) = w%xn
+    w%hx1 = h
     w%have_prev = .true.
     w%t_prev_end = t + h
 
   contains
 
+    !> The extrapolations to t + h through x_n, x_{n-1} (x_n + r (x_n - x_{n-1}), r = h / h_{n-1}:
+    !> cl x_n + (1 - cl) x_{n-1}) and through x_n, x_{n-1}, x_{n-2} (Lagrange's weights cq for the
+    !> times t, t - h_{n-1}, t - h_{n-1} - h_{n-2}); at equal steps 2, -1 and 3, -3, 1.
+    subroutine extrapolation_weights(cl, cq)
+      real(wp), intent(out) :: cl, cq(3)
+      real(wp) :: h1, h2
+      h1 = w%hx1
+      h2 = w%hx2
+      cl = 1 + h / h1
+      cq(1) = (h + h1) * (h + h1 + h2) / (h1 * (h1 + h2))
+      cq(2) = -h * (h + h1 + h2) / (h1 * h2)
+      cq(3) = h * (h + h1) / ((h1 + h2) * h2)
+    end subroutine
+
     subroutine start_value()
+      real(wp) :: cl, cq(3)
       w%contiguous = w%have_prev .and. abs(t - w%t_prev_end) <= 0.5_wp * h
-      if (w%contiguous .and. w%trusted .and. w%quadratic .and. w%nback >= 2) then
+      w%r1 = 1
+      if (w%h_varies .and. w%contiguous) w%r1 = h / w%hx1
+      if (w%h_varies .and. w%contiguous .and. w%trusted) then
+        ! variable steps: the same starts through the last steps' times
+        call extrapolation_weights(cl, cq)
+        if (w%quadratic .and. w%nback >= 2) then
+          w%x(:) = cq(1) * w%xn + cq(2) * w%xprev + cq(3) * w%xprev2
+        else
+          w%x(:) = cl * w%xn + (1 - cl) * w%xprev
+        end if
+      else if (w%contiguous .and. w%trusted .and. w%quadratic .and. w%nback >= 2) then
         w%x(:) = 3 * w%xn - 3 * w%xprev + w%xprev2
       else if (w%contiguous .and. w%trusted) then
         w%x(:) = 2 * w%xn - w%xprev
@@ -942,7 +1005,7 @@ contains
     associate (model => self%model, p => self%p, w => self%w, stats => self%stats)
       call alpha_work_init(w, model, self%variant, self%mass_mode, reuse /= 0)
       w%h_varies = self%adaptive        ! (before alpha_setup_solver)
-      w%keep_across_h = self%adaptive .and. reuse == 2
+      w%keep_across_h = self%adaptive .and. reuse == 1
       a0 = s%a
       allocate(self%hist(self%nv), f0(self%nv), ftot0(self%nv))
       ! the Newton matrix: pattern at the initial state, solver choice
@@ -1311,19 +1374,51 @@ contains
   subroutine alpha_save(self, slot)
     class(alpha_stepper_t), intent(inout) :: self
     integer, intent(in) :: slot
-    call sync(self%var, self%hist, self%w, .true.)
-    self%slots(slot) = self%var
+    call var_copy(self%slots(slot), self%var)
+    call sync(self%slots(slot), self%hist, self%w, .true.)
   end subroutine
 
   subroutine alpha_restore(self, slot)
     class(alpha_stepper_t), intent(inout) :: self
     integer, intent(in) :: slot
-    self%var = self%slots(slot)
-    call sync(self%var, self%hist, self%w, .false.)
+    call var_copy(self%var, self%slots(slot))
+    call sync(self%slots(slot), self%hist, self%w, .false.)
     self%w%have_factor = .false.
   end subroutine
 
-  !> Copy the history term, mu and Newton's start data into var (to_var) or back.
+  !> The offsets' state of var (alpha_advance's: every component of alpha_var_t but those sync
+  !> copies from the workspace; a new one goes here or there), the arrays copied in place: the
+  !> intrinsic assignment of a type with allocatable components frees and allocates each of
+  !> them, and a variable step saves its state at every step (stiff_fast, 4 unknowns: ~10 % of
+  !> a step in malloc and free).
+  subroutine var_copy(dst, src)
+    type(alpha_var_t), intent(inout) :: dst
+    type(alpha_var_t), intent(in) :: src
+    dst%off = src%off; dst%s_start = src%s_start; dst%has_start = src%has_start
+    dst%m1 = src%m1; dst%m2 = src%m2; dst%nr = src%nr
+    call copy_array(dst%a_start, src%a_start)
+    call copy_array(dst%r1, src%r1)
+    call copy_array(dst%r2, src%r2)
+  end subroutine
+
+  !> d = s for allocatable vectors, in place when the sizes agree
+  subroutine copy_array(d, s)
+    real(wp), allocatable, intent(inout) :: d(:)
+    real(wp), allocatable, intent(in) :: s(:)
+    if (.not. allocated(s)) then
+      if (allocated(d)) deallocate(d)
+    else if (allocated(d)) then
+      if (size(d) == size(s)) then
+        d(:) = s
+      else
+        d = s
+      end if
+    else
+      d = s
+    end if
+  end subroutine
+
+  !> Copy the history term, mu and Newton's start data into var (a save slot; to_var) or back.
   subroutine sync(var, hist, w, to_var)
     type(alpha_var_t), intent(inout) :: var
     real(wp), intent(inout) :: hist(:)
@@ -1333,6 +1428,11 @@ contains
       var%hist = hist
       var%xn = w%xn
       var%xprev = w%xprev
+      var%xprev2 = w%xprev2
+      var%hx1 = w%hx1
+      var%hx2 = w%hx2
+      var%nback = w%nback
+      var%quadratic = w%quadratic
       var%have_prev = w%have_prev
       var%trusted = w%trusted
       var%t_prev_end = w%t_prev_end
@@ -1341,6 +1441,11 @@ contains
       hist = var%hist
       w%xn = var%xn
       w%xprev = var%xprev
+      w%xprev2 = var%xprev2
+      w%hx1 = var%hx1
+      w%hx2 = var%hx2
+      w%nback = var%nback
+      w%quadratic = var%quadratic
       w%have_prev = var%have_prev
       w%trusted = var%trusted
       w%t_prev_end = var%t_prev_end

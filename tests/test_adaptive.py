@@ -184,17 +184,17 @@ def test_every_rattle_problem_has_a_constant():
 
 @pytest.mark.parametrize("name,cls,reuse", [(name, GeneralizedAlpha, True) for name in sorted(K)]
                          + [(name, AlphaRattle, True) for name in sorted(K_RATTLE)]
-                         + [(name, GeneralizedAlpha, "across_h") for name in sorted(K)]
-                         + [(name, AlphaRattle, "across_h") for name in sorted(K_RATTLE)])
+                         + [(name, GeneralizedAlpha, "per_h") for name in sorted(K)]
+                         + [(name, AlphaRattle, "per_h") for name in sorted(K_RATTLE)])
 def test_tolerance_proportionality_and_constraints(name, cls, reuse):
     """Adaptive generalized-alpha (stabilized index 2 where there are holonomic rows) and alpha-RATTLE,
     outputs at the problem's sample times (Hermite + re-imposition) against the reference: the q and v
     errors fall monotonically with rtol and stay within 10x of K rtol; after EVERY accepted step (the
     driver's per-step maxima) |g| <= 10 eps (1 + |q|) and |G v + g_t|, |A v + b| <= 100 eps (1 + |v|)
     (measured <= 1.8 eps (1 + |q|) resp. 2.5 eps (1 + |v|), stiff_fast; alpha-RATTLE <= 7.4 eps (1 + |v|),
-    snakeboard at rtol 1e-3); the outputs keep them too.  The same constants with the Newton matrix
-    kept across changes of h (jacobian_reuse="across_h": IDA's cj-ratio test), whose tolerance is the
-    default's: the accuracy is the same."""
+    snakeboard at rtol 1e-3); the outputs keep them too.  The default keeps the Newton matrix across
+    changes of h (IDA's cj-ratio test); the same constants with a fresh matrix at every new h
+    (jacobian_reuse="per_h"), whose tolerance is the default's: the accuracy is the same."""
     prob = PROBLEMS[name]
     rq, rv, _ = prob.reference
     qmax, vmax = np.max(np.abs(rq)), np.max(np.abs(rv))
@@ -205,7 +205,7 @@ def test_tolerance_proportionality_and_constraints(name, cls, reuse):
         assert r.status == "ok" and r.stats["accepted"] == r.h.size
         assert abs(r.h.sum() - prob.t_end) <= 1e-12 * prob.t_end
         assert r.stats["newton_failures"] == 0
-        if reuse == "across_h" and rtol == RTOLS[-1]:
+        if reuse is True and rtol == RTOLS[-1]:
             # it keeps its matrix where h changes slowly (the coarse runs change h beyond the cj
             # ratio's bounds at almost every step): at most one factorization in two steps
             assert r.stats["jacobian_factorizations"] <= r.stats["accepted"] / 2, r.stats
@@ -922,3 +922,13 @@ def test_lie_outputs_in_a_step_turning_beyond_pi():
     v[:, 5] = 0.0               # no rotation rate, yet R turns by 1.2 pi: ambiguous
     with pytest.raises(ValueError, match=r"body 0: the rotation of the step \[0.0, 0.1\] is ambiguous"):
         interpolated_states(s, [0.0, h], q, v, a, [h / 2])
+
+
+def test_across_h_still_accepted_with_a_warning():
+    """jacobian_reuse="across_h" (the opt-in before the kept matrix across h became the default)
+    keeps working for one release: a DeprecationWarning, and the same integrator as True."""
+    from pyint import GeneralizedAlpha
+    with pytest.warns(DeprecationWarning, match="across_h"):
+        ga = GeneralizedAlpha(jacobian_reuse="across_h")
+    assert ga.jacobian_reuse is True
+    assert ga.params() == GeneralizedAlpha(jacobian_reuse=True).params()

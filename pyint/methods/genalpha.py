@@ -19,6 +19,7 @@ Parameters from the spectral radius at infinity rho_inf in [0, 1]
 from __future__ import annotations
 
 import functools
+import warnings
 
 import numpy as np
 
@@ -128,10 +129,16 @@ class _AlphaFamily(Integrator):
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
         check_linear_solver(linear_solver)
-        if not (isinstance(jacobian_reuse, (bool, np.bool_)) or jacobian_reuse == "across_h"):
-            raise TypeError(f"jacobian_reuse must be True, False or 'across_h', got {jacobian_reuse!r}")
+        if isinstance(jacobian_reuse, str) and jacobian_reuse == "across_h":
+            # what "across_h" asked for is the default now (True); the old value keeps working for one release
+            warnings.warn("jacobian_reuse='across_h' is the default now: pass True (or 'per_h' for a fresh "
+                          "matrix at every new h); 'across_h' will be refused in the next release",
+                          DeprecationWarning, stacklevel=2)
+            jacobian_reuse = True
+        if not (isinstance(jacobian_reuse, (bool, np.bool_)) or jacobian_reuse == "per_h"):
+            raise TypeError(f"jacobian_reuse must be True, False or 'per_h', got {jacobian_reuse!r}")
         self.linear_solver = linear_solver
-        self.jacobian_reuse = jacobian_reuse if jacobian_reuse == "across_h" else bool(jacobian_reuse)
+        self.jacobian_reuse = jacobian_reuse if jacobian_reuse == "per_h" else bool(jacobian_reuse)
 
     def adaptive_refusal(self, model):
         if self.start != "consistent":
@@ -156,7 +163,7 @@ class _AlphaFamily(Integrator):
             variant=variant or ("stab2" if self.stabilized else self._variant), formulation=self.formulation,
             mass_update=self.mass_update, start=self.start, maxit=self.maxit,
             linear_solver=LINEAR_SOLVERS[self.linear_solver],
-            jacobian_reuse=2 if self.jacobian_reuse == "across_h" else int(self.jacobian_reuse),
+            jacobian_reuse=2 if self.jacobian_reuse == "per_h" else int(self.jacobian_reuse),
             rho_inf=self.rho_inf, tol=self.tol)
 
     def decode_stats(self, istat, stats):
@@ -187,13 +194,13 @@ class GeneralizedAlpha(_AlphaFamily):
         nonzeros; without KLU banded or dense by flop count), "dense" (LAPACK LU), "banded"
         (LAPACK's band LU, after reverse Cuthill-McKee, in plain loops) or "sparse" (KLU).  The
         choice made is in ``Result.stats["linear_solver"]``.
-    jacobian_reuse : {True, False, "across_h"}, default True
+    jacobian_reuse : {True, False, "per_h"}, default True
         True: simplified Newton, the factorization kept across iterations and steps while the
-        contraction rate stays below 0.1 (a new :math:`h` refactors); False: a new matrix every
-        iteration; "across_h" (variable steps, opt-in): also kept across changes of :math:`h` while
-        the ratio of the old and new :math:`1/(\beta h^2)` stays in :math:`[0.6, 1/0.6]` (IDA's
-        test), faster only
-        where a factorization costs several iterations.
+        contraction rate stays below 0.1; a new :math:`h` refactors at a fixed step, and with
+        variable steps while the ratio of the old and new :math:`1/(\beta h^2)` stays in
+        :math:`[0.6, 1/0.6]` (IDA's test) the factorization is kept across changes of :math:`h`
+        too; "per_h": the same, but a fresh factorization at every new :math:`h` (variable
+        steps: one per step); False: a new matrix every iteration (Newton's method).
     stabilized : {None, True, False}, default None
         True: the stabilized index-2 variant (:math:`q_{n+1}` gains
         :math:`\beta h^2 G(q_n)^\mathsf{T} \mu`, :math:`G v + g_t = 0` is solved with
@@ -250,9 +257,10 @@ class AlphaRattle(_AlphaFamily):
     linear_solver : {"auto", "dense", "banded", "sparse"}, default "auto"
         Accepted for a common interface with :class:`GeneralizedAlpha`; alpha-RATTLE's Newton
         matrix is always dense (LAPACK LU).
-    jacobian_reuse : {True, False, "across_h"}, default True
-        As for :class:`GeneralizedAlpha`: simplified Newton with a kept factorization (True),
-        a new matrix every iteration (False), or kept across changes of h ("across_h").
+    jacobian_reuse : {True, False, "per_h"}, default True
+        As for :class:`GeneralizedAlpha`: simplified Newton with a kept factorization, with
+        variable steps also across changes of h (True), a fresh one at every new h ("per_h"),
+        or a new matrix every iteration (False).
     stabilized : None, default None
         An option of :class:`GeneralizedAlpha` only (alpha-RATTLE has no holonomic
         constraints): True is a ValueError.
