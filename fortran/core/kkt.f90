@@ -37,6 +37,16 @@
 !> constraint gradient and the span of the others, whatever the rows' scales), and a row whose
 !> length fell below sqrt(sing_tol) of its length at the first factorization (a gradient that
 !> vanishes alone); the position is singular only if that check flags it too.
+!> LU pivots are not rank-revealing (Higham, Accuracy and Stability of Numerical Algorithms, 2nd
+!> ed., 9.3 and 15.3): on the user four-bar of tests/test_step_guard.py S's pivot ratio stayed at
+!> 1.27e-4 where its eigenvalue ratio was 6.6e-8, so a crossing went unflagged, its drift (3.3e-9)
+!> was amplified by 1 / sigma^2 and the run left the branch (status ok, max|g| 3.8e-3, under some
+!> BLAS kernels).  So a fixed-step method that passes (SING_TOL_PASS) also flags a step where
+!> 1 / kappa_1(S) <= sing_tol, for S and for the row-scaled C C^T alike, with kappa_1 = |S|_1
+!> |S^-1|_1 and Hager's estimate of |S^-1|_1 from the LU (inv_norm1: a lower bound, within a
+!> factor 3 in practice; |S|_1 is within sqrt(m) of s_max, so 1 / kappa_1 is s_min / s_max within
+!> a factor about m).  A few solves per factorization; a flagged step costs a pass.  Variable steps
+!> and projected runs, which stop rather than pass at a flag, keep the pivot test.
 !>
 !> Tikhonov-filtered solves (d%mu > 0; only inside a pass of a singular position, pyint_index1
 !> pass_begin).  Near a rank drop even a consistent state's solve is ill-conditioned: the LU of S
@@ -172,6 +182,7 @@ contains
     type(kkt_factor_t), intent(inout) :: f
     integer, intent(out) :: info
     integer :: n, m, mh, i
+    real(wp) :: snorm
     n = d%n; m = d%m; mh = size(ch, 1)
     if (d%mu > 0) then
       call filtered_factor(d, mq, ch, cn, f, info)
@@ -187,6 +198,7 @@ contains
           f%row_ref(i) = sum(f%c(i, :)**2)
         end do
       end if
+      if (d%sing_tol == SING_TOL_PASS) snorm = maxval(sum(abs(f%s), dim=1))
       call slu_factor(f%s, f%piv, info)
       ! a singular S is a rank drop of C (redundant rows were dropped at the start): a singular
       ! position; so is a pivot below sing_tol of the largest, this one's or the first one's (a
@@ -196,7 +208,8 @@ contains
         return
       end if
       if (f%s_ref == 0) f%s_ref = maxval(pivots(f%s))
-      if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref)) then
+      if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref) .or. &
+          (d%sing_tol == SING_TOL_PASS .and. inv_norm1(f%s, f%piv) * snorm >= 1 / d%sing_tol)) then
         if (.not. scaled_regular(f, d%sing_tol)) then
           info = STATUS_SINGULAR_POSITION
           return
@@ -300,6 +313,7 @@ contains
     real(wp), intent(in) :: tol
     real(wp) :: t(size(f%c, 1), size(f%c, 1)), len2(size(f%c, 1))
     integer :: piv(size(f%c, 1)), info, i, j, m
+    real(wp) :: tnorm
     m = size(f%c, 1)
     do i = 1, m
       len2(i) = sum(f%c(i, :)**2)
@@ -311,9 +325,33 @@ contains
         t(i, j) = dot_product(f%c(i, :), f%c(j, :)) / sqrt(len2(i) * len2(j))
       end do
     end do
+    if (tol == SING_TOL_PASS) tnorm = maxval(sum(abs(t), dim=1))
     call slu_factor(t, piv, info)
     scaled_regular = info == 0
     if (scaled_regular) scaled_regular = minval(pivots(t)) > tol
+    if (scaled_regular .and. tol == SING_TOL_PASS) scaled_regular = inv_norm1(t, piv) * tnorm < 1 / tol
+  end function
+
+  !> Hager's estimate of |A^-1|_1 for a symmetric A from its LU (Higham, Accuracy and Stability of
+  !> Numerical Algorithms, 15.3; LAPACK dlacon): a lower bound, in practice within a factor 3.
+  function inv_norm1(lu, piv) result(est)
+    real(wp), intent(in) :: lu(:, :)
+    integer, intent(in) :: piv(:)
+    real(wp) :: est, x(size(lu, 1)), y(size(lu, 1)), z(size(lu, 1))
+    integer :: k, j
+    x = 1.0_wp / size(lu, 1)
+    est = 0
+    do k = 1, 5
+      y = x
+      call slu_solve(lu, piv, y)
+      est = max(est, sum(abs(y)))
+      z = sign(1.0_wp, y)
+      call slu_solve(lu, piv, z)         ! A^-T = A^-1
+      j = maxloc(abs(z), 1)
+      if (abs(z(j)) <= dot_product(z, x)) exit
+      x = 0
+      x(j) = 1
+    end do
   end function
 
   !> |u_kk| of an LU factorization held in place.
