@@ -23,7 +23,8 @@ module pyint_index1
   use pyint_kinds
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor_solve
-  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED, &
+                       TIKHONOV_MU, kkt_resolved
   implicit none
   private
   public :: kkt_work_t, kkt_init, kkt_accel
@@ -120,13 +121,8 @@ contains
       call project_step(model, t, qp, vp, w, a, lam, info)
       return
     end if
-    if (.not. (model%const_mass .and. w%ready)) call model%mass(q, w%mq)
-    if (.not. w%ready) then
-      call kkt_setup(w%kd, n, mh + mn, model%const_mass, w%mq, w%kf, info)
-      if (info /= 0) return
-      w%kd%sing_tol = w%sing_tol
-      w%ready = .true.
-    end if
+    call kkt_ready(model, q, w, info)
+    if (info /= 0) return
     call model%force(t, q, v, w%rhs(1:n))
     if (mh > 0) then
       call model%hol_jac(t, q, w%ch)
@@ -171,6 +167,23 @@ contains
     info = 0
   end subroutine
 
+  !> M(q) in w%mq (a constant M once) and the kkt set up at the first call.  info: 0 or
+  !> STATUS_SINGULAR (a singular constant M).
+  subroutine kkt_ready(model, q, w, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: q(:)
+    type(index1_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    info = 0
+    if (.not. (model%const_mass .and. w%ready)) call model%mass(q, w%mq)
+    if (.not. w%ready) then
+      call kkt_setup(w%kd, w%n, w%mh + w%mn, model%const_mass, w%mq, w%kf, info)
+      if (info /= 0) return
+      w%kd%sing_tol = w%sing_tol
+      w%ready = .true.
+    end if
+  end subroutine
+
   !> Projected steps (the option projection = 'steps' of rk4_index1 and baumgarte_rk4): (q, v) at t
   !> projected onto the constraints, M-orthogonally (pyint_model: impose_constraints, Gauss-Newton
   !> on g = 0, then the velocity rows), and a, lam of the index-1 system there.  The standard
@@ -187,6 +200,10 @@ contains
     type(index1_work_t), intent(inout) :: w
     real(wp), intent(out) :: a(:), lam(:)
     integer, intent(out) :: info
+    if (w%on_manifold) then       ! a pass (pass_begin): the filtered projection
+      call pass_projection(model, t, q, v, w, a, lam, info)
+      return
+    end if
     w%sing_tol = SING_TOL_PROJECTED
     w%kd%sing_tol = SING_TOL_PROJECTED
     call impose_constraints(model, t, q, v, SOLVER_AUTO, a, lam, info)
@@ -206,6 +223,10 @@ contains
   !> (index1_accel) is made at its (q, v) projected onto g = 0, G v + g_t = 0 (project_step: the
   !> M-orthogonal projection of GNI IV.4 and Hairer, Wanner, Solving ODEs II, VII.2; its flag
   !> lowered to SING_TOL_PROJECTED): the start, every stage and the end, so eps is round-off.
+  !> Those projections and solves are Tikhonov-filtered (pass_projection; pyint_kkt, TIKHONOV_MU):
+  !> with exact solves the 1 / sigma^2 of a stage very near the crossing still turned round-off
+  !> into velocity errors up to 2e-7, erratic in the substeps (A02, N = 4: block_legendre 6.2e-3
+  !> at 10 s; filtered 4.4e-8).
   !> Projected stages perturb the stage derivatives by O(h^2) along the normal directions, so a
   !> passed step's local error is O(h^3), not O(h^5): a bounded number of steps per crossing (those
   !> flagged, sigma ratio below 1e-2: pyint_kkt SING_TOL_PASS), against an error 1 (the wrong branch)
@@ -225,17 +246,96 @@ contains
     real(wp), intent(out) :: a(:), lam(:), tol
     integer, intent(out) :: info
     tol = w%sing_tol
-    call project_step(model, t, q, v, w, a, lam, info)
     w%on_manifold = .true.
+    w%kd%mu = TIKHONOV_MU
+    call project_step(model, t, q, v, w, a, lam, info)
   end subroutine
 
-  !> The stepper's own singular-position flag back after a pass (pass_begin).
+  !> The stepper's own solves and singular-position flag back after a pass (pass_begin).
   subroutine pass_end(w, tol)
     type(index1_work_t), intent(inout) :: w
     real(wp), intent(in) :: tol
     w%on_manifold = .false.
+    w%kd%mu = 0
     w%sing_tol = tol
     w%kd%sing_tol = tol
+  end subroutine
+
+  !> project_step inside a pass (pass_begin): the same M-orthogonal projection (GNI IV.4), its solves
+  !> Tikhonov-filtered (pyint_kkt, w%kd%mu): Gauss-Newton on g(t, q) = 0, q <- q - M^-1 G^T lam_mu
+  !> with S lam = g filtered (C = [G; 0]: the nonholonomic rows dropped by the filter), then at the
+  !> final q one filtered factorization of C = [G; A] for the velocity rows (v <- v + dv,
+  !> C dv = -(C v + (g_t; b))) and the index-1 a, lam (no refinement: its residual is the
+  !> unfiltered K's, which would undo the filter).  The Gauss-Newton steps stop at
+  !> max|g| <= GTOL, impose_constraints' test, or when g's part that the filter resolves
+  !> (pyint_kkt: kkt_resolved, s_i >= mu s_max) is below GTOL: the rest lies along directions the
+  !> filter damps like a null space, which a first-order step removes only by jumping along them
+  !> (near a singular position, the branches' reconnection; A02, N = 2: 7e-11 left at the first
+  !> crossing, which filtered steps removed at 2 % per step).  The resolved part falls by at least
+  !> half per step (1 - phi_i <= 1/2), so MAXIT holds.
+  !> info: 0, STATUS_NEWTON_FAILED (MAXIT steps), STATUS_NONFINITE or the kkt's (a singular M).
+  subroutine pass_projection(model, t, q, v, w, a, lam, info)
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: t
+    real(wp), intent(inout) :: q(:), v(:)
+    type(index1_work_t), intent(inout) :: w
+    real(wp), intent(out) :: a(:), lam(:)
+    integer, intent(out) :: info
+    real(wp), parameter :: GTOL = 1e-13_wp
+    integer, parameter :: MAXIT = 50
+    real(wp) :: x(w%nx), g(w%mh)
+    integer :: n, mh, mn, it
+    logical :: factored     !< w%kf(1) holds C = [G; A] at q
+    n = w%n; mh = w%mh; mn = w%mn
+    call kkt_ready(model, q, w, info)
+    if (info /= 0) return
+    factored = .false.
+    if (mh > 0) then
+      w%cn = 0
+      do it = 0, MAXIT
+        call model%hol(t, q, g)
+        factored = .false.
+        if (maxval(abs(g)) <= GTOL) exit
+        info = STATUS_NEWTON_FAILED
+        if (.not. all(abs(g) <= huge(1.0_wp))) return
+        if (it > 0 .and. .not. model%const_mass) call model%mass(q, w%mq)
+        call model%hol_jac(t, q, w%ch)
+        call kkt_factor(w%kd, w%mq, w%ch, w%cn, w%kf(1), info)
+        if (info /= 0) return
+        factored = mn == 0
+        x = 0
+        x(n + 1:n + mh) = g
+        if (kkt_resolved(w%kf(1), x(n + 1:)) <= GTOL) exit
+        info = STATUS_NEWTON_FAILED
+        if (it == MAXIT) return
+        x(n + 1:n + mh) = -g
+        call kkt_solve(w%kd, w%kf(1), x)
+        q = q + x(1:n)
+      end do
+      if (.not. factored) then
+        if (.not. model%const_mass) call model%mass(q, w%mq)
+        call model%hol_jac(t, q, w%ch)
+      end if
+    end if
+    if (mn > 0) call model%nh(t, q, w%cn, w%bn)
+    if (.not. factored) call kkt_factor(w%kd, w%mq, w%ch, w%cn, w%kf(1), info)
+    if (info /= 0) return
+    x = 0
+    if (mh > 0) call model%hol_vel(t, q, v, x(n + 1:n + mh))
+    if (mn > 0) call model%nh_vel(t, q, v, x(n + mh + 1:))
+    x(n + 1:) = -x(n + 1:)
+    call kkt_solve(w%kd, w%kf(1), x)
+    v = v + x(1:n)
+    call model%force(t, q, v, x(1:n))
+    if (mh > 0) call model%hol_gamma(t, q, v, x(n + 1:n + mh))
+    if (mn > 0) call model%nh_gamma(t, q, v, x(n + mh + 1:))
+    x(n + 1:) = -x(n + 1:)
+    call kkt_solve(w%kd, w%kf(1), x)
+    a = x(1:n)
+    lam = x(n + 1:)
+    info = 0
+    if (.not. (all(abs(x) <= huge(1.0_wp)) .and. all(abs(q) <= huge(1.0_wp)) .and. all(abs(v) <= huge(1.0_wp)))) &
+      info = STATUS_NONFINITE
   end subroutine
 
   !> One classical RK4 step (rk4_index1.f90, block.f90) of size h from (t, q, v); a0 = a(t, q, v) on entry (the first

@@ -37,16 +37,66 @@
 !> constraint gradient and the span of the others, whatever the rows' scales), and a row whose
 !> length fell below sqrt(sing_tol) of its length at the first factorization (a gradient that
 !> vanishes alone); the position is singular only if that check flags it too.
+!> LU pivots are not rank-revealing (Higham, Accuracy and Stability of Numerical Algorithms, 2nd
+!> ed., 9.3 and 15.3): on the user four-bar of tests/test_step_guard.py S's pivot ratio stayed at
+!> 1.27e-4 where its eigenvalue ratio was 6.6e-8, so a crossing went unflagged, its drift (3.3e-9)
+!> was amplified by 1 / sigma^2 and the run left the branch (status ok, max|g| 3.8e-3, under some
+!> BLAS kernels).  So a fixed-step method that passes (SING_TOL_PASS) also flags a step where
+!> 1 / kappa_1(S) <= sing_tol, for S and for the row-scaled C C^T alike, with kappa_1 = |S|_1
+!> |S^-1|_1 and Hager's estimate of |S^-1|_1 from the LU (inv_norm1: a lower bound, within a
+!> factor 3 in practice; |S|_1 is within sqrt(m) of s_max, so 1 / kappa_1 is s_min / s_max within
+!> a factor about m).  A few solves per factorization; a flagged step costs a pass.  Variable steps
+!> and projected runs, which stop rather than pass at a flag, keep the pivot test.
+!>
+!> Tikhonov-filtered solves (d%mu > 0; only inside a pass of a singular position, pyint_index1
+!> pass_begin).  Near a rank drop even a consistent state's solve is ill-conditioned: the LU of S
+!> (or of K) solves the component of its right-hand side r along an eigenvector u_i of S with the
+!> relative error eps s_max / s_i, and on a state off the constraints by d that component holds d
+!> itself, amplified by 1 / s_i ~ 1 / sigma_i^2 (above).  A projected RK4 pass (A02, N = 4,
+!> block_legendre) left velocity errors of 1e-12 ... 2e-7 that changed erratically with the number
+!> of substeps, and a later slow passage amplified them to 6e-3.  With S = U diag(s) U^T (S is
+!> symmetric positive semidefinite; LAPACK dsyev), the filtered solve is Tikhonov's
+!>     lam_mu = argmin |S lam - r|^2 + (mu s_max)^2 |lam|^2 = (S^2 + mu^2 s_max^2 I)^(-1) S r
+!>            = sum_i phi_i (u_i^T r / s_i) u_i,     phi_i = s_i^2 / (s_i^2 + mu^2 s_max^2)
+!> (A. N. Tikhonov, V. Y. Arsenin, Solutions of Ill-Posed Problems, 1977; P. C. Hansen,
+!> Rank-Deficient and Discrete Ill-Posed Problems, SIAM 1998, 4.2 and 5.1): components with
+!> s_i >> mu s_max are solved as by the LU (phi_i = 1 - O((mu s_max / s_i)^2)), those below are
+!> damped instead of amplified: |phi_i / s_i| <= 1 / (2 mu s_max), so a perturbation eps |r| of
+!> the right-hand side moves lam by at most eps / (2 mu) |r| / s_max, whatever the rank.  In the
+!> pass every solve is made at a state on the constraints (the index-1 form's drift at round-off:
+!> Hairer, Wanner, Solving ODEs II, VII.2), where the exact multipliers are bounded through the
+!> crossing.  The price: a state within s_i ~ mu s_max of the crossing keeps the dropped part of
+!> G a + gamma (A02, N = 2: eps_acc up to 8.5e-8 at a passed step's end, round-off elsewhere,
+!> the motion's error unharmed).  TIKHONOV_MU = 1e-10: the bias
+!> is below 1e-12 relative for s_i / s_max >= 1e-4 (the pass's flag, SING_TOL_PASS); in a Python
+!> prototype of the pass (A02, N = 4, from the exact state at t = 0.717) the velocity error at
+!> t = 0.725 was 1.4e-12 ... 2.5e-12 for 4 ... 32 substeps (mu = 1e-8: 7e-11 ... 8e-11; exact
+!> solves: 1.3e-12 ... 2.1e-7).  The filter works on the Schur complement, so a varying M is
+!> inverted at each factorization (f%minv); S's eigendecomposition costs some ten times its LU
+!> (O(m^3) dense, also where C is sparse), paid on a pass's steps only.
 module pyint_kkt
   use pyint_kinds
   use pyint_small_lu, only: slu_factor, slu_solve
   implicit none
   private
   public :: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED, SING_TOL_PASS
+  public :: TIKHONOV_MU, kkt_resolved
 
   real(wp), parameter :: SING_TOL = 1e-6_wp             !< see the module header
   real(wp), parameter :: SING_TOL_PROJECTED = 1e-16_wp  !< the drift at round-off: sigma ratio 1e-8
   real(wp), parameter :: SING_TOL_PASS = 1e-4_wp        !< a fixed-step method that passes (sigma ratio 1e-2)
+  real(wp), parameter :: TIKHONOV_MU = 1e-10_wp         !< the filtered solves of a pass (module header)
+
+  interface
+    subroutine dsyev(jobz, uplo, n, a, lda, w, work, lwork, info)
+      import :: wp
+      character, intent(in) :: jobz, uplo
+      integer, intent(in) :: n, lda, lwork
+      real(wp), intent(inout) :: a(lda, *)
+      real(wp), intent(out) :: w(*), work(*)
+      integer, intent(out) :: info
+    end subroutine
+  end interface
 
   !> What all factorizations of one trajectory share.
   type :: kkt_data_t
@@ -54,6 +104,7 @@ module pyint_kkt
     logical :: schur = .false.        !< constant M: Schur complement with minv
     logical :: diagonal = .false.     !< ... and M diagonal: minv(:, 1) holds its diagonal
     real(wp) :: sing_tol = SING_TOL   !< the singular-position flag (module header)
+    real(wp) :: mu = 0                !< > 0: Tikhonov-filtered solves (module header; a pass only)
     real(wp), allocatable :: minv(:, :)
   end type
 
@@ -63,6 +114,9 @@ module pyint_kkt
     integer, allocatable :: piv(:)
     real(wp) :: s_ref = 0     !< the largest pivot of S at the first factorization (the singular-position check)
     real(wp), allocatable :: row_ref(:)    !< |C_i|^2 at the first factorization (the same)
+    real(wp), allocatable :: ev(:)         !< filtered: the eigenvalues s_i of S (s then holds U; module header)
+    real(wp) :: eps_mu = 0                 !< filtered: mu s_max
+    real(wp), allocatable :: minv(:, :)    !< filtered with a varying M: M(q)^(-1)
   end type
 
 contains
@@ -128,24 +182,23 @@ contains
     type(kkt_factor_t), intent(inout) :: f
     integer, intent(out) :: info
     integer :: n, m, mh, i
+    real(wp) :: snorm
     n = d%n; m = d%m; mh = size(ch, 1)
+    if (d%mu > 0) then
+      call filtered_factor(d, mq, ch, cn, f, info)
+      return
+    end if
     if (d%schur) then
       f%c(1:mh, :) = ch
       f%c(mh + 1:m, :) = cn
-      if (d%diagonal) then
-        do i = 1, m
-          f%w(:, i) = d%minv(:, 1) * f%c(i, :)
-        end do
-      else
-        call columns_times(d%minv, transpose(f%c), f%w)
-      end if
-      call columns_times(f%c, f%w, f%s)
+      call schur_complement(d, f)
       if (.not. allocated(f%row_ref)) then
         allocate(f%row_ref(m))
         do i = 1, m
           f%row_ref(i) = sum(f%c(i, :)**2)
         end do
       end if
+      if (d%sing_tol == SING_TOL_PASS) snorm = maxval(sum(abs(f%s), dim=1))
       call slu_factor(f%s, f%piv, info)
       ! a singular S is a rank drop of C (redundant rows were dropped at the start): a singular
       ! position; so is a pivot below sing_tol of the largest, this one's or the first one's (a
@@ -155,7 +208,8 @@ contains
         return
       end if
       if (f%s_ref == 0) f%s_ref = maxval(pivots(f%s))
-      if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref)) then
+      if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref) .or. &
+          (d%sing_tol == SING_TOL_PASS .and. inv_norm1(f%s, f%piv) * snorm >= 1 / d%sing_tol)) then
         if (.not. scaled_regular(f, d%sing_tol)) then
           info = STATUS_SINGULAR_POSITION
           return
@@ -175,6 +229,83 @@ contains
     if (info /= 0) info = STATUS_SINGULAR
   end subroutine
 
+  !> W = M^(-1) C^T and S = C W from f%c, M^(-1) the constant one (d%minv) or f%minv.
+  subroutine schur_complement(d, f)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(inout) :: f
+    integer :: i
+    if (.not. d%schur) then
+      call columns_times(f%minv, transpose(f%c), f%w)
+    else if (d%diagonal) then
+      do i = 1, d%m
+        f%w(:, i) = d%minv(:, 1) * f%c(i, :)
+      end do
+    else
+      call columns_times(d%minv, transpose(f%c), f%w)
+    end if
+    call columns_times(f%c, f%w, f%s)
+  end subroutine
+
+  !> The Tikhonov-filtered factorization (d%mu > 0, module header): S = C M^(-1) C^T = U diag(s) U^T,
+  !> f%s = U, f%ev = s, f%eps_mu = mu s_max.  A zero row of C (the position step's nonholonomic
+  !> rows, pyint_index1) gives s = 0 and phi = 0: its component is dropped.  info: 0, STATUS_SINGULAR
+  !> (a singular varying M, or dsyev failed) or STATUS_NONFINITE.
+  subroutine filtered_factor(d, mq, ch, cn, f, info)
+    type(kkt_data_t), intent(in) :: d
+    real(wp), intent(in) :: mq(:, :), ch(:, :), cn(:, :)
+    type(kkt_factor_t), intent(inout) :: f
+    integer, intent(out) :: info
+    real(wp), allocatable :: work(:), lu(:, :)
+    real(wp) :: wq(1), smax
+    integer :: n, m, mh, piv(d%n), j
+    n = d%n; m = d%m; mh = size(ch, 1)
+    if (.not. allocated(f%c)) allocate(f%c(m, n), f%w(n, m), f%s(m, m))
+    if (.not. allocated(f%ev)) allocate(f%ev(m))
+    f%c(1:mh, :) = ch
+    f%c(mh + 1:m, :) = cn
+    info = STATUS_NONFINITE
+    if (.not. all(abs(f%c) <= huge(1.0_wp))) return
+    if (.not. d%schur) then
+      if (.not. allocated(f%minv)) allocate(f%minv(n, n))
+      lu = mq
+      call slu_factor(lu, piv, info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      f%minv = 0
+      do j = 1, n
+        f%minv(j, j) = 1
+        call slu_solve(lu, piv, f%minv(:, j))
+      end do
+    end if
+    call schur_complement(d, f)
+    info = 0
+    if (m == 0) return
+    call dsyev('V', 'L', m, f%s, m, f%ev, wq, -1, info)
+    allocate(work(max(1, int(wq(1)))))
+    call dsyev('V', 'L', m, f%s, m, f%ev, work, size(work), info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    f%eps_mu = d%mu * max(maxval(f%ev), 0.0_wp)
+    if (.not. f%eps_mu > 0) f%eps_mu = 1     ! C = 0 (s = 0): nothing to solve for, phi = 0
+  end subroutine
+
+  !> max |U_R U_R^T r| of a filtered factorization: r's part along the eigenvectors that the filter
+  !> resolves, s_i >= mu s_max (phi_i >= 1/2; Hansen's resolution limit), those below it being
+  !> damped like a null space.  A Gauss-Newton iteration with filtered steps (pyint_index1) removes
+  !> this part at a rate of at most 1/2 per step (1 - phi_i), quadratically for s_i >> mu s_max.
+  real(wp) function kkt_resolved(f, r) result(x)
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), intent(in) :: r(:)
+    real(wp) :: c(size(r))
+    c = matmul(r, f%s)
+    where (f%ev < f%eps_mu) c = 0
+    x = maxval(abs(matmul(f%s, c)), mask=.true.)
+  end function
+
   !> Has C full rank once its rows are scaled to unit length (the module header)?  Only called for
   !> an S whose pivots were flagged, so an unflagged run never pays for it.
   logical function scaled_regular(f, tol)
@@ -182,6 +313,7 @@ contains
     real(wp), intent(in) :: tol
     real(wp) :: t(size(f%c, 1), size(f%c, 1)), len2(size(f%c, 1))
     integer :: piv(size(f%c, 1)), info, i, j, m
+    real(wp) :: tnorm
     m = size(f%c, 1)
     do i = 1, m
       len2(i) = sum(f%c(i, :)**2)
@@ -193,9 +325,33 @@ contains
         t(i, j) = dot_product(f%c(i, :), f%c(j, :)) / sqrt(len2(i) * len2(j))
       end do
     end do
+    if (tol == SING_TOL_PASS) tnorm = maxval(sum(abs(t), dim=1))
     call slu_factor(t, piv, info)
     scaled_regular = info == 0
     if (scaled_regular) scaled_regular = minval(pivots(t)) > tol
+    if (scaled_regular .and. tol == SING_TOL_PASS) scaled_regular = inv_norm1(t, piv) * tnorm < 1 / tol
+  end function
+
+  !> Hager's estimate of |A^-1|_1 for a symmetric A from its LU (Higham, Accuracy and Stability of
+  !> Numerical Algorithms, 15.3; LAPACK dlacon): a lower bound, in practice within a factor 3.
+  function inv_norm1(lu, piv) result(est)
+    real(wp), intent(in) :: lu(:, :)
+    integer, intent(in) :: piv(:)
+    real(wp) :: est, x(size(lu, 1)), y(size(lu, 1)), z(size(lu, 1))
+    integer :: k, j
+    x = 1.0_wp / size(lu, 1)
+    est = 0
+    do k = 1, 5
+      y = x
+      call slu_solve(lu, piv, y)
+      est = max(est, sum(abs(y)))
+      z = sign(1.0_wp, y)
+      call slu_solve(lu, piv, z)         ! A^-T = A^-1
+      j = maxloc(abs(z), 1)
+      if (abs(z(j)) <= dot_product(z, x)) exit
+      x = 0
+      x(j) = 1
+    end do
   end function
 
   !> |u_kk| of an LU factorization held in place.
@@ -216,12 +372,14 @@ contains
     real(wp) :: a0(d%n)
     integer :: n, m, i, j
     n = d%n; m = d%m
-    if (.not. d%schur) then
+    if (.not. (d%schur .or. d%mu > 0)) then
       call slu_solve(f%lu, f%piv, x)
       return
     end if
-    ! a0 = M^-1 r1; lam = S^-1 (C a0 - r2); a = a0 - W lam
-    if (d%diagonal) then
+    ! a0 = M^-1 r1; lam = S^-1 (C a0 - r2) (filtered: U diag(phi / s) U^T (C a0 - r2)); a = a0 - W lam
+    if (.not. d%schur) then
+      a0 = matmul(f%minv, x(1:n))
+    else if (d%diagonal) then
       a0 = d%minv(:, 1) * x(1:n)
     else
       a0 = 0
@@ -233,7 +391,11 @@ contains
     do j = 1, n
       x(n + 1:n + m) = x(n + 1:n + m) + f%c(:, j) * a0(j)
     end do
-    call slu_solve(f%s, f%piv, x(n + 1:n + m))
+    if (d%mu > 0) then
+      x(n + 1:n + m) = matmul(f%s, f%ev / (f%ev**2 + f%eps_mu**2) * matmul(x(n + 1:n + m), f%s))
+    else
+      call slu_solve(f%s, f%piv, x(n + 1:n + m))
+    end if
     do i = 1, m
       a0 = a0 - f%w(:, i) * x(n + i)
     end do
