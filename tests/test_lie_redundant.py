@@ -358,8 +358,8 @@ def test_the_spatial_a02_with_rtol_passes_its_singular_positions(a02_spatial_ref
     """lie_genalpha_s2 with rtol = 1e-6 on the spatial A02, N = 2, over the library's quick T = 1.5 (two
     crossings, t = 0.714, 1.228).  A step ending within ~3e-5 s of a crossing has a Newton matrix of rank
     loss (the kept rows of B at sigma_min / sigma_max ~1e-5, the equilibrated matrix at ~1e-13): its
-    iteration stalls.  lie_newton then iterates again with a Tikhonov-filtered solve, and if that fails
-    too the driver tries 4 h from the same start, across (fortran/core/lie_stepper.f90, driver.f90
+    iteration stalls, and shorter steps from a start inside that window stay in it.  The driver then
+    tries 4 h from the same start, across (fortran/core/lie_stepper.f90 lie_newton, driver.f90
     drive_adaptive).  Before: step_too_small at t = 1.228.  Measured: ok, the benchmark's error
     1.1e-6 (over the library's 20 s: ok, 2.2e-5 in 216641 steps, 7 Newton failures), within its
     tolerance 1e-3 with a margin of ~900."""

@@ -26,11 +26,8 @@ module pyint_lie_stepper
   public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, RIGID_MODEL_ID
 
   !> Near a singular configuration: sigma_min / sigma_max of the kept rows of B below this
-  !> (pyint.methods.lie.integrator.NEAR_SINGULAR); the filter's relative level mu (lie_newton:
-  !> at 1e-10 its gain 1 / (2 mu) still amplified the round-off of the A02 crossing's ~1e-13
-  !> directions into increments of ~0.2 that never settled; at 1e-8 they contract by ~3 an
-  !> iteration, at 1e-6 it filtered a direction the step needs, the residual stalled at 1e-4)
-  real(wp), parameter :: NEAR_SINGULAR = 1e-2_wp, LIE_TIKHONOV_MU = 1e-8_wp
+  !> (pyint.methods.lie.integrator.NEAR_SINGULAR, the test of its singular_note)
+  real(wp), parameter :: NEAR_SINGULAR = 1e-2_wp
 
   !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
   integer, parameter :: RIGID_MODEL_ID = -1
@@ -209,45 +206,19 @@ contains
   !> residual (from the third on) was at its round-off floor (residual_at_floor: the equations hold as far as the
   !> arithmetic evaluates them), that iterate is the step's solution (the last such one): a
   !> backward-stable answer, not a failure.  A run that converges is not changed.
-  !> If it still fails and B's kept rows at the last iterate are near rank loss (lie_near_singular),
-  !> the iteration is run again from the start value with the Tikhonov-filtered solve
-  !> (lie_filtered_increment): the near-null directions' round-off no longer enters the increments,
-  !> which then contract (linearly, at the filter's rate) to the rule's test.  If that fails too,
-  !> self%near_singular tells the driver (drive_adaptive tries a longer step across).  The filter is
-  !> a local version of what the vector methods' crossing pass does in fortran/core/kkt.f90: to be
-  !> merged into that one layer.
+  !> A failure with B's kept rows at the last iterate near rank loss (lie_near_singular) sets
+  !> self%near_singular: drive_adaptive then tries a longer step from the same start, across.
+  !> (A Tikhonov-filtered retry of the iteration, mu = 1e-10 ... 1e-6 of s_1 of the equilibrated
+  !> matrix, rescued a few such steps on IFToMM A02 in space but not the run: the variable-step run
+  !> still stopped at a crossing, and with the step across it changed no step over 20 s.)
   subroutine lie_newton(self, h, u, u2, info)
     class(lie_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, u(:), u2(:)
     integer, intent(out) :: info
-    integer :: iters
-    real(wp) :: z0(size(self%w%z))
-    z0 = self%w%z
-    iters = 0
-    self%near_singular = .false.
-    call lie_newton_run(self, h, u, u2, .false., iters, info)
-    if (info == STATUS_NEWTON_FAILED .and. self%w%m > 0) then
-      if (lie_near_singular(self)) then
-        self%w%z = z0
-        call lie_newton_run(self, h, u, u2, .true., iters, info)
-        self%near_singular = info /= 0
-      end if
-    end if
-    self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) = self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) + iters
-    self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) + iters
-    self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS), real(iters, wp))
-  end subroutine
-
-  !> One Newton iteration of lie_newton; filtered: the increments from lie_filtered_increment.
-  subroutine lie_newton_run(self, h, u, u2, filtered, iters, info)
-    class(lie_stepper_t), intent(inout) :: self
-    real(wp), intent(in) :: h, u(:), u2(:)
-    logical, intent(in) :: filtered
-    integer, intent(inout) :: iters
-    integer, intent(out) :: info
-    integer :: it
+    integer :: it, iters
     real(wp) :: zfloor(size(self%w%z))
     logical :: floor
+    iters = 0
     floor = .false.
     info = STATUS_NEWTON_FAILED
     call self%w%nc%start()
@@ -259,11 +230,7 @@ contains
           zfloor = self%w%z
         end if
       end if
-      if (filtered) then
-        call lie_filtered_increment(self%w, info)
-      else
-        call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
-      end if
+      call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
       if (info /= 0) exit
       iters = iters + 1
       call self%w%nc%clear()
@@ -275,6 +242,11 @@ contains
       self%w%z = zfloor
       info = 0
     end if
+    self%near_singular = .false.
+    if (info == STATUS_NEWTON_FAILED .and. self%w%m > 0) self%near_singular = lie_near_singular(self)
+    self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) = self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) + iters
+    self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) + iters
+    self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS), real(iters, wp))
   end subroutine
 
   !> sigma_min / sigma_max of the kept rows of B at the last iterate's configuration (w%r1) below
@@ -289,48 +261,6 @@ contains
     if (info /= 0) return
     lie_near_singular = sv(size(sv)) < NEAR_SINGULAR * sv(1)
   end function
-
-  !> The Newton increment dz = -J^+ res, z += dz, of a Tikhonov-filtered solve (Hansen, Rank-Deficient and
-  !> Discrete Ill-Posed Problems, SIAM 1998, sec. 4.2): J equilibrated (rows, then columns, by their
-  !> largest entries), its SVD, each component divided by s / (s^2 + (mu s_1)^2) instead of s.
-  subroutine lie_filtered_increment(w, info)
-    type(lie_newton_work_t), intent(inout) :: w
-    integer, intent(out) :: info
-    real(wp) :: a(w%nz, w%nz), uu(w%nz, w%nz), vt(w%nz, w%nz), sv(w%nz), dr(w%nz), dc(w%nz), y(w%nz), &
-                work(8 * w%nz + 64), mu
-    integer :: i
-    info = 0
-    if (.not. all(abs(w%res) <= huge(1.0_wp))) then
-      info = STATUS_NONFINITE
-      return
-    end if
-    mu = LIE_TIKHONOV_MU
-    do i = 1, w%nz
-      dr(i) = maxval(abs(w%jac(i, :)))
-      if (dr(i) > 0) dr(i) = 1 / dr(i)
-      if (dr(i) == 0) dr(i) = 1
-      a(i, :) = dr(i) * w%jac(i, :)
-    end do
-    do i = 1, w%nz
-      dc(i) = maxval(abs(a(:, i)))
-      if (dc(i) > 0) dc(i) = 1 / dc(i)
-      if (dc(i) == 0) dc(i) = 1
-      a(:, i) = dc(i) * a(:, i)
-    end do
-    call dgesvd('A', 'A', w%nz, w%nz, a, w%nz, sv, uu, w%nz, vt, w%nz, work, size(work), info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    y = matmul(-dr * w%res, uu)
-    where (sv > 0)
-      y = y * sv / (sv**2 + (mu * sv(1))**2)
-    elsewhere
-      y = 0
-    end where
-    w%dz = dc * matmul(y, vt)
-    w%z = w%z + w%dz
-  end subroutine
 
   !> (x, R) of every body from the state's q.
   pure subroutine lie_unpack(q, x, r)
