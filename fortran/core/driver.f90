@@ -112,6 +112,9 @@ module pyint_driver
     !> the stepper integrates the index-1 form, whose flow keeps G v + g_t constant: drive's fixed
     !> steps check that this residual does not jump (manifold_left; its init sets this)
     logical :: drift_check = .false.
+    !> the last step's Newton failed next to a singular configuration of the joints (the stepper
+    !> sets it: fortran/core/lie_stepper.f90 lie_newton); drive_adaptive then tries a step across
+    logical :: near_singular = .false.
   contains
     procedure(init_i), deferred :: init
     procedure(step_i), deferred :: step
@@ -636,6 +639,8 @@ contains
     integer :: info, ns, nacc, max_steps
     logical :: just_rejected, first_partial, nonfinite
     integer :: mode
+    real(wp) :: el_across    ! the start of the last step tried across a singular configuration
+    el_across = -1
     stepmax = 0; e0 = 0
     counts = 0
     istat = [STATUS_BAD_INPUT, 0, 0]
@@ -696,6 +701,15 @@ contains
       if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE &
           .or. info == STATUS_SINGULAR_POSITION) then
         nonfinite = info == STATUS_NONFINITE
+        ! next to a singular configuration of the joints (st%near_singular: a Lie stepper whose
+        ! Newton matrix lost rank there) a shorter step ends nearer to it, from a start that may be
+        ! inside the ill-conditioned window already: once per start, try 4 h (the inverse of the
+        ! retry's 1/4), whose end lies 3 h past the failed one; the error test still decides
+        if (info == STATUS_NEWTON_FAILED .and. st%near_singular .and. el /= el_across) then
+          el_across = el
+          if (rejected(3, min(4 * h, h_max))) return
+          cycle
+        end if
         if (rejected(3, h / 4)) return
         cycle
       end if
@@ -726,7 +740,10 @@ contains
         end if
         cycle
       end if
-      if (err > 1) then
+      ! a step tried across a singular configuration (el_across) whose Newton converged passes with
+      ! err <= 2**kexp: the error of a step twice the one err = 1 asks for; a shorter one may end
+      ! inside the window where the Newton matrix loses rank
+      if (err > 1 .and. .not. (el == el_across .and. err <= 2**kexp)) then
         if (rejected(2, h * max(FAC_MIN, SAFETY * err**(-1 / kexp)))) return
         cycle
       end if

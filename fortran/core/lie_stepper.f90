@@ -14,8 +14,8 @@ module pyint_lie_stepper
   use pyint_driver, only: stepper_t, state_t
   use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_sample_residuals, rigid_mass_matrix, &
                          rigid_consistent_acc, rigid_advance, rigid_drop_redundant_rows, rigid_project, &
-                         rigid_phi_all, rigid_bmat_all, PROJECT_INCONSISTENT_POSITION, PROJECT_INCONSISTENT_VELOCITY, &
-                         PROJECT_TOL_DEPENDENT
+                         rigid_phi_all, rigid_bmat_all, rigid_bmat, PROJECT_INCONSISTENT_POSITION, &
+                         PROJECT_INCONSISTENT_VELOCITY, PROJECT_TOL_DEPENDENT
   use pyint_so3, only: hat
   use pyint_newton_control, only: newton_control_t, newton_increment
   ! the Lie family (lie_backward, lie_genalpha) shares this stats layout
@@ -24,6 +24,10 @@ module pyint_lie_stepper
   implicit none
   private
   public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, lie_checked_start, RIGID_MODEL_ID
+
+  !> Near a singular configuration: sigma_min / sigma_max of the kept rows of B below this
+  !> (pyint.methods.lie.integrator.NEAR_SINGULAR, the test of its singular_note)
+  real(wp), parameter :: NEAR_SINGULAR = 1e-2_wp
 
   !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
   integer, parameter :: RIGID_MODEL_ID = -1
@@ -285,6 +289,11 @@ contains
   !> residual (from the third on) was at its round-off floor (residual_at_floor: the equations hold as far as the
   !> arithmetic evaluates them), that iterate is the step's solution (the last such one): a
   !> backward-stable answer, not a failure.  A run that converges is not changed.
+  !> A failure with B's kept rows at the last iterate near rank loss (lie_near_singular) sets
+  !> self%near_singular: drive_adaptive then tries a longer step from the same start, across.
+  !> (A Tikhonov-filtered retry of the iteration, mu = 1e-10 ... 1e-6 of s_1 of the equilibrated
+  !> matrix, rescued a few such steps on IFToMM A02 in space but not the run: the variable-step run
+  !> still stopped at a crossing, and with the step across it changed no step over 20 s.)
   subroutine lie_newton(self, h, u, u2, info)
     class(lie_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, u(:), u2(:)
@@ -316,10 +325,25 @@ contains
       self%w%z = zfloor
       info = 0
     end if
+    self%near_singular = .false.
+    if (info == STATUS_NEWTON_FAILED .and. self%w%m > 0) self%near_singular = lie_near_singular(self)
     self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) = self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) + iters
     self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) + iters
     self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS), real(iters, wp))
   end subroutine
+
+  !> sigma_min / sigma_max of the kept rows of B at the last iterate's configuration (w%r1) below
+  !> NEAR_SINGULAR: the mechanism is next to a singular configuration (its mobility jumps).
+  logical function lie_near_singular(self)
+    class(lie_stepper_t), intent(inout) :: self
+    real(wp) :: bm(self%w%m, self%w%nv), sv(min(self%w%m, self%w%nv)), dum(1, 1), work(8 * (self%w%m + self%w%nv))
+    integer :: info
+    lie_near_singular = .false.
+    call rigid_bmat(self%sys, self%w%r1, bm)
+    call dgesvd('N', 'N', self%w%m, self%w%nv, bm, self%w%m, sv, dum, 1, dum, 1, work, size(work), info)
+    if (info /= 0) return
+    lie_near_singular = sv(size(sv)) < NEAR_SINGULAR * sv(1)
+  end function
 
   !> (x, R) of every body from the state's q.
   pure subroutine lie_unpack(q, x, r)
