@@ -93,6 +93,25 @@ fortran/symplectic.f90 red_step): the same fixed point, q, v, lam unchanged at 1
 iteration and factorization counts changed (lobatto manipulator 162 -> 108 factorizations); in the studies
 errors and energies by <= 1.0e-12 absolute, the triple pendulum's lam by 1.2e-12 (of 10.3), its fitted
 orders by <= 1.7e-11.
+Re-recorded after issue 27's cost round and issue 26's crossings.  RATTLE's kept KKT matrix factored
+through the Schur complement when M is constant and small (fortran/symplectic.f90), Galerkin's residual
+without temporaries and without a polish iteration at the round-off floor (fortran/galerkin.f90): rattle's
+cases q, v, lam <= 4.9e-15 relative, galerkin's q, v <= 4.3e-15, lam <= 6.0e-12, their Newton counts changed
+(galerkin_s4-skate 170 -> 139 iterations).  genalpha-parallelogram_spatial: the automatic solver took the
+banded LU for its wide band (fortran/core/newton_matrix.f90 BAND_WIDE): q 5.1e-13, v 1.4e-11, lam 3.0e-11
+relative, one Newton iteration more.  snakeboard_alpha: variable-step generalized-alpha keeps its Newton
+matrix across changes of h (jacobian_reuse=True), so its iterations stop elsewhere within their tolerance:
+q 1.8e-12, v 4.6e-10, lam 5.8e-8 absolute (of 3e3), the counts changed (factorizations 1.9e4 -> 140).
+galerkin_nonholonomic: q, v within 1e-13 relative and lam 2.9e-8 absolute (of 215), except the locked
+snakeboard's "spec" reversal case (sb_locked_pi8_spec), unstable by construction (docs/galerkin_snakeboard.md:
+the reflection), whose round-off difference grows to 0.22 in q as in every re-recording.
+triple_pendulum_symplectic: lam 1.4e-12 (of 10.3), the rest <= 8.5e-13.  iftomm_benchmarks: A02_N2_spatial's
+lie_genalpha_s2 with rtol = 1e-6 now passes its singular positions (fortran/core/driver.f90: a step across
+after a Newton failure near one): step_too_small at t = 1.228 -> ok at 1.5, error 1.1e-6; the block and
+index-1 methods' crossings are passed with Tikhonov-filtered solves (fortran/core/kkt.f90): A02's errors by
+<= 1.2e-8 absolute, A05's rk4_index1 and baumgarte_rk4 stop at the same singular position two steps earlier
+(their blown-up maxima eps_vel, eps_acc moved with it); A04's generalized-alpha on the banded LU: errors
+1.2e-8, energies 1.6e-5 (of 239 J); adaptive generalized-alpha's step counts by a few (A01 106 670 -> 106 669).
 """
 import json
 import math
