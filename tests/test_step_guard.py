@@ -130,3 +130,17 @@ def test_a_drifting_run_is_not_a_jump(method, h, bound):
     r = dvb._method(method).integrate(model, q0, v0, 10.0, h)
     assert r.status == "ok"
     assert _manifold_score(r) < bound
+
+
+def test_a_jump_off_the_manifold_stops_by_name():
+    # the seed 003 manipulator beyond the paper's steps (h = 0.02, twice its largest): block_uniform_rk's
+    # velocity-level residual jumps (a kick off the constraints, not a smooth drift) and the driver's
+    # manifold check stops the run with status left_manifold, naming t (before the check such probes came
+    # back "ok" with max|g| from 0.09 to 2.2: docs/guide/redundant.md)
+    from pyint.studies import direction_vector_block as dvb
+    model = dvb._models("dae")
+    q0, v0 = model.initial_state()
+    with pytest.raises(pyint.SingularPositionError, match="left the constraint manifold") as info:
+        dvb._method("block_uniform_rk").integrate(model, q0, v0, 10.0, 0.02)
+    assert info.value.result.status == "left_manifold"
+    assert 0 < info.value.time < 10.0
