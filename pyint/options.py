@@ -47,6 +47,8 @@ CALLBACK_BUNDLE_SHIFT = _seam.DESCRIPTION["callback"]["bundle_shift"]
 QUERY_CODES = {q: k for k, q in enumerate(_seam.DESCRIPTION["queries"]["names"], start=1)}
 #: dense-output mode name -> code (fortran/core/dense_output.f90)
 DENSE_MODES = {d: k for k, d in enumerate(_seam.DESCRIPTION["dense"]["modes"])}
+#: name -> value of the tolerances both sides test
+TOLERANCES = dict(_seam.DESCRIPTION.get("tolerances", {}))
 #: rigid_project's and the Lie dense output's failures, name -> code (fortran/core/rigid_body.f90)
 RIGID_FAILURES = dict(_seam.DESCRIPTION["rigid_failures"])
 

@@ -103,6 +103,10 @@ def fortran(desc, src):
     if failures:
         lines += ["", "  ! rigid_project's and the Lie dense output's failures (fortran/core/rigid_body.f90)"]
         lines += [f"  integer, parameter :: {up(k)} = {v}" for k, v in failures.items()]
+    tols = desc.get("tolerances", {})
+    if tols:
+        lines += ["", "  ! tolerances both sides test"]
+        lines += [f"  real(kind(1d0)), parameter :: TOL_{up(k)} = {float(v)!r}d0" for k, v in tols.items()]
     aopt = desc.get("run", {}).get("aopt", [])
     lines += ["", "  ! a variable-step run's aopt (fortran/core/driver.f90: drive_adaptive)",
               f"  integer, parameter :: NAOPT = {len(aopt)}"]

@@ -19,6 +19,7 @@ module pyint_lie_stepper
   use pyint_so3, only: hat
   use pyint_newton_control, only: newton_control_t, newton_increment
   ! the Lie family (lie_backward, lie_genalpha) shares this stats layout
+  use pyint_seam, only: TOL_LIE_NEAR_SINGULAR
   use pyint_seam, only: STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS, STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS, &
                         STAT_LIE_BACKWARD_NEWTON_ITERATIONS
   implicit none
@@ -26,8 +27,8 @@ module pyint_lie_stepper
   public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, lie_checked_start, RIGID_MODEL_ID
 
   !> Near a singular configuration: sigma_min / sigma_max of the kept rows of B below this
-  !> (pyint.methods.lie.integrator.NEAR_SINGULAR, the test of its singular_note)
-  real(wp), parameter :: NEAR_SINGULAR = 1e-2_wp
+  !> (seam/seam.toml's lie_near_singular, the test of pyint.methods.lie.integrator's singular_note too)
+  real(wp), parameter :: NEAR_SINGULAR = TOL_LIE_NEAR_SINGULAR
 
   !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
   integer, parameter :: RIGID_MODEL_ID = -1

@@ -20,6 +20,7 @@ from ...models._fortran_model import _never_called
 from ..._dense import DENSE_LIE
 from ..._result_builder import _fail_time, decode
 from ...integrator import Integrator
+from ...options import TOLERANCES
 from ...models.rigid_bodies import RigidBodySystem
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
@@ -124,8 +125,9 @@ class LieIntegrator(Integrator):
 
 #: singular_note's threshold on sigma_min / sigma_max of the kept rows of B: the four-bar's crossing
 #: of its singular position at h = 1e-3 brings it to 2e-4 ... 1e-3 (tests/test_lie_redundant.py); a
-#: regular configuration of it stays above 0.03 outside |theta| < 0.1.
-NEAR_SINGULAR = 1e-2
+#: regular configuration of it stays above 0.03 outside |theta| < 0.1.  The Lie steppers' Newton
+#: tests the same (seam/seam.toml: lie_near_singular).
+NEAR_SINGULAR = TOLERANCES["lie_near_singular"]
 
 
 def singular_note(system, result, t_fail):
