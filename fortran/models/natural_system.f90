@@ -428,36 +428,38 @@ contains
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: w(self%mh)
-    integer :: e, i
-    real(wp) :: val
-    w = 0
-    associate (erow => self%erow, ecol => self%ecol, econst => self%econst, efirst => self%efirst, &
-               elast => self%elast, gcoef => self%gcoef, gidx => self%gidx)
-      do e = 1, size(erow)      ! entry_at(e, q, .true.), written out (the hot path)
-        val = econst(e)
-        do i = efirst(e), elast(e)
-          val = val + gcoef(i) * q(gidx(i))
-        end do
-        w(erow(e)) = w(erow(e)) + val * v(ecol(e))
-      end do
-    end associate
+    call g_apply(self, q, v, w, .false.)
   end subroutine
 
   subroutine nat_hol_jac_tmul(self, t, q, lam, r)   ! G^T lam
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), lam(self%mh)
     real(wp), intent(out) :: r(self%n)
+    call g_apply(self, q, lam, r, .true.)
+  end subroutine
+
+  !> y = G(q) x, or G(q)^T x when transposed: G's entries entry_at(e, q, .true.) written out
+  !> (the hot path of both products).
+  subroutine g_apply(self, q, x, y, transposed)
+    class(natural_system_t), intent(in) :: self
+    real(wp), intent(in) :: q(:), x(:)
+    real(wp), intent(out) :: y(:)
+    logical, intent(in) :: transposed
     integer :: e, i
     real(wp) :: val
-    r = 0
+    y = 0
     associate (erow => self%erow, ecol => self%ecol, econst => self%econst, efirst => self%efirst, &
                elast => self%elast, gcoef => self%gcoef, gidx => self%gidx)
-      do e = 1, size(erow)      ! entry_at(e, q, .true.), written out (the hot path)
+      do e = 1, size(erow)
         val = econst(e)
         do i = efirst(e), elast(e)
           val = val + gcoef(i) * q(gidx(i))
         end do
-        r(ecol(e)) = r(ecol(e)) + val * lam(erow(e))
+        if (transposed) then
+          y(ecol(e)) = y(ecol(e)) + val * x(erow(e))
+        else
+          y(erow(e)) = y(erow(e)) + val * x(ecol(e))
+        end if
       end do
     end associate
   end subroutine
