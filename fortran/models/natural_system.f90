@@ -428,38 +428,34 @@ contains
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), v(self%n)
     real(wp), intent(out) :: w(self%mh)
-    call g_apply(self, q, v, w, .false.)
+    call g_apply(self, q, v, w, self%erow, self%ecol)
   end subroutine
 
   subroutine nat_hol_jac_tmul(self, t, q, lam, r)   ! G^T lam
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: t, q(self%n), lam(self%mh)
     real(wp), intent(out) :: r(self%n)
-    call g_apply(self, q, lam, r, .true.)
+    call g_apply(self, q, lam, r, self%ecol, self%erow)
   end subroutine
 
-  !> y = G(q) x, or G(q)^T x when transposed: G's entries entry_at(e, q, .true.) written out
-  !> (the hot path of both products).
-  subroutine g_apply(self, q, x, y, transposed)
+  !> y = G(q) x (iy = erow, ix = ecol) or G(q)^T x (iy = ecol, ix = erow): G's entries
+  !> entry_at(e, q, .true.) written out (the hot path of both products).
+  subroutine g_apply(self, q, x, y, iy, ix)
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: q(:), x(:)
     real(wp), intent(out) :: y(:)
-    logical, intent(in) :: transposed
+    integer, intent(in) :: iy(:), ix(:)
     integer :: e, i
     real(wp) :: val
     y = 0
-    associate (erow => self%erow, ecol => self%ecol, econst => self%econst, efirst => self%efirst, &
-               elast => self%elast, gcoef => self%gcoef, gidx => self%gidx)
-      do e = 1, size(erow)
+    associate (econst => self%econst, efirst => self%efirst, elast => self%elast, gcoef => self%gcoef, &
+               gidx => self%gidx)
+      do e = 1, size(iy)
         val = econst(e)
         do i = efirst(e), elast(e)
           val = val + gcoef(i) * q(gidx(i))
         end do
-        if (transposed) then
-          y(ecol(e)) = y(ecol(e)) + val * x(erow(e))
-        else
-          y(erow(e)) = y(erow(e)) + val * x(ecol(e))
-        end if
+        y(iy(e)) = y(iy(e)) + val * x(ix(e))
       end do
     end associate
   end subroutine
