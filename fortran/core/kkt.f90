@@ -45,8 +45,12 @@
 !> 1 / kappa_1(S) <= sing_tol, for S and for the row-scaled C C^T alike, with kappa_1 = |S|_1
 !> |S^-1|_1 and Hager's estimate of |S^-1|_1 from the LU (inv_norm1: a lower bound, within a
 !> factor 3 in practice; |S|_1 is within sqrt(m) of s_max, so 1 / kappa_1 is s_min / s_max within
-!> a factor about m).  A few solves per factorization; a flagged step costs a pass.  Variable steps
-!> and projected runs, which stop rather than pass at a flag, keep the pivot test.
+!> a factor about m).  A flagged step costs a pass.  Variable steps and projected runs, which stop
+!> rather than pass at a flag, keep the pivot test.  The estimate starts from the previous
+!> factorization's maximizing column of S^-1 (S moves by O(h) between factorizations, its near-null
+!> vector too): 2 solves per factorization away from a flag where the cold start took at least 4
+!> (up to 10), the cold cost near one (inv_norm1 argues why the flag is unchanged); the check on
+!> C C^T runs at flagged steps only.
 !>
 !> Tikhonov-filtered solves (d%mu > 0; only inside a pass of a singular position, pyint_index1
 !> pass_begin).  Near a rank drop even a consistent state's solve is ill-conditioned: the LU of S
@@ -113,6 +117,7 @@ module pyint_kkt
     real(wp), allocatable :: c(:, :), w(:, :), s(:, :), lu(:, :)
     integer, allocatable :: piv(:)
     real(wp) :: s_ref = 0     !< the largest pivot of S at the first factorization (the singular-position check)
+    integer :: hager_j = 0    !< the column of S^-1 of the previous condition estimate (0: none; inv_norm1)
     real(wp), allocatable :: row_ref(:)    !< |C_i|^2 at the first factorization (the same)
     real(wp), allocatable :: ev(:)         !< filtered: the eigenvalues s_i of S (s then holds U; module header)
     real(wp) :: eps_mu = 0                 !< filtered: mu s_max
@@ -198,7 +203,7 @@ contains
           f%row_ref(i) = sum(f%c(i, :)**2)
         end do
       end if
-      if (d%sing_tol == SING_TOL_PASS) snorm = maxval(sum(abs(f%s), dim=1))
+      if (d%sing_tol == SING_TOL_PASS) snorm = norm1(f%s)
       call slu_factor(f%s, f%piv, info)
       ! a singular S is a rank drop of C (redundant rows were dropped at the start): a singular
       ! position; so is a pivot below sing_tol of the largest, this one's or the first one's (a
@@ -209,7 +214,8 @@ contains
       end if
       if (f%s_ref == 0) f%s_ref = maxval(pivots(f%s))
       if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref) .or. &
-          (d%sing_tol == SING_TOL_PASS .and. inv_norm1(f%s, f%piv) * snorm >= 1 / d%sing_tol)) then
+          (d%sing_tol == SING_TOL_PASS .and. inv_norm1(f%s, f%piv, f%hager_j, 1 / (d%sing_tol * snorm)) &
+           * snorm >= 1 / d%sing_tol)) then
         if (.not. scaled_regular(f, d%sing_tol)) then
           info = STATUS_SINGULAR_POSITION
           return
@@ -314,6 +320,7 @@ contains
     real(wp) :: t(size(f%c, 1), size(f%c, 1)), len2(size(f%c, 1))
     integer :: piv(size(f%c, 1)), info, i, j, m
     real(wp) :: tnorm
+    integer :: jt
     m = size(f%c, 1)
     do i = 1, m
       len2(i) = sum(f%c(i, :)**2)
@@ -325,32 +332,78 @@ contains
         t(i, j) = dot_product(f%c(i, :), f%c(j, :)) / sqrt(len2(i) * len2(j))
       end do
     end do
-    if (tol == SING_TOL_PASS) tnorm = maxval(sum(abs(t), dim=1))
+    if (tol == SING_TOL_PASS) tnorm = norm1(t)
     call slu_factor(t, piv, info)
     scaled_regular = info == 0
     if (scaled_regular) scaled_regular = minval(pivots(t)) > tol
-    if (scaled_regular .and. tol == SING_TOL_PASS) scaled_regular = inv_norm1(t, piv) * tnorm < 1 / tol
+    jt = 0                               ! no warm start: t is formed at flagged steps only
+    if (scaled_regular .and. tol == SING_TOL_PASS) scaled_regular = inv_norm1(t, piv, jt, 0.0_wp) * tnorm < 1 / tol
   end function
 
   !> Hager's estimate of |A^-1|_1 for a symmetric A from its LU (Higham, Accuracy and Stability of
-  !> Numerical Algorithms, 15.3; LAPACK dlacon): a lower bound, in practice within a factor 3.
-  function inv_norm1(lu, piv) result(est)
+  !> Numerical Algorithms, 15.3; LAPACK dlacn2): a lower bound, in practice within a factor 3.
+  !> jw > 0: first try the vertex e_jw, the maximizing column of the previous factorization of a
+  !> matrix that changed by O(h) since: one iteration, 2 solves, whose optimality test (Higham's
+  !> |z|_inf <= z^T x) confirms it a local maximum of |A^-1 x|_1 on the unit ball.  Near a rank drop
+  !> A^-1 ~ u u^T / s_min, and the test passes at e_j only for j = argmax |u_j|: the vertex the cold
+  !> start (x = e / n) reaches, with the same estimate.  Away from one, a local maximum may differ
+  !> from the cold start's; so the cold iteration also runs when the test fails or the estimate is
+  !> within a factor WARM_MARGIN of flag (the flag: est >= flag), reusing the warm iteration if it
+  !> reaches e_jw (there it usually does, after its first 2 solves), and the larger estimate is kept:
+  !> bit for bit max(warm, cold), so never below the cold start's where the flag could be decided.
+  !> jw returns the vertex of the estimate kept.
+  function inv_norm1(lu, piv, jw, flag) result(est)
     real(wp), intent(in) :: lu(:, :)
     integer, intent(in) :: piv(:)
-    real(wp) :: est, x(size(lu, 1)), y(size(lu, 1)), z(size(lu, 1))
-    integer :: k, j
-    x = 1.0_wp / size(lu, 1)
+    integer, intent(inout) :: jw
+    real(wp), intent(in) :: flag
+    real(wp), parameter :: WARM_MARGIN = 10
+    real(wp) :: est, x(size(lu, 1)), y(size(lu, 1)), z(size(lu, 1)), zw(size(lu, 1)), e, ew
+    integer :: k, j, jx, jw0
     est = 0
-    do k = 1, 5
-      y = x
+    jw0 = jw
+    if (jw0 > 0) then
+      y = 0
+      y(jw0) = 1
       call slu_solve(lu, piv, y)
-      est = max(est, sum(abs(y)))
-      z = sign(1.0_wp, y)
-      call slu_solve(lu, piv, z)         ! A^-T = A^-1
+      ew = sum(abs(y))
+      zw = sign(1.0_wp, y)
+      call slu_solve(lu, piv, zw)        ! A^-T = A^-1
+      est = ew
+      if (maxval(abs(zw)) <= zw(jw0) .and. ew * WARM_MARGIN < flag) return
+    end if
+    x = 1.0_wp / size(lu, 1)
+    jx = 0                               ! x's vertex (0: e / n)
+    do k = 1, 5
+      if (jx > 0 .and. jx == jw0) then   ! the warm start's iteration, already made
+        e = ew
+        z = zw
+      else
+        y = x
+        call slu_solve(lu, piv, y)
+        e = sum(abs(y))
+        z = sign(1.0_wp, y)
+        call slu_solve(lu, piv, z)
+      end if
       j = maxloc(abs(z), 1)
+      if (e > est .or. jw <= 0) then
+        est = max(est, e)
+        jw = merge(jx, j, jx > 0)
+      end if
       if (abs(z(j)) <= dot_product(z, x)) exit
       x = 0
       x(j) = 1
+      jx = j
+    end do
+  end function
+
+  !> |A|_1 = max_j sum_i |a_ij| (no temporary).
+  pure real(wp) function norm1(a) result(r)
+    real(wp), intent(in) :: a(:, :)
+    integer :: j
+    r = 0
+    do j = 1, size(a, 2)
+      r = max(r, sum(abs(a(:, j))))
     end do
   end function
 
