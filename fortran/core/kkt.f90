@@ -135,8 +135,7 @@ contains
     real(wp), intent(in) :: mq(:, :)
     type(kkt_factor_t), intent(inout) :: f(:)
     integer, intent(out) :: info
-    real(wp) :: lu(n, n), e(n)
-    integer :: piv(n), j, k
+    integer :: j, k
     d%n = n; d%m = m
     d%schur = const_mass .and. m > 0
     info = 0
@@ -156,18 +155,8 @@ contains
         end do
       else
         allocate(d%minv(n, n))
-        lu = mq
-        call slu_factor(lu, piv, info)
-        if (info /= 0) then
-          info = STATUS_SINGULAR
-          return
-        end if
-        do j = 1, n
-          e = 0
-          e(j) = 1
-          call slu_solve(lu, piv, e)
-          d%minv(:, j) = e
-        end do
+        call dense_inverse(mq, d%minv, info)
+        if (info /= 0) return
       end if
     end if
     do k = 1, size(f)
@@ -261,9 +250,9 @@ contains
     real(wp), intent(in) :: mq(:, :), ch(:, :), cn(:, :)
     type(kkt_factor_t), intent(inout) :: f
     integer, intent(out) :: info
-    real(wp), allocatable :: work(:), lu(:, :)
+    real(wp), allocatable :: work(:)
     real(wp) :: wq(1), smax
-    integer :: n, m, mh, piv(d%n), j
+    integer :: n, m, mh
     n = d%n; m = d%m; mh = size(ch, 1)
     if (.not. allocated(f%c)) allocate(f%c(m, n), f%w(n, m), f%s(m, m))
     if (.not. allocated(f%ev)) allocate(f%ev(m))
@@ -273,17 +262,8 @@ contains
     if (.not. all(abs(f%c) <= huge(1.0_wp))) return
     if (.not. d%schur) then
       if (.not. allocated(f%minv)) allocate(f%minv(n, n))
-      lu = mq
-      call slu_factor(lu, piv, info)
-      if (info /= 0) then
-        info = STATUS_SINGULAR
-        return
-      end if
-      f%minv = 0
-      do j = 1, n
-        f%minv(j, j) = 1
-        call slu_solve(lu, piv, f%minv(:, j))
-      end do
+      call dense_inverse(mq, f%minv, info)
+      if (info /= 0) return
     end if
     call schur_complement(d, f)
     info = 0
@@ -469,6 +449,27 @@ contains
       do j = 1, size(x, 2)
         if (y(j, i) /= 0) z(:, i) = z(:, i) + x(:, j) * y(j, i)
       end do
+    end do
+  end subroutine
+
+  !> minv = M^(-1) of a small dense M, column by column from its LU (pyint_small_lu); info:
+  !> 0 or STATUS_SINGULAR.
+  subroutine dense_inverse(mq, minv, info)
+    real(wp), intent(in) :: mq(:, :)
+    real(wp), intent(out) :: minv(:, :)
+    integer, intent(out) :: info
+    real(wp) :: lu(size(mq, 1), size(mq, 1))
+    integer :: piv(size(mq, 1)), j
+    lu = mq
+    call slu_factor(lu, piv, info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    minv = 0
+    do j = 1, size(mq, 1)
+      minv(j, j) = 1
+      call slu_solve(lu, piv, minv(:, j))
     end do
   end subroutine
 
