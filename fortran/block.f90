@@ -527,10 +527,8 @@ contains
     call kkt_setup(self%w%kd, n, self%model%mh + self%model%mn, self%model%const_mass, self%w%mq, self%w%kf, info)
     self%w%have_mass = self%model%const_mass
     if (info /= 0) return
-    if (.not. self%adaptive) then       ! fixed steps pass a singular position (block_pass)
-      self%w%kd%sing_tol = SING_TOL_PASS
-      self%iw%sing_tol = SING_TOL_PASS
-    end if
+    self%w%kd%sing_tol = SING_TOL_PASS     ! fixed and variable steps pass a singular position (block_pass)
+    self%iw%sing_tol = SING_TOL_PASS
     call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)
     if (info /= 0 .or. .not. self%adaptive) return
     info = STATUS_BAD_INPUT     ! variable steps: p and E (14) after the fixed-step options
@@ -764,7 +762,9 @@ contains
   !> by projected RK4 substeps (pyint_index1: pass_begin explains why this passes); the history
   !> then restarts from there.  The next blocks run as usual, and restart so again while they are
   !> flagged.  The start-up's local error O((h / start_substeps)^5) enters once per crossing, as
-  !> the start's does: the order is kept over a run with a fixed number of crossings.
+  !> the start's does: the order is kept over a run with a fixed number of crossings.  With variable
+  !> steps the restart's RK4 substeps give the block's estimate (the driver's error test decides)
+  !> and the history restarts from the passed block (b = 1: the second start-up block follows).
   subroutine block_pass(self, h, t1, s, info)
     class(block_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, t1

@@ -108,20 +108,20 @@ class SingularPositionError(IntegrationError):
 
     Examples
     --------
-    RK4 on the index-1 form with variable steps through the IFToMM A02 mechanism with N = 2
-    windows: where the cranks are horizontal its local error estimate and the index-1 solve see
-    the multipliers jump, and at the crossing near t = 3.17 it stops (docs/guide/redundant.md
-    lists who passes):
+    RK4 on the index-1 form at h = 1e-3 on the IFToMM A05 flyball governor: the step is beyond
+    explicit RK4's stability for the stiff dampers, the state leaves the mechanism's neighbourhood
+    and reaches a near-singular configuration, where the pass on the constraints fails too and the
+    run stops at its fourth step (docs/iftomm.md; docs/guide/redundant.md lists who passes):
 
     >>> from pyint import RK4Index1, SingularPositionError
-    >>> from pyint.models.iftomm import n_four_bar, n_four_bar_state
-    >>> model = n_four_bar(2)
-    >>> q0, v0 = n_four_bar_state(model, 0.0, 1.0)
+    >>> from pyint.models.iftomm import flyball_governor, flyball_state
+    >>> model = flyball_governor()
+    >>> q0, v0 = flyball_state(model)
     >>> try:
-    ...     RK4Index1().integrate(model, q0, v0, t_end=4.0, rtol=1e-6, atol=1e-6)
+    ...     RK4Index1().integrate(model, q0, v0, t_end=0.1, h=1e-3)
     ... except SingularPositionError as exc:
-    ...     print(exc.result.status, 3.1 < exc.time < 3.25)
-    singular_position True
+    ...     print(exc.result.status, exc.step, exc.time)
+    singular_position 4 0.004
     """
 
 

@@ -22,7 +22,8 @@
 !> A fixed step flagged STATUS_SINGULAR_POSITION (fortran/core/kkt.f90: the constraint Jacobian
 !> near a rank drop) is taken again from its start by the stepper's pass_singular (the index-1
 !> steppers: on the constraints, fortran/core/index1.f90 pass_begin); the default, and a pass that
-!> fails, stop the run there naming the position.
+!> fails, stop the run there naming the position.  drive_adaptive passes a flagged trial step the
+!> same way and puts the passed step to the error test.
 !> drive_batch runs nb trajectories of one built-in (or compiled) model in
 !> OpenMP threads, each with its own model and stepper (nothing shared is
 !> written but the k-th output slices).
@@ -44,8 +45,9 @@
 !>     and picks the next h by the PI controller
 !>     h * clip(0.9 err_n**(-0.7/k) err_{n-1}**(0.4/k), 0.2, 2) (Gustafsson; Hairer, Wanner,
 !>     Solving ODEs II, IV.2), k the exponent of err ~ h**k, no growth after a rejection;
+!>   * a trial step flagged at a singular position is taken again by pass_singular (as in drive);
 !>   * a rejected step (error test, or Newton failure / singular matrix / non-finite
-!>     state: h / 4) restores the state (a copy) and the stepper's internal state
+!>     state / a failed pass: h / 4) restores the state (a copy) and the stepper's internal state
 !>     (save_state / restore_state, default nothing);
 !>   * the first step without a v estimate is provisional: if step 2 fails its test,
 !>     the run returns to t0 and retakes step 1 shorter;
@@ -273,7 +275,8 @@ contains
     class(stepper_t), intent(inout) :: self
   end subroutine
 
-  !> A fixed step from s (its start, restored by drive) flagged STATUS_SINGULAR_POSITION, taken
+  !> A step from s (its start, restored by drive or drive_adaptive; with variable steps the
+  !> stepper's saved state restored too) flagged STATUS_SINGULAR_POSITION, taken
   !> again so that it passes the singular position on the branch s is on (the index-1 steppers:
   !> fortran/core/index1.f90, pass_singular_step); the default cannot: info stays the flag and
   !> the run stops naming the position.
@@ -695,9 +698,21 @@ contains
       st%el0 = el
       st%el1 = el1
       call take_step(st, h, t1, s, info)
-      ! a singular-position flag on a trial step is rejected as a failed Newton is: a step too long
-      ! may carry its stages near a singular configuration the solution never comes near (IFToMM
-      ! A05's first trial step); at a real one h collapses and rejected() names the position
+      ! a trial step flagged at a singular position is taken again from its start by the stepper's
+      ! pass (pass_singular), as drive's fixed steps are; the pass's step is the stepper's own step
+      ! on projected stages, so it fills err_q, err_v like any step and the error test below decides
+      ! (a step the controller chose for the smooth solution, which the crossing does not change)
+      if (info == STATUS_SINGULAR_POSITION .and. st%passes_singular) then
+        call st%restore_state(1)
+        call copy_state(s, s_old)
+        call st%pass_singular(h, t1, s, info)
+        if (info == 0 .and. .not. finite_state(s)) info = STATUS_NONFINITE
+        if (info /= 0) info = STATUS_SINGULAR_POSITION
+      end if
+      ! a singular-position flag on a trial step is rejected (after a failed pass) as a failed Newton
+      ! is: a step too long may carry its stages near a singular configuration the solution never
+      ! comes near (IFToMM A05's first trial step); at a real one h collapses and rejected() names
+      ! the position
       if (info == STATUS_NEWTON_FAILED .or. info == STATUS_SINGULAR .or. info == STATUS_NONFINITE &
           .or. info == STATUS_SINGULAR_POSITION) then
         nonfinite = info == STATUS_NONFINITE

@@ -1,7 +1,7 @@
 !> The base of the steppers on the index-1 form (pyint_index1: q' = v, v' = a(t, q, v)
 !> with a and the multipliers from the index-1 system, seed 003 eq. (7)): its init reads
 !> the option project = 1 for projected steps (pyint_index1: project_step) and starts from a, lam of the
-!> index-1 system at (t0, q0, v0); the stat index1_solves counts the index-1 solves.  A fixed step flagged
+!> index-1 system at (t0, q0, v0); the stat index1_solves counts the index-1 solves.  A step flagged
 !> at a singular position is taken again projected (index1_pass; pyint_index1 pass_begin).  rk4_index1.f90 and the template explicit_euler.f90
 !> extend it with their step.
 module pyint_index1_stepper
@@ -36,7 +36,8 @@ contains
   end subroutine
 
   !> The start of every stepper on the index-1 form, after its options are read: the pass at a
-  !> singular position and the driver's manifold check on, projected steps (project) or not, and
+  !> singular position (fixed and variable steps alike, flagged at SING_TOL_PASS: a narrower flag
+  !> lets the drift kick the motion before the pass, pyint_kkt) and the driver's manifold check on, projected steps (project) or not, and
   !> a, lam of the index-1 system at (t0, q0, v0) (Baumgarte's stabilized one with alpha, beta).
   subroutine index1_start(self, project, s, info, alpha, beta)
     class(index1_stepper_t), intent(inout) :: self
@@ -48,7 +49,7 @@ contains
     self%drift_check = .true.         ! the driver's manifold check (the index-1 form)
     call index1_init(self%w, self%model)
     self%project = project
-    if (.not. self%adaptive) self%w%sing_tol = SING_TOL_PASS     ! fixed steps pass (index1_pass)
+    self%w%sing_tol = SING_TOL_PASS     ! steps pass (index1_pass)
     if (self%project) self%w%sing_tol = SING_TOL_PROJECTED
     call index1_accel(self%model, s%t, s%q, s%v, self%w, s%a, s%lam, info, alpha, beta)
   end subroutine

@@ -41,12 +41,12 @@
 !> ed., 9.3 and 15.3): on the user four-bar of tests/test_step_guard.py S's pivot ratio stayed at
 !> 1.27e-4 where its eigenvalue ratio was 6.6e-8, so a crossing went unflagged, its drift (3.3e-9)
 !> was amplified by 1 / sigma^2 and the run left the branch (status ok, max|g| 3.8e-3, under some
-!> BLAS kernels).  So a fixed-step method that passes (SING_TOL_PASS) also flags a step where
+!> BLAS kernels).  So a method that passes (SING_TOL_PASS, fixed or variable steps) also flags a step where
 !> 1 / kappa_1(S) <= sing_tol, for S and for the row-scaled C C^T alike, with kappa_1 = |S|_1
 !> |S^-1|_1 and Hager's estimate of |S^-1|_1 from the LU (inv_norm1: a lower bound, within a
 !> factor 3 in practice; |S|_1 is within sqrt(m) of s_max, so 1 / kappa_1 is s_min / s_max within
-!> a factor about m).  A flagged step costs a pass.  Variable steps and projected runs, which stop
-!> rather than pass at a flag, keep the pivot test.  The estimate starts from the previous
+!> a factor about m).  A flagged step costs a pass.  Projected runs, which stop rather than pass at
+!> a flag, keep the pivot test.  The estimate starts from the previous
 !> factorization's maximizing column of S^-1 (S moves by O(h) between factorizations, its near-null
 !> vector too): 2 solves per factorization away from a flag where the cold start took at least 4
 !> (up to 10), the cold cost near one (inv_norm1 argues why the flag is unchanged); the check on
