@@ -112,6 +112,12 @@ index-1 methods' crossings are passed with Tikhonov-filtered solves (fortran/cor
 <= 1.2e-8 absolute, A05's rk4_index1 and baumgarte_rk4 stop at the same singular position two steps earlier
 (their blown-up maxima eps_vel, eps_acc moved with it); A04's generalized-alpha on the banded LU: errors
 1.2e-8, energies 1.6e-5 (of 239 J); adaptive generalized-alpha's step counts by a few (A01 106 670 -> 106 669).
+iftomm_benchmarks again after variable steps began to pass a flagged trial step as the fixed steps do
+(fortran/core/driver.f90 drive_adaptive: pass_singular, then the error test): A02_N2's rtol runs of RK4
+index-1 and the block methods, which ended ok in the quick run's 1.5 s, pass their flagged steps on the
+constraints now, their errors fell (rk4_index1 1.7e-5 -> 1.7e-6, the block methods 1.4e-6..2.9e-6 ->
+8.1e-7..1.2e-6) and their counts moved (block_legendre 53 -> 258 steps); A05's block rtol runs differ only
+in startup_rk4_steps (a trial step near the start passed, then rejected by the error test).
 """
 import json
 import math
