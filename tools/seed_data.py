@@ -54,9 +54,11 @@ NO_TRAJECTORIES = {"direction_vector_block"}
 
 
 def _uses(study, name: str) -> bool:
-    """Whether the study's figures, summary or post name the variable (``"name"`` or ``x.name``):
-    then a figure or the summary may read it."""
-    src = "".join(inspect.getsource(f) for f in (study.figures, study.summary, study.post) if f is not None)
+    """Whether the modules of the study's figures, summary or post name the variable (``"name"`` or
+    ``x.name``): then a figure or the summary may read it (the whole module: a figure may be drawn
+    by a helper of it, as iftomm_benchmarks' lazy figures are)."""
+    fns = [f for f in (study.figures, study.summary, study.post) if f is not None]
+    src = "".join(inspect.getsource(m) for m in {inspect.getmodule(f) for f in fns} if m is not None)
     return re.search(rf"""["']{name}["']|\.{name}\b""", src) is not None
 
 
