@@ -57,8 +57,8 @@ def test_claimed_orders_cite_their_source(name):
 
 def test_kernel_stats_are_decoded_by_name():
     """A kernel's positional stats array is decoded through its module's tuple of names
-    (pyint.integrator.decode); a length mismatch is an error, not a silent shift."""
-    from pyint.integrator import decode, kernel_stats
+    (pyint._result_builder.decode); a length mismatch is an error, not a silent shift."""
+    from pyint._result_builder import decode, kernel_stats
     assert kernel_stats(("iters", "worst"), [0, 7, 2], [3.0, 0.5], reals={"worst"}) == \
         {"steps": 7, "iters": 3, "worst": 0.5, "failed_steps": 0}
     assert type(decode(("n",), [4.0])["n"]) is int
