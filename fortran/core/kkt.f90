@@ -81,6 +81,7 @@
 module pyint_kkt
   use pyint_kinds
   use pyint_small_lu, only: slu_factor, slu_solve
+  use pyint_linalg, only: lu_inverse
   implicit none
   private
   public :: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED, SING_TOL_PASS
@@ -452,25 +453,17 @@ contains
     end do
   end subroutine
 
-  !> minv = M^(-1) of a small dense M, column by column from its LU (pyint_small_lu); info:
+  !> minv = M^(-1) of a dense M (pyint_linalg's lu_inverse in pyint_small_lu's plain loops); info:
   !> 0 or STATUS_SINGULAR.
   subroutine dense_inverse(mq, minv, info)
     real(wp), intent(in) :: mq(:, :)
     real(wp), intent(out) :: minv(:, :)
     integer, intent(out) :: info
-    real(wp) :: lu(size(mq, 1), size(mq, 1))
-    integer :: piv(size(mq, 1)), j
+    real(wp), allocatable :: lu(:, :)
+    integer :: piv(size(mq, 1))
     lu = mq
-    call slu_factor(lu, piv, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    minv = 0
-    do j = 1, size(mq, 1)
-      minv(j, j) = 1
-      call slu_solve(lu, piv, minv(:, j))
-    end do
+    call lu_inverse(lu, piv, minv, info, plain_loops=.true.)
+    if (info /= 0) info = STATUS_SINGULAR
   end subroutine
 
 end module pyint_kkt

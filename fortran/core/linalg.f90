@@ -65,17 +65,30 @@ contains
   end subroutine
 
   !> a = P L U in place and ainv = a^(-1) from it; info > 0: exactly singular (ainv not formed).
-  subroutine lu_inverse(a, ipiv, ainv, info)
+  !> LAPACK, or with plain_loops pyint_small_lu's loops whatever the size (pyint_kkt's M^-1).
+  subroutine lu_inverse(a, ipiv, ainv, info, plain_loops)
     real(wp), intent(inout) :: a(:, :)
     integer, intent(out) :: ipiv(:), info
     real(wp), intent(out) :: ainv(:, :)
+    logical, intent(in), optional :: plain_loops
+    logical :: plain
     integer :: j
-    call lu_factor(a, ipiv, info)
+    plain = .false.
+    if (present(plain_loops)) plain = plain_loops
+    if (plain) then
+      call slu_factor(a, ipiv, info)
+    else
+      call lu_factor(a, ipiv, info)
+    end if
     if (info /= 0) return
     ainv = 0
     do j = 1, size(a, 1)
       ainv(j, j) = 1
-      call lu_solve(a, ipiv, ainv(:, j))
+      if (plain) then
+        call slu_solve(a, ipiv, ainv(:, j))
+      else
+        call lu_solve(a, ipiv, ainv(:, j))
+      end if
     end do
   end subroutine
 
