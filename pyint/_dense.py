@@ -26,8 +26,8 @@ DENSE_NONE, DENSE_CUBIC, DENSE_CUBIC_QDDOT, DENSE_QUINTIC, DENSE_LIE = (
     DENSE_MODES[d] for d in ("none", "cubic", "cubic_qddot", "quintic", "lie"))
 
 
-def dense_mode(method, model):
-    """The driver's dense mode for ``method`` on ``model``: the method's DENSE_MODE when it fixes one
+def dense_mode(method):
+    """The driver's dense mode for ``method``: its DENSE_MODE when it fixes one
     (the Lie-group methods: DENSE_LIE), else from its ACCELERATION_IS_QDDOT and OUTPUT_QUINTIC."""
     if method.DENSE_MODE is not None:
         return method.DENSE_MODE

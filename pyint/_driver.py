@@ -243,7 +243,7 @@ def run(method, models, q0s, v0s, t_end, h, t0, every, backend, project, raise_o
         buf = driver_buffers(nq, nv, nl, nsteps, every, nstats=len(method.STATS),
                              naux=sum(method.kernel_aux(first).values()), nres=method.NRES, nb=nb if batch else None)
     opts = [_option_arrays(o) for o in opts]
-    mode = dense_mode(method, first) if t_eval is not None else DENSE_NONE
+    mode = dense_mode(method) if t_eval is not None else DENSE_NONE
     teval = np.asarray([t0] if t_eval is None else t_eval, dtype=float)
     dense = dense_buffer(nq, nv, nl, method.NRES, teval, nb if batch else None) if mode else np.zeros(
         (1, teval.size) + ((nb,) if batch else ()), order="F")
