@@ -43,8 +43,8 @@ def dense_buffer(nq, nv, nl, nres, t_eval, nb=None):
 
 
 def dense_result(result, t_eval, dense, failed, k, run):
-    """``result`` (the accepted steps of a successful run) with its samples replaced by the driver's
-    outputs at t_eval (``dense``, :func:`dense_buffer`); the accepted steps' end times go to
+    """``result`` (the accepted steps of a successful run, or the samples the outputs needed where
+    they did not all fit in memory) with its samples replaced by the driver's outputs at t_eval (``dense``, :func:`dense_buffer`); the accepted steps' end times go to
     extra["steps_t"].  ``failed``, ``k``: the re-imposition's status and the output it stopped at.
     A model with its own residual columns (``sample_residuals``: rigid bodies) names the driver's."""
     if failed:
@@ -54,6 +54,13 @@ def dense_result(result, t_eval, dense, failed, k, run):
     res = d[:, nq + 2 * nv + nl:-1].copy()
     columns = getattr(result.model, "sample_residuals", None)
     res, extra = columns(res) if columns is not None else (res, {})
+    if len(result.t) != len(result.h) + 1:
+        # the driver kept only the samples the outputs needed (drive_adaptive's thin): the steps' end
+        # times from the steps, summed as the driver sums them (t0 + the elapsed time; the last step
+        # ends at t_end)
+        steps_t = np.concatenate([result.t[:1], result.t[0] + np.cumsum(result.h)])
+        steps_t[-1] = result.t[-1]
+        extra["steps_t"] = steps_t
     return _with_samples(result, t_eval, d[:, :nq].copy(), d[:, nq:nq + nv].copy(), d[:, nq + nv:nq + 2 * nv].copy(),
                          d[:, nq + 2 * nv:nq + 2 * nv + nl].copy(), res, d[:, -1].copy(), extra)
 
@@ -117,8 +124,8 @@ def replace_samples(result, t_eval, q, v, a, lam, backend):
 def _with_samples(result, t_eval, q, v, a, lam, res, energy, extra):
     """``result`` with the samples at t_eval in place of the accepted steps, whose end times go to
     extra["steps_t"] (with ``extra``, what else the model measured per output)."""
-    result.extra.update(extra)
     result.extra["steps_t"] = result.t.copy()
+    result.extra.update(extra)
     result.t, result.q, result.v, result.a, result.lam, result.residual = t_eval.copy(), q, v, a, lam, res
     result.energy = energy if result.model.has_energy else None
     return result

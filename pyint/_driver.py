@@ -231,11 +231,19 @@ def run(method, models, q0s, v0s, t_end, h, t0, every, backend, project, raise_o
     if rtol is not None:
         opts = [method.adaptive_options(m, *o) for m, o in zip(models, opts)]
         naux = sum(method.adaptive_aux(first).values())
-        try:   # the driver writes every accepted step: buffers for max_steps of them
-            buf = driver_buffers(nq, nv, nl, max_steps, 1, nstats=len(method.STATS), naux=naux, nres=method.NRES,
-                                 nb=nb if batch else None, warn=False, room=True)
-        except ValueError as e:
-            raise ValueError(f"{method.name} on model {first.name!r}: {e}") from None
+        # the driver writes every accepted step: buffers for max_steps of them; where they would not
+        # fit and t_eval is given, for the samples the outputs' interpolation needs (at most 3 per
+        # output time, the first and the last: fortran/core/driver.f90 drive_adaptive keeps only those)
+        nkeep = [max_steps] + ([3 * len(t_eval) + 2] if t_eval is not None and 3 * len(t_eval) + 2 < max_steps
+                               else [])
+        for room in nkeep:
+            try:
+                buf = driver_buffers(nq, nv, nl, room, 1, nstats=len(method.STATS), naux=naux, nres=method.NRES,
+                                     nb=nb if batch else None, warn=False, room=True)
+                break
+            except ValueError as e:
+                if room == nkeep[-1]:
+                    raise ValueError(f"{method.name} on model {first.name!r}: {e}") from None
         buf.update(hout=np.empty((max_steps,) + ((nb,) if batch else ()), order="F"))
         if not batch:
             buf.update(aopt=aopt)

@@ -80,9 +80,11 @@ def report_failure(result, status, steps_done, t0, h, raise_on_failure=True, run
         raise_recorded(run, result, status, steps_done, t0, h)
     if status != STATUS_OK:
         t_fail = _fail_time(t0, h, steps_done)
+        kept = (f"the {steps_done} steps computed before it" if np.ndim(h) == 0 or len(result.t) > steps_done else
+                f"{len(result.t)} samples of the {steps_done} steps computed before it (every step did not fit "
+                "in memory: with t_eval the run keeps those its outputs need, and the last)")
         result.message = (f"{result.method}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
-                          f"(t = {t_fail:.6g}); returning the {steps_done} steps computed before it"
-                          + _failure_cause(result, status, h))
+                          f"(t = {t_fail:.6g}); returning {kept}" + _failure_cause(result, status, h))
         if raise_on_failure:
             raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result,
                                                            step=steps_done + 1, time=t_fail)

@@ -343,6 +343,29 @@ def test_outputs_that_cannot_be_reimposed_raise_naming_the_sample():
         impose_constraints(_NoRootCircle(raising=True), t, q, v, "callback")
 
 
+@pytest.mark.parametrize("method", ["genalpha", "rk4_index1", "block_legendre"])
+def test_outputs_where_every_step_does_not_fit(method, monkeypatch):
+    """With t_eval and max_steps whose buffers exceed the output limit, the run is not refused: the
+    driver keeps only the samples the outputs' interpolation needs (drive_adaptive's thin), and the
+    outputs, the steps and their end times are those of the run that keeps every step, bit for bit
+    (t_eval through sample times and between them, outside the first and last steps too)."""
+    prob = PROBLEMS["chain2"]
+    q0, v0 = prob.initial_state
+    t_eval = np.array([0.0, 1e-9, 0.3, 0.55, prob.t_end])
+    cls = METHODS[method]
+    full = cls().integrate(prob.model, q0, v0, prob.t_end, rtol=1e-7, t_eval=t_eval, max_steps=20_000)
+    t_eval[2] = full.extra["steps_t"][5]                     # an output time at a step's end
+    full = cls().integrate(prob.model, q0, v0, prob.t_end, rtol=1e-7, t_eval=t_eval, max_steps=20_000)
+    monkeypatch.setenv("PYINT_MAX_OUTPUT_BYTES", str(2 ** 20))     # 20 000 samples do not fit: thinned
+    thin = cls().integrate(prob.model, q0, v0, prob.t_end, rtol=1e-7, t_eval=t_eval, max_steps=20_000)
+    assert full.status == thin.status == "ok" and len(full.h) > 3 * len(t_eval) + 2    # some were dropped
+    for name in ("t", "q", "v", "a", "lam", "residual", "h"):
+        np.testing.assert_array_equal(getattr(thin, name), getattr(full, name), err_msg=name)
+    np.testing.assert_array_equal(thin.extra["steps_t"], full.extra["steps_t"])
+    with pytest.raises(ValueError, match="max_steps = 20000 accepted steps keep"):     # no t_eval: refused
+        cls().integrate(prob.model, q0, v0, prob.t_end, rtol=1e-5, max_steps=20_000)
+
+
 def test_newton_failures_are_rejected_steps():
     """maxit = 2 and a first step of T/4: Newton fails, the driver quarters h and goes on; the run
     reaches the accuracy of the unhindered one (chain2 rtol 1e-5: q error 5.7e-6 with 3 Newton

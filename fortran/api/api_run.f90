@@ -89,7 +89,10 @@ subroutine run(method, imodel, ipar, nipar, rpar, nrpar, usercb, iopt, niopt, ro
   end if
   adaptive = .false.
   if (naopt >= AOPT_RTOL) adaptive = aopt(AOPT_RTOL) > 0
-  if (adaptive) then
+  if (adaptive .and. igrid(3) > 0 .and. neval > 0) then    ! outputs at teval: the samples they need
+    call drive_adaptive(st, iopt, ropt, aopt, grid(1), qs, vs, tout, qout, vout, aout, lout, auxout, resout, eout, &
+                        stepmax, hout, counts, istat, teval)
+  else if (adaptive) then
     call drive_adaptive(st, iopt, ropt, aopt, grid(1), qs, vs, tout, qout, vout, aout, lout, auxout, resout, eout, &
                         stepmax, hout, counts, istat)
   else
@@ -183,9 +186,15 @@ subroutine run_batch(method, imodel, ipar, nipar, rpar, nrpar, nb, iopt, niopt, 
       return
     end if
   end do
-  call drive_batch(new_stepper, method, imodel(1), ipar, rpar, imodel(2), imodel(3), imodel(4), imodel(5:7), &
-                   iopt, ropt, grid(1), grid(2), igrid(1), igrid(2), igrid(3), qs, vs, tout, qout, vout, aout, lout, &
-                   auxout, resout, eout, stepmax, stats, red, aopt, hout, counts, istat)
+  if (igrid(4) > 0 .and. neval > 0) then    ! outputs at teval: the samples they need (run's)
+    call drive_batch(new_stepper, method, imodel(1), ipar, rpar, imodel(2), imodel(3), imodel(4), imodel(5:7), &
+                     iopt, ropt, grid(1), grid(2), igrid(1), igrid(2), igrid(3), qs, vs, tout, qout, vout, aout, &
+                     lout, auxout, resout, eout, stepmax, stats, red, aopt, hout, counts, istat, teval)
+  else
+    call drive_batch(new_stepper, method, imodel(1), ipar, rpar, imodel(2), imodel(3), imodel(4), imodel(5:7), &
+                     iopt, ropt, grid(1), grid(2), igrid(1), igrid(2), igrid(3), qs, vs, tout, qout, vout, aout, &
+                     lout, auxout, resout, eout, stepmax, stats, red, aopt, hout, counts, istat)
+  end if
   if (igrid(4) > 0 .and. neval > 0 .and. size(aopt) >= AOPT_RTOL) then
     if (aopt(AOPT_RTOL) > 0) then   ! the outputs at teval of each successful trajectory, as run's
       do k = 1, nb

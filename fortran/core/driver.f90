@@ -622,11 +622,20 @@ contains
   !> initial state: size(tout) >= size(hout) + 1); hout(k) = accepted step k;
   !> counts = [accepted, rejected by the error test, Newton failures];
   !> istat = [status, accepted steps, samples].
+  !> te (the output times t_eval, nondecreasing; given when the run's outputs are computed there,
+  !> pyint_dense_output) with room for fewer samples than size(hout) + 1 (the caller's choice, where
+  !> every step would not fit its memory: IFToMM A02 with N = 40 at rtol 1e-6, some 3e5 steps of
+  !> 1950 values): only the samples the outputs' interpolation uses are kept -- the first, the last,
+  !> and both ends of every step holding an output time, found as hermite_states finds them -- so
+  !> the memory goes with size(te), not with the steps; size(tout) >= min(size(hout), 3 size(te)
+  !> + 2) + 1 (keep_sample: each output time keeps at most three samples).  The outputs are those of
+  !> the run that keeps every step, bit for bit.
   subroutine drive_adaptive(st, iopt, ropt, aopt, t0, q0, v0, tout, qout, vout, aout, lout, auxout, &
-                            resout, eout, stepmax, hout, counts, istat)
+                            resout, eout, stepmax, hout, counts, istat, te)
     class(stepper_t), intent(inout) :: st
     integer, intent(in) :: iopt(:)
     real(wp), intent(in) :: ropt(:), aopt(:), t0, q0(:), v0(:)
+    real(wp), intent(in), optional :: te(:)
     real(wp), intent(inout) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), auxout(:, :), &
                                resout(:, :), eout(:), stepmax(:), hout(:)
     integer, intent(out) :: counts(3), istat(3)
@@ -643,6 +652,9 @@ contains
     logical :: just_rejected, first_partial, nonfinite
     integer :: mode
     real(wp) :: el_across    ! the start of the last step tried across a singular configuration
+    real(wp) :: t_prev       ! te given: the start of the step before the last accepted one
+    integer :: je, n_keep    ! thin: the first te(je) >= t_prev; the samples' room
+    logical :: thin          ! te given, room for fewer samples than steps: keep_sample thins them
     el_across = -1
     stepmax = 0; e0 = 0
     counts = 0
@@ -652,8 +664,12 @@ contains
     h_min = aopt(AOPT_H_MIN); h_max = aopt(AOPT_H_MAX); mode = nint(aopt(AOPT_NORM_MODE))
     span = t_end - t0
     max_steps = size(hout)
+    thin = .false.
+    if (present(te)) thin = size(tout) < max_steps + 1
+    n_keep = max_steps
+    if (thin) n_keep = min(max_steps, 3 * size(te) + 2)
     if (.not. span > 0 .or. .not. rtol > 0 .or. .not. atol >= 0 .or. .not. h_min > 0 .or. .not. h_max >= h_min &
-        .or. mode < 0 .or. mode > 2 .or. max_steps < 1 .or. size(tout) < max_steps + 1 &
+        .or. mode < 0 .or. mode > 2 .or. max_steps < 1 .or. size(tout) < n_keep + 1 &
         .or. .not. outputs_fit(st, q0, v0, tout, qout, vout, lout, auxout, resout, stepmax)) return
     st%h = merge(h, min(h_max, 1e-3_wp * span), h > 0)     ! init's first step (a Newton pattern)
     call start_run(st, iopt, ropt, .true., t0, q0, v0, size(auxout, 1), s, info, istat)
@@ -675,6 +691,8 @@ contains
     call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
     s_start = s
     call st%save_state(2)
+    t_prev = -huge(1.0_wp)
+    je = 1
     nacc = 0
     err_prev = 1
     just_rejected = .false.
@@ -746,6 +764,8 @@ contains
         el = 0
         nacc = 0
         ns = 1
+        t_prev = -huge(1.0_wp)
+        je = 1
         stepmax = 0
         call measure(st, s, res, energy, e0, stepmax)
         just_rejected = .true.
@@ -769,7 +789,7 @@ contains
       nacc = nacc + 1
       hout(nacc) = h
       call measure(st, s, res, energy, e0, stepmax)
-      ns = ns + 1
+      if (keep_sample()) ns = ns + 1     ! else the new sample takes the place of the last one
       call store_sample(st, s, res, energy, ns, tout, qout, vout, aout, lout, auxout, resout, eout)
       fac = SAFETY * max(err, 1e-10_wp)**(-0.7_wp / kexp) * max(err_prev, 1e-10_wp)**(0.4_wp / kexp)
       fac = min(merge(1.0_wp, FAC_MAX, just_rejected), max(FAC_MIN, fac))
@@ -782,6 +802,24 @@ contains
     call st%finish()
 
   contains
+
+    !> Whether the last sample (tout(ns), the start of the step just accepted, which ends at t1)
+    !> stays: always unless thin; then when it is the first or the next-to-last of the run, or
+    !> some te(j) lies in [t_prev, t1], the two steps it joins (closed: hermite_states takes the
+    !> step t(k) < te <= t(k + 1), and the first step for te <= t(1)) -- so every output's step
+    !> keeps both its ends as neighbours.  A te(j) in [t_prev, t1] keeps at most the samples at
+    !> t_prev, tout(ns) and t1: three per output time.
+    logical function keep_sample()
+      keep_sample = .true.
+      if (.not. thin) return
+      do while (je <= size(te))
+        if (te(je) >= t_prev) exit
+        je = je + 1
+      end do
+      keep_sample = ns == 1 .or. el1 >= span
+      if (je <= size(te)) keep_sample = keep_sample .or. te(je) <= t1
+      t_prev = tout(ns)
+    end function
 
     subroutine stop_run(status)
       integer, intent(in) :: status
@@ -879,10 +917,11 @@ contains
   !> as drive's with a trailing trajectory index; stats(:, k) the stepper's stats;
   !> a trajectory whose model is rejected gets istat(:, k) = [STATUS_BAD_INPUT, 0, 0]; red(:, k) its
   !> redundant rows (redundant_flags).
-  !> aopt with rtol = aopt(2) > 0: every trajectory runs drive_adaptive (hout(:, k), counts(:, k)).
+  !> aopt with rtol = aopt(2) > 0: every trajectory runs drive_adaptive (hout(:, k), counts(:, k);
+  !> te, when given, as drive_adaptive's).
   subroutine drive_batch(make, method, model_id, ipar, rpar, n, mh, mn, mflags, iopt, ropt, t0, h, &
                          nsteps, every, nthreads, q0, v0, tout, qout, vout, aout, lout, auxout, resout, &
-                         eout, stepmax, stats, red, aopt, hout, counts, istat)
+                         eout, stepmax, stats, red, aopt, hout, counts, istat, te)
     procedure(stepper_factory_i) :: make
     integer, intent(in) :: method, model_id, n, mh, mn, nsteps, every, nthreads
     integer, intent(in) :: ipar(:), mflags(:), iopt(:)
@@ -891,6 +930,7 @@ contains
                                auxout(:, :, :), resout(:, :, :), eout(:, :), stepmax(:, :), stats(:, :), hout(:, :)
     integer, intent(inout) :: counts(:, :), red(:, :)
     integer, intent(out) :: istat(:, :)
+    real(wp), intent(in), optional :: te(:)
     integer :: k
     !$omp parallel do schedule(dynamic, 1) num_threads(max(nthreads, 1)) default(shared) private(k)
     do k = 1, size(q0, 2)
@@ -917,7 +957,7 @@ contains
       if (adaptive) then
         call drive_adaptive(st, iopt, ropt(:, k), aopt, t0, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
                             vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), &
-                            eout(:, k), stepmax(:, k), hout(:, k), counts(:, k), istat(:, k))
+                            eout(:, k), stepmax(:, k), hout(:, k), counts(:, k), istat(:, k), te)
       else
         call drive(st, iopt, ropt(:, k), t0, h, nsteps, every, q0(:, k), v0(:, k), tout(:, k), qout(:, :, k), &
                    vout(:, :, k), aout(:, :, k), lout(:, :, k), auxout(:, :, k), resout(:, :, k), eout(:, k), &
