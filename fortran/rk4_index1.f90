@@ -14,7 +14,10 @@
 !> (the next step's k1, computed anyway), satisfies the four order-3 conditions, so
 !>     e = y4 - y3 = h/6 (k4 - k5) = (local error of y3) + O(h^5),
 !> O(h^4) (est_power 4), controlled per step with local extrapolation (y4 is kept): the global
-!> error of y4 ~ h^4 ~ tol (Hairer, Norsett, Wanner, Solving ODEs I, II.4).  No internal state:
+!> error of y4 ~ h^4 ~ tol (Hairer, Norsett, Wanner, Solving ODEs I, II.4), proportional with a
+!> constant that grows with the run: each step leaves y4's error (a fraction of tol) and, unprojected,
+!> a drift on which the constraint forces do work (dE/dt = -lam^T G v), both carried by the flow's
+!> amplification (docs/adaptive_steps.md section 2.1).  No internal state:
 !> the driver's restore of s (a = k1's acceleration) undoes a rejected step.
 module rk4_index1
   use pyint_kinds

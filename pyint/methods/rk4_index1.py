@@ -30,7 +30,9 @@ class RK4Index1(Integrator):
     :math:`\begin{bmatrix} M & C^\mathsf{T} \\ C & 0 \end{bmatrix}` (:math:`C` the constraint
     rows :math:`G` and :math:`A`) at every stage; the acceleration-level constraints hold to
     round-off, the position and velocity levels drift (order 4: Hairer, Norsett, Wanner, Solving
-    ODEs I, II.1).  Variable steps (``rtol``): the FSAL embedded order-3 estimate, per step.
+    ODEs I, II.1).  Variable steps (``rtol``): the FSAL embedded order-3 estimate, per step; the
+    global error is proportional to ``rtol`` with a constant that grows with the run's steps and
+    the flow's amplification (docs/adaptive_steps.md section 2.1: per-method tolerances).
 
     Parameters
     ----------
