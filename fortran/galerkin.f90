@@ -51,8 +51,10 @@
 !> the one for (q_s, P_s, lam_s; -h) with the control points reversed.
 !>
 !> Simplified Newton with the analytic Jacobian (gl_jacobian; finite-difference
-!> checked by tests/test_galerkin.py): its LU kept across iterations and steps and
-!> refreshed when the one Newton rule asks (gl_newton).
+!> checked by tests/test_galerkin.py): the LU of its Schur complement with P_s and lam_0
+!> eliminated (gl_factor: their rows F_s and L are linear in them with an identity
+!> pivot) kept across iterations and steps and refreshed when the one Newton rule asks
+!> (gl_newton); the start of each step extrapolated from the last steps (gl_advance).
 module galerkin
   use pyint_kinds
   use pyint_model, only: model_t
