@@ -39,7 +39,7 @@
 !> owns the loop, sampling and the per-step maxima); the state after each step:
 !> q, v = M^{-1} p, and the consistent a and lam of (q, v) (index-1 KKT solve,
 !> fortran/core/index1.f90); p is the auxiliary vector of a sample.  A Lobatto IIIA-IIIB step that
-!> fails next to a singular position is taken again as two half steps (sym_pass).
+!> fails next to a singular position is taken again (sym_pass).
 !>
 !> RATTLE (the composition with the Lobatto IIIA-IIIB s = 2 inner tableau) for a constant M:
 !> the stage system reduces to the multipliers (Hairer-Lubich-Wanner, GNI VII.1.4).  Its tableau
@@ -100,7 +100,8 @@
 !> f_q, f_v, (G^T mu)_q and G at the stages, assembled through the structured hooks into a sparse /
 !> banded newton_matrix, never a dense O((sn)^2) matrix for a structured model; Hairer-Wanner II,
 !> sec. IV.8), iterated to round-off as above; the state and the kick as above.  Redundant constraints: K is factored by the
-!> same layer as RATTLE's; singular positions: sym_pass halves the step as before.
+!> same layer as RATTLE's; singular positions: sym_pass takes the step again with the step's own
+!> Jacobian and a backward-error test (red_step's pass mode), then halves it.
 !>
 !> Newton (every other case): simplified Newton on the stage system, unknowns (Q, P, mu) with
 !> the position constraint rows scaled by 1/h, its dense LU kept across iterations and steps and
@@ -120,8 +121,8 @@ module symplectic
   use pyint_linalg, only: lu_factor, lu_solve, dense_lu_small, dense_lu_factor, dense_lu_solve
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
-  use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel
-  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL
+  use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel, index1_work_t, index1_init, index1_accel
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, TIKHONOV_MU
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, NEWTON_FLOOR, maxabs, &
                                   NEWTON_STAGNATION, NEWTON_KAPPA
   use pyint_seam, only: NSTATS_SYMPLECTIC, NIOPT_SYMPLECTIC, NROPT_SYMPLECTIC, IOPT_SYMPLECTIC_SCHEME, &
@@ -199,6 +200,7 @@ module symplectic
     real(wp), allocatable :: mu(:, :), dmu(:, :), rg(:, :)             !< (m, nmu)
     real(wp), allocatable :: xs(:), zb(:), zn(:), zm(:), q1(:)
     real(wp), allocatable :: xj(:)         !< (s n + nmu m): jm's right-hand side
+    logical :: pass = .false.              !< a step of sym_pass (red_step's pass mode)
   end type
 
   !> The family as a stepper of the one driver (fortran/core/driver.f90).  Options:
@@ -209,6 +211,7 @@ module symplectic
     type(kkt_work_t) :: kw
     type(rattle_work_t) :: rt
     type(red_work_t) :: lw
+    type(index1_work_t) :: iw          !< sym_pass: the filtered a, lam of a passed step's end
     integer :: scheme = SCHEME_COMPOSITION, maxit = 0
     real(wp) :: tol = 0
     real(wp), allocatable :: p(:)      !< the momenta
@@ -1197,6 +1200,16 @@ contains
     extra = 0
     base = 0            ! iters before the current matrix: each gets maxit iterations
     call nc%start()
+    ! a step of a pass (sym_pass): the step's own Jacobian from the start.  The kept K(t_k, q_k)
+    ! approximates the stages' Schur complement C (x) S by S = G_k M^-1 G_k^T, whose eigenvalues
+    ! go as sigma^2 near the crossing: its first solve put 1e6 into the multipliers' near-null
+    ! components (A02, N = 40, the step from t = 18.412), which G(Q_j) at the stages off q_k do
+    ! not annihilate, and the iteration diverged; the Jacobian sees them through G(Q_j)^T mu_j,
+    ! linear in sigma (converged in 2 iterations)
+    if (lw%pass) then
+      call to_jacobian(.false.)
+      if (info /= 0) return
+    end if
     do while (iters - base < maxit)
       if (.not. (all(abs(lw%ru) <= huge(1.0_wp)) .and. all(abs(lw%rg) <= huge(1.0_wp)))) then
         if (jmode) exit
@@ -1248,6 +1261,14 @@ contains
       ! increments at round-off (the rule asks for a fresh matrix once they stop contracting
       ! there: with the kept one they are the arithmetic's noise): the iterate is the solution
       if (nc%at_floor .and. status /= NEWTON_DIVERGED) status = NEWTON_CONVERGED
+      ! a pass: the backward-error test (backward_converged); its iterate is taken as it is (the
+      ! extra iterations would add the same noise)
+      if (lw%pass .and. jnew .and. status /= NEWTON_CONVERGED) then
+        if (backward_converged()) then
+          status = NEWTON_CONVERGED
+          exit
+        end if
+      end if
       if (status == NEWTON_CONVERGED) then
         ! what the kept matrix leaves, est = eta |dx|, would accumulate over the steps (sym_step):
         ! the iterations that take it to round-off at the observed rate eta / (1 + eta), a
@@ -1338,6 +1359,27 @@ contains
       jmode = .true.
       call nc%start()
     end subroutine
+
+    !> The convergence test of a pass (sym_pass), on what the stage system determines: its
+    !> residual, the iterate's backward error, within the rule's KAPPA tol of the momenta in the
+    !> rows r_U and at round-off, as the step ends it (g = 0 kept), in the constraint rows.
+    !> Why: a step that ends within ~1e-4 of a crossing has a Jacobian with near-null directions,
+    !> the multipliers' components along null(G(q_{k+1})^T) (A02, N = 40, t = 18.412, h = 1e-3: 80
+    !> singular values, the 40 loops' rank drop times the s - 1 = 2 multiplier stages, between
+    !> 7e-12 and 8e-7 of |J| = 2.3).  The residual's round-off, eps |q| / h in the rows g / h,
+    !> divided by these gives increments of 1e-2 in mu and 1e-6 of the momenta's scale whatever the
+    !> iterate: the rule's test on the increments (the forward error) cannot pass, while the
+    !> residual sits at round-off from the fifth iteration on (|r_U| 2e-14, h |r_g| 1e-14).  An
+    !> iterate whose residual is within the tolerance solves exactly the stage system of a state
+    !> perturbed by that much (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed.,
+    !> 1.10 and 7.1: the backward error), so the step is as accurate as that state's (Deuflhard,
+    !> Newton Methods for Nonlinear Problems, 2004, 2.1.4 and 4.3: the residual-based test where
+    !> the Jacobian is near-singular); the multipliers' undetermined components stay as noise in mu
+    !> (not in the state: the end's a, lam are solved again, filtered: pass_multipliers).
+    logical function backward_converged()
+      backward_converged = maxval(abs(lw%ru)) <= NEWTON_KAPPA * tol * (1 + sp) .and. &
+                           h * maxval(abs(lw%rg)) <= 10 * epsilon(1.0_wp) * (1 + sq)
+    end function
 
     !> One simplified Newton iteration: with the reduced Jacobian (jmode), else with the kept
     !> matrix, (C^{-1} (x) S^{-1}) (module header): dmu_i and z_i = M^{-1} (w_i - G^T dmu_i) from
@@ -1518,29 +1560,75 @@ contains
   end subroutine
 
   !> The driver's pass_singular, for Lobatto IIIA-IIIB (RATTLE passes as it is): a step whose
-  !> Newton iteration failed next to a singular position (its stage system couples s rank-deficient
-  !> Jacobians; the kept matrix was factorized right at the crossing) is taken again as two steps
-  !> of h / 2, each from a fresh Newton matrix, so that no kept matrix and no step end sits where
-  !> the failed one did.  The stages keep g = 0 (the scheme's own constraints), so the two steps
-  !> stay on the branch; a bounded number of half steps per crossing keeps the order.  A half that
-  !> fails restores p (the driver restores the rest) and the run stops naming the position: A02
-  !> at h = 1e-3 passes with N = 2 (the second crossing, t = 1.228), not with N = 4 (t = 0.718;
-  !> halving again, down to h / 8, did not pass either).
+  !> Newton iteration failed next to a singular position.  With a constant M (the reduced step) it is
+  !> taken again as it is, in red_step's pass mode: the step's own Jacobian from the start (no kept
+  !> K, whose S = G M^-1 G^T goes as sigma^2) and the convergence test on the residual, the
+  !> backward error (backward_converged; the increments there are round-off amplified along the
+  !> multipliers' near-null directions); its end's a, lam by the filtered solve
+  !> (pass_multipliers).  The step's end is fixed by the driver, so halving cannot help a step
+  !> that ends at the crossing (A02, N = 40, h = 1e-3: the step ending at t = 18.412 within ~1e-4
+  !> of it failed at h, h / 2, h / 3 and 2h alike); the stages keep g = 0 (the scheme's own
+  !> constraints), so the step stays on the branch (A02, N = 40, 20 s: 9.6e-10 from the reduced
+  !> solution, 9 flagged steps passed; from the reduced state at t = 18.3, 2.1e-10 after the
+  !> passed step against 1.4e-12 before it and 5.5e-12 at h = 1.2e-3, whose steps do not end at
+  !> the crossing: what the undetermined multipliers leave).  Else, and when that fails,
+  !> as two steps of h / 2, each from a fresh Newton matrix, so that no kept matrix sits where the
+  !> failed one did.  A pass that fails restores the state and p, and the run stops naming the
+  !> position.
   subroutine sym_pass(self, h, t1, s, info)
     class(sym_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
     real(wp) :: p0(size(self%p))
+    type(state_t) :: s0
     info = STATUS_SINGULAR_POSITION
     if (self%rt%on) return
     p0 = self%p
-    self%w%have_jac = .false.
-    call sym_advance(self, h / 2, s%t + h / 2, s, info)
-    self%w%have_jac = .false.
-    if (info == 0) call sym_advance(self, h / 2, t1, s, info)
-    self%w%have_jac = .false.
+    if (self%lw%on) then
+      ! the reduced step: the step itself in red_step's pass mode, then (if it fails) its halves
+      s0 = s
+      self%lw%pass = .true.
+      self%lw%jm_ok = .false.
+      call sym_advance(self, h, t1, s, info)
+      if (info /= 0) then
+        s = s0
+        self%p = p0
+      end if
+    end if
+    if (info /= 0) then
+      self%w%have_jac = .false.
+      call sym_advance(self, h / 2, s%t + h / 2, s, info)
+      self%w%have_jac = .false.
+      if (info == 0) call sym_advance(self, h / 2, t1, s, info)
+      self%w%have_jac = .false.
+    end if
+    if (self%lw%on) then
+      self%lw%pass = .false.
+      self%lw%jm_ok = .false.      ! no Jacobian of the crossing is kept for the next steps
+      if (info == 0) call pass_multipliers(self, s, info)
+    end if
     if (info /= 0) self%p = p0
+  end subroutine
+
+  !> a and lam of a passed step's end (sym_pass, the reduced step) by the Tikhonov-filtered
+  !> index-1 solve of pyint_kkt (TIKHONOV_MU; pyint_index1's pass uses the same): at a state
+  !> this near the crossing the multipliers' components along G's near-null directions are fixed
+  !> only by round-off amplified by 1 / sigma^2 (A02, N = 40, h = 1e-3, the step ending at
+  !> t = 18.412: max |lam| 7.6e8 and max |a| 1060 against 135 and 23 a step before; filtered 327
+  !> and 23.1), and lam starts the next step's multipliers (red_start).  The first call sets the
+  !> solve up (the filter is switched on after it; its singular-position flag off).
+  subroutine pass_multipliers(self, s, info)
+    class(sym_stepper_t), intent(inout) :: self
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    if (.not. self%iw%ready) then
+      call index1_init(self%iw, self%model)
+      self%iw%sing_tol = 0
+      call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)
+      self%iw%kd%mu = TIKHONOV_MU
+    end if
+    call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)
   end subroutine
 
   !> The auxiliary vector of a sample: the momenta p.

@@ -111,14 +111,45 @@ def test_a02_rk4_rtol_error_is_proportional_with_the_per_step_constant():
     of the kept solution and the drift's work, carried by the flow; 5e3 over the library's 20 s); bound
     10x the measured 213."""
     ratios = []
-    for rtol in (1e-6, 1e-7, 1e-8):
-        ds = S.run_case({**S.QUICK, "t_a02": 4.0, "benchmark": "A02_N2", "stepping": f"rtol={rtol:g}",
-                         "method": "rk4_index1"})
+    for rtol in (1e-6, 1e-7, 1e-8):        # the rtol run: the study's stepping over RTOL_SCALE
+        ds = S.run_case({**S.QUICK, "t_a02": 4.0, "benchmark": "A02_N2", "method": "rk4_index1",
+                         "stepping": f"rtol={rtol / S.RTOL_SCALE['rk4_index1']:g}"})
         assert "status" not in ds, str(ds.message.values)
+        assert float(ds.rtol) == pytest.approx(rtol)
         assert float(ds.t_reached) == pytest.approx(4.0)
         ratios.append(float(ds.error) / rtol)
     assert max(ratios) / min(ratios) < 1.16, ratios
     assert max(ratios) < 2.13e3, ratios
+
+
+def test_a02_n40_lobatto_passes_a_step_that_ends_at_the_crossing():
+    """A02 with N = 40 (n = 486, m = 485; mobility 1 -> 41 at the crossing) from the reduced solution's
+    state at t = 18.3 over 0.24 s at h = 1e-3: the step ending at t = 18.412 ends within ~1e-4 of the
+    crossing, where Newton's increments are round-off amplified along the multipliers' near-null
+    directions (80 singular values of the stage Jacobian below 1e-6 of its norm) and the run stopped by
+    name at t = 18.411; the pass (fortran/symplectic.f90 sym_pass: the step again with the backward-error
+    test) takes it with g = 0 kept.  Error against the reduced solution at every step: measured 3.35e-10
+    (1.4e-12 up to t = 18.411), bound 10x; eps_pos measured 1.4e-14, bound 20x; max |lam| measured 303
+    (7.6e8 from the unfiltered solve at the crossing, pass_multipliers), bound 10x."""
+    from scipy.integrate import solve_ivp
+    from pyint.models.iftomm import G
+    from pyint.integrator import METHODS
+    model = n_four_bar(40, g=G)
+    length = model.params["length"]
+    jj, kk = n_four_bar_reduced(40, model.params["mass"], length, G)
+    t = np.linspace(18.3, 18.54, 241)
+    sol = solve_ivp(lambda _, y: (y[1], kk * G / jj * np.sin(y[0])), (0.0, t[-1]), (0.0, 1.0 / length),
+                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=np.r_[0.0, t])
+    theta, omega = sol.y[:, 1:]
+    q0, v0 = n_four_bar_state(model, theta[0], omega[0])
+    res = METHODS["lobatto_iiiab"]().integrate(model, q0, v0, t[-1], h=1e-3, t0=t[0], raise_on_failure=False)
+    assert res.status == "ok", res.message
+    np.testing.assert_allclose(res.t, t, rtol=0, atol=1e-12)
+    err = max(np.max(np.abs(n_four_bar_point(model, q, v)[0] - length * np.array([np.sin(a), np.cos(a)])))
+              for q, v, a in zip(res.q, res.v, theta))
+    assert err < 3.4e-9, err                                                 # measured 3.35e-10
+    assert res.eps_pos < 3e-13                                              # measured 1.4e-14
+    assert np.max(np.abs(res.lam)) < 3.1e3                                  # measured 303
 
 
 def test_a04_redundant_mechanism_runs_and_matches_its_reference():
@@ -132,10 +163,9 @@ def test_a04_redundant_mechanism_runs_and_matches_its_reference():
 
 
 def test_a_method_that_stops_is_recorded_not_raised():
-    """Lobatto IIIA-IIIB stopped in Newton at A02's second crossing (t = 1.228) until its pass (two half
-    steps from fresh Newton matrices, fortran/symplectic.f90 sym_pass) took it through (measured error
-    8.2e-12 over the quick 1.5 s); where a run stops (it still does with N = 4 at t = 0.718) the case
-    carries its status and message and the steps before."""
+    """Lobatto IIIA-IIIB stopped in Newton at A02's second crossing (t = 1.228) until its pass
+    (fortran/symplectic.f90 sym_pass) took it through (measured error 8.2e-12 over the quick 1.5 s);
+    where a run stops the case carries its status and message and the steps before."""
     ds = S.run_case({**S.QUICK, "benchmark": "A02_N2", "stepping": "h=1e-3", "method": "lobatto_iiiab"})
     status = str(ds["status"].values) if "status" in ds else "ok"
     if status != "ok":
