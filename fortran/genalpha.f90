@@ -90,7 +90,7 @@ module genalpha
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants, FORM_PAPER, FORM_ARNOLD_BRULS
   use pyint_driver, only: stepper_t, state_t, consistent_start
   use pyint_small_lu, only: slu_factor, slu_solve
-  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, kkt_project
   use pyint_seam, only: NSTATS_GENALPHA, NIOPT_GENALPHA, NROPT_GENALPHA, GENALPHA_VARIANT_GENALPHA, &
                         GENALPHA_VARIANT_RATTLE, GENALPHA_VARIANT_STAB2, IOPT_GENALPHA_VARIANT, &
                         IOPT_GENALPHA_FORMULATION, IOPT_GENALPHA_MASS_UPDATE, IOPT_GENALPHA_START, &
@@ -177,7 +177,7 @@ module genalpha
   type :: alpha_var_t
     real(wp) :: off = 0, s_start = 0, t_prev_end = 0
     logical :: has_start = .false., have_prev = .false., trusted = .false., quadratic = .false.
-    real(wp), allocatable :: a_start(:), hist(:), xn(:), xprev(:), xprev2(:), mu(:)
+    real(wp), allocatable :: a_start(:), hist(:), xprev(:), xprev2(:), mu(:)
     real(wp) :: hx1 = 0, hx2 = 0       !< alpha_work_t's: the quadratic start's steps
     real(wp) :: oa1 = 0, oa2 = 0       !< alpha_work_t's: the offsets of xprev's and xprev2's a
     integer :: nback = 0
@@ -1162,8 +1162,8 @@ contains
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    integer :: iters, nfact, nreuse
-    real(wp) :: off0, off1, s_n, s_1, t0, e0
+    integer :: iters, nfact, nreuse, i, n
+    real(wp) :: off0, off1, s_n, s_1, t0, e0, dsh, den, cq3, cv3
     if (.not. self%adaptive) then
       call alpha_step(self%model, self%p, s%t, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
                       self%w, iters, nfact, nreuse, info)
@@ -1173,21 +1173,31 @@ contains
         t0 = s%t
         e0 = self%el0   ! the offsets' times: elapsed since the run's t0 (stepper_t%el0)
         if (self%variant == VARIANT_RATTLE) q0 = s%q
+        ! (the n-vectors element by element in loops, as the array expressions were: a variable
+        ! step's own work is overhead-bound at small n)
+        n = self%nv
         off0 = var%off
-        a0 = s%a
         if (var%has_start .and. p%alpha * h /= var%off) then
           ! eq. (4): a_n* = a_n + (delta h - o_n) (a_n - a_{n-1}*) / (t_n + o_n - s_{n-1}*)
-          da = (p%alpha * h - var%off) * (s%a - var%a_start) / (e0 + var%off - var%s_start)
-          a0 = s%a + da
+          dsh = p%alpha * h - var%off
+          den = e0 + var%off - var%s_start
+          do i = 1, n
+            da(i) = dsh * (s%a(i) - var%a_start(i)) / den
+            a0(i) = s%a(i) + da(i)
+          end do
           if (p%form == FORM_ARNOLD_BRULS) then
-            self%hist = self%hist - p%k * da                 ! ahist = d w_n - k a_n
+            do i = 1, n
+              self%hist(i) = self%hist(i) - p%k * da(i)      ! ahist = d w_n - k a_n
+            end do
           else
             call self%model%mass_mul(s%q, da, self%w%tmp)    ! hist = k M_n a_n - d F_n
             self%hist = self%hist + p%k * self%w%tmp
           end if
           off0 = p%alpha * h
+          s%a(:) = a0
+        else
+          a0(:) = s%a
         end if
-        s%a = a0
         off1 = (p%alpha * h - p%alpha_m * off0) / (1 - p%alpha_m)       ! eq. (3)
         self%w%oa = off0                ! Newton's start for a through the times it approximates
         self%w%dta = h + off1 - off0
@@ -1196,15 +1206,23 @@ contains
         if (info == 0) then
           s_n = e0 + off0
           s_1 = self%el1 + off1
-          d1 = (s%a - a0) / (s_1 - s_n)
-          self%err_q = h**3 * self%cq * d1                                 ! eq. (9)
+          cq3 = h**3 * self%cq
+          do i = 1, n
+            d1(i) = (s%a(i) - a0(i)) / (s_1 - s_n)
+            self%err_q(i) = cq3 * d1(i)                                    ! eq. (9)
+          end do
           self%has_err_v = var%has_start
           if (self%variant == VARIANT_RATTLE) self%has_err_v = var%has_start .and. var%nr >= 2
-          if (self%has_err_v) &                                            ! eq. (10)
-            self%err_v = h**3 * self%cv * 2 * (d1 - (a0 - var%a_start) / (s_n - var%s_start)) / (s_1 - var%s_start)
+          if (self%has_err_v) then                                         ! eq. (10)
+            cv3 = h**3 * self%cv * 2
+            do i = 1, n
+              self%err_v(i) = cv3 * (d1(i) - (a0(i) - var%a_start(i)) / (s_n - var%s_start)) / (s_1 - var%s_start)
+            end do
+          end if
           if (self%variant == VARIANT_RATTLE) call rattle_estimates(self, t0, h, q0, s, info)   ! eq. (11a)
           if (info == 0) call project_estimates(self, t1, s, info)     ! eq. (11)
-          var%a_start = a0
+          if (.not. allocated(var%a_start)) allocate(var%a_start(n))
+          var%a_start(:) = a0
           var%s_start = s_n
           var%has_start = .true.
           var%off = off1
@@ -1292,10 +1310,14 @@ contains
       if (.not. self%model%const_mass) call self%model%mass(s%q, pj%mq)
       call kkt_factor(pj%kd, pj%mq, pj%c(1:mh, :), pj%c(mh + 1:m, :), pj%kf(1), info)
       if (info /= 0) return
-      call self%model%mass_mul(s%q, self%err_v, pj%x(1:n))
-      pj%x(n + 1:) = 0
-      call kkt_solve(pj%kd, pj%kf(1), pj%x)
-      self%err_v = pj%x(1:n)
+      if (pj%kd%schur) then     ! constant M: x - W S^-1 C x, without M x and M^-1 (M x)
+        call kkt_project(pj%kd, pj%kf(1), self%err_v, pj%x(n + 1:))
+      else
+        call self%model%mass_mul(s%q, self%err_v, pj%x(1:n))
+        pj%x(n + 1:) = 0
+        call kkt_solve(pj%kd, pj%kf(1), pj%x)
+        self%err_v = pj%x(1:n)
+      end if
     end associate
   end subroutine
 
@@ -1461,16 +1483,18 @@ contains
   end subroutine
 
   !> Copy the history term, mu and Newton's start data into var (a save slot; to_var) or back.
+  !> Not w%xn: alpha_step sets it from the step's start (a, lam, mu) before reading it.  The slot's
+  !> arrays are allocated at the first save and copied in place after (a save at every step).
   subroutine sync(var, hist, w, to_var)
     type(alpha_var_t), intent(inout) :: var
     real(wp), intent(inout) :: hist(:)
     type(alpha_work_t), intent(inout) :: w
     logical, intent(in) :: to_var
     if (to_var) then
-      var%hist = hist
-      var%xn = w%xn
-      var%xprev = w%xprev
-      var%xprev2 = w%xprev2
+      if (.not. allocated(var%hist)) allocate(var%hist(size(hist)), var%xprev(w%nx), var%xprev2(w%nx))
+      var%hist(:) = hist
+      var%xprev(:) = w%xprev
+      var%xprev2(:) = w%xprev2
       var%hx1 = w%hx1
       var%hx2 = w%hx2
       var%oa1 = w%oa1
@@ -1480,12 +1504,14 @@ contains
       var%have_prev = w%have_prev
       var%trusted = w%trusted
       var%t_prev_end = w%t_prev_end
-      if (w%ns > 0) var%mu = w%mu
+      if (w%ns > 0) then
+        if (.not. allocated(var%mu)) allocate(var%mu(w%ns))
+        var%mu(:) = w%mu
+      end if
     else
-      hist = var%hist
-      w%xn = var%xn
-      w%xprev = var%xprev
-      w%xprev2 = var%xprev2
+      hist(:) = var%hist
+      w%xprev(:) = var%xprev
+      w%xprev2(:) = var%xprev2
       w%hx1 = var%hx1
       w%hx2 = var%hx2
       w%oa1 = var%oa1
@@ -1495,7 +1521,7 @@ contains
       w%have_prev = var%have_prev
       w%trusted = var%trusted
       w%t_prev_end = var%t_prev_end
-      if (w%ns > 0) w%mu = var%mu
+      if (w%ns > 0) w%mu(:) = var%mu
     end if
   end subroutine
 
