@@ -90,7 +90,7 @@ module genalpha
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants, FORM_PAPER, FORM_ARNOLD_BRULS
   use pyint_driver, only: stepper_t, state_t, consistent_start
   use pyint_small_lu, only: slu_factor, slu_solve
-  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve
+  use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, kkt_project
   use pyint_seam, only: NSTATS_GENALPHA, NIOPT_GENALPHA, NROPT_GENALPHA, GENALPHA_VARIANT_GENALPHA, &
                         GENALPHA_VARIANT_RATTLE, GENALPHA_VARIANT_STAB2, IOPT_GENALPHA_VARIANT, &
                         IOPT_GENALPHA_FORMULATION, IOPT_GENALPHA_MASS_UPDATE, IOPT_GENALPHA_START, &
@@ -145,6 +145,12 @@ module genalpha
     !> variable steps: the steps that led from xprev to xn (hx1) and from xprev2 to xprev (hx2);
     !> r1 = h / hx1 of the step being solved (alpha_newton's scaled second difference)
     real(wp) :: hx1 = 0, hx2 = 0, r1 = 1
+    !> variable steps: a approximates qddot at t + o, not at t (docs/adaptive_steps.md 1.1), so its
+    !> extrapolations and second difference run through those times: oa the offset of xn's a (set by
+    !> alpha_advance: the shifted a_n*'s), oa1, oa2 those of xprev's and xprev2's; dta the interval
+    !> from xn's a to the step's (h + o_{n+1} - o_n, = h after the shift (4)); r1a = dta / (xprev's
+    !> to xn's).  Through the step boundaries a's start was delta (h_n - h_{n-1}) |a'| off.
+    real(wp) :: oa = 0, oa1 = 0, oa2 = 0, dta = 0, r1a = 1
     logical :: have_prev = .false.
     logical :: contiguous = .false.    !< the previous step ended where this one starts: xprev is x_{n-1}
     logical :: trusted = .false.       !< the last step's second difference was above round-off
@@ -171,8 +177,9 @@ module genalpha
   type :: alpha_var_t
     real(wp) :: off = 0, s_start = 0, t_prev_end = 0
     logical :: has_start = .false., have_prev = .false., trusted = .false., quadratic = .false.
-    real(wp), allocatable :: a_start(:), hist(:), xn(:), xprev(:), xprev2(:), mu(:)
+    real(wp), allocatable :: a_start(:), hist(:), xprev(:), xprev2(:), mu(:)
     real(wp) :: hx1 = 0, hx2 = 0       !< alpha_work_t's: the quadratic start's steps
+    real(wp) :: oa1 = 0, oa2 = 0       !< alpha_work_t's: the offsets of xprev's and xprev2's a
     integer :: nback = 0
     !> alpha-RATTLE: the last two constraint accelerations r1, r2 (r2 the older) and the times
     !> m1, m2 they approximate r at (nr of them known)
@@ -716,11 +723,14 @@ contains
     !> max |x_{n+1} - 2 x_n + x_{n-1}| over unknowns i1:i2, x_{n+1} the iterate
     real(wp) function d2(i1, i2)
       integer, intent(in) :: i1, i2
+      real(wp) :: r
       d2 = 0
       if (i2 < i1) return
       if (w%h_varies) then
         ! unequal steps: the linear extrapolation's error h (h + h_prev) x'' / 2, scaled to h^2 x''
-        d2 = 2 * w%r1 / (1 + w%r1) * maxval(abs(w%x(i1:i2) - w%xn(i1:i2) - w%r1 * (w%xn(i1:i2) - w%xprev(i1:i2))))
+        ! (a, i1 = 1: through the times it approximates qddot at, r1a)
+        r = merge(w%r1a, w%r1, i1 == 1)
+        d2 = 2 * r / (1 + r) * maxval(abs(w%x(i1:i2) - w%xn(i1:i2) - r * (w%xn(i1:i2) - w%xprev(i1:i2))))
       else
         d2 = maxval(abs(w%x(i1:i2) - 2 * w%xn(i1:i2) + w%xprev(i1:i2)))
       end if
@@ -894,10 +904,15 @@ contains
       ! variable steps: the same choice between the extrapolations through the last steps' times
       w%quadratic = .false.
       if (w%contiguous .and. w%nback >= 2) then
-        call extrapolation_weights(cl, cq3)
         e2 = 0
         e3 = 0
-        do i = 1, w%nx
+        call a_weights(cl, cq3)
+        do i = 1, w%n
+          e2 = max(e2, abs(w%x(i) - cl * w%xn(i) - (1 - cl) * w%xprev(i)))
+          e3 = max(e3, abs(w%x(i) - cq3(1) * w%xn(i) - cq3(2) * w%xprev(i) - cq3(3) * w%xprev2(i)))
+        end do
+        call extrapolation_weights(h, w%hx1, w%hx2, cl, cq3)
+        do i = w%n + 1, w%nx
           e2 = max(e2, abs(w%x(i) - cl * w%xn(i) - (1 - cl) * w%xprev(i)))
           e3 = max(e3, abs(w%x(i) - cq3(1) * w%xn(i) - cq3(2) * w%xprev(i) - cq3(3) * w%xprev2(i)))
         end do
@@ -906,6 +921,8 @@ contains
       w%nback = merge(w%nback + 1, 1, w%contiguous)
       w%xprev2(:) = w%xprev
       w%hx2 = w%hx1
+      w%oa2 = w%oa1
+      w%oa1 = w%oa
     else if (w%reuse) then   ! (see above: otherwise linear, no xprev2)
       ! the start that would have been the nearer to this step's x (max norm) is taken next
       ! (one pass, no temporaries: two array maxvals cost 3 % of a 128-link chain's step)
@@ -929,32 +946,55 @@ contains
 
   contains
 
-    !> The extrapolations to t + h through x_n, x_{n-1} (x_n + r (x_n - x_{n-1}), r = h / h_{n-1}:
+    !> The extrapolations to t + dt through x_n, x_{n-1} (x_n + r (x_n - x_{n-1}), r = dt / h1:
     !> cl x_n + (1 - cl) x_{n-1}) and through x_n, x_{n-1}, x_{n-2} (Lagrange's weights cq for the
-    !> times t, t - h_{n-1}, t - h_{n-1} - h_{n-2}); at equal steps 2, -1 and 3, -3, 1.
-    subroutine extrapolation_weights(cl, cq)
+    !> times t, t - h1, t - h1 - h2); at equal steps 2, -1 and 3, -3, 1.
+    subroutine extrapolation_weights(dt, h1, h2, cl, cq)
+      real(wp), intent(in) :: dt, h1, h2
+      real(wp), intent(out) :: cl, cq(3)
+      cl = 1 + dt / h1
+      cq(1) = (dt + h1) * (dt + h1 + h2) / (h1 * (h1 + h2))
+      cq(2) = -dt * (dt + h1 + h2) / (h1 * h2)
+      cq(3) = dt * (dt + h1) / ((h1 + h2) * h2)
+    end subroutine
+
+    !> extrapolation_weights for a, through the times t + o it approximates qddot at (w%oa ...):
+    !> its intervals differ from the steps by the changes of the offset, delta (h_n - h_{n-1}) after
+    !> the shift (4); the steps' weights where an interval would shrink below half its step (rho_inf
+    !> near 0, delta near -1, and h doubled: no extrapolation through the offsets' times then)
+    subroutine a_weights(cl, cq)
       real(wp), intent(out) :: cl, cq(3)
       real(wp) :: h1, h2
-      h1 = w%hx1
-      h2 = w%hx2
-      cl = 1 + h / h1
-      cq(1) = (h + h1) * (h + h1 + h2) / (h1 * (h1 + h2))
-      cq(2) = -h * (h + h1 + h2) / (h1 * h2)
-      cq(3) = h * (h + h1) / ((h1 + h2) * h2)
+      h1 = w%hx1 + w%oa - w%oa1
+      h2 = w%hx2 + w%oa1 - w%oa2
+      if (w%dta > 0 .and. h1 > 0.5_wp * w%hx1 .and. h2 > 0.5_wp * w%hx2) then
+        call extrapolation_weights(w%dta, h1, h2, cl, cq)
+      else
+        call extrapolation_weights(h, w%hx1, w%hx2, cl, cq)
+      end if
     end subroutine
 
     subroutine start_value()
-      real(wp) :: cl, cq(3)
+      real(wp) :: cl, cq(3), cla, cqa(3)
+      integer :: n
+      n = w%n
       w%contiguous = w%have_prev .and. abs(t - w%t_prev_end) <= 0.5_wp * h
       w%r1 = 1
-      if (w%h_varies .and. w%contiguous) w%r1 = h / w%hx1
+      w%r1a = 1
+      if (w%h_varies .and. w%contiguous) then
+        w%r1 = h / w%hx1
+        call a_weights(cla, cqa)
+        w%r1a = cla - 1
+      end if
       if (w%h_varies .and. w%contiguous .and. w%trusted) then
-        ! variable steps: the same starts through the last steps' times
-        call extrapolation_weights(cl, cq)
+        ! variable steps: the same starts through the last steps' times (a: through its own, a_weights)
+        call extrapolation_weights(h, w%hx1, w%hx2, cl, cq)
         if (w%quadratic .and. w%nback >= 2) then
-          w%x(:) = cq(1) * w%xn + cq(2) * w%xprev + cq(3) * w%xprev2
+          w%x(1:n) = cqa(1) * w%xn(1:n) + cqa(2) * w%xprev(1:n) + cqa(3) * w%xprev2(1:n)
+          w%x(n + 1:) = cq(1) * w%xn(n + 1:) + cq(2) * w%xprev(n + 1:) + cq(3) * w%xprev2(n + 1:)
         else
-          w%x(:) = cl * w%xn + (1 - cl) * w%xprev
+          w%x(1:n) = cla * w%xn(1:n) + (1 - cla) * w%xprev(1:n)
+          w%x(n + 1:) = cl * w%xn(n + 1:) + (1 - cl) * w%xprev(n + 1:)
         end if
       else if (w%contiguous .and. w%trusted .and. w%quadratic .and. w%nback >= 2) then
         w%x(:) = 3 * w%xn - 3 * w%xprev + w%xprev2
@@ -1122,8 +1162,8 @@ contains
     real(wp), intent(in) :: h, t1
     type(state_t), intent(inout) :: s
     integer, intent(out) :: info
-    integer :: iters, nfact, nreuse
-    real(wp) :: off0, off1, s_n, s_1, t0, e0
+    integer :: iters, nfact, nreuse, i, n
+    real(wp) :: off0, off1, s_n, s_1, t0, e0, dsh, den, cq3, cv3
     if (.not. self%adaptive) then
       call alpha_step(self%model, self%p, s%t, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
                       self%w, iters, nfact, nreuse, info)
@@ -1133,36 +1173,56 @@ contains
         t0 = s%t
         e0 = self%el0   ! the offsets' times: elapsed since the run's t0 (stepper_t%el0)
         if (self%variant == VARIANT_RATTLE) q0 = s%q
+        ! (the n-vectors element by element in loops, as the array expressions were: a variable
+        ! step's own work is overhead-bound at small n)
+        n = self%nv
         off0 = var%off
-        a0 = s%a
         if (var%has_start .and. p%alpha * h /= var%off) then
           ! eq. (4): a_n* = a_n + (delta h - o_n) (a_n - a_{n-1}*) / (t_n + o_n - s_{n-1}*)
-          da = (p%alpha * h - var%off) * (s%a - var%a_start) / (e0 + var%off - var%s_start)
-          a0 = s%a + da
+          dsh = p%alpha * h - var%off
+          den = e0 + var%off - var%s_start
+          do i = 1, n
+            da(i) = dsh * (s%a(i) - var%a_start(i)) / den
+            a0(i) = s%a(i) + da(i)
+          end do
           if (p%form == FORM_ARNOLD_BRULS) then
-            self%hist = self%hist - p%k * da                 ! ahist = d w_n - k a_n
+            do i = 1, n
+              self%hist(i) = self%hist(i) - p%k * da(i)      ! ahist = d w_n - k a_n
+            end do
           else
             call self%model%mass_mul(s%q, da, self%w%tmp)    ! hist = k M_n a_n - d F_n
             self%hist = self%hist + p%k * self%w%tmp
           end if
           off0 = p%alpha * h
+          s%a(:) = a0
+        else
+          a0(:) = s%a
         end if
-        s%a = a0
+        off1 = (p%alpha * h - p%alpha_m * off0) / (1 - p%alpha_m)       ! eq. (3)
+        self%w%oa = off0                ! Newton's start for a through the times it approximates
+        self%w%dta = h + off1 - off0
         call alpha_step(self%model, p, t0, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
                         self%w, iters, nfact, nreuse, info)
         if (info == 0) then
-          off1 = (p%alpha * h - p%alpha_m * off0) / (1 - p%alpha_m)     ! eq. (3)
           s_n = e0 + off0
           s_1 = self%el1 + off1
-          d1 = (s%a - a0) / (s_1 - s_n)
-          self%err_q = h**3 * self%cq * d1                                 ! eq. (9)
+          cq3 = h**3 * self%cq
+          do i = 1, n
+            d1(i) = (s%a(i) - a0(i)) / (s_1 - s_n)
+            self%err_q(i) = cq3 * d1(i)                                    ! eq. (9)
+          end do
           self%has_err_v = var%has_start
           if (self%variant == VARIANT_RATTLE) self%has_err_v = var%has_start .and. var%nr >= 2
-          if (self%has_err_v) &                                            ! eq. (10)
-            self%err_v = h**3 * self%cv * 2 * (d1 - (a0 - var%a_start) / (s_n - var%s_start)) / (s_1 - var%s_start)
+          if (self%has_err_v) then                                         ! eq. (10)
+            cv3 = h**3 * self%cv * 2
+            do i = 1, n
+              self%err_v(i) = cv3 * (d1(i) - (a0(i) - var%a_start(i)) / (s_n - var%s_start)) / (s_1 - var%s_start)
+            end do
+          end if
           if (self%variant == VARIANT_RATTLE) call rattle_estimates(self, t0, h, q0, s, info)   ! eq. (11a)
           if (info == 0) call project_estimates(self, t1, s, info)     ! eq. (11)
-          var%a_start = a0
+          if (.not. allocated(var%a_start)) allocate(var%a_start(n))
+          var%a_start(:) = a0
           var%s_start = s_n
           var%has_start = .true.
           var%off = off1
@@ -1250,10 +1310,14 @@ contains
       if (.not. self%model%const_mass) call self%model%mass(s%q, pj%mq)
       call kkt_factor(pj%kd, pj%mq, pj%c(1:mh, :), pj%c(mh + 1:m, :), pj%kf(1), info)
       if (info /= 0) return
-      call self%model%mass_mul(s%q, self%err_v, pj%x(1:n))
-      pj%x(n + 1:) = 0
-      call kkt_solve(pj%kd, pj%kf(1), pj%x)
-      self%err_v = pj%x(1:n)
+      if (pj%kd%schur) then     ! constant M: x - W S^-1 C x, without M x and M^-1 (M x)
+        call kkt_project(pj%kd, pj%kf(1), self%err_v, pj%x(n + 1:))
+      else
+        call self%model%mass_mul(s%q, self%err_v, pj%x(1:n))
+        pj%x(n + 1:) = 0
+        call kkt_solve(pj%kd, pj%kf(1), pj%x)
+        self%err_v = pj%x(1:n)
+      end if
     end associate
   end subroutine
 
@@ -1419,37 +1483,45 @@ contains
   end subroutine
 
   !> Copy the history term, mu and Newton's start data into var (a save slot; to_var) or back.
+  !> Not w%xn: alpha_step sets it from the step's start (a, lam, mu) before reading it.  The slot's
+  !> arrays are allocated at the first save and copied in place after (a save at every step).
   subroutine sync(var, hist, w, to_var)
     type(alpha_var_t), intent(inout) :: var
     real(wp), intent(inout) :: hist(:)
     type(alpha_work_t), intent(inout) :: w
     logical, intent(in) :: to_var
     if (to_var) then
-      var%hist = hist
-      var%xn = w%xn
-      var%xprev = w%xprev
-      var%xprev2 = w%xprev2
+      if (.not. allocated(var%hist)) allocate(var%hist(size(hist)), var%xprev(w%nx), var%xprev2(w%nx))
+      var%hist(:) = hist
+      var%xprev(:) = w%xprev
+      var%xprev2(:) = w%xprev2
       var%hx1 = w%hx1
       var%hx2 = w%hx2
+      var%oa1 = w%oa1
+      var%oa2 = w%oa2
       var%nback = w%nback
       var%quadratic = w%quadratic
       var%have_prev = w%have_prev
       var%trusted = w%trusted
       var%t_prev_end = w%t_prev_end
-      if (w%ns > 0) var%mu = w%mu
+      if (w%ns > 0) then
+        if (.not. allocated(var%mu)) allocate(var%mu(w%ns))
+        var%mu(:) = w%mu
+      end if
     else
-      hist = var%hist
-      w%xn = var%xn
-      w%xprev = var%xprev
-      w%xprev2 = var%xprev2
+      hist(:) = var%hist
+      w%xprev(:) = var%xprev
+      w%xprev2(:) = var%xprev2
       w%hx1 = var%hx1
       w%hx2 = var%hx2
+      w%oa1 = var%oa1
+      w%oa2 = var%oa2
       w%nback = var%nback
       w%quadratic = var%quadratic
       w%have_prev = var%have_prev
       w%trusted = var%trusted
       w%t_prev_end = var%t_prev_end
-      if (w%ns > 0) w%mu = var%mu
+      if (w%ns > 0) w%mu(:) = var%mu
     end if
   end subroutine
 

@@ -85,7 +85,7 @@ module pyint_kkt
   implicit none
   private
   public :: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED, SING_TOL_PASS
-  public :: TIKHONOV_MU, kkt_resolved
+  public :: TIKHONOV_MU, kkt_resolved, kkt_project
 
   real(wp), parameter :: SING_TOL = 1e-6_wp             !< see the module header
   real(wp), parameter :: SING_TOL_PROJECTED = 1e-16_wp  !< the drift at round-off: sigma ratio 1e-8
@@ -202,13 +202,16 @@ contains
         info = merge(STATUS_SINGULAR_POSITION, STATUS_SINGULAR, d%sing_tol > 0)
         return
       end if
-      if (f%s_ref == 0) f%s_ref = maxval(pivots(f%s))
-      if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref) .or. &
-          (d%sing_tol == SING_TOL_PASS .and. inv_norm1(f%s, f%piv, f%hager_j, 1 / (d%sing_tol * snorm)) &
-           * snorm >= 1 / d%sing_tol)) then
-        if (.not. scaled_regular(f, d%sing_tol)) then
-          info = STATUS_SINGULAR_POSITION
-          return
+      ! (sing_tol = 0, no check: a zero pivot is info /= 0 above, and the pivot test is skipped)
+      if (d%sing_tol > 0) then
+        if (f%s_ref == 0) f%s_ref = maxval(pivots(f%s))
+        if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref) .or. &
+            (d%sing_tol == SING_TOL_PASS .and. inv_norm1(f%s, f%piv, f%hager_j, 1 / (d%sing_tol * snorm)) &
+             * snorm >= 1 / d%sing_tol)) then
+          if (.not. scaled_regular(f, d%sing_tol)) then
+            info = STATUS_SINGULAR_POSITION
+            return
+          end if
         end if
       end if
     else
@@ -434,6 +437,31 @@ contains
       a0 = a0 - f%w(:, i) * x(n + i)
     end do
     x(1:n) = a0
+  end subroutine
+
+  !> x = the first block of K^(-1) (M x, 0) on the Schur path (d%schur, unfiltered: d%mu = 0):
+  !> x - W S^(-1) C x, W = M^(-1) C^T, the projection onto C x = 0 along M^(-1) C^T.  kkt_solve of
+  !> (M x, 0) forms a0 = M^(-1) (M x), x itself up to round-off: neither product is formed here.
+  !> Without the Schur path the caller solves (M x, 0) with kkt_solve.  y: workspace of m (an
+  !> automatic array was a heap allocation per call).
+  subroutine kkt_project(d, f, x, y)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), intent(inout) :: x(:)
+    real(wp), intent(out) :: y(:)
+    integer :: i, j
+    y(1:d%m) = 0
+    do j = 1, d%n
+      do i = 1, d%m
+        y(i) = y(i) + f%c(i, j) * x(j)
+      end do
+    end do
+    call slu_solve(f%s, f%piv, y(1:d%m))
+    do i = 1, d%m
+      do j = 1, d%n
+        x(j) = x(j) - f%w(j, i) * y(i)
+      end do
+    end do
   end subroutine
 
   !> z = x y, column by column: z(:, i) = sum_j x(:, j) y(j, i), accumulated in the order of j.
