@@ -495,6 +495,10 @@ contains
     integer :: b, i, k, l, o, d, ri
     real(wp) :: sik
     d = self%dim
+    if (d == 3) then
+      call mass_mul_3(self%n, self%nbody, self%mconst, a, ma)
+      return
+    end if
     ma = 0
     do b = 1, self%nbody
       o = (b - 1) * d * (d + 1)
@@ -505,6 +509,30 @@ contains
             ri = o + (i - 1) * d + l
             ma(ri) = ma(ri) + sik * a(o + (k - 1) * d + l)
           end do
+        end do
+      end do
+    end do
+  end subroutine
+
+  !> nat_mass_mul in space (d = 3) on explicit-shape arrays, the component loop written out: the
+  !> same products added in the same order.
+  pure subroutine mass_mul_3(n, nbody, mconst, a, ma)
+    integer, intent(in) :: n, nbody
+    real(wp), intent(in) :: mconst(n, n), a(n)
+    real(wp), intent(out) :: ma(n)
+    integer :: b, i, k, o, ri, ck
+    real(wp) :: sik
+    ma = 0
+    do b = 1, nbody
+      o = (b - 1) * 12
+      do k = 1, 4
+        ck = o + (k - 1) * 3
+        do i = 1, 4
+          ri = o + (i - 1) * 3
+          sik = mconst(ri + 1, ck + 1)
+          ma(ri + 1) = ma(ri + 1) + sik * a(ck + 1)
+          ma(ri + 2) = ma(ri + 2) + sik * a(ck + 2)
+          ma(ri + 3) = ma(ri + 3) + sik * a(ck + 3)
         end do
       end do
     end do
