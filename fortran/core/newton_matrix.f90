@@ -95,6 +95,7 @@ module pyint_newton_matrix
     procedure :: set_mirror => nm_set_mirror
     procedure :: keep_base => nm_keep_base
     procedure :: zero_base => nm_zero_base
+    procedure :: recording => nm_recording
   end type
 
   interface
@@ -457,6 +458,13 @@ contains
     end do
     r = 0
     if (hi > 0) r = lo / hi
+  end function
+
+  !> Is the pattern being recorded (record called, setup not yet)?  An assembly that knows some of
+  !> its entries to be identically zero adds them only then (after setup, adding 0 changes nothing).
+  logical pure function nm_recording(self)
+    class(newton_matrix_t), intent(in) :: self
+    nm_recording = self%kind == RECORDING
   end function
 
   !> Mirror the adds (see the component mirror) while on.

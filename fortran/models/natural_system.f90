@@ -547,8 +547,20 @@ contains
     integer, intent(in) :: r0, c0
     real(wp) :: val(size(self%erow))
     integer :: e
+    integer :: k
     call entries_at(size(val), self%econst, self%efirst, self%elast, self%gcoef, self%gidx, q, .true., val)
-    do e = 1, size(self%erow)
+    if (asm%recording()) then     ! the pattern: every entry; the values: the live ones (the others add 0)
+      do e = 1, size(self%erow)
+        if (trans) then
+          call asm%add(r0 + self%ecol(e), c0 + self%erow(e), s * val(e))
+        else
+          call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * val(e))
+        end if
+      end do
+      return
+    end if
+    do k = 1, size(self%live)
+      e = self%live(k)
       if (trans) then
         call asm%add(r0 + self%ecol(e), c0 + self%erow(e), s * val(e))
       else
