@@ -4,6 +4,7 @@ constraint Jacobian.  Every failure is a ValueError/TypeError that names the
 problem and, for constraint violations, says by how much."""
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import warnings
@@ -27,18 +28,21 @@ WARN_OUTPUT_BYTES = 256 * 1024**2
 
 def as_vector(x, n, name):
     """x as a float64 vector of length n, finite."""
-    try:
-        arr = np.asarray(x)
-    except Exception as exc:  # pragma: no cover - exotic input
-        raise TypeError(f"{name} must be an array of numbers: {exc}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, got complex values")
-    if arr.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
-    arr = np.ascontiguousarray(arr, dtype=np.float64)
-    if not np.all(np.isfinite(arr)):
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous:
+        arr = x   # (the common case, float64 already: the checks below pass it as it is)
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception as exc:  # pragma: no cover - exotic input
+            raise TypeError(f"{name} must be an array of numbers: {exc}") from None
+        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+            raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}")
+        if np.iscomplexobj(arr):
+            raise TypeError(f"{name} must be real, got complex values")
+        if arr.shape != (n,):
+            raise ValueError(f"{name} must have shape ({n},), got {arr.shape}")
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr))
         raise ValueError(f"{name} contains NaN or Inf at index {bad.tolist()}")
     return arr
@@ -51,7 +55,7 @@ def as_real(x, name, positive=False, lo=None, hi=None):
         except Exception:
             raise TypeError(f"{name} must be a real number, got {x!r}") from None
     x = float(x)
-    if not np.isfinite(x):
+    if not math.isfinite(x):
         raise ValueError(f"{name} must be finite, got {x}")
     if positive and x <= 0:
         raise ValueError(f"{name} must be > 0, got {x}")
@@ -327,8 +331,8 @@ def check_constant_mass(model, q):
 def start_tolerances(q0, v0, tol=CONSISTENCY_TOL):
     """(tol_q, tol_v): the largest violation of the position and of the velocity constraints an
     initial state may have (tol relative to max(1, max|q0|) and max(1, max|v0|))."""
-    return (tol * max(1.0, float(np.max(np.abs(q0), initial=0.0))),
-            tol * max(1.0, float(np.max(np.abs(v0), initial=0.0))))
+    return (tol * max(1.0, float(np.abs(q0).max(initial=0.0))),
+            tol * max(1.0, float(np.abs(v0).max(initial=0.0))))
 
 
 def start_violation(model, levels, tols):

@@ -95,6 +95,7 @@ module pyint_newton_matrix
     procedure :: set_mirror => nm_set_mirror
     procedure :: keep_base => nm_keep_base
     procedure :: zero_base => nm_zero_base
+    procedure :: recording => nm_recording
   end type
 
   interface
@@ -206,11 +207,19 @@ contains
     class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: i, j
     real(wp), intent(in) :: v
-    integer :: r, c, lo, hi, mid, key
     if (self%remap /= REMAP_NONE .or. self%mirror) then
       call nm_add_mapped(self, i, j, v)
-      return
+    else
+      call nm_store(self, i, j, v)
     end if
+  end subroutine
+
+  !> A(i, j) += v, no remap or mirror: nm_add's sparse fast path, else the store by kind.
+  subroutine nm_store(self, i, j, v)
+    type(newton_matrix_t), intent(inout) :: self
+    integer, intent(in) :: i, j
+    real(wp), intent(in) :: v
+    integer :: r, c, lo, hi, mid, key, k, pos
     select case (self%kind)
     case (SOLVER_DENSE)
       self%a(i, j) = self%a(i, j) + v
@@ -223,7 +232,18 @@ contains
         self%ab(self%kl + self%ku + 1 + r - c, c) = self%ab(self%kl + self%ku + 1 + r - c, c) + v
       end if
     case (SOLVER_SPARSE)
-      self%nadd = self%nadd + 1
+      k = self%nadd + 1
+      if (k <= size(self%slot)) then      ! nm_add's fast path: the k-th add's position of the last time
+        pos = self%slot(k)
+        if (pos > self%colptr(j) .and. pos <= self%colptr(j + 1)) then
+          if (self%rowind(pos) == i - 1) then
+            self%vals(pos) = self%vals(pos) + v
+            self%nadd = k
+            return
+          end if
+        end if
+      end if
+      self%nadd = k
       key = i - 1
       lo = self%colptr(j) + 1
       hi = self%colptr(j + 1)
@@ -256,13 +276,12 @@ contains
 
   !> nm_add's remapped (set_remap) and mirrored (set_mirror) add: the row or column index i0 or
   !> j0 = remap_off + k moved to remap_off + remap_to(k) (dropped where that is 0), then stored
-  !> by nm_add with both off, at (i, j) and, mirroring, at (j, i) when i /= j.
-  recursive subroutine nm_add_mapped(self, i0, j0, v)
+  !> (nm_store) at (i, j) and, mirroring, at (j, i) when i /= j.
+  subroutine nm_add_mapped(self, i0, j0, v)
     class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: i0, j0
     real(wp), intent(in) :: v
-    integer :: i, j, remap
-    logical :: mirror
+    integer :: i, j
     i = i0
     j = j0
     if (self%remap == REMAP_ROWS) then
@@ -274,14 +293,8 @@ contains
       if (j == 0) return
       j = j + self%remap_off
     end if
-    remap = self%remap
-    mirror = self%mirror
-    self%remap = REMAP_NONE
-    self%mirror = .false.
-    call nm_add(self, i, j, v)
-    if (mirror .and. i /= j) call nm_add(self, j, i, v)
-    self%remap = remap
-    self%mirror = mirror
+    call nm_store(self, i, j, v)
+    if (self%mirror .and. i /= j) call nm_store(self, j, i, v)
   end subroutine
 
   !> Double the recorded pattern's room.
@@ -445,6 +458,13 @@ contains
     end do
     r = 0
     if (hi > 0) r = lo / hi
+  end function
+
+  !> Is the pattern being recorded (record called, setup not yet)?  An assembly that knows some of
+  !> its entries to be identically zero adds them only then (after setup, adding 0 changes nothing).
+  logical pure function nm_recording(self)
+    class(newton_matrix_t), intent(in) :: self
+    nm_recording = self%kind == RECORDING
   end function
 
   !> Mirror the adds (see the component mirror) while on.

@@ -41,6 +41,11 @@ module model_natural_system
     !> econst(e) + sum_t gcoef(t) x(gidx(t)), t = efirst(e)..elast(e) (built once)
     integer, allocatable :: erow(:), ecol(:), efirst(:), elast(:), gidx(:)
     real(wp), allocatable :: econst(:), gcoef(:)
+    !> The entries not identically zero (a term, or a nonzero constant), in list order: the
+    !> products G v, G^T lam skip the rest (a third of A04's, 128 of 420: a joint axis's
+    !> components along a fixed unit vector), their sums unchanged; the assembly adds them all
+    !> (the pattern is the list's)
+    integer, allocatable :: live(:)
   contains
     procedure :: init => nat_init
     procedure :: force => nat_force
@@ -166,6 +171,7 @@ contains
       if (pass == 1) allocate(m%erow(ne), m%ecol(ne), m%econst(ne), m%efirst(ne), m%elast(ne), &
                               m%gidx(nt), m%gcoef(nt))
     end do
+    m%live = pack([(k, k = 1, ne)], m%elast >= m%efirst .or. m%econst /= 0)
   end subroutine
 
   pure subroutine add_diag(a, i0, j0, d, x)
@@ -311,33 +317,43 @@ contains
     real(wp), intent(in) :: x(*)
     logical, intent(in) :: with_const
     real(wp), intent(out) :: p(*)
+    call products_k(self%mh, self%dim, self%vfirst, self%vlast, self%toff, self%tcoef, self%vconst, self%s, &
+                    x, with_const, p)
+  end subroutine
+
+  !> products' loop on explicit-shape arrays (see g_apply_live): the same operations in the same order.
+  pure subroutine products_k(mh, d, vfirst, vlast, toff, tcoef, vconst, s, x, with_const, p)
+    integer, intent(in) :: mh, d, vfirst(*), vlast(*), toff(*)
+    logical, intent(in) :: with_const
+    real(wp), intent(in) :: tcoef(*), vconst(d, *), s(*), x(*)
+    real(wp), intent(out) :: p(*)
     real(wp) :: u1, u2, u3, w1, w2, w3, cf
     integer :: k, t, o
     logical :: three
-    three = self%dim == 3
-    do k = 1, self%mh
+    three = d == 3
+    do k = 1, mh
       u1 = 0; u2 = 0; u3 = 0; w1 = 0; w2 = 0; w3 = 0
       if (with_const) then
-        u1 = self%vconst(1, 2 * k - 1); u2 = self%vconst(2, 2 * k - 1)
-        w1 = self%vconst(1, 2 * k); w2 = self%vconst(2, 2 * k)
+        u1 = vconst(1, 2 * k - 1); u2 = vconst(2, 2 * k - 1)
+        w1 = vconst(1, 2 * k); w2 = vconst(2, 2 * k)
         if (three) then
-          u3 = self%vconst(3, 2 * k - 1); w3 = self%vconst(3, 2 * k)
+          u3 = vconst(3, 2 * k - 1); w3 = vconst(3, 2 * k)
         end if
       end if
-      do t = self%vfirst(2 * k - 1), self%vlast(2 * k - 1)
-        o = self%toff(t); cf = self%tcoef(t)
+      do t = vfirst(2 * k - 1), vlast(2 * k - 1)
+        o = toff(t); cf = tcoef(t)
         u1 = u1 + cf * x(o + 1); u2 = u2 + cf * x(o + 2)
         if (three) u3 = u3 + cf * x(o + 3)
       end do
-      do t = self%vfirst(2 * k), self%vlast(2 * k)
-        o = self%toff(t); cf = self%tcoef(t)
+      do t = vfirst(2 * k), vlast(2 * k)
+        o = toff(t); cf = tcoef(t)
         w1 = w1 + cf * x(o + 1); w2 = w2 + cf * x(o + 2)
         if (three) w3 = w3 + cf * x(o + 3)
       end do
       if (three) then
-        p(k) = self%s(k) * (u1 * w1 + u2 * w2 + u3 * w3)
+        p(k) = s(k) * (u1 * w1 + u2 * w2 + u3 * w3)
       else
-        p(k) = self%s(k) * (u1 * w1 + u2 * w2)
+        p(k) = s(k) * (u1 * w1 + u2 * w2)
       end if
     end do
   end subroutine
@@ -439,25 +455,35 @@ contains
   end subroutine
 
   !> y = G(q) x (iy = erow, ix = ecol) or G(q)^T x (iy = ecol, ix = erow): G's entries
-  !> entry_at(e, q, .true.) written out (the hot path of both products).
+  !> entry_at(e, q, .true.) written out (the hot path of both products), the live ones only
+  !> (an identically zero entry adds 0 x(ix(e)): nothing).
   subroutine g_apply(self, q, x, y, iy, ix)
     class(natural_system_t), intent(in) :: self
     real(wp), intent(in) :: q(:), x(:)
     real(wp), intent(out) :: y(:)
     integer, intent(in) :: iy(:), ix(:)
-    integer :: e, i
+    call g_apply_live(size(self%live), self%live, self%econst, self%efirst, self%elast, self%gcoef, self%gidx, &
+                      q, x, y, size(y), iy, ix)
+  end subroutine
+
+  !> g_apply's loop on explicit-shape (contiguous) arrays: through the type's components and
+  !> assumed-shape dummies gfortran reloads descriptors and strides at every access (A04's G^T lam:
+  !> 14.2k instructions a call, here 6.6k with the live entries).
+  pure subroutine g_apply_live(nlive, live, econst, efirst, elast, gcoef, gidx, q, x, y, ny, iy, ix)
+    integer, intent(in) :: nlive, ny, live(nlive), efirst(*), elast(*), gidx(*), iy(*), ix(*)
+    real(wp), intent(in) :: econst(*), gcoef(*), q(*), x(*)
+    real(wp), intent(out) :: y(ny)
+    integer :: k, e, i
     real(wp) :: val
     y = 0
-    associate (econst => self%econst, efirst => self%efirst, elast => self%elast, gcoef => self%gcoef, &
-               gidx => self%gidx)
-      do e = 1, size(iy)
-        val = econst(e)
-        do i = efirst(e), elast(e)
-          val = val + gcoef(i) * q(gidx(i))
-        end do
-        y(iy(e)) = y(iy(e)) + val * x(ix(e))
+    do k = 1, nlive
+      e = live(k)
+      val = econst(e)
+      do i = efirst(e), elast(e)
+        val = val + gcoef(i) * q(gidx(i))
       end do
-    end associate
+      y(iy(e)) = y(iy(e)) + val * x(ix(e))
+    end do
   end subroutine
 
   !> M a with M = S (x) E_d per body (nat_init): (d + 1)^2 d products per body instead of the
@@ -469,6 +495,10 @@ contains
     integer :: b, i, k, l, o, d, ri
     real(wp) :: sik
     d = self%dim
+    if (d == 3) then
+      call mass_mul_3(self%n, self%nbody, self%mconst, a, ma)
+      return
+    end if
     ma = 0
     do b = 1, self%nbody
       o = (b - 1) * d * (d + 1)
@@ -484,6 +514,30 @@ contains
     end do
   end subroutine
 
+  !> nat_mass_mul in space (d = 3) on explicit-shape arrays, the component loop written out: the
+  !> same products added in the same order.
+  pure subroutine mass_mul_3(n, nbody, mconst, a, ma)
+    integer, intent(in) :: n, nbody
+    real(wp), intent(in) :: mconst(n, n), a(n)
+    real(wp), intent(out) :: ma(n)
+    integer :: b, i, k, o, ri, ck
+    real(wp) :: sik
+    ma = 0
+    do b = 1, nbody
+      o = (b - 1) * 12
+      do k = 1, 4
+        ck = o + (k - 1) * 3
+        do i = 1, 4
+          ri = o + (i - 1) * 3
+          sik = mconst(ri + 1, ck + 1)
+          ma(ri + 1) = ma(ri + 1) + sik * a(ck + 1)
+          ma(ri + 2) = ma(ri + 2) + sik * a(ck + 2)
+          ma(ri + 3) = ma(ri + 3) + sik * a(ck + 3)
+        end do
+      end do
+    end do
+  end subroutine
+
   !> asm += s G (trans: s G^T), entry by entry.
   subroutine nat_add_hol_jac(self, t, q, s, trans, asm, r0, c0)
     class(natural_system_t), intent(in) :: self
@@ -491,12 +545,26 @@ contains
     logical, intent(in) :: trans
     type(newton_matrix_t), intent(inout) :: asm
     integer, intent(in) :: r0, c0
+    real(wp) :: val(size(self%erow))
     integer :: e
-    do e = 1, size(self%erow)
+    integer :: k
+    call entries_at(size(val), self%econst, self%efirst, self%elast, self%gcoef, self%gidx, q, .true., val)
+    if (asm%recording()) then     ! the pattern: every entry; the values: the live ones (the others add 0)
+      do e = 1, size(self%erow)
+        if (trans) then
+          call asm%add(r0 + self%ecol(e), c0 + self%erow(e), s * val(e))
+        else
+          call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * val(e))
+        end if
+      end do
+      return
+    end if
+    do k = 1, size(self%live)
+      e = self%live(k)
       if (trans) then
-        call asm%add(r0 + self%ecol(e), c0 + self%erow(e), s * entry_at(self, e, q, .true.))
+        call asm%add(r0 + self%ecol(e), c0 + self%erow(e), s * val(e))
       else
-        call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * entry_at(self, e, q, .true.))
+        call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * val(e))
       end if
     end do
   end subroutine
@@ -507,9 +575,29 @@ contains
     real(wp), intent(in) :: t, q(self%n), v(self%n), s
     type(newton_matrix_t), intent(inout) :: asm
     integer, intent(in) :: r0, c0
+    real(wp) :: val(size(self%erow))
     integer :: e
+    call entries_at(size(val), self%econst, self%efirst, self%elast, self%gcoef, self%gidx, v, .false., val)
     do e = 1, size(self%erow)
-      call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * entry_at(self, e, v, .false.))
+      call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * val(e))
+    end do
+  end subroutine
+
+  !> val(e) = entry_at(e, x, with_const) for every entry, on explicit-shape arrays (see g_apply_live).
+  pure subroutine entries_at(ne, econst, efirst, elast, gcoef, gidx, x, with_const, val)
+    integer, intent(in) :: ne, efirst(ne), elast(ne), gidx(*)
+    real(wp), intent(in) :: econst(ne), gcoef(*), x(*)
+    logical, intent(in) :: with_const
+    real(wp), intent(out) :: val(ne)
+    integer :: e, t
+    real(wp) :: v
+    do e = 1, ne
+      v = 0
+      if (with_const) v = econst(e)
+      do t = efirst(e), elast(e)
+        v = v + gcoef(t) * x(gidx(t))
+      end do
+      val(e) = v
     end do
   end subroutine
 
