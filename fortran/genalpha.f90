@@ -89,6 +89,7 @@ module genalpha
                                   local_error_scale, local_error_trusted, keep_matrix
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants, FORM_PAPER, FORM_ARNOLD_BRULS
   use pyint_driver, only: stepper_t, state_t, consistent_start
+  use pyint_reduced_model, only: near_singular_position
   use pyint_small_lu, only: slu_factor, slu_solve
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, kkt_project
   use pyint_seam, only: NSTATS_GENALPHA, NIOPT_GENALPHA, NROPT_GENALPHA, GENALPHA_VARIANT_GENALPHA, &
@@ -1203,6 +1204,22 @@ contains
         self%w%dta = h + off1 - off0
         call alpha_step(self%model, p, t0, h, s%q, s%v, s%a, s%lam, self%hist, self%tol, self%maxit, &
                         self%w, iters, nfact, nreuse, info)
+        ! A Newton failure next to a singular position (the mechanism's C = [G; A] near rank loss
+        ! at the last iterate: near_singular_position, the driver's own test) sets near_singular:
+        ! drive_adaptive then tries 4 h from the same start once, the error test deciding.  The
+        ! stabilized Newton matrix holds G twice (c G^T in the lam columns, G G(q_n)^T / (beta h^2)
+        ! in mu's): within sigma_min(C) ~ |t - t*| of the crossing t* its smallest singular value
+        ! falls like sigma_min^2, the multipliers' increments along the null direction of G^T are
+        ! round-off times its inverse, and through (G^T lam)_q they keep the dynamics rows from
+        ! converging (IFToMM A02, N = 40: |d lam| ~ 1e8, the residual stalls at 1e-2 from 25
+        ! iterations on).  Newton's region shrinks with the inverse's norm (Deuflhard, Newton
+        ! Methods for Nonlinear Problems, 2004, Thm. 2.1, the affine covariant Newton-Kantorovich
+        ! theorem), so the h/4 retries, which end nearer t*, fail again down to h_min; a step
+        ! whose end lies past the window converges (the crossing is straddled, not hit:
+        ! Hairer-Wanner II, VII.1, the index-3 system's Jacobian is singular only at t*).
+        self%near_singular = .false.
+        if (info == STATUS_NEWTON_FAILED) &
+          self%near_singular = near_singular_position(self%model, t1, self%w%q, self%w%v)
         if (info == 0) then
           s_n = e0 + off0
           s_1 = self%el1 + off1

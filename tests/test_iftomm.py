@@ -152,6 +152,35 @@ def test_a02_n40_lobatto_passes_a_step_that_ends_at_the_crossing():
     assert np.max(np.abs(res.lam)) < 3.1e3                                  # measured 303
 
 
+def test_a02_n40_genalpha_rtol_steps_across_a_crossing():
+    """Generalized-alpha (stabilized index 2) with rtol = 3e-8 on A02 with N = 40, from the reduced solution's
+    state at t = 3.15 to 3.3 (the crossing at t = 3.2096).  A step ending next to it fails in Newton: the
+    Newton matrix holds G twice and loses rank there (|d lam| ~ 1e8, the dynamics rows stall), and the h/4
+    retries end nearer it.  Since the stepper flags such a failure (near_singular) the driver tries 4 h from
+    the same start once and the error test decides (fortran/genalpha.f90 alpha_advance, driver.f90
+    drive_adaptive).  Before: singular_position after 15 Newton failures.  Measured: ok, 1 Newton failure,
+    B0's error 3.2e-8 against the reduced equation (2.1e-8 and 5.3e-8 at rtol 2e-8, 5e-8, which meet no
+    failure); bound 10x the measured."""
+    from scipy.integrate import solve_ivp
+    from pyint import GeneralizedAlpha
+    model, _, _ = S.benchmark_model("A02_N40")
+    jj, kk = n_four_bar_reduced(40, 1.0, 1.0, S.G)
+    t = np.linspace(3.15, 3.3, 4)
+    sol = solve_ivp(lambda _, y: (y[1], kk * S.G / jj * np.sin(y[0])), (0.0, 3.3), (0.0, 1.0), method="DOP853",
+                    rtol=1e-12, atol=1e-12, t_eval=np.r_[0.0, t])
+    th, om = sol.y[:, 1:]
+    q0, v0 = n_four_bar_state(model, th[0], om[0])
+    r = GeneralizedAlpha().integrate(model, q0, v0, 3.3, t0=3.15, rtol=3e-8, atol=3e-8, t_eval=t,
+                                     raise_on_failure=False)
+    assert r.status == "ok", r.message
+    assert r.stats["newton_failures"] >= 1          # the step across was taken (measured: 1)
+    p, v = n_four_bar_point(model, r.q, r.v)
+    pr = np.stack([np.sin(th), np.cos(th)], axis=1)
+    vr = om[:, None] * np.stack([np.cos(th), -np.sin(th)], axis=1)
+    err = max(np.max(np.abs(p - pr)) / np.max(np.abs(pr)), np.max(np.abs(v - vr) / np.max(np.abs(vr), axis=0)))
+    assert err < 3.2e-7, err                        # measured 3.17e-8
+
+
 def test_a04_redundant_mechanism_runs_and_matches_its_reference():
     """Bricard over 0.15 s: the start drops one row (Result.redundant), and RK4 on the index-1 form
     agrees with the DOP853 reference of the non-redundant twin to 1.1e-10 (the reference's own
