@@ -48,6 +48,9 @@ methods   every registered method at h = 1e-3, default options, on the chains N 
           step and its ratio to generalized-alpha on the same model ("-" with the reason where a
           method cannot run a model); then every method with rtol on stiff_fast and the magnet
           pendulum: CPU time per accepted step against the same method's fixed step at the mean h.
+          --steady: the steady state instead, 1000 steps timed with the output only at the end
+          (results/methods_steady.nc, no variable-step rows); --models LABEL ...: only those models
+          (./dev.sh bench --only methods --steady --models snakeboard).
 versus_iftomm  the IFToMM benchmarks A02 (N = 2, 4) and A04 (Bricard) of the study
           iftomm_benchmarks: Exudyn's generalized-alpha (SolveDynamic; bench/exudyn_iftomm.py)
           beside pyint's (whole integrate call) and pyint's RK4 on the index-1 form, plain
@@ -1085,9 +1088,9 @@ def section_methods(args):
     side by side in one run; "-" where a method cannot run a model, with the reason.  Then variable
     against fixed steps per step (_adaptive_cost_rows)."""
     import xarray as xr
-    steps = 60 if args.quick else 300
+    steps = 1000 if args.steady else 60 if args.quick else 300
     budget = 5.0 if args.quick else 30.0     # CPU seconds per run: the slowest cases time fewer steps
-    models = _methods_models()
+    models = [mm for mm in _methods_models() if not args.models or any(k in mm[0] for k in args.models)]
     names = sorted(METHODS)
     cost = np.full((len(models), len(names)), np.nan)
     nsteps = np.zeros((len(models), len(names)), dtype=int)
@@ -1120,7 +1123,7 @@ def section_methods(args):
               (nsteps > 0) & (nsteps < steps)))))
     for text, key in notes.items():
         print(f"[{key}] {text[:200]}")
-    rows = _adaptive_cost_rows(args)
+    rows = [] if args.steady else _adaptive_cost_rows(args)
     ds = xr.Dataset(
         {"cpu_per_step": (("model", "method"), cost, {"units": "s", "long_name": "CPU time per step (Fortran call)"}),
          "ratio_to_genalpha": (("model", "method"), ratio,
@@ -1145,7 +1148,7 @@ def section_methods(args):
                 "case_problem": ("case", [r["problem"] for r in rows], {"long_name": "problem"}),
                 "case_rtol": ("case", [r["rtol"] for r in rows], {"units": "1", "long_name": "rtol = atol"})},
         attrs={"steps": steps, "budget_cpu_seconds": budget, "repeats": args.repeats})
-    write(ds, "methods")
+    write(ds, "methods_steady" if args.steady else "methods")
 
 
 def section_overhead(args):
@@ -1182,6 +1185,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer steps (smoke run)")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--steady", action="store_true",
+                    help="methods: the steady state, 1000 steps timed (output only at the end), no variable steps")
+    ap.add_argument("--models", nargs="+", metavar="LABEL",
+                    help="methods: only the models whose label contains one of these (e.g. snakeboard)")
     ap.add_argument("--only", nargs="+", choices=SECTIONS + EXTRA_SECTIONS, help="run only these sections")
     ap.add_argument("--baseline", metavar="PYTHON",
                     help="versus: the python of another venv with pyint installed (e.g. ca04593's)")
