@@ -207,6 +207,25 @@ contains
     class(newton_matrix_t), intent(inout) :: self
     integer, intent(in) :: i, j
     real(wp), intent(in) :: v
+    integer :: k, p1, p2
+    if (self%mirror .and. self%remap == REMAP_NONE .and. self%kind == SOLVER_SPARSE .and. i /= j) then
+      ! a mirrored pair at the positions its two adds had the last time (nm_add's replay, for a
+      ! pair: a kept KKT matrix's G and G^T refilled at every step, RATTLE's kick_assemble)
+      k = self%nadd + 2
+      if (k <= size(self%slot)) then
+        p1 = self%slot(k - 1)
+        p2 = self%slot(k)
+        if (p1 > self%colptr(j) .and. p1 <= self%colptr(j + 1) .and. p2 > self%colptr(i) .and. &
+            p2 <= self%colptr(i + 1)) then
+          if (self%rowind(p1) == i - 1 .and. self%rowind(p2) == j - 1) then
+            self%vals(p1) = self%vals(p1) + v
+            self%vals(p2) = self%vals(p2) + v
+            self%nadd = k
+            return
+          end if
+        end if
+      end if
+    end if
     if (self%remap /= REMAP_NONE .or. self%mirror) then
       call nm_add_mapped(self, i, j, v)
     else
