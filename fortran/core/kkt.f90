@@ -339,16 +339,16 @@ contains
     if (.not. allocated(f%ev)) allocate(f%ev(m))
     f%c(1:mh, :) = ch
     f%c(mh + 1:m, :) = cn
+    if (d%banded) then       ! (its finite check on S: a non-finite C_ik on the pattern makes S_ii so)
+      call band_filtered_factor(d, f, info)
+      return
+    end if
     info = STATUS_NONFINITE
     if (.not. all(abs(f%c) <= huge(1.0_wp))) return
     if (.not. d%schur) then
       if (.not. allocated(f%minv)) allocate(f%minv(n, n))
       call dense_inverse(mq, f%minv, info)
       if (info /= 0) return
-    end if
-    if (d%banded) then
-      call band_filtered_factor(d, f, info)
-      return
     end if
     call schur_complement(d, f)
     info = 0
@@ -367,7 +367,8 @@ contains
   !> The filtered factorization of a banded S (module header): lam_mu = Re[(S + i mu s_max I)^-1 r],
   !> S + i mu s_max I band-factorized in f%zab (LAPACK zgbtrf) in S's band order; s_max by power
   !> iteration (band_smax).  info: 0 or STATUS_SINGULAR (zgbtrf failed: S + i e I is regular for a
-  !> symmetric S and e > 0, so only a non-finite S).
+  !> symmetric S and e > 0, so only a non-finite S), STATUS_NONFINITE (a non-finite S: C_ik non-finite
+  !> on C's pattern makes S_ii so, S_ii = sum_k C_ik^2 / M_kk).
   subroutine band_filtered_factor(d, f, info)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(inout) :: f
@@ -375,6 +376,8 @@ contains
     integer :: p, k, kd, m
     m = d%m
     call band_schur(d, f, f%sm, .true.)
+    info = STATUS_NONFINITE
+    if (.not. all(abs(f%sv) <= huge(1.0_wp))) return
     f%eps_mu = d%mu * band_smax(d, f%sv)
     if (.not. f%eps_mu > 0) f%eps_mu = 1     ! C = 0 (S = 0): nothing to solve for, lam = 0
     if (.not. allocated(f%zab)) allocate(f%zab(d%snm%ldab, m), f%zpiv(m))
