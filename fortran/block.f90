@@ -75,7 +75,8 @@ module block_method
   use pyint_model, only: model_t
   use pyint_small_lu, only: slu_factor, slu_solve, zlu_factor, zlu_solve
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL_PASS
-  use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step, project_step, pass_begin, pass_end
+  use pyint_index1, only: index1_work_t, index1_init, index1_accel, rk4_step, project_step, pass_begin, pass_end, &
+                          kkt_structured
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED
   use pyint_driver, only: stepper_t, state_t
   use pyint_seam, only: NSTATS_BLOCK, NIOPT_BLOCK, NROPT_BLOCK, IOPT_BLOCK_STAGES, IOPT_BLOCK_MAXIT, &
@@ -527,6 +528,7 @@ contains
     call kkt_setup(self%w%kd, n, self%model%mh + self%model%mn, self%model%const_mass, self%w%mq, self%w%kf, info)
     self%w%have_mass = self%model%const_mass
     if (info /= 0) return
+    call kkt_structured(self%model, s%q, self%w%kd, self%w%kf)
     self%w%kd%sing_tol = SING_TOL_PASS     ! fixed and variable steps pass a singular position (block_pass)
     self%iw%sing_tol = SING_TOL_PASS
     call index1_accel(self%model, s%t, s%q, s%v, self%iw, s%a, s%lam, info)

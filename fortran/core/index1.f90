@@ -24,11 +24,11 @@ module pyint_index1
   use pyint_model, only: model_t
   use pyint_linalg, only: lu_factor_solve
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED, &
-                       TIKHONOV_MU, kkt_resolved
+                       TIKHONOV_MU, kkt_resolved, kkt_structure, kkt_structurable
   implicit none
   private
   public :: kkt_work_t, kkt_init, kkt_accel
-  public :: index1_work_t, index1_init, index1_accel, rk4_step, project_step, pass_begin, pass_end
+  public :: index1_work_t, index1_init, index1_accel, rk4_step, project_step, pass_begin, pass_end, kkt_structured
 
   type :: kkt_work_t
     integer :: n = 0, mh = 0
@@ -179,9 +179,28 @@ contains
     if (.not. w%ready) then
       call kkt_setup(w%kd, w%n, w%mh + w%mn, model%const_mass, w%mq, w%kf, info)
       if (info /= 0) return
+      call kkt_structured(model, q, w%kd, w%kf)
       w%kd%sing_tol = w%sing_tol
       w%ready = .true.
     end if
+  end subroutine
+
+  !> The model's constraint pattern (add_hol_jac, add_nh_jac recorded once: every entry C = [G; A]
+  !> can ever have, pyint_model's contract, so any t and q will do) handed to pyint_kkt's
+  !> kkt_structure, which bands S = C M^-1 C^T for a large m; a no-op where it could not.
+  subroutine kkt_structured(model, q, kd, kf)
+    use pyint_newton_matrix, only: newton_matrix_t
+    class(model_t), intent(in) :: model
+    real(wp), intent(in) :: q(:)
+    type(kkt_data_t), intent(inout) :: kd
+    type(kkt_factor_t), intent(inout) :: kf(:)
+    type(newton_matrix_t) :: nm
+    if (.not. kkt_structurable(kd)) return
+    call nm%record(max(model%n, model%mh + model%mn))
+    if (model%mh > 0) call model%add_hol_jac(0.0_wp, q, 1.0_wp, .false., nm, 0, 0)
+    if (model%mn > 0) call model%add_nh_jac(0.0_wp, q, 1.0_wp, .false., nm, model%mh, 0)
+    if (nm%out_of_pattern) return
+    call kkt_structure(kd, kf, nm%pi(1:nm%np), nm%pj(1:nm%np))
   end subroutine
 
   !> Projected steps (the option projection = 'steps' of rk4_index1 and baumgarte_rk4): (q, v) at t
@@ -305,7 +324,7 @@ contains
         factored = mn == 0
         x = 0
         x(n + 1:n + mh) = g
-        if (kkt_resolved(w%kf(1), x(n + 1:)) <= GTOL) exit
+        if (kkt_resolved(w%kd, w%kf(1), x(n + 1:)) <= GTOL) exit
         info = STATUS_NEWTON_FAILED
         if (it == MAXIT) return
         x(n + 1:n + mh) = -g

@@ -51,6 +51,30 @@
 !> vector too): 2 solves per factorization away from a flag where the cold start took at least 4
 !> (up to 10), the cold cost near one (inv_norm1 argues why the flag is unchanged); the check on
 !> C C^T runs at flagged steps only.
+!> kappa_1(S) measures a chain's length as well as a rank drop: S's smallest eigenvalue at a
+!> regular position falls like a discrete Laplacian's (the chain's softest mode), so on A02's
+!> N-four-bar kappa_1(S) at crank angle 0 is 385, 799, 4.5e3, 6.8e4 for N = 2, 4, 10, 40 and a
+!> fixed 1 / SING_TOL_PASS flagged N = 40 at its first step.  What a crossing does is multiply
+!> kappa_1 by a factor independent of N (kappa_1(theta) / kappa_1(0) at theta = 1.3, 1.45: 14, 62
+!> for N = 2; 17, 78 for N = 40).  So the pass flag is kappa_1 >= g / SING_TOL_PASS, g =
+!> max(1, GROWTH_FLAG SING_TOL_PASS min(kappa_ref, KAPPA_REF_MAX)), kappa_ref the estimate at the
+!> first factorization (of S, and of the row-scaled C C^T for its own check; 105 ... 1.25e4 for
+!> N = 2 ... 40): a growth of GROWTH_FLAG = 10 since the start, or 1 / SING_TOL_PASS if that is
+!> larger.  The calibrated problems keep their flag bit for bit (g = 1 while kappa_ref <= 1e3: A02
+!> N = 2 and 4, whose old flag sat at a growth of 26 and 12.5, and the user four-bar's 146); a
+!> long chain flags at the same growth as they, N = 40 at about theta = 1.25.  KAPPA_REF_MAX = 1e5
+!> caps the reference, so a run that starts near a singular position (its kappa_ref already grown)
+!> still flags by kappa_1 = 1e6, the sigma ratio 1e-3 of SING_TOL that A02's unpassed crossings
+!> were measured unharmed to (above).
+!>
+!> Large m (kkt_structure; the index-1 methods hand over the model's constraint pattern): with a
+!> diagonal constant M, S = C M^-1 C^T is sparse (S_ij /= 0 only for rows sharing a coordinate)
+!> and banded in pyint_newton_matrix's reverse Cuthill-McKee order (A02, N = 40: m = 485, band
+!> 13; in the constraints' own order 248).  From m = BAND_MIN = 64 on, where the band LU costs
+!> less than a quarter of the dense one, S is formed on its pattern (O(nnz(S)) products of
+!> C's rows instead of O(m^2 n)) and factorized by pyint_small_lu's band LU, the condition
+!> estimate and the check on C C^T on the same band; smaller problems keep the dense path (bit
+!> for bit).
 !>
 !> Tikhonov-filtered solves (d%mu > 0; only inside a pass of a singular position, pyint_index1
 !> pass_begin).  Near a rank drop even a consistent state's solve is ill-conditioned: the LU of S
@@ -78,21 +102,47 @@
 !> solves: 1.3e-12 ... 2.1e-7).  The filter works on the Schur complement, so a varying M is
 !> inverted at each factorization (f%minv); S's eigendecomposition costs some ten times its LU
 !> (O(m^3) dense, also where C is sparse), paid on a pass's steps only.
+!> A banded S needs no eigenvectors: for a symmetric S, (S + i e I)^-1 = (S - i e I)(S^2 + e^2 I)^-1,
+!> so lam_mu = Re[(S + i mu s_max I)^-1 r] exactly, one complex band LU (LAPACK zgbtrf; its
+!> condition is at most about 1 / mu = 1e10, fine in double: against the eigendecomposition, A02
+!> N = 4 and 40 at theta = 1.0 ... pi/2 - 1e-4, the two differ by 1e-13 ... 3e-6 relative, round-off
+!> times the condition), s_max by power iteration (band_smax), and kkt_resolved's projector onto
+!> the resolved eigenvectors becomes its smooth version S lam_mu (phi_i instead of phi_i >= 1/2).
 module pyint_kkt
   use pyint_kinds
   use pyint_small_lu, only: slu_factor, slu_solve
+  use pyint_small_lu, only: band_solve
   use pyint_linalg, only: lu_inverse
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_BANDED
   implicit none
   private
   public :: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, SING_TOL, SING_TOL_PROJECTED, SING_TOL_PASS
-  public :: TIKHONOV_MU, kkt_resolved, kkt_project, kkt_ctmul
+  public :: TIKHONOV_MU, kkt_resolved, kkt_project, kkt_ctmul, kkt_structure, kkt_structurable
 
   real(wp), parameter :: SING_TOL = 1e-6_wp             !< see the module header
   real(wp), parameter :: SING_TOL_PROJECTED = 1e-16_wp  !< the drift at round-off: sigma ratio 1e-8
   real(wp), parameter :: SING_TOL_PASS = 1e-4_wp        !< a fixed-step method that passes (sigma ratio 1e-2)
   real(wp), parameter :: TIKHONOV_MU = 1e-10_wp         !< the filtered solves of a pass (module header)
+  real(wp), parameter :: GROWTH_FLAG = 10              !< the pass flag: kappa_1's growth since the start
+  real(wp), parameter :: KAPPA_REF_MAX = 1e5_wp         !< ... from a start no worse than this (module header)
+  integer, parameter :: BAND_MIN = 64                   !< the banded Schur complement from this m on
 
   interface
+    subroutine zgbtrf(m, n, kl, ku, ab, ldab, ipiv, info)
+      import :: wp
+      integer, intent(in) :: m, n, kl, ku, ldab
+      complex(wp), intent(inout) :: ab(ldab, *)
+      integer, intent(out) :: ipiv(*), info
+    end subroutine
+    subroutine zgbtrs(trans, n, kl, ku, nrhs, ab, ldab, ipiv, b, ldb, info)
+      import :: wp
+      character, intent(in) :: trans
+      integer, intent(in) :: n, kl, ku, nrhs, ldab, ldb
+      complex(wp), intent(in) :: ab(ldab, *)
+      integer, intent(in) :: ipiv(*)
+      complex(wp), intent(inout) :: b(ldb, *)
+      integer, intent(out) :: info
+    end subroutine
     subroutine dsyev(jobz, uplo, n, a, lda, w, work, lwork, info)
       import :: wp
       character, intent(in) :: jobz, uplo
@@ -111,6 +161,12 @@ module pyint_kkt
     real(wp) :: sing_tol = SING_TOL   !< the singular-position flag (module header)
     real(wp) :: mu = 0                !< > 0: Tikhonov-filtered solves (module header; a pass only)
     real(wp), allocatable :: minv(:, :)
+    !> banded (kkt_structure): S = C M^-1 C^T from C's pattern, band-factorized in the RCM order
+    logical :: banded = .false.
+    integer, allocatable :: crp(:), crc(:)        !< C's pattern by rows: row i's columns crc(crp(i):crp(i+1)-1)
+    integer, allocatable :: si(:), sj(:)          !< S's pattern (both triangles, the diagonal)
+    integer, allocatable :: sr(:), sc(:)          !< ... its place in the band storage ab(sr, sc)
+    type(newton_matrix_t) :: snm                  !< S's band order, kl, ku and storage (a template)
   end type
 
   !> One factorized K.
@@ -125,6 +181,13 @@ module pyint_kkt
     real(wp), allocatable :: ev(:)         !< filtered: the eigenvalues s_i of S (s then holds U; module header)
     real(wp) :: eps_mu = 0                 !< filtered: mu s_max
     real(wp), allocatable :: minv(:, :)    !< filtered with a varying M: M(q)^(-1)
+    real(wp) :: kappa_ref = -1             !< kappa_1(S) at the first factorization (the pass flag; < 0: none yet)
+    real(wp) :: t_kappa_ref = -1           !< the same of the row-scaled C C^T (scaled_regular)
+    !> banded (d%banded): S's values on its pattern, S and C C^T band-factorized, the filter's complex band LU
+    real(wp), allocatable :: sv(:)
+    type(newton_matrix_t) :: sm, tm
+    complex(wp), allocatable :: zab(:, :)
+    integer, allocatable :: zpiv(:)
   end type
 
   !> C's products run over its nonzeros (schur_complement, kkt_solve, kkt_ctmul) when at most a
@@ -184,8 +247,9 @@ contains
     real(wp), intent(in) :: mq(:, :), ch(:, :), cn(:, :)
     type(kkt_factor_t), intent(inout) :: f
     integer, intent(out) :: info
-    integer :: n, m, mh, i
-    real(wp) :: snorm
+    integer :: n, m, mh, i, jt
+    real(wp) :: snorm, grow
+    real(wp), allocatable :: pv(:)
     n = d%n; m = d%m; mh = size(ch, 1)
     if (d%mu > 0) then
       call filtered_factor(d, mq, ch, cn, f, info)
@@ -194,15 +258,21 @@ contains
     if (d%schur) then
       f%c(1:mh, :) = ch
       f%c(mh + 1:m, :) = cn
-      call schur_complement(d, f)
+      if (d%banded) then
+        call band_schur(d, f, f%sm, .false.)
+        if (d%sing_tol == SING_TOL_PASS) snorm = band_norm1(d, f%sv)
+        call f%sm%factor(info)
+      else
+        call schur_complement(d, f)
+        if (d%sing_tol == SING_TOL_PASS) snorm = norm1(f%s)
+        call slu_factor(f%s, f%piv, info)
+      end if
       if (.not. allocated(f%row_ref)) then
         allocate(f%row_ref(m))
         do i = 1, m
           f%row_ref(i) = sum(f%c(i, :)**2)
         end do
       end if
-      if (d%sing_tol == SING_TOL_PASS) snorm = norm1(f%s)
-      call slu_factor(f%s, f%piv, info)
       ! a singular S is a rank drop of C (redundant rows were dropped at the start): a singular
       ! position; so is a pivot below sing_tol of the largest, this one's or the first one's (a
       ! single row whose gradient vanishes has no other pivot to compare with)
@@ -212,11 +282,21 @@ contains
       end if
       ! (sing_tol = 0, no check: a zero pivot is info /= 0 above, and the pivot test is skipped)
       if (d%sing_tol > 0) then
-        if (f%s_ref == 0) f%s_ref = maxval(pivots(f%s))
-        if (minval(pivots(f%s)) <= d%sing_tol * max(maxval(pivots(f%s)), f%s_ref) .or. &
-            (d%sing_tol == SING_TOL_PASS .and. inv_norm1(f%s, f%piv, f%hager_j, 1 / (d%sing_tol * snorm)) &
-             * snorm >= 1 / d%sing_tol)) then
-          if (.not. scaled_regular(f, d%sing_tol)) then
+        pv = s_pivots(d, f)
+        if (f%s_ref == 0) f%s_ref = maxval(pv)
+        grow = 1
+        if (d%sing_tol == SING_TOL_PASS) then
+          if (f%kappa_ref < 0) then        ! the first factorization: the references of the pass flag
+            jt = 0
+            f%kappa_ref = s_inv_norm1(d, f, jt, 0.0_wp) * snorm
+            call scaled_factor(d, f, d%sing_tol, jt, f%t_kappa_ref)
+          end if
+          grow = kappa_growth(d%sing_tol, f%kappa_ref)
+        end if
+        if (minval(pv) <= d%sing_tol * max(maxval(pv), f%s_ref) .or. &
+            (d%sing_tol == SING_TOL_PASS .and. s_inv_norm1(d, f, f%hager_j, grow / (d%sing_tol * snorm)) &
+             * snorm >= grow / d%sing_tol)) then
+          if (.not. scaled_regular(d, f, d%sing_tol)) then
             info = STATUS_SINGULAR_POSITION
             return
           end if
@@ -318,6 +398,10 @@ contains
     if (.not. allocated(f%ev)) allocate(f%ev(m))
     f%c(1:mh, :) = ch
     f%c(mh + 1:m, :) = cn
+    if (d%banded) then       ! (its finite check on S: a non-finite C_ik on the pattern makes S_ii so)
+      call band_filtered_factor(d, f, info)
+      return
+    end if
     info = STATUS_NONFINITE
     if (.not. all(abs(f%c) <= huge(1.0_wp))) return
     if (.not. d%schur) then
@@ -339,14 +423,95 @@ contains
     if (.not. f%eps_mu > 0) f%eps_mu = 1     ! C = 0 (s = 0): nothing to solve for, phi = 0
   end subroutine
 
+  !> The filtered factorization of a banded S (module header): lam_mu = Re[(S + i mu s_max I)^-1 r],
+  !> S + i mu s_max I band-factorized in f%zab (LAPACK zgbtrf) in S's band order; s_max by power
+  !> iteration (band_smax).  info: 0 or STATUS_SINGULAR (zgbtrf failed: S + i e I is regular for a
+  !> symmetric S and e > 0, so only a non-finite S), STATUS_NONFINITE (a non-finite S: C_ik non-finite
+  !> on C's pattern makes S_ii so, S_ii = sum_k C_ik^2 / M_kk).
+  subroutine band_filtered_factor(d, f, info)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(inout) :: f
+    integer, intent(out) :: info
+    integer :: p, k, kd, m
+    m = d%m
+    call band_schur(d, f, f%sm, .true.)
+    info = STATUS_NONFINITE
+    if (.not. all(abs(f%sv) <= huge(1.0_wp))) return
+    f%eps_mu = d%mu * band_smax(d, f%sv)
+    if (.not. f%eps_mu > 0) f%eps_mu = 1     ! C = 0 (S = 0): nothing to solve for, lam = 0
+    if (.not. allocated(f%zab)) allocate(f%zab(d%snm%ldab, m), f%zpiv(m))
+    f%zab = 0
+    do p = 1, size(d%si)
+      f%zab(d%sr(p), d%sc(p)) = cmplx(f%sv(p), 0.0_wp, wp)
+    end do
+    kd = d%snm%kl + d%snm%ku + 1
+    do k = 1, m
+      f%zab(kd, k) = f%zab(kd, k) + cmplx(0.0_wp, f%eps_mu, wp)
+    end do
+    call zgbtrf(m, m, d%snm%kl, d%snm%ku, f%zab, d%snm%ldab, f%zpiv, info)
+    if (info /= 0) info = STATUS_SINGULAR
+  end subroutine
+
+  !> The largest eigenvalue of the symmetric positive semidefinite S (values v on its pattern), for
+  !> the filter's level mu s_max: the Rayleigh quotient of power iteration from e = (1, .., 1), until
+  !> it moves by less than 1 % (at most 50 products), and at least max_i S_ii.  A lower bound of
+  !> s_max: the filter then damps at most by 1 / (2 mu s) with s <= s_max slightly below s_max,
+  !> immaterial within a factor 2 (module header: the bias is (mu s_max / s_i)^2, below 1e-12 either way).
+  real(wp) function band_smax(d, v) result(smax)
+    type(kkt_data_t), intent(in) :: d
+    real(wp), intent(in) :: v(:)
+    real(wp) :: x(d%m), y(d%m), rq, rq0
+    integer :: it, p
+    x = 1
+    rq0 = 0
+    do it = 1, 50
+      y = pattern_mul(d, v, x)
+      rq = dot_product(x, y) / dot_product(x, x)
+      if (.not. maxval(abs(y)) > 0) exit
+      x = y / maxval(abs(y))
+      if (abs(rq - rq0) <= 1e-2_wp * rq) exit
+      rq0 = rq
+    end do
+    smax = rq
+    do p = 1, size(v)
+      if (d%si(p) == d%sj(p)) smax = max(smax, v(p))
+    end do
+  end function
+
+  !> lam = Re[(S + i eps_mu I)^-1 r] = (S^2 + eps_mu^2 I)^-1 S r (module header), in place.
+  subroutine band_filtered_solve(d, f, r)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), intent(inout) :: r(:)
+    complex(wp) :: z(d%m)
+    integer :: k, info
+    do k = 1, d%m
+      z(k) = cmplx(r(d%snm%perm(k)), 0.0_wp, wp)
+    end do
+    call zgbtrs('N', d%m, d%snm%kl, d%snm%ku, 1, f%zab, d%snm%ldab, f%zpiv, z, d%m, info)
+    do k = 1, d%m
+      r(d%snm%perm(k)) = real(z(k), wp)
+    end do
+  end subroutine
+
   !> max |U_R U_R^T r| of a filtered factorization: r's part along the eigenvectors that the filter
   !> resolves, s_i >= mu s_max (phi_i >= 1/2; Hansen's resolution limit), those below it being
   !> damped like a null space.  A Gauss-Newton iteration with filtered steps (pyint_index1) removes
   !> this part at a rate of at most 1/2 per step (1 - phi_i), quadratically for s_i >> mu s_max.
-  real(wp) function kkt_resolved(f, r) result(x)
+  !> Banded (no eigenvectors): max |S lam_mu| = max |sum_i phi_i (u_i^T r) u_i|, the filter's smooth
+  !> version of that projector (phi_i >= 1/2 exactly where s_i >= mu s_max; Hansen 4.2), which a
+  !> filtered Gauss-Newton step shrinks by the factor 1 - phi_i too.
+  real(wp) function kkt_resolved(d, f, r) result(x)
+    type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
     real(wp), intent(in) :: r(:)
     real(wp) :: c(size(r))
+    if (d%banded) then
+      c = r
+      call band_filtered_solve(d, f, c)
+      x = maxval(abs(pattern_mul(d, f%sv, c)), mask=.true.)
+      return
+    end if
     c = matmul(r, f%s)
     where (f%ev < f%eps_mu) c = 0
     x = maxval(abs(matmul(f%s, c)), mask=.true.)
@@ -354,31 +519,290 @@ contains
 
   !> Has C full rank once its rows are scaled to unit length (the module header)?  Only called for
   !> an S whose pivots were flagged, so an unflagged run never pays for it.
-  logical function scaled_regular(f, tol)
-    type(kkt_factor_t), intent(in) :: f
+  logical function scaled_regular(d, f, tol)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(inout) :: f
     real(wp), intent(in) :: tol
-    real(wp) :: t(size(f%c, 1), size(f%c, 1)), len2(size(f%c, 1))
-    integer :: piv(size(f%c, 1)), info, i, j, m
-    real(wp) :: tnorm
-    integer :: jt
-    m = size(f%c, 1)
-    do i = 1, m
-      len2(i) = sum(f%c(i, :)**2)
-      scaled_regular = len2(i) > tol * f%row_ref(i)
+    real(wp) :: kappa
+    integer :: i, pivok
+    do i = 1, size(f%c, 1)
+      scaled_regular = sum(f%c(i, :)**2) > tol * f%row_ref(i)
       if (.not. scaled_regular) return
     end do
-    do j = 1, m
-      do i = 1, m
-        t(i, j) = dot_product(f%c(i, :), f%c(j, :)) / sqrt(len2(i) * len2(j))
+    call scaled_factor(d, f, tol, pivok, kappa)
+    scaled_regular = pivok == 1
+    if (scaled_regular .and. tol == SING_TOL_PASS) &
+      scaled_regular = kappa < kappa_growth(tol, f%t_kappa_ref) / tol
+  end function
+
+  !> T = C C^T with C's rows scaled to unit length, LU-factorized (dense, or in f%tm when banded):
+  !> pivok = 1 if it is regular with every pivot above tol, else 0; kappa = kappa_1(T) by Hager's
+  !> estimate (tol = SING_TOL_PASS and pivok only; else 0).  A zero row leaves pivok = 0.
+  subroutine scaled_factor(d, f, tol, pivok, kappa)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(inout) :: f
+    real(wp), intent(in) :: tol
+    integer, intent(out) :: pivok
+    real(wp), intent(out) :: kappa
+    real(wp), allocatable :: t(:, :), tv(:), pv(:)
+    real(wp) :: len2(size(f%c, 1)), tnorm
+    integer :: piv(size(f%c, 1)), info, i, j, m, jt, p
+    m = size(f%c, 1)
+    pivok = 0
+    kappa = 0
+    do i = 1, m
+      len2(i) = sum(f%c(i, :)**2)
+    end do
+    if (.not. all(len2 > 0)) return
+    if (d%banded) then
+      allocate(tv(size(d%si)))
+      do p = 1, size(d%si)
+        i = d%si(p)
+        j = d%sj(p)
+        tv(p) = sum(f%c(i, d%crc(d%crp(i):d%crp(i + 1) - 1)) * f%c(j, d%crc(d%crp(i):d%crp(i + 1) - 1))) &
+                / sqrt(len2(i) * len2(j))
+      end do
+      f%tm%ab = 0
+      do p = 1, size(d%si)
+        f%tm%ab(d%sr(p), d%sc(p)) = tv(p)
+      end do
+      tnorm = band_norm1(d, tv)
+      call f%tm%factor(info)
+      if (info /= 0) return
+      pv = [(abs(f%tm%ab(f%tm%kl + f%tm%ku + 1, i)), i = 1, m)]
+      if (minval(pv) > tol) pivok = 1
+      jt = 0                             ! no warm start: t is formed at flagged steps only
+      if (pivok == 1 .and. tol == SING_TOL_PASS) kappa = inv_norm1(f%tm%ab, f%tm%ipiv, jt, 0.0_wp, f%tm) * tnorm
+    else
+      allocate(t(m, m))
+      do j = 1, m
+        do i = 1, m
+          t(i, j) = dot_product(f%c(i, :), f%c(j, :)) / sqrt(len2(i) * len2(j))
+        end do
+      end do
+      if (tol == SING_TOL_PASS) tnorm = norm1(t)
+      call slu_factor(t, piv, info)
+      if (info /= 0) return
+      if (minval(pivots(t)) > tol) pivok = 1
+      jt = 0                             ! no warm start: t is formed at flagged steps only
+      if (pivok == 1 .and. tol == SING_TOL_PASS) kappa = inv_norm1(t, piv, jt, 0.0_wp) * tnorm
+    end if
+  end subroutine
+
+  !> The pass flag's factor on 1 / sing_tol (module header): kappa_1's growth since the first
+  !> factorization, kappa_ref (capped), when that is above 1 / sing_tol; else 1.
+  pure real(wp) function kappa_growth(tol, kappa_ref) result(g)
+    real(wp), intent(in) :: tol, kappa_ref
+    g = max(1.0_wp, GROWTH_FLAG * tol * min(kappa_ref, KAPPA_REF_MAX))
+  end function
+
+  !> |u_kk| of S's LU (dense or banded).
+  function s_pivots(d, f) result(pv)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), allocatable :: pv(:)
+    integer :: k
+    if (d%banded) then
+      pv = [(abs(f%sm%ab(f%sm%kl + f%sm%ku + 1, k)), k = 1, d%m)]
+    else
+      pv = pivots(f%s)
+    end if
+  end function
+
+  !> inv_norm1 of S's LU (dense or banded).
+  real(wp) function s_inv_norm1(d, f, jw, flag) result(est)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(in) :: f
+    integer, intent(inout) :: jw
+    real(wp), intent(in) :: flag
+    if (d%banded) then
+      est = inv_norm1(f%sm%ab, f%sm%ipiv, jw, flag, f%sm)
+    else
+      est = inv_norm1(f%s, f%piv, jw, flag)
+    end if
+  end function
+
+  !> b := A^-1 b, A band-factorized in nm (pyint_newton_matrix's band order; nm is only read).
+  subroutine band_apply(nm, b)
+    type(newton_matrix_t), intent(in) :: nm
+    real(wp), intent(inout) :: b(:)
+    real(wp) :: tmp(nm%nx)
+    integer :: k
+    do k = 1, nm%nx
+      tmp(k) = b(nm%perm(k))
+    end do
+    call band_solve(nm%nx, nm%kl, nm%ku, nm%ab, nm%ipiv, nm%prof, tmp)
+    do k = 1, nm%nx
+      b(nm%perm(k)) = tmp(k)
+    end do
+  end subroutine
+
+  !> |A|_1 of a symmetric matrix given by its values v on S's pattern (d%si, d%sj).
+  pure real(wp) function band_norm1(d, v) result(r)
+    type(kkt_data_t), intent(in) :: d
+    real(wp), intent(in) :: v(:)
+    real(wp) :: cs(d%m)
+    integer :: p
+    cs = 0
+    do p = 1, size(v)
+      cs(d%sj(p)) = cs(d%sj(p)) + abs(v(p))
+    end do
+    r = maxval(cs)
+  end function
+
+  !> y = A x for A given by its values v on S's pattern.
+  pure function pattern_mul(d, v, x) result(y)
+    type(kkt_data_t), intent(in) :: d
+    real(wp), intent(in) :: v(:), x(:)
+    real(wp) :: y(d%m)
+    integer :: p
+    y = 0
+    do p = 1, size(v)
+      y(d%si(p)) = y(d%si(p)) + v(p) * x(d%sj(p))
+    end do
+  end function
+
+  !> S = C M^-1 C^T on its pattern (d%banded: a diagonal constant M, d%minv(:, 1)) from f%c into
+  !> f%sv, and into nm's band storage (filtered: f%zab, the complex one) for the factorization.
+  !> S_ij = sum_k C_ik M_kk^-1 C_jk over row i's pattern: O(nnz(S) nnz(C) / m) per S, not O(m^2 n).
+  subroutine band_schur(d, f, nm, filtered)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(inout) :: f
+    type(newton_matrix_t), intent(inout) :: nm
+    logical, intent(in) :: filtered
+    integer :: p, i, j, k, l
+    real(wp) :: acc
+    if (.not. allocated(f%sv)) allocate(f%sv(size(d%si)))
+    do p = 1, size(d%si)
+      i = d%si(p)
+      j = d%sj(p)
+      acc = 0
+      do l = d%crp(i), d%crp(i + 1) - 1
+        k = d%crc(l)
+        acc = acc + f%c(i, k) * (d%minv(k, 1) * f%c(j, k))
+      end do
+      f%sv(p) = acc
+    end do
+    if (filtered) return
+    nm%ab = 0
+    do p = 1, size(d%si)
+      nm%ab(d%sr(p), d%sc(p)) = f%sv(p)
+    end do
+  end subroutine
+
+  !> Can S be banded (kkt_structure): a constant diagonal M and at least BAND_MIN rows.  A caller
+  !> records C's pattern (the model's add_hol_jac, add_nh_jac) only then.
+  logical function kkt_structurable(d)
+    type(kkt_data_t), intent(in) :: d
+    kkt_structurable = d%schur .and. d%diagonal .and. d%m >= BAND_MIN
+  end function
+
+  !> From C's pattern (pairs (ci, cj), repeats allowed; every entry C can ever have, the model's
+  !> contract), S's pattern (rows i, j sharing a column) and its reverse Cuthill-McKee band order
+  !> (pyint_newton_matrix's, SOLVER_BANDED): S is then assembled on its pattern and band-factorized
+  !> (module header) when the band's LU costs less than a quarter of the dense one; else d stays
+  !> dense.  Call after kkt_setup, before the first kkt_factor.
+  subroutine kkt_structure(d, f, ci, cj)
+    type(kkt_data_t), intent(inout) :: d
+    type(kkt_factor_t), intent(inout) :: f(:)
+    integer, intent(in) :: ci(:), cj(:)
+    integer, allocatable :: cnt(:), ccp(:), ccr(:), mark(:), pi(:), pj(:), tmp(:)
+    integer :: m, n, k, p, i, j, l, np, info, kd
+    if (.not. kkt_structurable(d)) return
+    m = d%m; n = d%n
+    if (any(ci < 1 .or. ci > m .or. cj < 1 .or. cj > n)) return
+    ! C's pattern by rows (crp, crc) and by columns (ccp, ccr), repeats dropped
+    allocate(mark(max(m, n)))
+    call by_key(ci, cj, m, n, d%crp, d%crc, mark)
+    call by_key(cj, ci, n, m, ccp, ccr, mark)
+    ! S's pattern: for each row i, the rows j sharing a column with it
+    allocate(cnt(m), pi(64 * m), pj(64 * m))
+    mark = 0
+    np = 0
+    do i = 1, m
+      do l = d%crp(i), d%crp(i + 1) - 1
+        k = d%crc(l)
+        do p = ccp(k), ccp(k + 1) - 1
+          j = ccr(p)
+          if (mark(j) == i) cycle
+          mark(j) = i
+          if (np == size(pi)) then
+            allocate(tmp(2 * np)); tmp(1:np) = pi; call move_alloc(tmp, pi)
+            allocate(tmp(2 * np)); tmp(1:np) = pj; call move_alloc(tmp, pj)
+          end if
+          np = np + 1
+          pi(np) = i
+          pj(np) = j
+        end do
       end do
     end do
-    if (tol == SING_TOL_PASS) tnorm = norm1(t)
-    call slu_factor(t, piv, info)
-    scaled_regular = info == 0
-    if (scaled_regular) scaled_regular = minval(pivots(t)) > tol
-    jt = 0                               ! no warm start: t is formed at flagged steps only
-    if (scaled_regular .and. tol == SING_TOL_PASS) scaled_regular = inv_norm1(t, piv, jt, 0.0_wp) * tnorm < 1 / tol
-  end function
+    call d%snm%record(m)
+    do p = 1, np
+      call d%snm%add(pi(p), pj(p), 0.0_wp)
+    end do
+    call d%snm%setup(SOLVER_BANDED, info)
+    if (info /= 0 .or. 2 * real(m, wp) * (d%snm%kl + 1) * (d%snm%kl + d%snm%ku + 1) > real(m, wp)**3 / 12) then
+      deallocate(d%crp, d%crc)
+      return
+    end if
+    d%si = pi(1:np)
+    d%sj = pj(1:np)
+    allocate(d%sr(np), d%sc(np))
+    kd = d%snm%kl + d%snm%ku + 1
+    do p = 1, np
+      d%sr(p) = kd + d%snm%iperm(pi(p)) - d%snm%iperm(pj(p))
+      d%sc(p) = d%snm%iperm(pj(p))
+    end do
+    d%banded = .true.
+    do k = 1, size(f)
+      f(k)%sm = d%snm
+      f(k)%tm = d%snm
+      if (allocated(f(k)%s)) deallocate(f(k)%s)
+      if (allocated(f(k)%w)) deallocate(f(k)%w)
+    end do
+  end subroutine
+
+  !> Pairs (a(p), b(p)), a in 1..na, b in 1..nb, grouped by a (counting sort), repeats dropped:
+  !> key a's values are vals(ptr(a):ptr(a+1)-1).  mark: work of size >= nb.
+  subroutine by_key(a, b, na, nb, ptr, vals, mark)
+    integer, intent(in) :: a(:), b(:), na, nb
+    integer, allocatable, intent(out) :: ptr(:), vals(:)
+    integer, intent(inout) :: mark(:)
+    integer, allocatable :: pos(:), tmp(:)
+    integer :: p, k, q
+    allocate(ptr(na + 1), pos(na), tmp(size(a)))
+    ptr = 0
+    do p = 1, size(a)
+      ptr(a(p) + 1) = ptr(a(p) + 1) + 1
+    end do
+    ptr(1) = 1
+    do k = 1, na
+      ptr(k + 1) = ptr(k + 1) + ptr(k)
+    end do
+    pos = ptr(1:na)
+    do p = 1, size(a)
+      tmp(pos(a(p))) = b(p)
+      pos(a(p)) = pos(a(p)) + 1
+    end do
+    ! drop repeats within each key (mark(b) = the key that last held b)
+    mark(1:nb) = 0
+    q = 0
+    allocate(vals(size(a)))
+    do k = 1, na
+      p = ptr(k)
+      ptr(k) = q + 1
+      do while (p < pos(k))
+        if (mark(tmp(p)) /= k) then
+          mark(tmp(p)) = k
+          q = q + 1
+          vals(q) = tmp(p)
+        end if
+        p = p + 1
+      end do
+    end do
+    ptr(na + 1) = q + 1
+    vals = vals(1:q)
+  end subroutine
 
   !> Hager's estimate of |A^-1|_1 for a symmetric A from its LU (Higham, Accuracy and Stability of
   !> Numerical Algorithms, 15.3; LAPACK dlacn2): a lower bound, in practice within a factor 3.
@@ -392,27 +816,28 @@ contains
   !> reaches e_jw (there it usually does, after its first 2 solves), and the larger estimate is kept:
   !> bit for bit max(warm, cold), so never below the cold start's where the flag could be decided.
   !> jw returns the vertex of the estimate kept.
-  function inv_norm1(lu, piv, jw, flag) result(est)
+  function inv_norm1(lu, piv, jw, flag, nm) result(est)
     real(wp), intent(in) :: lu(:, :)
     integer, intent(in) :: piv(:)
     integer, intent(inout) :: jw
     real(wp), intent(in) :: flag
+    type(newton_matrix_t), intent(in), optional :: nm   !< banded: A's LU is nm's (lu, piv unused)
     real(wp), parameter :: WARM_MARGIN = 10
-    real(wp) :: est, x(size(lu, 1)), y(size(lu, 1)), z(size(lu, 1)), zw(size(lu, 1)), e, ew
+    real(wp) :: est, x(size(piv)), y(size(piv)), z(size(piv)), zw(size(piv)), e, ew
     integer :: k, j, jx, jw0
     est = 0
     jw0 = jw
     if (jw0 > 0) then
       y = 0
       y(jw0) = 1
-      call slu_solve(lu, piv, y)
+      call solve(y)
       ew = sum(abs(y))
       zw = sign(1.0_wp, y)
-      call slu_solve(lu, piv, zw)        ! A^-T = A^-1
+      call solve(zw)        ! A^-T = A^-1
       est = ew
       if (maxval(abs(zw)) <= zw(jw0) .and. ew * WARM_MARGIN < flag) return
     end if
-    x = 1.0_wp / size(lu, 1)
+    x = 1.0_wp / size(piv)
     jx = 0                               ! x's vertex (0: e / n)
     do k = 1, 5
       if (jx > 0 .and. jx == jw0) then   ! the warm start's iteration, already made
@@ -420,10 +845,10 @@ contains
         z = zw
       else
         y = x
-        call slu_solve(lu, piv, y)
+        call solve(y)
         e = sum(abs(y))
         z = sign(1.0_wp, y)
-        call slu_solve(lu, piv, z)
+        call solve(z)
       end if
       j = maxloc(abs(z), 1)
       if (e > est .or. jw <= 0) then
@@ -435,6 +860,15 @@ contains
       x(j) = 1
       jx = j
     end do
+  contains
+    subroutine solve(b)
+      real(wp), intent(inout) :: b(:)
+      if (present(nm)) then
+        call band_apply(nm, b)
+      else
+        call slu_solve(lu, piv, b)
+      end if
+    end subroutine
   end function
 
   !> |A|_1 = max_j sum_i |a_ij| (no temporary).
@@ -467,6 +901,25 @@ contains
     n = d%n; m = d%m
     if (.not. (d%schur .or. d%mu > 0)) then
       call slu_solve(f%lu, f%piv, x)
+      return
+    end if
+    if (d%banded) then      ! the same on C's pattern (kkt_structure), M diagonal
+      a0 = d%minv(:, 1) * x(1:n)
+      do i = 1, m
+        x(n + i) = -x(n + i) + sum(f%c(i, d%crc(d%crp(i):d%crp(i + 1) - 1)) * a0(d%crc(d%crp(i):d%crp(i + 1) - 1)))
+      end do
+      if (d%mu > 0) then
+        call band_filtered_solve(d, f, x(n + 1:n + m))
+      else
+        call band_apply(f%sm, x(n + 1:n + m))
+      end if
+      x(1:n) = 0
+      do i = 1, m
+        do j = d%crp(i), d%crp(i + 1) - 1
+          x(d%crc(j)) = x(d%crc(j)) + f%c(i, d%crc(j)) * x(n + i)
+        end do
+      end do
+      x(1:n) = a0 - d%minv(:, 1) * x(1:n)
       return
     end if
     ! a0 = M^-1 r1; lam = S^-1 (C a0 - r2) (filtered: U diag(phi / s) U^T (C a0 - r2)); a = a0 - W lam
