@@ -118,6 +118,17 @@ index-1 and the block methods, which ended ok in the quick run's 1.5 s, pass the
 constraints now, their errors fell (rk4_index1 1.7e-5 -> 1.7e-6, the block methods 1.4e-6..2.9e-6 ->
 8.1e-7..1.2e-6) and their counts moved (block_legendre 53 -> 258 steps); A05's block rtol runs differ only
 in startup_rk4_steps (a trial step near the start passed, then rejected by the error test).
+Re-recorded after issue 27's third cost round.  galerkin_s1..s4: the kept Newton matrix is the Schur
+complement with P_s and lam_0 eliminated and the predictor cubic (fortran/galerkin.f90), so the
+iterations stop elsewhere within their tolerance: q, v <= 1.7e-14, lam <= 4.0e-11 relative (largest
+galerkin_s4-snakeboard), the counts changed.  galerkin_nonholonomic: the same, q, v, lam, energy <= 1e-11
+relative but for sb_locked_pi8_spec's round-off-driven reversal (0.45 in q, energy 0.32).  snakeboard_alpha:
+the variable step's Newton start for a extrapolated through the times its offsets approximate
+(fortran/genalpha.f90): q 6.4e-13, v 8.8e-11, lam 4.6e-9 absolute (of 3e3), 50 fewer iterations of 1.0e5.
+iftomm_benchmarks: the same start (adaptive generalized-alpha's errors by <= 1.4e-10, two more accepted
+steps of 1.07e5, iterations 4.22e5 -> 3.73e5), symplectic_gl's M^-1 from the diagonal (A02_N2 eps_pos
+2.2e-12 -> 7.8e-12), RK4 index-1's rtol runs at a tenth of the stepping's (studies/iftomm_benchmarks.py
+RTOL_SCALE) and the new per-case variable rtol.
 """
 import json
 import math
