@@ -546,27 +546,28 @@ contains
     type(newton_matrix_t), intent(inout) :: asm
     integer, intent(in) :: r0, c0
     real(wp) :: val(size(self%erow))
-    integer :: e
-    integer :: k
+    integer :: e, k
     call entries_at(size(val), self%econst, self%efirst, self%elast, self%gcoef, self%gidx, q, .true., val)
     if (asm%recording()) then     ! the pattern: every entry; the values: the live ones (the others add 0)
       do e = 1, size(self%erow)
-        if (trans) then
-          call asm%add(r0 + self%ecol(e), c0 + self%erow(e), s * val(e))
-        else
-          call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * val(e))
-        end if
+        call add_entry(e)
       end do
       return
     end if
     do k = 1, size(self%live)
-      e = self%live(k)
+      call add_entry(self%live(k))
+    end do
+
+  contains
+
+    subroutine add_entry(e)
+      integer, intent(in) :: e
       if (trans) then
         call asm%add(r0 + self%ecol(e), c0 + self%erow(e), s * val(e))
       else
         call asm%add(r0 + self%erow(e), c0 + self%ecol(e), s * val(e))
       end if
-    end do
+    end subroutine
   end subroutine
 
   !> asm += s (G v)_q: G's entries without their constants, at v.
