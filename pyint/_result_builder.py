@@ -80,11 +80,9 @@ def report_failure(result, status, steps_done, t0, h, raise_on_failure=True, run
         raise_recorded(run, result, status, steps_done, t0, h)
     if status != STATUS_OK:
         t_fail = _fail_time(t0, h, steps_done)
-        kept = (f"the {steps_done} steps computed before it" if np.ndim(h) == 0 or len(result.t) > steps_done else
-                f"{len(result.t)} samples of the {steps_done} steps computed before it (every step did not fit "
-                "in memory: with t_eval the run keeps those its outputs need, and the last)")
         result.message = (f"{result.method}: {STATUS_TEXT.get(status, 'failure')} at step {steps_done + 1} "
-                          f"(t = {t_fail:.6g}); returning {kept}" + _failure_cause(result, status, h))
+                          f"(t = {t_fail:.6g}); returning {_returned(result, steps_done, h)}"
+                          + _failure_cause(result, status, h))
         if raise_on_failure:
             raise STATUS_ERRORS.get(status, RuntimeError)(result.message, result=result,
                                                            step=steps_done + 1, time=t_fail)
@@ -138,12 +136,21 @@ def _fail_time(t0, h, steps_done):
     return t0 + float(np.sum(h[:steps_done]))
 
 
+def _returned(result, steps_done, h):
+    """What a stopped run's result holds, for its message: the steps computed, or with variable steps
+    and t_eval, where every step did not fit in memory, the samples the driver kept of them."""
+    if np.ndim(h) == 0 or len(result.t) > steps_done:
+        return f"the {steps_done} steps computed before it"
+    return (f"{len(result.t)} samples of the {steps_done} steps computed before it (every step did not fit in "
+            "memory: with t_eval the run keeps those its outputs need, and the last)")
+
+
 def raise_recorded(run, result, status, steps_done, t0, h):
     """Raise what the kernel call ``run`` recorded, with ``result`` (or the list of a
     batch's results) attached; return when it recorded nothing."""
     first = result[0] if isinstance(result, list) else result
     t_fail = _fail_time(t0, h, steps_done)
-    where = f"at step {steps_done + 1} (t = {t_fail:.6g}); returning the {steps_done} steps computed before it"
+    where = f"at step {steps_done + 1} (t = {t_fail:.6g}); returning {_returned(first, steps_done, h)}"
     if run.error is not None and not isinstance(run.error, KeyboardInterrupt):
         err = run.error
         first.status = "aborted"
