@@ -156,6 +156,21 @@ def test_rerun_failed_recomputes_only_failed_cases(tmp_path):
     assert (again.n_run, again.n_cached) == (2, 4)
 
 
+def test_the_reported_time_includes_the_figures(tmp_path, capsys):
+    """run.seconds (the "done in" line, ./dev.sh studies' total) is the whole run's, figures included:
+    they can cost more than the cases (seed 002)."""
+    import dataclasses
+    pause = 0.3
+
+    def figures(path, outdir):
+        time.sleep(pause)         # sleep() waits at least this long
+        return []
+    study = dataclasses.replace(_studies.toy_study(), figures=figures)
+    run = run_study(study, out=tmp_path, workers=1)
+    assert run.seconds >= run.figure_seconds >= pause
+    assert re.search(r"done in \d\d:\d\d \(figures \d\d:\d\d\)", capsys.readouterr().err)
+
+
 def test_where_skips_cases(tmp_path):
     study = _studies.toy_study(where=lambda p: not (p["k"] == 2.0 and p["h"] == 0.1))
     run = run_study(study, out=tmp_path, workers=1, figures=False, verbose=False)

@@ -98,7 +98,9 @@ class StudyRun:
     n_cases, n_cached, n_run, n_failed : int
         The cases in all, taken from the cache, run now, and failed.
     seconds : float
-        The wall time of the run [s].
+        The wall time of the run [s], from the cases' lookup to the last figure.
+    figure_seconds : float
+        The part of ``seconds`` spent drawing the figures [s].
     figures : list of Path
         The figures drawn.
     figure_error, post_error : str or None
@@ -124,6 +126,7 @@ class StudyRun:
     n_failed: int
     seconds: float
     figures: list = dataclasses.field(default_factory=list)
+    figure_seconds: float = 0.0
     figure_error: str | None = None
     post_error: str | None = None
 
@@ -341,12 +344,18 @@ def run_study(study: Study, out="results", grid: Mapping[str, list] | None = Non
     run = StudyRun(study.name, path, combined, len(cases), n_cached, len(todo), n_failed(),
                    time.monotonic() - t0, post_error=post_error)
     if figures:
+        t_fig = time.monotonic()
         try:
             from .plotting import study_figures
             run.figures = study_figures(path, out / study.name, study)
         except Exception as exc:  # noqa: BLE001 - the data are written; say what went wrong
             run.figure_error = _describe(exc)
-    _log(verbose, f"[{study.name}] done in {_clock(run.seconds)}: {len(todo)} run, {n_cached} cached, "
+        # the reported time is the whole run's: the figures can cost more than the cases
+        run.figure_seconds = time.monotonic() - t_fig
+        run.seconds = time.monotonic() - t0
+    _log(verbose, f"[{study.name}] done in {_clock(run.seconds)}"
+                  + (f" (figures {_clock(run.figure_seconds)})" if figures else "")
+                  + f": {len(todo)} run, {n_cached} cached, "
                   f"{run.n_failed} failed -> {path}"
                   + (f", {len(run.figures)} figures in {out / study.name}" if run.figures else "")
                   + (f"\n[{study.name}] post() not applied (cases failed): {post_error}" if post_error else "")
