@@ -169,6 +169,11 @@ module genalpha
     ! the step's start (t0, q0: G(q_n) of the structured matrix) and its solve's (dx, dz) (dxz)
     real(wp), allocatable :: g0t(:, :), gq(:, :), gvq(:, :), mu(:), q0(:), dxz(:)
     real(wp) :: t0 = 0
+    !> variable steps, the dense stabilized matrix: gq holds G(t_gq, q_{n+1}) of the step just taken,
+    !> evaluated by its estimate's projection (project_estimates), which is G(q_n) of the next step
+    !> when it starts there (alpha_step); cleared by stab2_jacobian (gq its scratch) and a restore
+    logical :: gq_next = .false.
+    real(wp) :: t_gq = 0
   end type
 
   !> The variable-step state of a trajectory (docs/adaptive_steps.md 1.3): a approximates
@@ -558,6 +563,7 @@ contains
       jac(1:n, 1:n) = w%mq + sh * w%dq - p%gamma * h * p%c * w%fv
       if (mh > 0) then
         call model%hol_jac(t1, w%q, w%gq)
+        w%gq_next = .false.
         call model%hol_vel_q(t1, w%q, w%v, w%gvq)
         jac(1:n, n + 1:n + mh) = p%c * transpose(w%gq)
         jac(n + 1:n + mh, 1:n) = w%gq
@@ -868,9 +874,10 @@ contains
     end if
     if (w%variant == VARIANT_STAB2 .and. w%mh > 0) then
       if (w%nz == 0) then     ! (the structured matrix applies G(q_n)^T as an operator: g0t_mul)
-        call model%hol_jac(t, q, w%gq)
+        if (.not. (w%gq_next .and. t == w%t_gq)) call model%hol_jac(t, q, w%gq)
         w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
       end if
+      w%gq_next = .false.
       w%t0 = t
       w%q0(:) = q
     end if
@@ -1295,7 +1302,8 @@ contains
     real(wp), intent(in) :: t1
     type(state_t), intent(in) :: s
     integer, intent(out) :: info
-    integer :: n, mh, mn, m, i, j
+    integer :: n, mh, mn, m, i, j, k
+    real(wp) :: acc
     info = 0
     n = self%nv; mh = self%model%mh; mn = self%model%mn; m = mh + mn
     if (m == 0) return
@@ -1304,14 +1312,30 @@ contains
       return
     end if
     associate (pj => self%pj, w => self%w)
-      if (mh > 0) call self%model%hol_jac(t1, s%q, pj%c(1:mh, :))
+      ! C = [G; A](q_{n+1}): G in w%gq (holonomic rows: the stabilized variant, the dense matrix),
+      ! where the next step takes it as its G(q_n) when it starts at t1 (alpha_step, gq_next)
+      if (mh > 0) then
+        call self%model%hol_jac(t1, s%q, w%gq)
+        w%gq_next = .true.
+        w%t_gq = t1
+      end if
       if (mn > 0) call self%model%nh(t1, s%q, pj%c(mh + 1:m, :), pj%bn)
-      if (mh > 0) then     ! (m x m products in loops: no temporaries)
+      if (mh > 0) then
+        ! (C D and C e in scalar loops, the sums in dot_product's order: the dot_products of C's
+        ! strided rows cost more than their arithmetic, 400 instructions for m = 2, n = 4)
         do j = 1, mh
           do i = 1, mh
-            pj%cd(i, j) = dot_product(pj%c(i, :), w%g0t(:, j))
+            acc = 0
+            do k = 1, n
+              acc = acc + w%gq(i, k) * w%g0t(k, j)
+            end do
+            pj%cd(i, j) = acc
           end do
-          pj%y(j) = dot_product(pj%c(j, :), self%err_q)
+          acc = 0
+          do k = 1, n
+            acc = acc + w%gq(j, k) * self%err_q(k)
+          end do
+          pj%y(j) = acc
         end do
         call slu_factor(pj%cd, pj%piv, info)
         if (info /= 0) then
@@ -1320,12 +1344,18 @@ contains
         end if
         call slu_solve(pj%cd, pj%piv, pj%y)
         do j = 1, mh
-          self%err_q(:) = self%err_q - pj%y(j) * w%g0t(:, j)
+          do k = 1, n
+            self%err_q(k) = self%err_q(k) - pj%y(j) * w%g0t(k, j)
+          end do
         end do
       end if
       if (.not. self%has_err_v) return
       if (.not. self%model%const_mass) call self%model%mass(s%q, pj%mq)
-      call kkt_factor(pj%kd, pj%mq, pj%c(1:mh, :), pj%c(mh + 1:m, :), pj%kf(1), info)
+      if (mh > 0) then
+        call kkt_factor(pj%kd, pj%mq, w%gq, pj%c(mh + 1:m, :), pj%kf(1), info)
+      else
+        call kkt_factor(pj%kd, pj%mq, pj%c(1:0, :), pj%c(1:m, :), pj%kf(1), info)
+      end if
       if (info /= 0) return
       if (pj%kd%schur) then     ! constant M: x - W S^-1 C x, without M x and M^-1 (M x)
         call kkt_project(pj%kd, pj%kf(1), self%err_v, pj%x(n + 1:))
@@ -1465,6 +1495,7 @@ contains
     call var_copy(self%var, self%slots(slot))
     call sync(self%slots(slot), self%hist, self%w, .false.)
     self%w%have_factor = .false.
+    self%w%gq_next = .false.
   end subroutine
 
   !> The offsets' state of var (alpha_advance's: every component of alpha_var_t but those sync

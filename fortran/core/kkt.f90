@@ -327,7 +327,7 @@ contains
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(inout) :: f
     integer :: i, j, k, p, q
-    real(wp) :: wji
+    real(wp) :: wji, acc
     call nonzeros(f)
     if (.not. d%schur) then
       call columns_times(f%minv, transpose(f%c), f%w)
@@ -345,6 +345,26 @@ contains
             k = f%ci(q)
             f%s(k, i) = f%s(k, i) + f%c(k, j) * wji
           end do
+        end do
+      end do
+      return
+    else if (d%diagonal .and. d%m * d%n < SPARSE_MIN) then
+      ! a small C (fewer than SPARSE_MIN entries): W and S = C W in scalar loops, S's sums in
+      ! columns_times' order with its zero terms skipped as there (the same S bit for bit); the array
+      ! operations and the call cost more than the arithmetic here (generalized-alpha's variable-step
+      ! estimate, m = 2, n = 4: schur_complement 590 -> 440 instructions)
+      do i = 1, d%m
+        do j = 1, d%n
+          f%w(j, i) = d%minv(j, 1) * f%c(i, j)
+        end do
+      end do
+      do i = 1, d%m
+        do k = 1, d%m
+          acc = 0
+          do j = 1, d%n
+            if (f%w(j, i) /= 0) acc = acc + f%c(k, j) * f%w(j, i)
+          end do
+          f%s(k, i) = acc
         end do
       end do
       return
