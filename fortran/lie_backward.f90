@@ -41,9 +41,12 @@ module lie_backward
   use pyint_rigid
   use pyint_newton_control, only: maxabs, NEWTON_FLOOR
   use pyint_driver, only: state_t
-  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
+  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack, lie_structure_record, lie_structure_setup, &
+                               lie_tangents, lie_add_mass, lie_add_force_v, lie_add_vv, lie_add_mv, lie_add_vm, &
+                               lie_mass_times, lie_b_times, lie_bt_times
   use pyint_seam, only: NSTATS_LIE_BACKWARD, NIOPT_LIE_BACKWARD, NROPT_LIE_BACKWARD, IOPT_LIE_BACKWARD_FORM, &
                         IOPT_LIE_BACKWARD_HISTORY, IOPT_LIE_BACKWARD_MAXIT, ROPT_LIE_BACKWARD_TOL, &
+                        IOPT_LIE_BACKWARD_LINEAR_SOLVER, STAT_LIE_BACKWARD_LINEAR_SOLVER, &
                         LIE_BACKWARD_FORM_DAE1, LIE_BACKWARD_FORM_DAE2, LIE_BACKWARD_FORM_DAE3, LIE_BACKWARD_FORM_DAES
   implicit none
   private
@@ -85,17 +88,33 @@ contains
         call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
         call rigid_bmat(s, w%r1, self%bm)
         call rigid_force(s, wv, w%qf)
-        rd = matmul(w%mm, wv - vh) + matmul(hl, self%bm) - h * w%qf
+        if (w%structured) then                               ! the products by the joints' blocks
+          rd = lie_mass_times(s, wv - vh) + lie_bt_times(w, self%bm, hl) - h * w%qf
+        else
+          rd = matmul(w%mm, wv - vh) + matmul(hl, self%bm) - h * w%qf
+        end if
         select case (form)
         case (FORM_DAE3, FORM_DAES)
           call rigid_phi(s, w%x1, w%r1, rc)
           rc = rc / h
         case (FORM_DAE2)
-          rc = matmul(self%bm, wv)
+          if (w%structured) then
+            rc = lie_b_times(w, self%bm, wv)
+          else
+            rc = matmul(self%bm, wv)
+          end if
         case (FORM_DAE1)
           call rigid_bdotv(s, w%r1, wv, self%g)
-          rc = matmul(self%bm, wv - vk) + h * self%g
+          if (w%structured) then
+            rc = lie_b_times(w, self%bm, wv - vk) + h * self%g
+          else
+            rc = matmul(self%bm, wv - vk) + h * self%g
+          end if
         end select
+        if (w%structured) then
+          call bd_assemble(self, h, wv, hl, vk)
+          return
+        end if
         ! momentum rows
         call rigid_force_v(s, wv, w%kvv)
         w%jac(1:nv, 1:nv) = w%mm - h * w%kvv
@@ -125,6 +144,41 @@ contains
     end associate
   end subroutine
 
+  !> The structured Newton matrix of bd_eval (the matrix of the header entry by entry from the
+  !> bodies' and joints' blocks: w%jm) at the iterate W (wv), h lam (hl); vk = V^k; B at q^{k+1}
+  !> in self%bm.  Every entry it can touch is added whatever its value (its pattern is recorded by
+  !> a call).
+  subroutine bd_assemble(self, h, wv, hl, vk)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, wv(:), hl(:), vk(:)
+    integer :: nv
+    associate (s => self%sys, w => self%w)
+      nv = w%nv
+      call w%jm%zero()
+      call lie_tangents(w, s%nb)
+      call lie_add_mass(w, s, 0, 0, 1.0_wp)
+      call lie_add_force_v(w, s, wv, 0, 0, -h)
+      call rigid_btl_q(s, w%r1, hl, w%kvv)
+      call lie_add_vv(w, s, w%kvv, 0, 0, h)
+      call lie_add_vm(w, self%bm, 0, nv, 1.0_wp)
+      select case (self%form)
+      case (FORM_DAE3, FORM_DAES)
+        call lie_add_mv(w, self%bm, nv, 0, 1.0_wp, .true.)
+      case (FORM_DAE2)
+        call rigid_bw_q(s, w%r1, wv, w%kmv)
+        call lie_add_mv(w, self%bm, nv, 0, 1.0_wp, .false.)
+        call lie_add_mv(w, w%kmv, nv, 0, h, .true.)
+      case (FORM_DAE1)
+        call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
+        call rigid_bdotv_jac(s, w%r1, wv, self%kmv2, self%kmv3)
+        call lie_add_mv(w, self%bm, nv, 0, 1.0_wp, .false.)
+        call lie_add_mv(w, w%kmv, nv, 0, h, .true.)
+        call lie_add_mv(w, self%kmv2, nv, 0, h * h, .true.)
+        call lie_add_mv(w, self%kmv3, nv, 0, h, .false.)
+      end select
+    end associate
+  end subroutine
+
   !> The groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the Phi/h rows
   !> (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their floor is what changes the
   !> positions by an ulp.
@@ -134,7 +188,7 @@ contains
     real(wp) :: sw, smw, amp
     associate (x => self%x, w => self%w)
       sw = 1 + maxabs(w%z(1:w%nv))
-      smw = 1 + maxabs(matmul(w%mm, w%z(1:w%nv)))
+      smw = 1 + maxabs(lie_mass_times(self%sys, w%z(1:w%nv)))
       amp = max(1.0_wp, (1 + maxval(abs(x))) / (h * sw))
       call w%nc%group(w%dz(1:w%nv), sw, amp * sw)
       call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
@@ -154,8 +208,12 @@ contains
       nv = w%nv
       e = NEWTON_FLOOR * epsilon(1.0_wp)
       bn = nv * maxval(abs(self%bm))
-      sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(w%mm, vh)) &
-           + maxabs(matmul(abs(w%z(nv + 1:)), abs(self%bm))) + h * maxabs(w%qf)
+      if (w%structured) then
+        sm = maxabs(lie_bt_times(w, abs(self%bm), abs(w%z(nv + 1:))))
+      else
+        sm = maxabs(matmul(abs(w%z(nv + 1:)), abs(self%bm)))
+      end if
+      sm = sm + maxabs(lie_mass_times(self%sys, w%z(1:nv))) + maxabs(lie_mass_times(self%sys, vh)) + h * maxabs(w%qf)
       select case (self%form)
       case (FORM_DAE3, FORM_DAES)
         sc = (1 + maxval(abs(w%x1))) / h
@@ -222,6 +280,14 @@ contains
     if (self%form == FORM_DAES) self%naux = nv + 2 * self%sys%mall   ! mu, omega of every row
     call lie_work_init(self%w, self%sys, nv + m)     ! (W, h lam)
     allocate(self%bm(m, nv), self%kmv2(m, nv), self%kmv3(m, nv), self%g(m))
+    self%bm = 0; self%kmv2 = 0; self%kmv3 = 0
+    ! the Newton matrix: dense, or structured (bd_assemble records its pattern)
+    if (lie_structure_record(self%w, self%sys, self%iopt(IOPT_LIE_BACKWARD_LINEAR_SOLVER), 0)) then
+      call bd_assemble(self, self%h, self%w%z(1:nv), self%w%z(nv + 1:), s%v)
+      call lie_structure_setup(self%w, self%iopt(IOPT_LIE_BACKWARD_LINEAR_SOLVER), info)
+      if (info /= 0) return
+    end if
+    self%stats(STAT_LIE_BACKWARD_LINEAR_SOLVER) = self%w%solver
     allocate(self%pw(nv, nv), self%mu(m), self%om(m))
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
     if (self%history_mode == 1) then
