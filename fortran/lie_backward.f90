@@ -89,7 +89,7 @@ contains
         call rigid_bmat(s, w%r1, self%bm)
         call rigid_force(s, wv, w%qf)
         if (w%structured) then                               ! the products by the joints' blocks
-          rd = lie_mass_times(s, wv - vh) + lie_bt_times(w, self%bm, hl) - h * w%qf
+          rd = lie_mass_times(s, wv - vh) + lie_bt_times(w%blk, self%bm, hl) - h * w%qf
         else
           rd = matmul(w%mm, wv - vh) + matmul(hl, self%bm) - h * w%qf
         end if
@@ -99,14 +99,14 @@ contains
           rc = rc / h
         case (FORM_DAE2)
           if (w%structured) then
-            rc = lie_b_times(w, self%bm, wv)
+            rc = lie_b_times(w%blk, self%bm, wv)
           else
             rc = matmul(self%bm, wv)
           end if
         case (FORM_DAE1)
           call rigid_bdotv(s, w%r1, wv, self%g)
           if (w%structured) then
-            rc = lie_b_times(w, self%bm, wv - vk) + h * self%g
+            rc = lie_b_times(w%blk, self%bm, wv - vk) + h * self%g
           else
             rc = matmul(self%bm, wv - vk) + h * self%g
           end if
@@ -156,25 +156,25 @@ contains
       nv = w%nv
       call w%jm%zero()
       call lie_tangents(w, s%nb)
-      call lie_add_mass(w, s, 0, 0, 1.0_wp)
-      call lie_add_force_v(w, s, wv, 0, 0, -h)
+      call lie_add_mass(w%jm, s, 0, 0, 1.0_wp)
+      call lie_add_force_v(w%jm, s, wv, 0, 0, -h)
       call rigid_btl_q(s, w%r1, hl, w%kvv)
-      call lie_add_vv(w, s, w%kvv, 0, 0, h)
-      call lie_add_vm(w, self%bm, 0, nv, 1.0_wp)
+      call lie_add_vv(w%blk, w%jm, s, w%kvv, 0, 0, h)
+      call lie_add_vm(w%blk, w%jm, self%bm, 0, nv, 1.0_wp)
       select case (self%form)
       case (FORM_DAE3, FORM_DAES)
-        call lie_add_mv(w, self%bm, nv, 0, 1.0_wp, .true.)
+        call lie_add_mv(w%blk, w%jm, self%bm, nv, 0, 1.0_wp, .true.)
       case (FORM_DAE2)
         call rigid_bw_q(s, w%r1, wv, w%kmv)
-        call lie_add_mv(w, self%bm, nv, 0, 1.0_wp, .false.)
-        call lie_add_mv(w, w%kmv, nv, 0, h, .true.)
+        call lie_add_mv(w%blk, w%jm, self%bm, nv, 0, 1.0_wp, .false.)
+        call lie_add_mv(w%blk, w%jm, w%kmv, nv, 0, h, .true.)
       case (FORM_DAE1)
         call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
         call rigid_bdotv_jac(s, w%r1, wv, self%kmv2, self%kmv3)
-        call lie_add_mv(w, self%bm, nv, 0, 1.0_wp, .false.)
-        call lie_add_mv(w, w%kmv, nv, 0, h, .true.)
-        call lie_add_mv(w, self%kmv2, nv, 0, h * h, .true.)
-        call lie_add_mv(w, self%kmv3, nv, 0, h, .false.)
+        call lie_add_mv(w%blk, w%jm, self%bm, nv, 0, 1.0_wp, .false.)
+        call lie_add_mv(w%blk, w%jm, w%kmv, nv, 0, h, .true.)
+        call lie_add_mv(w%blk, w%jm, self%kmv2, nv, 0, h * h, .true.)
+        call lie_add_mv(w%blk, w%jm, self%kmv3, nv, 0, h, .false.)
       end select
     end associate
   end subroutine
@@ -209,7 +209,7 @@ contains
       e = NEWTON_FLOOR * epsilon(1.0_wp)
       bn = nv * maxval(abs(self%bm))
       if (w%structured) then
-        sm = maxabs(lie_bt_times(w, abs(self%bm), abs(w%z(nv + 1:))))
+        sm = maxabs(lie_bt_times(w%blk, abs(self%bm), abs(w%z(nv + 1:))))
       else
         sm = maxabs(matmul(abs(w%z(nv + 1:)), abs(self%bm)))
       end if

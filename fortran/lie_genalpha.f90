@@ -45,6 +45,7 @@ module lie_genalpha
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants
   use pyint_newton_control, only: maxabs, newton_control_t, NEWTON_FLOOR
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_newton_matrix, only: newton_matrix_t
   use pyint_so3, only: hat, cross
   use pyint_driver, only: state_t
   use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack, lie_structure_record, lie_structure_setup, &
@@ -84,6 +85,9 @@ module lie_genalpha
     logical :: has_start = .false.
     real(wp), allocatable :: a_start(:)
     type(lga_saved_t) :: slots(2)
+    !> variable steps with the structured Newton matrix: the projections of the estimates (eq.
+    !> (11)) as the saddle-point systems [P D; C 0] of the joints' blocks (lga_project)
+    type(newton_matrix_t) :: pm
   contains
     procedure :: init => lga_init
     procedure :: step => lga_step
@@ -93,6 +97,7 @@ module lie_genalpha
     procedure :: newton_eval => ga_eval
     procedure :: newton_measure => ga_measure
     procedure :: residual_at_floor => ga_floor
+    procedure :: finish => lga_finish
   end type
 
 contains
@@ -128,7 +133,7 @@ contains
         call rigid_bmat(s, w%r1, self%b1)
         call rigid_force(s, self%v1, w%qf)
         if (w%structured) then                               ! the products by the joints' blocks
-          w%res(1:nv) = lie_mass_times(s, wd) + lie_bt_times(w, self%b1, lam) - w%qf
+          w%res(1:nv) = lie_mass_times(s, wd) + lie_bt_times(w%blk, self%b1, lam) - w%qf
         else
           w%res(1:nv) = matmul(w%mm, wd) + matmul(lam, self%b1) - w%qf
         end if
@@ -136,7 +141,7 @@ contains
         w%res(nv + 1:nv + m) = w%res(nv + 1:nv + m) / bh2
         if (variant == LGA_STAB2) then
           if (w%structured) then
-            w%res(nv + m + 1:) = lie_b_times(w, self%b1, self%v1) / (p%gamma * h)
+            w%res(nv + m + 1:) = lie_b_times(w%blk, self%b1, self%v1) / (p%gamma * h)
           else
             w%res(nv + m + 1:) = matmul(self%b1, self%v1) / (p%gamma * h)
           end if
@@ -188,21 +193,21 @@ contains
       bh2 = p%beta * h * h
       call w%jm%zero()
       call lie_tangents(w, s%nb)
-      call lie_add_mass(w, s, 0, 0, 1.0_wp)
-      call lie_add_force_v(w, s, self%v1, 0, 0, -h * p%gamma * c)
+      call lie_add_mass(w%jm, s, 0, 0, 1.0_wp)
+      call lie_add_force_v(w%jm, s, self%v1, 0, 0, -h * p%gamma * c)
       call rigid_btl_q(s, w%r1, lam, w%kvv)
-      call lie_add_vv(w, s, w%kvv, 0, 0, bh2 * c)
-      call lie_add_vm(w, self%b1, 0, nv, 1.0_wp)
-      call lie_add_mv(w, self%b1, nv, 0, c, .true.)
+      call lie_add_vv(w%blk, w%jm, s, w%kvv, 0, 0, bh2 * c)
+      call lie_add_vm(w%blk, w%jm, self%b1, 0, nv, 1.0_wp)
+      call lie_add_mv(w%blk, w%jm, self%b1, nv, 0, c, .true.)
       if (self%variant == LGA_STAB2) then
-        call lie_add_vv(w, s, w%kvv, 0, nz, bh2)
-        call lie_add_mv(w, self%b1, nv, nz, 1.0_wp, .true.)
+        call lie_add_vv(w%blk, w%jm, s, w%kvv, 0, nz, bh2)
+        call lie_add_mv(w%blk, w%jm, self%b1, nv, nz, 1.0_wp, .true.)
         call rigid_bw_q(s, w%r1, self%v1, w%kmv)
-        call lie_add_mv(w, self%b1, nv + m, 0, c, .false.)
-        call lie_add_mv(w, w%kmv, nv + m, 0, h * p%beta * c / p%gamma, .true.)
-        call lie_add_mv(w, w%kmv, nv + m, nz, p%beta * h / p%gamma, .true.)
-        call lie_add_identity(w, nz, nv, 1.0_wp)
-        call lie_add_vm(w, self%b0, nz, nv + m, -1.0_wp)
+        call lie_add_mv(w%blk, w%jm, self%b1, nv + m, 0, c, .false.)
+        call lie_add_mv(w%blk, w%jm, w%kmv, nv + m, 0, h * p%beta * c / p%gamma, .true.)
+        call lie_add_mv(w%blk, w%jm, w%kmv, nv + m, nz, p%beta * h / p%gamma, .true.)
+        call lie_add_identity(w%jm, nz, nv, 1.0_wp)
+        call lie_add_vm(w%blk, w%jm, self%b0, nz, nv + m, -1.0_wp)
       end if
     end associate
   end subroutine
@@ -239,7 +244,7 @@ contains
       nv = w%nv; m = w%m
       e = NEWTON_FLOOR * epsilon(1.0_wp)
       if (w%structured) then
-        sm = maxabs(lie_bt_times(w, abs(self%b1), abs(w%z(nv + 1:nv + m))))
+        sm = maxabs(lie_bt_times(w%blk, abs(self%b1), abs(w%z(nv + 1:nv + m))))
       else
         sm = maxabs(matmul(abs(w%z(nv + 1:nv + m)), abs(self%b1)))
       end if
@@ -291,6 +296,19 @@ contains
         info = STATUS_BAD_INPUT
       end if
       self%stats(STAT_LIE_GENALPHA_LINEAR_SOLVER) = w%solver
+      if (self%adaptive .and. w%structured .and. m > 0) then
+        ! the estimates' projections (lga_project): the pattern of both, the Newton matrix's solver
+        call self%pm%record(nv + m)
+        call lie_add_mass(self%pm, self%sys, 0, 0, 1.0_wp)
+        call lie_add_vm(w%blk, self%pm, self%b0, 0, nv, 1.0_wp)
+        call lie_add_mv(w%blk, self%pm, self%b1, nv, 0, 1.0_wp, .false.)
+        call self%pm%setup(w%solver, info)
+        if (info /= 0 .or. self%pm%out_of_pattern) then
+          info = STATUS_BAD_INPUT
+          return
+        end if
+        info = STATUS_BAD_INPUT
+      end if
     end associate
     allocate(self%mu(self%sys%m))
     info = 0
@@ -346,8 +364,8 @@ contains
     real(wp), intent(in) :: h, t0, t1, off0, a0(:), v0(:), w0(:)
     type(state_t), intent(in) :: s
     integer, intent(out) :: info
-    real(wp) :: off1, s_n, s_1, d1(self%sys%nv), epsi(self%sys%nv), y(self%sys%m), &
-                cd(self%sys%m, self%sys%m), d(self%sys%nv, self%sys%m), mlu(self%sys%nv, self%sys%nv)
+    real(wp) :: off1, s_n, s_1, d1(self%sys%nv), epsi(self%sys%nv), y(self%sys%m)
+    real(wp), allocatable :: cd(:, :), d(:, :), mlu(:, :)
     integer :: i, o, m, ipiv(self%sys%m), ipm(self%sys%nv)
     info = 0
     m = self%sys%m
@@ -365,7 +383,13 @@ contains
       self%has_err_v = self%has_start
       if (self%has_start) &                                                ! eq. (17)
         self%err_v = h**3 * self%cv * 2 * (d1 - (a0 - self%a_start) / (s_n - self%s_start)) / (s_1 - self%s_start)
-      if (m > 0) then                                                      ! eq. (11)
+      if (m > 0 .and. self%w%structured) then                              ! eq. (11)
+        call rigid_bmat(self%sys, self%r, b1)
+        call lga_project(self, .false., epsi, info)
+        if (info == 0 .and. self%has_err_v) call lga_project(self, .true., self%err_v, info)
+        if (info /= 0) return
+      else if (m > 0) then
+        allocate(cd(m, m), d(self%sys%nv, m), mlu(self%sys%nv, self%sys%nv))
         call rigid_bmat(self%sys, self%r, b1)
         d = transpose(b0)
         cd = matmul(b1, d)
@@ -409,6 +433,41 @@ contains
     end associate
   end subroutine
 
+  !> Eq. (11) of docs/adaptive_steps.md, e <- e - D (C D)^-1 C e, C = B1 = B(q_{n+1}) (self%b1), as
+  !> the saddle-point system [P D'; C 0] [u; y] = [P e; 0] (u = the projected e) on the joints'
+  !> blocks (self%pm): for psi (mass false) P = I, D' = D = B0^T; for V (mass true) P = M, D' = B1^T
+  !> (D = M^-1 B1^T).  info: STATUS_SINGULAR when C D is.
+  subroutine lga_project(self, mass, e, info)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    logical, intent(in) :: mass
+    real(wp), intent(inout) :: e(:)
+    integer, intent(out) :: info
+    real(wp) :: rhs(self%sys%nv + self%sys%m)
+    integer :: nv
+    nv = self%sys%nv
+    associate (pm => self%pm, w => self%w)
+      call pm%zero()
+      if (mass) then
+        call lie_add_mass(pm, self%sys, 0, 0, 1.0_wp)
+        call lie_add_vm(w%blk, pm, self%b1, 0, nv, 1.0_wp)
+        rhs(1:nv) = lie_mass_times(self%sys, e)
+      else
+        call lie_add_identity(pm, 0, nv, 1.0_wp)
+        call lie_add_vm(w%blk, pm, self%b0, 0, nv, 1.0_wp)
+        rhs(1:nv) = e
+      end if
+      call lie_add_mv(w%blk, pm, self%b1, nv, 0, 1.0_wp, .false.)
+      call pm%factor(info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      rhs(nv + 1:) = 0
+      call pm%solve(rhs)
+      e = rhs(1:nv)
+    end associate
+  end subroutine
+
   !> The driver's save / restore of the variable-step state (slot 1: before the step tried,
   !> 2: the start).
   subroutine lga_save(self, slot)
@@ -429,6 +488,13 @@ contains
       self%a_start = sv%a_start; self%aalg = sv%aalg; self%mu = sv%mu
       self%x = sv%x; self%r = sv%r; self%w%nc = sv%nc
     end associate
+  end subroutine
+
+  !> The end of a run: the C memory of the Newton matrix and the projections' matrix freed.
+  subroutine lga_finish(self)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    call self%w%jm%release()
+    call self%pm%release()
   end subroutine
 
   !> (a, mu) per sample.

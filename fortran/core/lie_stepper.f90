@@ -26,7 +26,7 @@ module pyint_lie_stepper
   implicit none
   private
   public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, lie_checked_start, RIGID_MODEL_ID
-  public :: lie_newton_work_t, lie_structure_record, lie_structure_setup, lie_tangents, lie_add_mass, &
+  public :: lie_newton_work_t, lie_blocks_t, lie_structure_record, lie_structure_setup, lie_tangents, lie_add_mass, &
             lie_add_force_v, lie_add_vv, lie_add_mv, lie_add_vm, lie_add_identity, lie_mass_times, lie_b_times, &
             lie_bt_times
 
@@ -36,6 +36,15 @@ module pyint_lie_stepper
 
   !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
   integer, parameter :: RIGID_MODEL_ID = -1
+
+  !> Where the joints' and bodies' blocks sit (lie_structure_record): rowb(:, r), the bodies a, b
+  !> of kept row r (b = 0: the ground); pairs(:, p), the pairs of distinct bodies a joint couples
+  !> (each once); tq(:, :, i) = T(psi_theta_i) of the iterate (lie_tangents); m kept rows.
+  type :: lie_blocks_t
+    integer :: m = 0
+    integer, allocatable :: rowb(:, :), pairs(:, :)
+    real(wp), allocatable :: tq(:, :, :)
+  end type
 
   !> The Newton workspace of an implicit Lie step (a method adds its own blocks): the unknowns
   !> z (nz), their increment dz, the residual res and its matrix jac (LU in place, pivots ipiv),
@@ -47,9 +56,8 @@ module pyint_lie_stepper
   !> own, with the rows y - B(q_n)^T mu = 0: the matrix stays as sparse as the joints; the step's
   !> increment is unchanged, the rows' residual being 0), assembled entry by entry from the
   !> joints' and bodies' blocks (lie_add_*): jac is then unused.  solver: the kind used
-  !> (pyint_newton_matrix's SOLVER_*; SOLVER_DENSE for jac); rowb(:, r): the bodies a, b of kept
-  !> row r (b = 0: the ground); pairs(:, p): the pairs of distinct bodies a joint couples (each
-  !> once); tq(:, :, i): T(psi_theta_i) of the iterate (lie_tangents); rhs: the solve's vector.
+  !> (pyint_newton_matrix's SOLVER_*; SOLVER_DENSE for jac); blk: where the blocks sit; rhs: the
+  !> solve's vector.
   type :: lie_newton_work_t
     integer :: nv = 0, m = 0, nz = 0
     type(newton_control_t) :: nc
@@ -59,8 +67,8 @@ module pyint_lie_stepper
     logical :: structured = .false.
     integer :: nx = 0, solver = SOLVER_DENSE
     type(newton_matrix_t) :: jm
-    integer, allocatable :: rowb(:, :), pairs(:, :)
-    real(wp), allocatable :: tq(:, :, :), rhs(:)
+    type(lie_blocks_t) :: blk
+    real(wp), allocatable :: rhs(:)
   end type
 
   !> A Lie stepper: an implicit step whose unknowns (w%z) solve one Newton iteration (newton),
@@ -324,13 +332,14 @@ contains
       return
     end if
     w%nx = w%nz + naux
-    allocate(w%rowb(2, s%m), w%rhs(w%nx), w%tq(3, 3, s%nb), pr(2, s%nj))
-    w%tq = 0
+    allocate(w%blk%rowb(2, s%m), w%rhs(w%nx), w%blk%tq(3, 3, s%nb), pr(2, s%nj))
+    w%blk%tq = 0
+    w%blk%m = s%m
     do r = 1, s%m                                  ! the joint of kept row r: the last starting at or before it
       j = r
       if (allocated(s%keep)) j = s%keep(r)
       k = count(s%row(1:s%nj) <= j)
-      w%rowb(:, r) = [s%ja(k), s%jb(k)]
+      w%blk%rowb(:, r) = [s%ja(k), s%jb(k)]
     end do
     p = 0
     do k = 1, s%nj                                 ! the coupled pairs, each once
@@ -342,7 +351,7 @@ contains
       p = p + 1
       pr(:, p) = [a, b]
     end do
-    w%pairs = pr(:, 1:p)
+    w%blk%pairs = pr(:, 1:p)
     call w%jm%record(w%nx)
   end function
 
@@ -368,19 +377,19 @@ contains
     end if
   end subroutine
 
-  !> w%tq(:, :, i) = T(psi_theta_i), the right tangents of the iterate's increment w%psi.
+  !> w%blk%tq(:, :, i) = T(psi_theta_i), the right tangents of the iterate's increment w%psi.
   subroutine lie_tangents(w, nb)
     type(lie_newton_work_t), intent(inout) :: w
     integer, intent(in) :: nb
     integer :: i
     do i = 1, nb
-      w%tq(:, :, i) = tangent(w%psi(6 * i - 2:6 * i))
+      w%blk%tq(:, :, i) = tangent(w%psi(6 * i - 2:6 * i))
     end do
   end subroutine
 
-  !> jm(ro + body rows, co + body cols) += f M: the bodies' diagonal blocks m_i I, J_i.
-  subroutine lie_add_mass(w, s, ro, co, f)
-    type(lie_newton_work_t), intent(inout) :: w
+  !> nm(ro + body rows, co + body cols) += f M: the bodies' diagonal blocks m_i I, J_i.
+  subroutine lie_add_mass(nm, s, ro, co, f)
+    type(newton_matrix_t), intent(inout) :: nm
     type(rigid_system_t), intent(in) :: s
     integer, intent(in) :: ro, co
     real(wp), intent(in) :: f
@@ -388,20 +397,20 @@ contains
     do i = 1, s%nb
       o = 6 * (i - 1)
       do l = 1, 3
-        call w%jm%add(ro + o + l, co + o + l, f * s%mass(i))
+        call nm%add(ro + o + l, co + o + l, f * s%mass(i))
       end do
       do c = 1, 3
         do l = 1, 3
-          call w%jm%add(ro + o + 3 + l, co + o + 3 + c, f * s%inertia(l, c, i))
+          call nm%add(ro + o + 3 + l, co + o + 3 + c, f * s%inertia(l, c, i))
         end do
       end do
     end do
   end subroutine
 
-  !> jm(ro + body rows, co + body cols) += f dQ/dV at v: each body's rotational block
+  !> nm(ro + body rows, co + body cols) += f dQ/dV at v: each body's rotational block
   !> (rigid_force_v_block).
-  subroutine lie_add_force_v(w, s, v, ro, co, f)
-    type(lie_newton_work_t), intent(inout) :: w
+  subroutine lie_add_force_v(nm, s, v, ro, co, f)
+    type(newton_matrix_t), intent(inout) :: nm
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(in) :: v(:), f
     integer, intent(in) :: ro, co
@@ -412,17 +421,18 @@ contains
       k = f * rigid_force_v_block(s, v, i)
       do c = 1, 3
         do l = 1, 3
-          call w%jm%add(ro + o + l, co + o + c, k(l, c))
+          call nm%add(ro + o + l, co + o + c, k(l, c))
         end do
       end do
     end do
   end subroutine
 
-  !> jm(ro + 1 : ro + nv, co + 1 : co + nv) += f K P' for K (nv x nv) of rotational blocks on the
+  !> nm(ro + 1 : ro + nv, co + 1 : co + nv) += f K P' for K (nv x nv) of rotational blocks on the
   !> bodies' diagonal and the coupled pairs only, as (B^T lam)_q (rigid_btl_q); P' = diag(I, T(psi_theta_i))
-  !> (w%tq).  K is read at those blocks only.
-  subroutine lie_add_vv(w, s, k, ro, co, f)
-    type(lie_newton_work_t), intent(inout) :: w
+  !> (bk%tq).  K is read at those blocks only.
+  subroutine lie_add_vv(bk, nm, s, k, ro, co, f)
+    type(lie_blocks_t), intent(in) :: bk
+    type(newton_matrix_t), intent(inout) :: nm
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(in) :: k(:, :), f
     integer, intent(in) :: ro, co
@@ -430,9 +440,9 @@ contains
     do i = 1, s%nb
       call add_block(i, i)
     end do
-    do p = 1, size(w%pairs, 2)
-      call add_block(w%pairs(1, p), w%pairs(2, p))
-      call add_block(w%pairs(2, p), w%pairs(1, p))
+    do p = 1, size(bk%pairs, 2)
+      call add_block(bk%pairs(1, p), bk%pairs(2, p))
+      call add_block(bk%pairs(2, p), bk%pairs(1, p))
     end do
 
   contains
@@ -442,68 +452,70 @@ contains
       real(wp) :: blk(3, 3)
       integer :: oi, oj, l, c
       oi = 6 * (i - 1) + 3; oj = 6 * (j - 1) + 3
-      blk = f * matmul(k(oi + 1:oi + 3, oj + 1:oj + 3), w%tq(:, :, j))
+      blk = f * matmul(k(oi + 1:oi + 3, oj + 1:oj + 3), bk%tq(:, :, j))
       do c = 1, 3
         do l = 1, 3
-          call w%jm%add(ro + oi + l, co + oj + c, blk(l, c))
+          call nm%add(ro + oi + l, co + oj + c, blk(l, c))
         end do
       end do
     end subroutine
 
   end subroutine
 
-  !> jm(ro + r, co + body cols) += f K(r, :) [P'] for K (m x nv) with the pattern of B (row r on
-  !> its bodies' 6 columns: w%rowb), as B, (B V)_q, d(Bdot V)/dq; tang: times P' (w%tq).
-  subroutine lie_add_mv(w, k, ro, co, f, tang)
-    type(lie_newton_work_t), intent(inout) :: w
+  !> nm(ro + r, co + body cols) += f K(r, :) [P'] for K (m x nv) with the pattern of B (row r on
+  !> its bodies' 6 columns: bk%rowb), as B, (B V)_q, d(Bdot V)/dq; tang: times P' (bk%tq).
+  subroutine lie_add_mv(bk, nm, k, ro, co, f, tang)
+    type(lie_blocks_t), intent(in) :: bk
+    type(newton_matrix_t), intent(inout) :: nm
     real(wp), intent(in) :: k(:, :), f
     integer, intent(in) :: ro, co
     logical, intent(in) :: tang
     real(wp) :: e(3)
     integer :: r, side, i, o, c
-    do r = 1, w%m
+    do r = 1, bk%m
       do side = 1, 2
-        i = w%rowb(side, r)
+        i = bk%rowb(side, r)
         if (i == 0) cycle
         o = 6 * (i - 1)
         do c = 1, 3
-          call w%jm%add(ro + r, co + o + c, f * k(r, o + c))
+          call nm%add(ro + r, co + o + c, f * k(r, o + c))
         end do
         e = k(r, o + 4:o + 6)
-        if (tang) e = matmul(e, w%tq(:, :, i))
+        if (tang) e = matmul(e, bk%tq(:, :, i))
         do c = 1, 3
-          call w%jm%add(ro + r, co + o + 3 + c, f * e(c))
+          call nm%add(ro + r, co + o + 3 + c, f * e(c))
         end do
       end do
     end do
   end subroutine
 
-  !> jm(ro + body rows, co + r) += f K(r, :)^T for K (m x nv) with the pattern of B: B^T.
-  subroutine lie_add_vm(w, k, ro, co, f)
-    type(lie_newton_work_t), intent(inout) :: w
+  !> nm(ro + body rows, co + r) += f K(r, :)^T for K (m x nv) with the pattern of B: B^T.
+  subroutine lie_add_vm(bk, nm, k, ro, co, f)
+    type(lie_blocks_t), intent(in) :: bk
+    type(newton_matrix_t), intent(inout) :: nm
     real(wp), intent(in) :: k(:, :), f
     integer, intent(in) :: ro, co
     integer :: r, side, i, o, c
-    do r = 1, w%m
+    do r = 1, bk%m
       do side = 1, 2
-        i = w%rowb(side, r)
+        i = bk%rowb(side, r)
         if (i == 0) cycle
         o = 6 * (i - 1)
         do c = 1, 6
-          call w%jm%add(ro + o + c, co + r, f * k(r, o + c))
+          call nm%add(ro + o + c, co + r, f * k(r, o + c))
         end do
       end do
     end do
   end subroutine
 
-  !> jm(o + l, o + l) += f, l = 1..n.
-  subroutine lie_add_identity(w, o, n, f)
-    type(lie_newton_work_t), intent(inout) :: w
+  !> nm(o + l, o + l) += f, l = 1..n.
+  subroutine lie_add_identity(nm, o, n, f)
+    type(newton_matrix_t), intent(inout) :: nm
     integer, intent(in) :: o, n
     real(wp), intent(in) :: f
     integer :: l
     do l = 1, n
-      call w%jm%add(o + l, o + l, f)
+      call nm%add(o + l, o + l, f)
     end do
   end subroutine
 
@@ -520,33 +532,33 @@ contains
     end do
   end function
 
-  !> B v (B m x nv with the pattern of the joints, w%rowb), by rows on their bodies' columns.
-  pure function lie_b_times(w, b, v) result(y)
-    type(lie_newton_work_t), intent(in) :: w
+  !> B v (B m x nv with the pattern of the joints, bk%rowb), by rows on their bodies' columns.
+  pure function lie_b_times(bk, b, v) result(y)
+    type(lie_blocks_t), intent(in) :: bk
     real(wp), intent(in) :: b(:, :), v(:)
     real(wp) :: y(size(b, 1))
     integer :: r, side, o
     y = 0
-    do r = 1, w%m
+    do r = 1, bk%m
       do side = 1, 2
-        if (w%rowb(side, r) == 0) cycle
-        o = 6 * (w%rowb(side, r) - 1)
+        if (bk%rowb(side, r) == 0) cycle
+        o = 6 * (bk%rowb(side, r) - 1)
         y(r) = y(r) + dot_product(b(r, o + 1:o + 6), v(o + 1:o + 6))
       end do
     end do
   end function
 
   !> B^T lam, by rows on their bodies' columns.
-  pure function lie_bt_times(w, b, lam) result(y)
-    type(lie_newton_work_t), intent(in) :: w
+  pure function lie_bt_times(bk, b, lam) result(y)
+    type(lie_blocks_t), intent(in) :: bk
     real(wp), intent(in) :: b(:, :), lam(:)
     real(wp) :: y(size(b, 2))
     integer :: r, side, o
     y = 0
-    do r = 1, w%m
+    do r = 1, bk%m
       do side = 1, 2
-        if (w%rowb(side, r) == 0) cycle
-        o = 6 * (w%rowb(side, r) - 1)
+        if (bk%rowb(side, r) == 0) cycle
+        o = 6 * (bk%rowb(side, r) - 1)
         y(o + 1:o + 6) = y(o + 1:o + 6) + lam(r) * b(r, o + 1:o + 6)
       end do
     end do
