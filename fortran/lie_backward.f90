@@ -38,12 +38,13 @@
 module lie_backward
   use pyint_kinds
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_newton_matrix, only: newton_matrix_t
   use pyint_rigid
   use pyint_newton_control, only: maxabs, NEWTON_FLOOR
   use pyint_driver, only: state_t
   use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack, lie_structure_record, lie_structure_setup, &
                                lie_tangents, lie_add_mass, lie_add_force_v, lie_add_vv, lie_add_mv, lie_add_vm, &
-                               lie_mass_times, lie_b_times, lie_bt_times
+                               lie_add_identity, lie_mass_times, lie_b_times, lie_bt_times
   use pyint_seam, only: NSTATS_LIE_BACKWARD, NIOPT_LIE_BACKWARD, NROPT_LIE_BACKWARD, IOPT_LIE_BACKWARD_FORM, &
                         IOPT_LIE_BACKWARD_HISTORY, IOPT_LIE_BACKWARD_MAXIT, ROPT_LIE_BACKWARD_TOL, &
                         IOPT_LIE_BACKWARD_LINEAR_SOLVER, STAT_LIE_BACKWARD_LINEAR_SOLVER, &
@@ -65,6 +66,8 @@ module lie_backward
     integer :: form = FORM_DAE3, history_mode = 0
     real(wp), allocatable :: pw(:, :), vp(:), mu(:), om(:)
     real(wp), allocatable :: bm(:, :), kmv2(:, :), kmv3(:, :), g(:)
+    !> DAES with the structured Newton matrix: its projections' matrix [P^-1 B^T; B 0] (daes_project)
+    type(newton_matrix_t) :: pm
   contains
     procedure :: init => lbd_init
     procedure :: step => lbd_step
@@ -72,6 +75,7 @@ module lie_backward
     procedure :: newton_eval => bd_eval
     procedure :: newton_measure => bd_measure
     procedure :: residual_at_floor => bd_floor
+    procedure :: finish => lbd_finish
   end type
 
 contains
@@ -288,6 +292,18 @@ contains
       if (info /= 0) return
     end if
     self%stats(STAT_LIE_BACKWARD_LINEAR_SOLVER) = self%w%solver
+    if (self%form == FORM_DAES .and. self%w%structured .and. m > 0) then
+      ! the projections' matrix (daes_project): its pattern, the Newton matrix's solver
+      call self%pm%record(nv + m)
+      call lie_add_mass(self%pm, self%sys, 0, 0, 1.0_wp)
+      call lie_add_vm(self%w%blk, self%pm, self%bm, 0, nv, 1.0_wp)
+      call lie_add_mv(self%w%blk, self%pm, self%bm, nv, 0, 1.0_wp, .false.)
+      call self%pm%setup(self%w%solver, info)
+      if (info /= 0 .or. self%pm%out_of_pattern) then
+        info = STATUS_BAD_INPUT
+        return
+      end if
+    end if
     allocate(self%pw(nv, nv), self%mu(m), self%om(m))
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
     if (self%history_mode == 1) then
@@ -327,7 +343,12 @@ contains
       call rigid_advance(sys, x, r, w%psi, w%x1, w%r1)
       x = w%x1; r = w%r1
       s%lam = w%z(nv + 1:) / h
-      if (self%form == FORM_DAES) then
+      if (self%form == FORM_DAES .and. w%structured) then
+        call rigid_bmat(sys, r, self%bm)
+        vp = w%z(1:nv)
+        call daes_project(self, h, vh, s, info)
+        if (info /= 0) return
+      else if (self%form == FORM_DAES) then
         call rigid_bmat(sys, r, self%bm)
         vp = w%z(1:nv)
         ahat = (vp - vh) / h
@@ -345,6 +366,68 @@ contains
       end if
       call lie_pack(x, r, s%q)
     end associate
+  end subroutine
+
+  !> DAES's two projections of lbd_step on the joints' blocks (the structured path): with K = [P^-1
+  !> B^T; B 0] (P^-1 = I printed, M projected; B at q^{k+1}, self%bm), K [V; -mu] = [P^-1 V'; 0] and
+  !> K [A; -omega] = [P^-1 Ahat; -Bdot V] are bbt_solve's (B P B^T) mu = -B V', (B P B^T) omega =
+  !> -(B Ahat + Bdot V), V = V' + P B^T mu, A = Ahat + P B^T omega: one factorization, two solves.
+  !> info: STATUS_SINGULAR when K is.
+  subroutine daes_project(self, h, vh, s, info)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, vh(:)
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: rhs(self%sys%nv + self%sys%m)
+    integer :: nv
+    nv = self%sys%nv
+    associate (pm => self%pm, sys => self%sys, vp => self%vp)
+      call pm%zero()
+      if (self%history_mode == 1) then
+        call lie_add_mass(pm, sys, 0, 0, 1.0_wp)
+      else
+        call lie_add_identity(pm, 0, nv, 1.0_wp)
+      end if
+      call lie_add_vm(self%w%blk, pm, self%bm, 0, nv, 1.0_wp)
+      call lie_add_mv(self%w%blk, pm, self%bm, nv, 0, 1.0_wp, .false.)
+      call pm%factor(info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      rhs(1:nv) = pinv(vp)
+      rhs(nv + 1:) = 0
+      call pm%solve(rhs)
+      s%v = rhs(1:nv)
+      self%mu = -rhs(nv + 1:)
+      call rigid_bdotv(sys, self%r, s%v, self%g)
+      rhs(1:nv) = pinv((vp - vh) / h)
+      rhs(nv + 1:) = -self%g
+      call pm%solve(rhs)
+      s%a = rhs(1:nv)
+      self%om = -rhs(nv + 1:)
+      if (self%history_mode == 1) s%lam = s%lam - self%om
+    end associate
+
+  contains
+
+    function pinv(u) result(y)
+      real(wp), intent(in) :: u(:)
+      real(wp) :: y(size(u))
+      if (self%history_mode == 1) then
+        y = lie_mass_times(self%sys, u)
+      else
+        y = u
+      end if
+    end function
+
+  end subroutine
+
+  !> The end of a run: the C memory of the Newton matrix and DAES's projections' matrix freed.
+  subroutine lbd_finish(self)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    call self%w%jm%release()
+    call self%pm%release()
   end subroutine
 
   !> (V', mu, omega) per sample (DAES).

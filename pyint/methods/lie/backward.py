@@ -186,8 +186,8 @@ class LieDAES(_LieBackward):
     keeps = {"holonomic": frozenset({"position", "velocity", "acceleration"})}
     _form = "daes"
 
-    def __init__(self, tol=1e-10, maxit=20, history="printed"):
-        super().__init__(tol=tol, maxit=maxit)
+    def __init__(self, tol=1e-10, maxit=20, history="printed", linear_solver="auto"):
+        super().__init__(tol=tol, maxit=maxit, linear_solver=linear_solver)
         if history not in _HISTORY:
             raise ValueError(f"history must be one of {sorted(_HISTORY)}, got {history!r}")
         self.history = history
