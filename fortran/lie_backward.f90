@@ -32,6 +32,8 @@
 !> and the Jacobian is exact: with P = d(q^{k+1})/dW = h diag(I, T(h Omega_i)),
 !>   [ M - h Q_V + (B^T h lam)_q P    B^T ]
 !>   [ d(constraint row)/dW           0   ].
+!> Above SMALL_MAX unknowns it is assembled from the joints' blocks (bd_assemble), and DAES's
+!> projections are solved as [P^-1 B^T; B 0] on them (daes_project).
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
 !> (fortran/core/lie_stepper.f90); groups at bd_measure.

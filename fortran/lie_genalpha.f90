@@ -19,6 +19,8 @@
 !>   [ M - h gamma c Q_V + h^2 beta c (B1^T lam)_q P'   B1^T   beta h^2 (B1^T lam)_q P' B0^T ]
 !>   [ c B1 P'                                          0      B1 P' B0^T                     ]
 !>   [ c B1 + (h beta c/gamma) (B1 V)_q P'              0      (beta h/gamma) (B1 V)_q P' B0^T ]
+!> Above SMALL_MAX unknowns it is assembled from the joints' blocks (ga_assemble), the mu columns
+!> through the auxiliary y = B0^T mu.
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
 !> (fortran/core/lie_stepper.f90); groups at ga_measure.

@@ -7,13 +7,15 @@
 !> the total energy, over every joint row (a redundant system runs on the independent rows
 !> lie_start keeps: rigid_drop_redundant_rows).  For the implicit Lie steppers (lie_genalpha.f90, lie_backward.f90): the
 !> configuration (x, R) kept unpacked, their start (lie_start), their Newton iteration (newton)
-!> and its workspace (lie_newton_work_t).
+!> and its workspace (lie_newton_work_t), whose matrix is dense for a small system and otherwise
+!> assembled entry by entry from the bodies' 6 x 6 blocks and the joints' rows on their two bodies
+!> into a newton_matrix_t (fortran/core/newton_matrix.f90: banded or KLU), by the lie_add_* helpers.
 module pyint_lie_stepper
   use pyint_kinds
   use pyint_callback_model, only: usercb_i
   use pyint_driver, only: stepper_t, state_t
-  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_sample_residuals, rigid_mass_matrix, rigid_force_v_block, &
-                         rigid_consistent_acc, rigid_advance, rigid_drop_redundant_rows, rigid_project, &
+  use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_sample_residuals, rigid_mass_matrix, &
+                         rigid_force_v_block, rigid_consistent_acc, rigid_advance, rigid_drop_redundant_rows, rigid_project, &
                          rigid_phi_all, rigid_bmat_all, rigid_bmat, PROJECT_INCONSISTENT_POSITION, &
                          PROJECT_INCONSISTENT_VELOCITY, PROJECT_TOL_DEPENDENT
   use pyint_so3, only: hat, tangent
