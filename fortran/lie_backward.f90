@@ -345,7 +345,7 @@ contains
       call rigid_advance(sys, x, r, w%psi, w%x1, w%r1)
       x = w%x1; r = w%r1
       s%lam = w%z(nv + 1:) / h
-      if (self%form == FORM_DAES .and. w%structured) then
+      if (self%form == FORM_DAES .and. w%structured .and. self%sys%m > 0) then
         call rigid_bmat(sys, r, self%bm)
         vp = w%z(1:nv)
         call daes_project(self, h, vh, s, info)
