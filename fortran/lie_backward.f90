@@ -32,18 +32,24 @@
 !> and the Jacobian is exact: with P = d(q^{k+1})/dW = h diag(I, T(h Omega_i)),
 !>   [ M - h Q_V + (B^T h lam)_q P    B^T ]
 !>   [ d(constraint row)/dW           0   ].
+!> Above SMALL_MAX unknowns it is assembled from the joints' blocks (bd_assemble), and DAES's
+!> projections are solved as [P^-1 B^T; B 0] on them (daes_project).
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
 !> (fortran/core/lie_stepper.f90); groups at bd_measure.
 module lie_backward
   use pyint_kinds
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_newton_matrix, only: newton_matrix_t
   use pyint_rigid
   use pyint_newton_control, only: maxabs, NEWTON_FLOOR
   use pyint_driver, only: state_t
-  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
+  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack, lie_structure_record, lie_structure_setup, &
+                               lie_tangents, lie_add_mass, lie_add_force_v, lie_add_vv, lie_add_mv, lie_add_vm, &
+                               lie_add_identity, lie_mass_times, lie_b_times, lie_bt_times
   use pyint_seam, only: NSTATS_LIE_BACKWARD, NIOPT_LIE_BACKWARD, NROPT_LIE_BACKWARD, IOPT_LIE_BACKWARD_FORM, &
                         IOPT_LIE_BACKWARD_HISTORY, IOPT_LIE_BACKWARD_MAXIT, ROPT_LIE_BACKWARD_TOL, &
+                        IOPT_LIE_BACKWARD_LINEAR_SOLVER, STAT_LIE_BACKWARD_LINEAR_SOLVER, &
                         LIE_BACKWARD_FORM_DAE1, LIE_BACKWARD_FORM_DAE2, LIE_BACKWARD_FORM_DAE3, LIE_BACKWARD_FORM_DAES
   implicit none
   private
@@ -62,6 +68,8 @@ module lie_backward
     integer :: form = FORM_DAE3, history_mode = 0
     real(wp), allocatable :: pw(:, :), vp(:), mu(:), om(:)
     real(wp), allocatable :: bm(:, :), kmv2(:, :), kmv3(:, :), g(:)
+    !> DAES with the structured Newton matrix: its projections' matrix [P^-1 B^T; B 0] (daes_project)
+    type(newton_matrix_t) :: pm
   contains
     procedure :: init => lbd_init
     procedure :: step => lbd_step
@@ -69,6 +77,7 @@ module lie_backward
     procedure :: newton_eval => bd_eval
     procedure :: newton_measure => bd_measure
     procedure :: residual_at_floor => bd_floor
+    procedure :: finish => lbd_finish
   end type
 
 contains
@@ -85,17 +94,33 @@ contains
         call rigid_advance(s, x, r, w%psi, w%x1, w%r1)
         call rigid_bmat(s, w%r1, self%bm)
         call rigid_force(s, wv, w%qf)
-        rd = matmul(w%mm, wv - vh) + matmul(hl, self%bm) - h * w%qf
+        if (w%structured) then                               ! the products by the joints' blocks
+          rd = lie_mass_times(s, wv - vh) + lie_bt_times(w%blk, self%bm, hl) - h * w%qf
+        else
+          rd = matmul(w%mm, wv - vh) + matmul(hl, self%bm) - h * w%qf
+        end if
         select case (form)
         case (FORM_DAE3, FORM_DAES)
           call rigid_phi(s, w%x1, w%r1, rc)
           rc = rc / h
         case (FORM_DAE2)
-          rc = matmul(self%bm, wv)
+          if (w%structured) then
+            rc = lie_b_times(w%blk, self%bm, wv)
+          else
+            rc = matmul(self%bm, wv)
+          end if
         case (FORM_DAE1)
           call rigid_bdotv(s, w%r1, wv, self%g)
-          rc = matmul(self%bm, wv - vk) + h * self%g
+          if (w%structured) then
+            rc = lie_b_times(w%blk, self%bm, wv - vk) + h * self%g
+          else
+            rc = matmul(self%bm, wv - vk) + h * self%g
+          end if
         end select
+        if (w%structured) then
+          call bd_assemble(self, h, wv, hl, vk)
+          return
+        end if
         ! momentum rows
         call rigid_force_v(s, wv, w%kvv)
         w%jac(1:nv, 1:nv) = w%mm - h * w%kvv
@@ -125,6 +150,41 @@ contains
     end associate
   end subroutine
 
+  !> The structured Newton matrix of bd_eval (the matrix of the header entry by entry from the
+  !> bodies' and joints' blocks: w%jm) at the iterate W (wv), h lam (hl); vk = V^k; B at q^{k+1}
+  !> in self%bm.  Every entry it can touch is added whatever its value (its pattern is recorded by
+  !> a call).
+  subroutine bd_assemble(self, h, wv, hl, vk)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, wv(:), hl(:), vk(:)
+    integer :: nv
+    associate (s => self%sys, w => self%w)
+      nv = w%nv
+      call w%jm%zero()
+      call lie_tangents(w, s%nb)
+      call lie_add_mass(w%jm, s, 0, 0, 1.0_wp)
+      call lie_add_force_v(w%jm, s, wv, 0, 0, -h)
+      call rigid_btl_q(s, w%r1, hl, w%kvv)
+      call lie_add_vv(w%blk, w%jm, s, w%kvv, 0, 0, h)
+      call lie_add_vm(w%blk, w%jm, self%bm, 0, nv, 1.0_wp)
+      select case (self%form)
+      case (FORM_DAE3, FORM_DAES)
+        call lie_add_mv(w%blk, w%jm, self%bm, nv, 0, 1.0_wp, .true.)
+      case (FORM_DAE2)
+        call rigid_bw_q(s, w%r1, wv, w%kmv)
+        call lie_add_mv(w%blk, w%jm, self%bm, nv, 0, 1.0_wp, .false.)
+        call lie_add_mv(w%blk, w%jm, w%kmv, nv, 0, h, .true.)
+      case (FORM_DAE1)
+        call rigid_bw_q(s, w%r1, wv - vk, w%kmv)
+        call rigid_bdotv_jac(s, w%r1, wv, self%kmv2, self%kmv3)
+        call lie_add_mv(w%blk, w%jm, self%bm, nv, 0, 1.0_wp, .false.)
+        call lie_add_mv(w%blk, w%jm, w%kmv, nv, 0, h, .true.)
+        call lie_add_mv(w%blk, w%jm, self%kmv2, nv, 0, h * h, .true.)
+        call lie_add_mv(w%blk, w%jm, self%kmv3, nv, 0, h, .false.)
+      end select
+    end associate
+  end subroutine
+
   !> The groups: W against 1 + |W|, h lam against 1 + |M W| (momentum units); the Phi/h rows
   !> (DAE3, DAES) leave a round-off eps (1 + |x|) / h in both: their floor is what changes the
   !> positions by an ulp.
@@ -134,7 +194,7 @@ contains
     real(wp) :: sw, smw, amp
     associate (x => self%x, w => self%w)
       sw = 1 + maxabs(w%z(1:w%nv))
-      smw = 1 + maxabs(matmul(w%mm, w%z(1:w%nv)))
+      smw = 1 + maxabs(lie_mass_times(self%sys, w%z(1:w%nv)))
       amp = max(1.0_wp, (1 + maxval(abs(x))) / (h * sw))
       call w%nc%group(w%dz(1:w%nv), sw, amp * sw)
       call w%nc%group(w%dz(w%nv + 1:), smw, amp * smw)
@@ -154,8 +214,12 @@ contains
       nv = w%nv
       e = NEWTON_FLOOR * epsilon(1.0_wp)
       bn = nv * maxval(abs(self%bm))
-      sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(w%mm, vh)) &
-           + maxabs(matmul(abs(w%z(nv + 1:)), abs(self%bm))) + h * maxabs(w%qf)
+      if (w%structured) then
+        sm = maxabs(lie_bt_times(w%blk, abs(self%bm), abs(w%z(nv + 1:))))
+      else
+        sm = maxabs(matmul(abs(w%z(nv + 1:)), abs(self%bm)))
+      end if
+      sm = sm + maxabs(lie_mass_times(self%sys, w%z(1:nv))) + maxabs(lie_mass_times(self%sys, vh)) + h * maxabs(w%qf)
       select case (self%form)
       case (FORM_DAE3, FORM_DAES)
         sc = (1 + maxval(abs(w%x1))) / h
@@ -222,6 +286,26 @@ contains
     if (self%form == FORM_DAES) self%naux = nv + 2 * self%sys%mall   ! mu, omega of every row
     call lie_work_init(self%w, self%sys, nv + m)     ! (W, h lam)
     allocate(self%bm(m, nv), self%kmv2(m, nv), self%kmv3(m, nv), self%g(m))
+    self%bm = 0; self%kmv2 = 0; self%kmv3 = 0
+    ! the Newton matrix: dense, or structured (bd_assemble records its pattern)
+    if (lie_structure_record(self%w, self%sys, self%iopt(IOPT_LIE_BACKWARD_LINEAR_SOLVER), 0)) then
+      call bd_assemble(self, self%h, self%w%z(1:nv), self%w%z(nv + 1:), s%v)
+      call lie_structure_setup(self%w, self%iopt(IOPT_LIE_BACKWARD_LINEAR_SOLVER), info)
+      if (info /= 0) return
+    end if
+    self%stats(STAT_LIE_BACKWARD_LINEAR_SOLVER) = self%w%solver
+    if (self%form == FORM_DAES .and. self%w%structured .and. m > 0) then
+      ! the projections' matrix (daes_project): its pattern, the Newton matrix's solver
+      call self%pm%record(nv + m)
+      call lie_add_mass(self%pm, self%sys, 0, 0, 1.0_wp)
+      call lie_add_vm(self%w%blk, self%pm, self%bm, 0, nv, 1.0_wp)
+      call lie_add_mv(self%w%blk, self%pm, self%bm, nv, 0, 1.0_wp, .false.)
+      call self%pm%setup(self%w%solver, info)
+      if (info /= 0 .or. self%pm%out_of_pattern) then
+        info = STATUS_BAD_INPUT
+        return
+      end if
+    end if
     allocate(self%pw(nv, nv), self%mu(m), self%om(m))
     ! the projection metric P of DAES: I as printed, M^-1 for the projected history
     if (self%history_mode == 1) then
@@ -261,7 +345,12 @@ contains
       call rigid_advance(sys, x, r, w%psi, w%x1, w%r1)
       x = w%x1; r = w%r1
       s%lam = w%z(nv + 1:) / h
-      if (self%form == FORM_DAES) then
+      if (self%form == FORM_DAES .and. w%structured .and. self%sys%m > 0) then
+        call rigid_bmat(sys, r, self%bm)
+        vp = w%z(1:nv)
+        call daes_project(self, h, vh, s, info)
+        if (info /= 0) return
+      else if (self%form == FORM_DAES) then
         call rigid_bmat(sys, r, self%bm)
         vp = w%z(1:nv)
         ahat = (vp - vh) / h
@@ -279,6 +368,68 @@ contains
       end if
       call lie_pack(x, r, s%q)
     end associate
+  end subroutine
+
+  !> DAES's two projections of lbd_step on the joints' blocks (the structured path): with K = [P^-1
+  !> B^T; B 0] (P^-1 = I printed, M projected; B at q^{k+1}, self%bm), K [V; -mu] = [P^-1 V'; 0] and
+  !> K [A; -omega] = [P^-1 Ahat; -Bdot V] are bbt_solve's (B P B^T) mu = -B V', (B P B^T) omega =
+  !> -(B Ahat + Bdot V), V = V' + P B^T mu, A = Ahat + P B^T omega: one factorization, two solves.
+  !> info: STATUS_SINGULAR when K is.
+  subroutine daes_project(self, h, vh, s, info)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, vh(:)
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp) :: rhs(self%sys%nv + self%sys%m)
+    integer :: nv
+    nv = self%sys%nv
+    associate (pm => self%pm, sys => self%sys, vp => self%vp)
+      call pm%zero()
+      if (self%history_mode == 1) then
+        call lie_add_mass(pm, sys, 0, 0, 1.0_wp)
+      else
+        call lie_add_identity(pm, 0, nv, 1.0_wp)
+      end if
+      call lie_add_vm(self%w%blk, pm, self%bm, 0, nv, 1.0_wp)
+      call lie_add_mv(self%w%blk, pm, self%bm, nv, 0, 1.0_wp, .false.)
+      call pm%factor(info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      rhs(1:nv) = pinv(vp)
+      rhs(nv + 1:) = 0
+      call pm%solve(rhs)
+      s%v = rhs(1:nv)
+      self%mu = -rhs(nv + 1:)
+      call rigid_bdotv(sys, self%r, s%v, self%g)
+      rhs(1:nv) = pinv((vp - vh) / h)
+      rhs(nv + 1:) = -self%g
+      call pm%solve(rhs)
+      s%a = rhs(1:nv)
+      self%om = -rhs(nv + 1:)
+      if (self%history_mode == 1) s%lam = s%lam - self%om
+    end associate
+
+  contains
+
+    function pinv(u) result(y)
+      real(wp), intent(in) :: u(:)
+      real(wp) :: y(size(u))
+      if (self%history_mode == 1) then
+        y = lie_mass_times(self%sys, u)
+      else
+        y = u
+      end if
+    end function
+
+  end subroutine
+
+  !> The end of a run: the C memory of the Newton matrix and DAES's projections' matrix freed.
+  subroutine lbd_finish(self)
+    class(lie_backward_stepper_t), intent(inout) :: self
+    call self%w%jm%release()
+    call self%pm%release()
   end subroutine
 
   !> (V', mu, omega) per sample (DAES).

@@ -19,6 +19,8 @@
 !>   [ M - h gamma c Q_V + h^2 beta c (B1^T lam)_q P'   B1^T   beta h^2 (B1^T lam)_q P' B0^T ]
 !>   [ c B1 P'                                          0      B1 P' B0^T                     ]
 !>   [ c B1 + (h beta c/gamma) (B1 V)_q P'              0      (beta h/gamma) (B1 V)_q P' B0^T ]
+!> Above SMALL_MAX unknowns it is assembled from the joints' blocks (ga_assemble), the mu columns
+!> through the auxiliary y = B0^T mu.
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
 !> (fortran/core/lie_stepper.f90); groups at ga_measure.
@@ -45,11 +47,15 @@ module lie_genalpha
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants
   use pyint_newton_control, only: maxabs, newton_control_t, NEWTON_FLOOR
   use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_newton_matrix, only: newton_matrix_t
   use pyint_so3, only: hat, cross
   use pyint_driver, only: state_t
-  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack
+  use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack, lie_structure_record, lie_structure_setup, &
+                               lie_tangents, lie_add_mass, lie_add_force_v, lie_add_vv, lie_add_mv, lie_add_vm, &
+                               lie_add_identity, lie_mass_times, lie_b_times, lie_bt_times
   use pyint_seam, only: NSTATS_LIE_GENALPHA, NIOPT_LIE_GENALPHA, NROPT_LIE_GENALPHA, IOPT_LIE_GENALPHA_VARIANT, &
-                        IOPT_LIE_GENALPHA_MAXIT, ROPT_LIE_GENALPHA_TOL, ROPT_LIE_GENALPHA_RHO_INF
+                        IOPT_LIE_GENALPHA_MAXIT, ROPT_LIE_GENALPHA_TOL, ROPT_LIE_GENALPHA_RHO_INF, &
+                        IOPT_LIE_GENALPHA_LINEAR_SOLVER, STAT_LIE_GENALPHA_LINEAR_SOLVER
   implicit none
   private
   public :: lie_genalpha_stepper_t, LGA_INDEX3, LGA_STAB2
@@ -81,6 +87,9 @@ module lie_genalpha
     logical :: has_start = .false.
     real(wp), allocatable :: a_start(:)
     type(lga_saved_t) :: slots(2)
+    !> variable steps with the structured Newton matrix: the projections of the estimates (eq.
+    !> (11)) as the saddle-point systems [P D; C 0] of the joints' blocks (lga_project)
+    type(newton_matrix_t) :: pm
   contains
     procedure :: init => lga_init
     procedure :: step => lga_step
@@ -90,6 +99,7 @@ module lie_genalpha
     procedure :: newton_eval => ga_eval
     procedure :: newton_measure => ga_measure
     procedure :: residual_at_floor => ga_floor
+    procedure :: finish => lga_finish
   end type
 
 contains
@@ -124,10 +134,24 @@ contains
       associate (wd => w%z(1:nv), lam => w%z(nv + 1:nv + m))
         call rigid_bmat(s, w%r1, self%b1)
         call rigid_force(s, self%v1, w%qf)
-        w%res(1:nv) = matmul(w%mm, wd) + matmul(lam, self%b1) - w%qf
+        if (w%structured) then                               ! the products by the joints' blocks
+          w%res(1:nv) = lie_mass_times(s, wd) + lie_bt_times(w%blk, self%b1, lam) - w%qf
+        else
+          w%res(1:nv) = matmul(w%mm, wd) + matmul(lam, self%b1) - w%qf
+        end if
         call rigid_phi(s, w%x1, w%r1, w%res(nv + 1:nv + m))
         w%res(nv + 1:nv + m) = w%res(nv + 1:nv + m) / bh2
-        if (variant == LGA_STAB2) w%res(nv + m + 1:) = matmul(self%b1, self%v1) / (p%gamma * h)
+        if (variant == LGA_STAB2) then
+          if (w%structured) then
+            w%res(nv + m + 1:) = lie_b_times(w%blk, self%b1, self%v1) / (p%gamma * h)
+          else
+            w%res(nv + m + 1:) = matmul(self%b1, self%v1) / (p%gamma * h)
+          end if
+        end if
+        if (w%structured) then
+          call ga_assemble(self, h, lam)
+          return
+        end if
         w%jac = 0
         call rigid_force_v(s, self%v1, w%kvv)
         w%jac(1:nv, 1:nv) = w%mm - h * p%gamma * c * w%kvv
@@ -150,6 +174,46 @@ contains
     end associate
   end subroutine
 
+  !> The structured Newton matrix of ga_eval (the matrix of the header, entry by entry from the
+  !> bodies' and joints' blocks: w%jm) at the iterate's V_{n+1} (self%v1), B1 (self%b1), psi,
+  !> lam; every entry it can touch is added whatever its value (the pattern is recorded by a call).
+  !> The stabilized variant's mu columns through the auxiliary y = B0^T mu (unknowns nz + 1 .. nz
+  !> + nv, rows y - B0^T mu = 0): the columns of y are those of psi's dependence, times beta h^2:
+  !>   [ M - h gamma c Q_V + bh2 c K P'   B1^T  0         bh2 K P'             ]   K = (B1^T lam)_q
+  !>   [ c B1 P'                          0     0         B1 P'                ]
+  !>   [ c B1 + (h beta c/gamma) L P'     0     0         (beta h/gamma) L P'  ]   L = (B1 V)_q
+  !>   [ 0                                0     -B0^T     I                    ]
+  !> (eliminating y gives the dense matrix of the header).
+  subroutine ga_assemble(self, h, lam)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, lam(:)
+    integer :: nv, m, nz
+    real(wp) :: c, bh2
+    associate (s => self%sys, p => self%p, w => self%w)
+      nv = w%nv; m = w%m; nz = w%nz
+      c = p%c
+      bh2 = p%beta * h * h
+      call w%jm%zero()
+      call lie_tangents(w, s%nb)
+      call lie_add_mass(w%jm, s, 0, 0, 1.0_wp)
+      call lie_add_force_v(w%jm, s, self%v1, 0, 0, -h * p%gamma * c)
+      call rigid_btl_q(s, w%r1, lam, w%kvv)
+      call lie_add_vv(w%blk, w%jm, s, w%kvv, 0, 0, bh2 * c)
+      call lie_add_vm(w%blk, w%jm, self%b1, 0, nv, 1.0_wp)
+      call lie_add_mv(w%blk, w%jm, self%b1, nv, 0, c, .true.)
+      if (self%variant == LGA_STAB2) then
+        call lie_add_vv(w%blk, w%jm, s, w%kvv, 0, nz, bh2)
+        call lie_add_mv(w%blk, w%jm, self%b1, nv, nz, 1.0_wp, .true.)
+        call rigid_bw_q(s, w%r1, self%v1, w%kmv)
+        call lie_add_mv(w%blk, w%jm, self%b1, nv + m, 0, c, .false.)
+        call lie_add_mv(w%blk, w%jm, w%kmv, nv + m, 0, h * p%beta * c / p%gamma, .true.)
+        call lie_add_mv(w%blk, w%jm, w%kmv, nv + m, nz, p%beta * h / p%gamma, .true.)
+        call lie_add_identity(w%jm, nz, nv, 1.0_wp)
+        call lie_add_vm(w%blk, w%jm, self%b0, nz, nv + m, -1.0_wp)
+      end if
+    end associate
+  end subroutine
+
   !> The groups, each in the units of what it changes: W (h |dW| against 1 + |V|), lam
   !> (h |dlam| against 1 + |M V|), mu (beta h^2 |dmu| against 1 + |x|).  The 1/(beta h^2) rows
   !> leave a round-off eps (1 + |x|) / (beta h^2) in W and lam: their floor is what changes
@@ -162,7 +226,7 @@ contains
     associate (p => self%p, x => self%x, w => self%w)
       nv = w%nv; m = w%m
       sv = 1 + maxabs(self%v1)
-      smv = 1 + maxabs(matmul(w%mm, self%v1))
+      smv = 1 + maxabs(lie_mass_times(self%sys, self%v1))
       sx = (1 + maxval(abs(x))) / (p%beta * h * h)
       call w%nc%group(w%dz(1:nv), sv / h, max(maxabs(w%z(1:nv)), sx))
       call w%nc%group(w%dz(nv + 1:nv + m), smv / h, smv * sx / sv)
@@ -181,7 +245,12 @@ contains
     associate (p => self%p, w => self%w)
       nv = w%nv; m = w%m
       e = NEWTON_FLOOR * epsilon(1.0_wp)
-      sm = maxabs(matmul(w%mm, w%z(1:nv))) + maxabs(matmul(abs(w%z(nv + 1:nv + m)), abs(self%b1))) + maxabs(w%qf)
+      if (w%structured) then
+        sm = maxabs(lie_bt_times(w%blk, abs(self%b1), abs(w%z(nv + 1:nv + m))))
+      else
+        sm = maxabs(matmul(abs(w%z(nv + 1:nv + m)), abs(self%b1)))
+      end if
+      sm = sm + maxabs(lie_mass_times(self%sys, w%z(1:nv))) + maxabs(w%qf)
       ga_floor = maxabs(w%res(1:nv)) <= e * sm .and. &
                  maxabs(w%res(nv + 1:nv + m)) <= e * (1 + maxval(abs(w%x1))) / (p%beta * h * h)
       if (self%variant == LGA_STAB2 .and. ga_floor) &
@@ -219,6 +288,29 @@ contains
     associate (nv => self%sys%nv, m => self%sys%m, w => self%w)
       call lie_work_init(w, self%sys, nv + m + merge(m, 0, self%variant == LGA_STAB2))   ! (W, lam[, mu])
       allocate(self%b0(m, nv), self%b1(m, nv), self%psi0(nv), self%v1(nv), self%a1(nv))
+      self%b0 = 0; self%b1 = 0; self%v1 = 0
+      ! the Newton matrix: dense, or structured ([, y]: ga_assemble records its pattern)
+      if (lie_structure_record(w, self%sys, self%iopt(IOPT_LIE_GENALPHA_LINEAR_SOLVER), &
+                               merge(nv, 0, self%variant == LGA_STAB2))) then
+        call ga_assemble(self, self%h, w%z(nv + 1:nv + m))
+        call lie_structure_setup(w, self%iopt(IOPT_LIE_GENALPHA_LINEAR_SOLVER), info)
+        if (info /= 0) return
+        info = STATUS_BAD_INPUT
+      end if
+      self%stats(STAT_LIE_GENALPHA_LINEAR_SOLVER) = w%solver
+      if (self%adaptive .and. w%structured .and. m > 0) then
+        ! the estimates' projections (lga_project): the pattern of both, the Newton matrix's solver
+        call self%pm%record(nv + m)
+        call lie_add_mass(self%pm, self%sys, 0, 0, 1.0_wp)
+        call lie_add_vm(w%blk, self%pm, self%b0, 0, nv, 1.0_wp)
+        call lie_add_mv(w%blk, self%pm, self%b1, nv, 0, 1.0_wp, .false.)
+        call self%pm%setup(w%solver, info)
+        if (info /= 0 .or. self%pm%out_of_pattern) then
+          info = STATUS_BAD_INPUT
+          return
+        end if
+        info = STATUS_BAD_INPUT
+      end if
     end associate
     allocate(self%mu(self%sys%m))
     info = 0
@@ -274,8 +366,8 @@ contains
     real(wp), intent(in) :: h, t0, t1, off0, a0(:), v0(:), w0(:)
     type(state_t), intent(in) :: s
     integer, intent(out) :: info
-    real(wp) :: off1, s_n, s_1, d1(self%sys%nv), epsi(self%sys%nv), y(self%sys%m), &
-                cd(self%sys%m, self%sys%m), d(self%sys%nv, self%sys%m), mlu(self%sys%nv, self%sys%nv)
+    real(wp) :: off1, s_n, s_1, d1(self%sys%nv), epsi(self%sys%nv), y(self%sys%m)
+    real(wp), allocatable :: cd(:, :), d(:, :), mlu(:, :)
     integer :: i, o, m, ipiv(self%sys%m), ipm(self%sys%nv)
     info = 0
     m = self%sys%m
@@ -293,7 +385,13 @@ contains
       self%has_err_v = self%has_start
       if (self%has_start) &                                                ! eq. (17)
         self%err_v = h**3 * self%cv * 2 * (d1 - (a0 - self%a_start) / (s_n - self%s_start)) / (s_1 - self%s_start)
-      if (m > 0) then                                                      ! eq. (11)
+      if (m > 0 .and. self%w%structured) then                              ! eq. (11)
+        call rigid_bmat(self%sys, self%r, b1)
+        call lga_project(self, .false., epsi, info)
+        if (info == 0 .and. self%has_err_v) call lga_project(self, .true., self%err_v, info)
+        if (info /= 0) return
+      else if (m > 0) then
+        allocate(cd(m, m), d(self%sys%nv, m), mlu(self%sys%nv, self%sys%nv))
         call rigid_bmat(self%sys, self%r, b1)
         d = transpose(b0)
         cd = matmul(b1, d)
@@ -337,6 +435,41 @@ contains
     end associate
   end subroutine
 
+  !> Eq. (11) of docs/adaptive_steps.md, e <- e - D (C D)^-1 C e, C = B1 = B(q_{n+1}) (self%b1), as
+  !> the saddle-point system [P D'; C 0] [u; y] = [P e; 0] (u = the projected e) on the joints'
+  !> blocks (self%pm): for psi (mass false) P = I, D' = D = B0^T; for V (mass true) P = M, D' = B1^T
+  !> (D = M^-1 B1^T).  info: STATUS_SINGULAR when C D is.
+  subroutine lga_project(self, mass, e, info)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    logical, intent(in) :: mass
+    real(wp), intent(inout) :: e(:)
+    integer, intent(out) :: info
+    real(wp) :: rhs(self%sys%nv + self%sys%m)
+    integer :: nv
+    nv = self%sys%nv
+    associate (pm => self%pm, w => self%w)
+      call pm%zero()
+      if (mass) then
+        call lie_add_mass(pm, self%sys, 0, 0, 1.0_wp)
+        call lie_add_vm(w%blk, pm, self%b1, 0, nv, 1.0_wp)
+        rhs(1:nv) = lie_mass_times(self%sys, e)
+      else
+        call lie_add_identity(pm, 0, nv, 1.0_wp)
+        call lie_add_vm(w%blk, pm, self%b0, 0, nv, 1.0_wp)
+        rhs(1:nv) = e
+      end if
+      call lie_add_mv(w%blk, pm, self%b1, nv, 0, 1.0_wp, .false.)
+      call pm%factor(info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      rhs(nv + 1:) = 0
+      call pm%solve(rhs)
+      e = rhs(1:nv)
+    end associate
+  end subroutine
+
   !> The driver's save / restore of the variable-step state (slot 1: before the step tried,
   !> 2: the start).
   subroutine lga_save(self, slot)
@@ -357,6 +490,13 @@ contains
       self%a_start = sv%a_start; self%aalg = sv%aalg; self%mu = sv%mu
       self%x = sv%x; self%r = sv%r; self%w%nc = sv%nc
     end associate
+  end subroutine
+
+  !> The end of a run: the C memory of the Newton matrix and the projections' matrix freed.
+  subroutine lga_finish(self)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    call self%w%jm%release()
+    call self%pm%release()
   end subroutine
 
   !> (a, mu) per sample.

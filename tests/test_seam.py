@@ -108,7 +108,7 @@ def test_options_pack_by_name_into_the_derived_slots():
     with pytest.raises(ValueError, match="unknown \\['tolerance'\\]"):
         Options("lie_genalpha").pack(variant="index3", maxit=3, rho_inf=0.9, tol=1e-9, tolerance=1)
     with pytest.raises(ValueError, match="form must be one of"):
-        Options("lie_backward").pack(form="dae5", history=0, maxit=3, tol=1e-9)
+        Options("lie_backward").pack(form="dae5", history=0, maxit=3, linear_solver=0, tol=1e-9)
 
 
 def test_aopt_packs_by_name():

@@ -7,16 +7,19 @@
 !> the total energy, over every joint row (a redundant system runs on the independent rows
 !> lie_start keeps: rigid_drop_redundant_rows).  For the implicit Lie steppers (lie_genalpha.f90, lie_backward.f90): the
 !> configuration (x, R) kept unpacked, their start (lie_start), their Newton iteration (newton)
-!> and its workspace (lie_newton_work_t).
+!> and its workspace (lie_newton_work_t), whose matrix is dense for a small system and otherwise
+!> assembled entry by entry from the bodies' 6 x 6 blocks and the joints' rows on their two bodies
+!> into a newton_matrix_t (fortran/core/newton_matrix.f90: banded or KLU), by the lie_add_* helpers.
 module pyint_lie_stepper
   use pyint_kinds
   use pyint_callback_model, only: usercb_i
   use pyint_driver, only: stepper_t, state_t
   use pyint_rigid, only: rigid_system_t, rigid_system_new, rigid_sample_residuals, rigid_mass_matrix, &
-                         rigid_consistent_acc, rigid_advance, rigid_drop_redundant_rows, rigid_project, &
+                         rigid_force_v_block, rigid_consistent_acc, rigid_advance, rigid_drop_redundant_rows, rigid_project, &
                          rigid_phi_all, rigid_bmat_all, rigid_bmat, PROJECT_INCONSISTENT_POSITION, &
                          PROJECT_INCONSISTENT_VELOCITY, PROJECT_TOL_DEPENDENT
-  use pyint_so3, only: hat
+  use pyint_so3, only: hat, tangent
+  use pyint_newton_matrix, only: newton_matrix_t, SOLVER_AUTO, SOLVER_DENSE, SMALL_MAX
   use pyint_newton_control, only: newton_control_t, newton_increment
   ! the Lie family (lie_backward, lie_genalpha) shares this stats layout
   use pyint_seam, only: TOL_LIE_NEAR_SINGULAR
@@ -25,6 +28,9 @@ module pyint_lie_stepper
   implicit none
   private
   public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, lie_checked_start, RIGID_MODEL_ID
+  public :: lie_newton_work_t, lie_blocks_t, lie_structure_record, lie_structure_setup, lie_tangents, lie_add_mass, &
+            lie_add_force_v, lie_add_vv, lie_add_mv, lie_add_vm, lie_add_identity, lie_mass_times, lie_b_times, &
+            lie_bt_times
 
   !> Near a singular configuration: sigma_min / sigma_max of the kept rows of B below this
   !> (seam/seam.toml's lie_near_singular, the test of pyint.methods.lie.integrator's singular_note too)
@@ -33,17 +39,38 @@ module pyint_lie_stepper
   !> The model id of a rigid-body system in the driver's model block (pyint.lie_integrator).
   integer, parameter :: RIGID_MODEL_ID = -1
 
+  !> Where the joints' and bodies' blocks sit (lie_structure_record): rowb(:, r), the bodies a, b
+  !> of kept row r (b = 0: the ground); pairs(:, p), the pairs of distinct bodies a joint couples
+  !> (each once); tq(:, :, i) = T(psi_theta_i) of the iterate (lie_tangents); m kept rows.
+  type :: lie_blocks_t
+    integer :: m = 0
+    integer, allocatable :: rowb(:, :), pairs(:, :)
+    real(wp), allocatable :: tq(:, :, :)
+  end type
+
   !> The Newton workspace of an implicit Lie step (a method adds its own blocks): the unknowns
   !> z (nz), their increment dz, the residual res and its matrix jac (LU in place, pivots ipiv),
   !> the termination rule nc (carried across steps), the mass matrix mm, the increment psi
   !> and the iterate's configuration (x1, R1) = (x, R) o exp(psi), and
   !> scratch: the force qf, an nv x nv block kvv (Q_V, (B^T lam)_q) and an m x nv block kmv.
+  !> The structured matrix (structured: lie_structure_record, lie_structure_setup): jm, nx = nz +
+  !> the method's auxiliary unknowns (a product such as B(q_n)^T mu kept as an unknown y of its
+  !> own, with the rows y - B(q_n)^T mu = 0: the matrix stays as sparse as the joints; the step's
+  !> increment is unchanged, the rows' residual being 0), assembled entry by entry from the
+  !> joints' and bodies' blocks (lie_add_*): jac is then unused.  solver: the kind used
+  !> (pyint_newton_matrix's SOLVER_*; SOLVER_DENSE for jac); blk: where the blocks sit; rhs: the
+  !> solve's vector.
   type :: lie_newton_work_t
     integer :: nv = 0, m = 0, nz = 0
     type(newton_control_t) :: nc
     real(wp), allocatable :: z(:), dz(:), res(:), jac(:, :), mm(:, :), kvv(:, :), kmv(:, :), qf(:), psi(:)
     real(wp), allocatable :: x1(:, :), r1(:, :, :)
     integer, allocatable :: ipiv(:)
+    logical :: structured = .false.
+    integer :: nx = 0, solver = SOLVER_DENSE
+    type(newton_matrix_t) :: jm
+    type(lie_blocks_t) :: blk
+    real(wp), allocatable :: rhs(:)
   end type
 
   !> A Lie stepper: an implicit step whose unknowns (w%z) solve one Newton iteration (newton),
@@ -64,6 +91,7 @@ module pyint_lie_stepper
     procedure(lie_eval_i), deferred :: newton_eval
     procedure(lie_measure_i), deferred :: newton_measure
     procedure :: residual_at_floor => lie_no_floor
+    procedure :: finish => lie_finish
   end type
 
   abstract interface
@@ -267,17 +295,276 @@ contains
     lie_no_floor = .false.
   end function
 
+  !> The end of a run: the structured matrix's KLU handle (C memory) freed.
+  subroutine lie_finish(self)
+    class(lie_stepper_t), intent(inout) :: self
+    call self%w%jm%release()
+  end subroutine
+
   !> Allocate the common part of a Lie step's Newton workspace for nz unknowns (fresh w) and
   !> set its mass matrix.
   subroutine lie_work_init(w, s, nz)
     type(lie_newton_work_t), intent(inout) :: w
     type(rigid_system_t), intent(in) :: s
     integer, intent(in) :: nz
-    w%nv = s%nv; w%m = s%m; w%nz = nz
-    allocate(w%z(nz), w%dz(nz), w%res(nz), w%jac(nz, nz), w%ipiv(nz), w%mm(s%nv, s%nv), w%kvv(s%nv, s%nv), &
+    w%nv = s%nv; w%m = s%m; w%nz = nz; w%nx = nz
+    allocate(w%z(nz), w%dz(nz), w%res(nz), w%ipiv(nz), w%mm(s%nv, s%nv), w%kvv(s%nv, s%nv), &
              w%kmv(s%m, s%nv), w%qf(s%nv), w%psi(s%nv), w%x1(3, s%nb), w%r1(3, 3, s%nb))
+    w%kvv = 0; w%kmv = 0; w%psi = 0; w%z = 0; w%x1 = 0; w%r1 = 0
     call rigid_mass_matrix(s, w%mm)
   end subroutine
+
+  !> Start the structured Newton matrix (true: then record its pattern by the method's assembly and
+  !> call lie_structure_setup), or keep the dense jac (false; allocated here): requested, the
+  !> linear_solver option (pyint.models.structured.LINEAR_SOLVERS); automatic: dense up to
+  !> SMALL_MAX unknowns (a small model's LU is cheapest dense, as generalized-alpha's stabilized
+  !> variant decides), else structured.  naux: the method's auxiliary unknowns (see the type).
+  logical function lie_structure_record(w, s, requested, naux) result(structured)
+    type(lie_newton_work_t), intent(inout) :: w
+    type(rigid_system_t), intent(in) :: s
+    integer, intent(in) :: requested, naux
+    integer :: r, k, j, p, a, b
+    integer, allocatable :: pr(:, :)
+    structured = .not. (requested == SOLVER_DENSE .or. (requested == SOLVER_AUTO .and. w%nz <= SMALL_MAX))
+    w%structured = .false.
+    w%solver = SOLVER_DENSE
+    w%nx = w%nz
+    if (.not. structured) then
+      allocate(w%jac(w%nz, w%nz))
+      return
+    end if
+    w%nx = w%nz + naux
+    allocate(w%blk%rowb(2, s%m), w%rhs(w%nx), w%blk%tq(3, 3, s%nb), pr(2, s%nj))
+    w%blk%tq = 0
+    w%blk%m = s%m
+    do r = 1, s%m                                  ! the joint of kept row r: the last starting at or before it
+      j = r
+      if (allocated(s%keep)) j = s%keep(r)
+      k = count(s%row(1:s%nj) <= j)
+      w%blk%rowb(:, r) = [s%ja(k), s%jb(k)]
+    end do
+    p = 0
+    do k = 1, s%nj                                 ! the coupled pairs, each once
+      a = min(s%ja(k), s%jb(k)); b = max(s%ja(k), s%jb(k))
+      if (a == 0) cycle
+      if (p > 0) then
+        if (any(pr(1, 1:p) == a .and. pr(2, 1:p) == b)) cycle
+      end if
+      p = p + 1
+      pr(:, p) = [a, b]
+    end do
+    w%blk%pairs = pr(:, 1:p)
+    call w%jm%record(w%nx)
+  end function
+
+  !> After the pattern's recording: choose the solver (requested, or pyint_newton_matrix's
+  !> choose_solver); a dense choice goes back to the dense jac (w%structured false).  info:
+  !> STATUS_BAD_INPUT when the set-up fails or an entry fell outside the pattern.
+  subroutine lie_structure_setup(w, requested, info)
+    type(lie_newton_work_t), intent(inout) :: w
+    integer, intent(in) :: requested
+    integer, intent(out) :: info
+    call w%jm%setup(requested, info)
+    if (info /= 0 .or. w%jm%out_of_pattern) then
+      info = STATUS_BAD_INPUT
+      return
+    end if
+    w%solver = w%jm%kind
+    w%structured = w%jm%kind /= SOLVER_DENSE
+    if (.not. w%structured) then
+      call w%jm%release()
+      w%nx = w%nz
+      w%solver = SOLVER_DENSE
+      allocate(w%jac(w%nz, w%nz))
+    end if
+  end subroutine
+
+  !> w%blk%tq(:, :, i) = T(psi_theta_i), the right tangents of the iterate's increment w%psi.
+  subroutine lie_tangents(w, nb)
+    type(lie_newton_work_t), intent(inout) :: w
+    integer, intent(in) :: nb
+    integer :: i
+    do i = 1, nb
+      w%blk%tq(:, :, i) = tangent(w%psi(6 * i - 2:6 * i))
+    end do
+  end subroutine
+
+  !> nm(ro + body rows, co + body cols) += f M: the bodies' diagonal blocks m_i I, J_i.
+  subroutine lie_add_mass(nm, s, ro, co, f)
+    type(newton_matrix_t), intent(inout) :: nm
+    type(rigid_system_t), intent(in) :: s
+    integer, intent(in) :: ro, co
+    real(wp), intent(in) :: f
+    integer :: i, l, c, o
+    do i = 1, s%nb
+      o = 6 * (i - 1)
+      do l = 1, 3
+        call nm%add(ro + o + l, co + o + l, f * s%mass(i))
+      end do
+      do c = 1, 3
+        do l = 1, 3
+          call nm%add(ro + o + 3 + l, co + o + 3 + c, f * s%inertia(l, c, i))
+        end do
+      end do
+    end do
+  end subroutine
+
+  !> nm(ro + body rows, co + body cols) += f dQ/dV at v: each body's rotational block
+  !> (rigid_force_v_block).
+  subroutine lie_add_force_v(nm, s, v, ro, co, f)
+    type(newton_matrix_t), intent(inout) :: nm
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: v(:), f
+    integer, intent(in) :: ro, co
+    real(wp) :: k(3, 3)
+    integer :: i, l, c, o
+    do i = 1, s%nb
+      o = 6 * (i - 1) + 3
+      k = f * rigid_force_v_block(s, v, i)
+      do c = 1, 3
+        do l = 1, 3
+          call nm%add(ro + o + l, co + o + c, k(l, c))
+        end do
+      end do
+    end do
+  end subroutine
+
+  !> nm(ro + 1 : ro + nv, co + 1 : co + nv) += f K P' for K (nv x nv) of rotational blocks on the
+  !> bodies' diagonal and the coupled pairs only, as (B^T lam)_q (rigid_btl_q); P' = diag(I, T(psi_theta_i))
+  !> (bk%tq).  K is read at those blocks only.
+  subroutine lie_add_vv(bk, nm, s, k, ro, co, f)
+    type(lie_blocks_t), intent(in) :: bk
+    type(newton_matrix_t), intent(inout) :: nm
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: k(:, :), f
+    integer, intent(in) :: ro, co
+    integer :: i, p
+    do i = 1, s%nb
+      call add_block(i, i)
+    end do
+    do p = 1, size(bk%pairs, 2)
+      call add_block(bk%pairs(1, p), bk%pairs(2, p))
+      call add_block(bk%pairs(2, p), bk%pairs(1, p))
+    end do
+
+  contains
+
+    subroutine add_block(i, j)
+      integer, intent(in) :: i, j
+      real(wp) :: blk(3, 3)
+      integer :: oi, oj, l, c
+      oi = 6 * (i - 1) + 3; oj = 6 * (j - 1) + 3
+      blk = f * matmul(k(oi + 1:oi + 3, oj + 1:oj + 3), bk%tq(:, :, j))
+      do c = 1, 3
+        do l = 1, 3
+          call nm%add(ro + oi + l, co + oj + c, blk(l, c))
+        end do
+      end do
+    end subroutine
+
+  end subroutine
+
+  !> nm(ro + r, co + body cols) += f K(r, :) [P'] for K (m x nv) with the pattern of B (row r on
+  !> its bodies' 6 columns: bk%rowb), as B, (B V)_q, d(Bdot V)/dq; tang: times P' (bk%tq).
+  subroutine lie_add_mv(bk, nm, k, ro, co, f, tang)
+    type(lie_blocks_t), intent(in) :: bk
+    type(newton_matrix_t), intent(inout) :: nm
+    real(wp), intent(in) :: k(:, :), f
+    integer, intent(in) :: ro, co
+    logical, intent(in) :: tang
+    real(wp) :: e(3)
+    integer :: r, side, i, o, c
+    do r = 1, bk%m
+      do side = 1, 2
+        i = bk%rowb(side, r)
+        if (i == 0) cycle
+        o = 6 * (i - 1)
+        do c = 1, 3
+          call nm%add(ro + r, co + o + c, f * k(r, o + c))
+        end do
+        e = k(r, o + 4:o + 6)
+        if (tang) e = matmul(e, bk%tq(:, :, i))
+        do c = 1, 3
+          call nm%add(ro + r, co + o + 3 + c, f * e(c))
+        end do
+      end do
+    end do
+  end subroutine
+
+  !> nm(ro + body rows, co + r) += f K(r, :)^T for K (m x nv) with the pattern of B: B^T.
+  subroutine lie_add_vm(bk, nm, k, ro, co, f)
+    type(lie_blocks_t), intent(in) :: bk
+    type(newton_matrix_t), intent(inout) :: nm
+    real(wp), intent(in) :: k(:, :), f
+    integer, intent(in) :: ro, co
+    integer :: r, side, i, o, c
+    do r = 1, bk%m
+      do side = 1, 2
+        i = bk%rowb(side, r)
+        if (i == 0) cycle
+        o = 6 * (i - 1)
+        do c = 1, 6
+          call nm%add(ro + o + c, co + r, f * k(r, o + c))
+        end do
+      end do
+    end do
+  end subroutine
+
+  !> nm(o + l, o + l) += f, l = 1..n.
+  subroutine lie_add_identity(nm, o, n, f)
+    type(newton_matrix_t), intent(inout) :: nm
+    integer, intent(in) :: o, n
+    real(wp), intent(in) :: f
+    integer :: l
+    do l = 1, n
+      call nm%add(o + l, o + l, f)
+    end do
+  end subroutine
+
+  !> M v by the bodies' blocks.
+  pure function lie_mass_times(s, v) result(y)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: v(:)
+    real(wp) :: y(size(v))
+    integer :: i, o
+    do i = 1, s%nb
+      o = 6 * (i - 1)
+      y(o + 1:o + 3) = s%mass(i) * v(o + 1:o + 3)
+      y(o + 4:o + 6) = matmul(s%inertia(:, :, i), v(o + 4:o + 6))
+    end do
+  end function
+
+  !> B v (B m x nv with the pattern of the joints, bk%rowb), by rows on their bodies' columns.
+  pure function lie_b_times(bk, b, v) result(y)
+    type(lie_blocks_t), intent(in) :: bk
+    real(wp), intent(in) :: b(:, :), v(:)
+    real(wp) :: y(size(b, 1))
+    integer :: r, side, o
+    y = 0
+    do r = 1, bk%m
+      do side = 1, 2
+        if (bk%rowb(side, r) == 0) cycle
+        o = 6 * (bk%rowb(side, r) - 1)
+        y(r) = y(r) + dot_product(b(r, o + 1:o + 6), v(o + 1:o + 6))
+      end do
+    end do
+  end function
+
+  !> B^T lam, by rows on their bodies' columns.
+  pure function lie_bt_times(bk, b, lam) result(y)
+    type(lie_blocks_t), intent(in) :: bk
+    real(wp), intent(in) :: b(:, :), lam(:)
+    real(wp) :: y(size(b, 2))
+    integer :: r, side, o
+    y = 0
+    do r = 1, bk%m
+      do side = 1, 2
+        if (bk%rowb(side, r) == 0) cycle
+        o = 6 * (bk%rowb(side, r) - 1)
+        y(o + 1:o + 6) = y(o + 1:o + 6) + lam(r) * b(r, o + 1:o + 6)
+      end do
+    end do
+  end function
 
   !> Newton's method (a fresh matrix at every iterate) on w%z from its start value, the one
   !> termination rule (pyint_newton_control); the iterations into the stats = [iterations,
@@ -314,7 +601,11 @@ contains
           zfloor = self%w%z
         end if
       end if
-      call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
+      if (self%w%structured) then
+        call structured_increment(self%w, info)
+      else
+        call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
+      end if
       if (info /= 0) exit
       iters = iters + 1
       call self%w%nc%clear()
@@ -331,6 +622,28 @@ contains
     self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) = self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) + iters
     self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) + iters
     self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS), real(iters, wp))
+  end subroutine
+
+  !> newton_increment on the structured matrix w%jm (assembled by the method's newton_eval): dz
+  !> solves jm dz = -res (the auxiliary rows' residual 0), z += dz.
+  subroutine structured_increment(w, info)
+    type(lie_newton_work_t), intent(inout) :: w
+    integer, intent(out) :: info
+    info = 0
+    if (.not. all(abs(w%res) <= huge(1.0_wp))) then
+      info = STATUS_NONFINITE
+      return
+    end if
+    call w%jm%factor(info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    w%rhs = 0
+    w%rhs(1:w%nz) = -w%res
+    call w%jm%solve(w%rhs)
+    w%dz = w%rhs(1:w%nz)
+    w%z = w%z + w%dz
   end subroutine
 
   !> sigma_min / sigma_max of the kept rows of B at the last iterate's configuration (w%r1) below

@@ -48,7 +48,7 @@ module pyint_rigid
   private
   public :: rigid_system_t, rigid_system_new, JOINT_POINT, JOINT_PERP
   public :: rigid_phi, rigid_bmat, rigid_bdotv, rigid_btl_q, rigid_bw_q, rigid_bdotv_jac
-  public :: rigid_force, rigid_force_v, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
+  public :: rigid_force, rigid_force_v, rigid_force_v_block, rigid_mass_matrix, rigid_energy, rigid_consistent_acc
   public :: rigid_orthogonality, rigid_advance, rigid_right_tangent
   public :: rigid_phi_all, rigid_bmat_all, rigid_bdotv_all, rigid_keep_rows, rigid_drop_redundant_rows
   public :: rigid_project, rigid_sample_residuals, PROJECT_SINGULAR, PROJECT_NOT_CONVERGED, &
@@ -690,7 +690,7 @@ contains
     end do
   end subroutine
 
-  !> dQ/dV (nv x nv): blocks hat(J Omega) - hat(Omega) J.
+  !> dQ/dV (nv x nv): blocks hat(J Omega) - hat(Omega) J (rigid_force_v_block).
   subroutine rigid_force_v(s, v, qv)
     type(rigid_system_t), intent(in) :: s
     real(wp), intent(in) :: v(s%nv)
@@ -699,11 +699,21 @@ contains
     qv = 0
     do i = 1, s%nb
       o = iv(i)
-      associate (om => v(o + 4:o + 6), jj => s%inertia(:, :, i))
-        qv(o + 4:o + 6, o + 4:o + 6) = hat(matmul(jj, om)) - matmul(hat(om), jj)
-      end associate
+      qv(o + 4:o + 6, o + 4:o + 6) = rigid_force_v_block(s, v, i)
     end do
   end subroutine
+
+  !> Body i's block of dQ/dV, d(-Omega x J Omega)/dOmega = hat(J Omega) - hat(Omega) J (its only
+  !> nonzero one: the rotational rows and columns of body i).
+  pure function rigid_force_v_block(s, v, i) result(k)
+    type(rigid_system_t), intent(in) :: s
+    real(wp), intent(in) :: v(s%nv)
+    integer, intent(in) :: i
+    real(wp) :: k(3, 3)
+    associate (om => v(iv(i) + 4:iv(i) + 6), jj => s%inertia(:, :, i))
+      k = hat(matmul(jj, om)) - matmul(hat(om), jj)
+    end associate
+  end function
 
   subroutine rigid_mass_matrix(s, mm)
     type(rigid_system_t), intent(in) :: s

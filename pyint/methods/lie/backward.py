@@ -34,6 +34,7 @@ from ...integrator import register
 from .integrator import LieIntegrator
 from ...options import Options, method_id
 from ..._docfrag import fragment, with_fragments
+from ...models.structured import LINEAR_SOLVERS
 
 #: the paragraph that opens the three one-level forms' docstrings (arg: the level kept)
 fragment("lie_backward_intro", r"""
@@ -64,19 +65,21 @@ class _LieBackward(LieIntegrator):
     _form = "dae3"
     KERNEL = method_id("lie_backward")   # fortran/lie_backward.f90
 
-    def __init__(self, tol=1e-10, maxit=20):
+    def __init__(self, tol=1e-10, maxit=20, linear_solver="auto"):
         # the options are documented in the docstrings of the public subclasses
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
+        self._set_linear_solver(linear_solver)
 
     def params(self):
-        return {"form": self.name, "tol": self.tol, "maxit": self.maxit}
+        return {"form": self.name, "tol": self.tol, "maxit": self.maxit, **self._solver_params()}
 
     def _history_mode(self):
         return 0
 
     def kernel_options(self, model):
-        return _OPTIONS.pack(form=self._form, history=self._history_mode(), maxit=self.maxit, tol=self.tol)
+        return _OPTIONS.pack(form=self._form, history=self._history_mode(), maxit=self.maxit,
+                             linear_solver=LINEAR_SOLVERS[self.linear_solver], tol=self.tol)
 
 
 @register
@@ -89,6 +92,7 @@ class LieDAE3(_LieBackward):
     Parameters
     ----------
     %(lie_backward_options)s
+    %(lie_linear_solver)s
 
     Examples
     --------
@@ -113,6 +117,7 @@ class LieDAE2(_LieBackward):
     Parameters
     ----------
     %(lie_backward_options)s
+    %(lie_linear_solver)s
 
     Examples
     --------
@@ -137,6 +142,7 @@ class LieDAE1(_LieBackward):
     Parameters
     ----------
     %(lie_backward_options)s
+    %(lie_linear_solver)s
 
     Examples
     --------
@@ -163,6 +169,7 @@ class LieDAES(_LieBackward):
     Parameters
     ----------
     %(lie_backward_options)s
+    %(lie_linear_solver)s
     history : {"printed", "projected"}, default "printed"
         "printed": seed 001's eq. (10), the backward difference of the driving velocity V';
         "projected": each step starts from the M-orthogonally projected V.
@@ -179,8 +186,8 @@ class LieDAES(_LieBackward):
     keeps = {"holonomic": frozenset({"position", "velocity", "acceleration"})}
     _form = "daes"
 
-    def __init__(self, tol=1e-10, maxit=20, history="printed"):
-        super().__init__(tol=tol, maxit=maxit)
+    def __init__(self, tol=1e-10, maxit=20, history="printed", linear_solver="auto"):
+        super().__init__(tol=tol, maxit=maxit, linear_solver=linear_solver)
         if history not in _HISTORY:
             raise ValueError(f"history must be one of {sorted(_HISTORY)}, got {history!r}")
         self.history = history

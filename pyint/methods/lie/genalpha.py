@@ -27,6 +27,7 @@ from ...integrator import register
 from .integrator import LieIntegrator
 from ...options import Options, method_id
 from ..._docfrag import fragment, with_fragments
+from ...models.structured import LINEAR_SOLVERS
 
 #: rho_inf of both methods below (their Parameters, pyint/_docfrag.py)
 fragment("lie_alpha_rho_inf", """
@@ -45,18 +46,20 @@ class _LieAlpha(LieIntegrator):
     _variant = "index3"
     KERNEL = method_id("lie_genalpha")   # fortran/lie_genalpha.f90
 
-    def __init__(self, rho_inf=0.9, tol=1e-10, maxit=20):
+    def __init__(self, rho_inf=0.9, tol=1e-10, maxit=20, linear_solver="auto"):
         # the options are documented in the docstrings of the public subclasses
         self.rho_inf = V.as_real(rho_inf, "rho_inf", lo=0.0, hi=1.0)
         self.tol = V.as_real(tol, "tol", positive=True)
         self.maxit = V.as_int(maxit, "maxit", minimum=1)
+        self._set_linear_solver(linear_solver)
 
     def params(self):
-        return {"rho_inf": self.rho_inf, "tol": self.tol, "maxit": self.maxit,
+        return {"rho_inf": self.rho_inf, "tol": self.tol, "maxit": self.maxit, **self._solver_params(),
                 **alpha_parameters(self.rho_inf)}
 
     def kernel_options(self, model):
-        return _OPTIONS.pack(variant=self._variant, maxit=self.maxit, rho_inf=self.rho_inf, tol=self.tol)
+        return _OPTIONS.pack(variant=self._variant, maxit=self.maxit, linear_solver=LINEAR_SOLVERS[self.linear_solver],
+                             rho_inf=self.rho_inf, tol=self.tol)
 
     def _naux(self, system):
         return system.nv + system.m
@@ -99,6 +102,7 @@ class LieGeneralizedAlpha(_LieAlpha):
         (:math:`\theta` the contraction rate), or at the round-off floor.
     maxit : int, default 20
         Newton iterations per step.
+    %(lie_linear_solver)s
 
     Examples
     --------
@@ -134,6 +138,7 @@ class LieGeneralizedAlphaStab2(_LieAlpha):
         (:math:`\theta` the contraction rate), or at the round-off floor.
     maxit : int, default 20
         Newton iterations per step.
+    %(lie_linear_solver)s
 
     Examples
     --------

@@ -18,10 +18,12 @@ import numpy as np
 from ..._status import STATUS_ERRORS, STATUS_NEWTON_FAILED, STATUS_OK, STATUS_SINGULAR, STATUS_STEP_TOO_SMALL
 from ...models._fortran_model import _never_called
 from ..._dense import DENSE_LIE
+from ..._docfrag import fragment
 from ..._result_builder import _fail_time, decode
 from ...integrator import Integrator
 from ...options import TOLERANCES
 from ...models.rigid_bodies import RigidBodySystem
+from ...models.structured import SOLVER_NAMES, check_linear_solver
 
 #: The model id of a rigid-body system in the driver's model block (fortran/core/lie_stepper.f90).
 RIGID_MODEL_ID = -1
@@ -31,7 +33,17 @@ LIE_RESIDUALS = ("eps_pos", "eps_vel", "eps_acc", "orthogonality")
 #: max |E - E0|.
 STEP_MAX_KEYS = LIE_RESIDUALS + ("energy_change",)
 #: The names of the Lie steppers' stats array (the driver returns the per-step maxima STEP_MAX_KEYS apart).
-STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations")
+STATS = ("newton_iterations", "jacobian_factorizations", "max_newton_iterations", "linear_solver")
+
+#: linear_solver of every Lie method (their Parameters, pyint/_docfrag.py)
+fragment("lie_linear_solver", r"""
+linear_solver : {"auto", "dense", "banded", "sparse"}, default "auto"
+    The solver of Newton's linear systems: "dense" (LAPACK LU of the whole matrix) or the
+    structured matrix of the joints' and bodies' blocks (fortran/core/lie_stepper.f90), solved
+    by "banded" (band LU after reverse Cuthill-McKee) or "sparse" (SuiteSparse KLU); "auto":
+    dense up to 60 unknowns, else the structured matrix with the solver its pattern suggests
+    (as generalized-alpha's).  The choice made is in ``Result.stats["linear_solver"]``.
+""")
 
 
 class LieIntegrator(Integrator):
@@ -59,6 +71,19 @@ class LieIntegrator(Integrator):
 
     def _extra(self, system, raw):
         return {}
+
+    def _set_linear_solver(self, linear_solver):
+        check_linear_solver(linear_solver)
+        self.linear_solver = linear_solver
+
+    def _solver_params(self):
+        """linear_solver among the params when chosen (the datasets of default runs stay as they were)."""
+        return {} if self.linear_solver == "auto" else {"linear_solver": self.linear_solver}
+
+    def decode_stats(self, istat, stats):
+        out = super().decode_stats(istat, stats)
+        out["linear_solver"] = SOLVER_NAMES.get(out["linear_solver"], "none")
+        return out
 
     def kernel_model(self, model, backend):
         """The driver's model block of a rigid-body system (RIGID_MODEL_ID) and its sizes
