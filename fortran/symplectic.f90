@@ -121,7 +121,7 @@ module symplectic
   use pyint_linalg, only: lu_factor, lu_solve, dense_lu_small, dense_lu_factor, dense_lu_solve
   use pyint_tableaux, only: gauss_legendre, lobatto_iiia_iiib, explicit_midpoint
   use pyint_hamiltonian, only: ham_work_t, ham_init, ham_velocity, ham_field, ham_field_jac, ham_minv
-  use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel, index1_work_t, index1_init, index1_accel
+  use pyint_index1, only: kkt_work_t, kkt_init, kkt_accel, index1_work_t, index1_init, index1_accel, kkt_structured
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, kkt_ctmul, SING_TOL, &
                        TIKHONOV_MU
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, NEWTON_FLOOR, maxabs, &
@@ -609,7 +609,10 @@ contains
 
   !> The Schur path of the kept K (kept_factor): for at most SMALL_MAX constraints and a diagonal
   !> M (or at most SMALL_MAX coordinates), where S = G M^{-1} G^T (m x m, dense) costs less than the
-  !> sparse LU of the whole K (n + m); M, constant, from q.
+  !> sparse LU of the whole K (n + m); for more constraints and a diagonal M where pyint_kkt bands S
+  !> (kkt_structure, from the model's constraint pattern: index1.f90's kkt_structured), whose band
+  !> LU costs a fraction of the sparse LU of K (the chain N = 128: kept_factor 220 k instructions a
+  !> step by KLU with kick_assemble's refill of G, ... by the band); M, constant, from q.
   subroutine schur_init(model, rw, q)
     class(model_t), intent(in) :: model
     type(rattle_work_t), intent(inout) :: rw
@@ -618,11 +621,16 @@ contains
     integer :: n, m, info
     n = model%n; m = model%mh
     rw%schur = .false.
-    if (.not. model%const_mass .or. m > SMALL_MAX) return
+    if (.not. model%const_mass) return
     allocate(mq(n, n))
     call model%mass(q, mq)
     call kkt_setup(rw%kd, n, m, .true., mq, rw%kk, info)
-    if (info /= 0 .or. .not. (rw%kd%diagonal .or. n <= SMALL_MAX)) return
+    if (info /= 0) return
+    if (m > SMALL_MAX) then
+      call kkt_structured(model, q, rw%kd, rw%kk)
+      if (.not. rw%kd%banded) return
+    end if
+    if (.not. (rw%kd%diagonal .or. n <= SMALL_MAX)) return
     rw%kd%sing_tol = SING_TOL
     allocate(rw%gq(m, n), rw%cn(0, n), rw%xr(n + m), rw%gr(m))
     rw%schur = .true.
@@ -687,14 +695,23 @@ contains
     type(rattle_work_t), intent(inout) :: rw
     real(wp), intent(in) :: t, q(:), v(:)
     real(wp), intent(out) :: a(:), lam(:)
-    integer :: n
+    integer :: n, i, k
     n = model%n
     call index1_rhs(model, t, q, v, rw%xs)
     if (rw%kf_schur) rw%xr(n + 1:) = rw%xs(n + 1:)
     call kept_solve(rw, rw%xs)
     if (rw%kf_schur) then
       rw%xr(1:n) = 0
-      call combine(rw%gq, rw%xs(1:n), rw%gr)
+      if (rw%kd%banded) then       ! G a over G's pattern (pyint_kkt's rows crp, crc), as kkt_solve's
+        rw%gr = 0
+        do i = 1, model%mh
+          do k = rw%kd%crp(i), rw%kd%crp(i + 1) - 1
+            rw%gr(i) = rw%gr(i) + rw%gq(i, rw%kd%crc(k)) * rw%xs(rw%kd%crc(k))
+          end do
+        end do
+      else
+        call combine(rw%gq, rw%xs(1:n), rw%gr)
+      end if
       rw%xr(n + 1:) = rw%xr(n + 1:) - rw%gr
       call kept_solve(rw, rw%xr)
       rw%xs = rw%xs + rw%xr

@@ -247,7 +247,7 @@ contains
     real(wp), intent(in) :: mq(:, :), ch(:, :), cn(:, :)
     type(kkt_factor_t), intent(inout) :: f
     integer, intent(out) :: info
-    integer :: n, m, mh, i, jt
+    integer :: n, m, mh, i, jt, j, l
     real(wp) :: snorm, grow
     real(wp), allocatable :: pv(:)
     n = d%n; m = d%m; mh = size(ch, 1)
@@ -256,8 +256,24 @@ contains
       return
     end if
     if (d%schur) then
-      f%c(1:mh, :) = ch
-      f%c(mh + 1:m, :) = cn
+      if (d%banded .and. allocated(f%row_ref)) then
+        ! C on its pattern only: off it C is zero (the pattern is every entry C can have,
+        ! kkt_structure), as the first factorization's whole copy left it; the whole m x n copy
+        ! was most of a factorization (RATTLE, the chain N = 128: 82 k of 91 k instructions)
+        do i = 1, m
+          do l = d%crp(i), d%crp(i + 1) - 1
+            j = d%crc(l)
+            if (i <= mh) then
+              f%c(i, j) = ch(i, j)
+            else
+              f%c(i, j) = cn(i - mh, j)
+            end if
+          end do
+        end do
+      else
+        f%c(1:mh, :) = ch
+        f%c(mh + 1:m, :) = cn
+      end if
       if (d%banded) then
         call band_schur(d, f, f%sm, .false.)
         if (d%sing_tol == SING_TOL_PASS) snorm = band_norm1(d, f%sv)
@@ -916,7 +932,19 @@ contains
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
     real(wp), intent(inout) :: x(:)
-    real(wp) :: a0(d%n)
+    if (d%schur .and. d%diagonal .and. .not. d%banded .and. d%mu == 0) then
+      call diagonal_solve(d, f, x)
+    else
+      call general_solve(d, f, x)
+    end if
+  end subroutine
+
+  !> kkt_solve's other paths (a0: an automatic array of n).
+  subroutine general_solve(d, f, x)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), intent(inout) :: x(:)
+    real(wp) :: a0(d%n), acc
     integer :: n, m, i, j, k, p
     n = d%n; m = d%m
     if (.not. (d%schur .or. d%mu > 0)) then
@@ -925,8 +953,12 @@ contains
     end if
     if (d%banded) then      ! the same on C's pattern (kkt_structure), M diagonal
       a0 = d%minv(:, 1) * x(1:n)
-      do i = 1, m
-        x(n + i) = -x(n + i) + sum(f%c(i, d%crc(d%crp(i):d%crp(i + 1) - 1)) * a0(d%crc(d%crp(i):d%crp(i + 1) - 1)))
+      do i = 1, m      ! (a loop, not sum() over vector subscripts: their temporaries were a heap
+        acc = 0        ! allocation per row; the same sum in the same order)
+        do p = d%crp(i), d%crp(i + 1) - 1
+          acc = acc + f%c(i, d%crc(p)) * a0(d%crc(p))
+        end do
+        x(n + i) = -x(n + i) + acc
       end do
       if (d%mu > 0) then
         call band_filtered_solve(d, f, x(n + 1:n + m))
@@ -986,6 +1018,47 @@ contains
       end do
     end if
     x(1:n) = a0
+  end subroutine
+
+  !> kkt_solve's dense Schur path for a diagonal M, unfiltered: general_solve's products in the same
+  !> order with a0 = M^-1 r1 held in x(1:n) itself (general_solve's a0, an automatic array, is a
+  !> heap allocation per solve: RATTLE solves five to six times a step with one factorization).
+  subroutine diagonal_solve(d, f, x)
+    type(kkt_data_t), intent(in) :: d
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), intent(inout) :: x(:)
+    integer :: n, m, i, j, k, p
+    real(wp) :: xj
+    n = d%n; m = d%m
+    x(1:n) = d%minv(:, 1) * x(1:n)
+    x(n + 1:n + m) = -x(n + 1:n + m)
+    if (f%sparse) then
+      do j = 1, n
+        do p = f%cp(j), f%cp(j + 1) - 1
+          k = f%ci(p)
+          x(n + k) = x(n + k) + f%c(k, j) * x(j)
+        end do
+      end do
+    else
+      do j = 1, n
+        xj = x(j)
+        x(n + 1:n + m) = x(n + 1:n + m) + f%c(:, j) * xj
+      end do
+    end if
+    call slu_solve(f%s, f%piv, x(n + 1:n + m))
+    if (f%sparse) then
+      do j = 1, n
+        do p = f%cp(j), f%cp(j + 1) - 1
+          k = f%ci(p)
+          x(j) = x(j) - f%w(j, k) * x(n + k)
+        end do
+      end do
+    else
+      do i = 1, m
+        xj = x(n + i)
+        x(1:n) = x(1:n) - f%w(:, i) * xj
+      end do
+    end if
   end subroutine
 
   !> x = the first block of K^(-1) (M x, 0) on the Schur path (d%schur, unfiltered: d%mu = 0):
