@@ -632,6 +632,7 @@ contains
     end if
     if (.not. (rw%kd%diagonal .or. n <= SMALL_MAX)) return
     rw%kd%sing_tol = SING_TOL
+    rw%kd%lower_s = .true.        ! (S exactly symmetric from its lower triangle: half the products)
     allocate(rw%gq(m, n), rw%cn(0, n), rw%xr(n + m), rw%gr(m))
     rw%schur = .true.
   end subroutine
@@ -656,12 +657,13 @@ contains
     call rw%kf%factor(info)
   end subroutine
 
-  !> x <- K^{-1} x with the kept factorization (kept_factor).
-  subroutine kept_solve(rw, x)
+  !> x <- K^{-1} x with the kept factorization (kept_factor); top_zero: x(1:n) is zero (kkt_solve's).
+  subroutine kept_solve(rw, x, top_zero)
     type(rattle_work_t), intent(inout) :: rw
     real(wp), intent(inout) :: x(:)
+    logical, intent(in), optional :: top_zero
     if (rw%kf_schur) then
-      call kkt_solve(rw%kd, rw%kk(1), x)
+      call kkt_solve(rw%kd, rw%kk(1), x, top_zero)
     else
       call rw%kf%solve(x)
     end if
@@ -713,7 +715,7 @@ contains
         call combine(rw%gq, rw%xs(1:n), rw%gr)
       end if
       rw%xr(n + 1:) = rw%xr(n + 1:) - rw%gr
-      call kept_solve(rw, rw%xr)
+      call kept_solve(rw, rw%xr, top_zero=.true.)
       rw%xs = rw%xs + rw%xr
     end if
     a = rw%xs(1:n)

@@ -159,6 +159,11 @@ module pyint_kkt
     logical :: schur = .false.        !< constant M: Schur complement with minv
     logical :: diagonal = .false.     !< ... and M diagonal: minv(:, 1) holds its diagonal
     real(wp) :: sing_tol = SING_TOL   !< the singular-position flag (module header)
+    !> S's lower triangle only, mirrored (schur_complement's dense loops for a diagonal M): S exactly
+    !> symmetric, half the products; the mirrored entries differ from the two-sided sums by round-off
+    !> (RATTLE's kept K: the chain N = 8, 3.0 k -> 1.6 k instructions a factorization; over C's
+    !> nonzeros, where a column holds few, the mirror cost more than it saved: IFToMM A02)
+    logical :: lower_s = .false.
     real(wp) :: mu = 0                !< > 0: Tikhonov-filtered solves (module header; a pass only)
     real(wp), allocatable :: minv(:, :)
     !> banded (kkt_structure): S = C M^-1 C^T from C's pattern, band-factorized in the RCM order
@@ -388,10 +393,32 @@ contains
       do i = 1, d%m
         f%w(:, i) = d%minv(:, 1) * f%c(i, :)
       end do
+      if (d%lower_s) then             ! columns_times on rows i..m of column i
+        do i = 1, d%m
+          f%s(i:, i) = 0
+          do j = 1, d%n
+            wji = f%w(j, i)
+            if (wji /= 0) f%s(i:, i) = f%s(i:, i) + f%c(i:, j) * wji
+          end do
+        end do
+        call mirror_lower(f%s)
+        return
+      end if
     else
       call columns_times(d%minv, transpose(f%c), f%w)
     end if
     call columns_times(f%c, f%w, f%s)
+  end subroutine
+
+  !> s(i, k) = s(k, i) for k > i.
+  pure subroutine mirror_lower(s)
+    real(wp), intent(inout) :: s(:, :)
+    integer :: i, k
+    do k = 2, size(s, 1)
+      do i = 1, k - 1
+        s(i, k) = s(k, i)
+      end do
+    end do
   end subroutine
 
   !> f%cp, f%ci: the rows of C's nonzero entries (a NaN counts), column by column, ascending;
@@ -927,13 +954,18 @@ contains
     end do
   end function
 
-  !> x = K^(-1) x in place (x = (a-part, lam-part)).
-  subroutine kkt_solve(d, f, x)
+  !> x = K^(-1) x in place (x = (a-part, lam-part)).  top_zero: the caller's x(1:n) is zero (a
+  !> refinement of the constraint rows), whose products the dense Schur path of a diagonal M skips.
+  subroutine kkt_solve(d, f, x, top_zero)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
     real(wp), intent(inout) :: x(:)
+    logical, intent(in), optional :: top_zero
+    logical :: tz
     if (d%schur .and. d%diagonal .and. .not. d%banded .and. d%mu == 0) then
-      call diagonal_solve(d, f, x)
+      tz = .false.
+      if (present(top_zero)) tz = top_zero
+      call diagonal_solve(d, f, x, tz)
     else
       call general_solve(d, f, x)
     end if
@@ -1023,16 +1055,19 @@ contains
   !> kkt_solve's dense Schur path for a diagonal M, unfiltered: general_solve's products in the same
   !> order with a0 = M^-1 r1 held in x(1:n) itself (general_solve's a0, an automatic array, is a
   !> heap allocation per solve: RATTLE solves five to six times a step with one factorization).
-  subroutine diagonal_solve(d, f, x)
+  subroutine diagonal_solve(d, f, x, top_zero)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
     real(wp), intent(inout) :: x(:)
+    logical, intent(in) :: top_zero
     integer :: n, m, i, j, k, p
     real(wp) :: xj
     n = d%n; m = d%m
-    x(1:n) = d%minv(:, 1) * x(1:n)
     x(n + 1:n + m) = -x(n + 1:n + m)
-    if (f%sparse) then
+    if (top_zero) then
+      continue         ! a0 = 0: C a0 adds nothing
+    else if (f%sparse) then
+      x(1:n) = d%minv(:, 1) * x(1:n)
       do j = 1, n
         do p = f%cp(j), f%cp(j + 1) - 1
           k = f%ci(p)
@@ -1040,6 +1075,7 @@ contains
         end do
       end do
     else
+      x(1:n) = d%minv(:, 1) * x(1:n)
       do j = 1, n
         xj = x(j)
         x(n + 1:n + m) = x(n + 1:n + m) + f%c(:, j) * xj
