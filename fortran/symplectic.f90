@@ -139,6 +139,10 @@ module symplectic
   !> a kept matrix is refreshed at the next iteration when the observed contraction exceeds this
   !> (generalized-alpha's THETA_REFACTOR, fortran/genalpha.f90), besides when the rule asks (c%refresh)
   real(wp), parameter :: THETA_REFRESH = 0.1_wp
+  !> The banded Schur path of the kept K (schur_init) up to m n = BAND_G_MAX entries of G: model%hol_jac
+  !> fills (and zeroes) a dense G at every factorization, memory-bound beyond (the chain N = 1024,
+  !> 2^21 entries: 1080 us a step against 342 by KLU; N = 512, 2^19: 249 against 154)
+  real(wp), parameter :: BAND_G_MAX = 2.0_wp**19
   integer, parameter :: TAB_GAUSS = 0, TAB_LOBATTO = 1, TAB_EXPLICIT_MIDPOINT = 2
 
   !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
@@ -609,10 +613,10 @@ contains
 
   !> The Schur path of the kept K (kept_factor): for at most SMALL_MAX constraints and a diagonal
   !> M (or at most SMALL_MAX coordinates), where S = G M^{-1} G^T (m x m, dense) costs less than the
-  !> sparse LU of the whole K (n + m); for more constraints and a diagonal M where pyint_kkt bands S
-  !> (kkt_structure, from the model's constraint pattern: index1.f90's kkt_structured), whose band
-  !> LU costs a fraction of the sparse LU of K (the chain N = 128: kept_factor 220 k instructions a
-  !> step by KLU with kick_assemble's refill of G, ... by the band); M, constant, from q.
+  !> sparse LU of the whole K (n + m); for more constraints, a diagonal M and a G of at most
+  !> BAND_G_MAX entries where pyint_kkt bands S (kkt_structure, from the model's constraint pattern:
+  !> index1.f90's kkt_structured), cheaper than the sparse LU of K with kick_assemble's refill of G
+  !> (RATTLE on the chain N = 128: 473 k -> 396 k instructions a step); M, constant, from q.
   subroutine schur_init(model, rw, q)
     class(model_t), intent(in) :: model
     type(rattle_work_t), intent(inout) :: rw
@@ -627,6 +631,7 @@ contains
     call kkt_setup(rw%kd, n, m, .true., mq, rw%kk, info)
     if (info /= 0) return
     if (m > SMALL_MAX) then
+      if (real(m, wp) * n > BAND_G_MAX) return
       call kkt_structured(model, q, rw%kd, rw%kk)
       if (.not. rw%kd%banded) return
     end if
