@@ -716,6 +716,13 @@ contains
             rw%gr(i) = rw%gr(i) + rw%gq(i, rw%kd%crc(k)) * rw%xs(rw%kd%crc(k))
           end do
         end do
+      else if (rw%kk(1)%sparse) then   ! over G's nonzeros (the factors' cp, ci): combine's sums, x * 0 left out
+        rw%gr = 0
+        do i = 1, n
+          do k = rw%kk(1)%cp(i), rw%kk(1)%cp(i + 1) - 1
+            rw%gr(rw%kk(1)%ci(k)) = rw%gr(rw%kk(1)%ci(k)) + rw%gq(rw%kk(1)%ci(k), i) * rw%xs(i)
+          end do
+        end do
       else
         call combine(rw%gq, rw%xs(1:n), rw%gr)
       end if
