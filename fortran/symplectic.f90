@@ -141,8 +141,8 @@ module symplectic
   real(wp), parameter :: THETA_REFRESH = 0.1_wp
   !> The banded Schur path of the kept K (schur_init) up to m n = BAND_G_MAX entries of G: model%hol_jac
   !> fills (and zeroes) a dense G at every factorization, memory-bound beyond (the chain N = 1024,
-  !> 2^21 entries: 1080 us a step against 342 by KLU; N = 512, 2^19: 249 against 154)
-  real(wp), parameter :: BAND_G_MAX = 2.0_wp**19
+  !> 2^21 entries: 1080 us a step against 454 by KLU on K; N = 512, 2^19: 198 ... 240 against 197)
+  real(wp), parameter :: BAND_G_MAX = 2.0_wp**18
   integer, parameter :: TAB_GAUSS = 0, TAB_LOBATTO = 1, TAB_EXPLICIT_MIDPOINT = 2
 
   !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
@@ -817,7 +817,8 @@ contains
     type(sym_work_t), intent(inout) :: w
     type(rattle_work_t), intent(inout) :: rw
     real(wp), intent(in) :: t, h, tol
-    real(wp), intent(inout) :: q(:), p(:), v(:), a(:), lam(:)
+    ! (contiguous: the state's arrays; maxabs's contiguous dummy made a packed heap copy of each else)
+    real(wp), intent(inout), contiguous :: q(:), p(:), v(:), a(:), lam(:)
     integer, intent(in) :: maxit
     integer, intent(out) :: iters, nfact, info
     integer :: it, n, m, status
