@@ -53,7 +53,8 @@
 !>     K = [M - h/2 f_v, G(t_k, q_k)^T; G(t_{k+1}, q_{k+1}), 0]
 !> through the model's structured hooks and the solvers of fortran/core/newton_matrix.f90 (banded
 !> or KLU for structured models, as generalized-alpha): simplified Newton with the kept matrix
-!> K(t_k, q_k) = [M G_k^T; G_k 0], which the step before factored for its projection, or the
+!> K(t_k, q_k) = [M G_k^T; G_k 0], which the step before factored for its projection (for a
+!> diagonal M through pyint_kkt's Schur complement G M^{-1} G^T, dense or banded: schur_init), or the
 !> exact K at the iterate when the Newton rule asks for a fresh one (c%refresh) or the kept one
 !> contracts slower than THETA_REFRESH (kept for the rest of the step).  The projection
 !> and the consistent a, lam of the new state then share one factorization of K(t_{k+1}, q_{k+1}).
