@@ -369,7 +369,7 @@ contains
         end do
       end do
       return
-    else if (d%diagonal .and. d%m * d%n < SPARSE_MIN) then
+    else if (d%diagonal .and. d%m * d%n < SPARSE_MIN .and. .not. d%lower_s) then
       ! a small C (fewer than SPARSE_MIN entries): W and S = C W in scalar loops, S's sums in
       ! columns_times' order with its zero terms skipped as there (the same S bit for bit); the array
       ! operations and the call cost more than the arithmetic here (generalized-alpha's variable-step
@@ -393,7 +393,9 @@ contains
       do i = 1, d%m
         f%w(:, i) = d%minv(:, 1) * f%c(i, :)
       end do
-      if (d%lower_s) then             ! columns_times on rows i..m of column i
+      if (d%lower_s) then     ! columns_times on rows i..m of column i (also for a small C: RATTLE
+                              ! on the chain N = 8, 8 x 16, the scalar loops above took 37.4 k
+                              ! instructions a step, these 34.4 k)
         do i = 1, d%m
           f%s(i:, i) = 0
           do j = 1, d%n
