@@ -129,6 +129,14 @@ iftomm_benchmarks: the same start (adaptive generalized-alpha's errors by <= 1.4
 steps of 1.07e5, iterations 4.22e5 -> 3.73e5), symplectic_gl's M^-1 from the diagonal (A02_N2 eps_pos
 2.2e-12 -> 7.8e-12), RK4 index-1's rtol runs at a tenth of the stepping's (studies/iftomm_benchmarks.py
 RTOL_SCALE) and the new per-case variable rtol.
+iftomm_benchmarks re-recorded after issue 26's fourth round: the Lie steppers' Newton matrix above 60
+unknowns is assembled from the bodies' and joints' blocks and solved banded (fortran/core/lie_stepper.f90):
+A02_N2_spatial's lie_genalpha_s2 (88 unknowns) moved within its Newton tolerance: positions 6.5e-12,
+velocities 4.5e-11 absolute, the acceleration-level violation 2.7e-7 (bound tol (1 + |V|) / h ~ 7.8e-7),
+eps_acc of its rtol run 1.19e-5 -> 1.45e-5, energy 1.8e-10 (of 239 J), 7 iterations of 9.3e3, one step next
+to a crossing taking 20 iterations (was 11) before the floor rule accepted it, the benchmark error 7.7e-12;
+its new linear_solver statistic.  NaturalModel's Python constraint items no longer store the dense Hessians
+(pyint/models/natural.py): A04's IDA reference moved by round-off, every A04 error by <= 1.2e-13.
 """
 import json
 import math
