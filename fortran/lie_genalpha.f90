@@ -45,7 +45,7 @@ module lie_genalpha
   use pyint_kinds
   use pyint_rigid
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants
-  use pyint_newton_control, only: maxabs, newton_control_t, NEWTON_FLOOR
+  use pyint_newton_control, only: maxabs, newton_control_t, NEWTON_FLOOR, NEWTON_KAPPA
   use pyint_linalg, only: lu_factor, lu_solve
   use pyint_newton_matrix, only: newton_matrix_t
   use pyint_so3, only: hat, cross
@@ -237,20 +237,25 @@ contains
   !> The residual of ga_eval at its round-off floor (lie_newton): every row within NEWTON_FLOOR eps
   !> of what its terms' sizes let it be evaluated to: the momentum rows against |M W| + |B^T lam| +
   !> |Q|, Phi / (beta h^2) against (1 + |x|) / (beta h^2), B V / (gamma h) against |B| |V| / (gamma h).
-  logical function ga_floor(self, h, u, u2)
+  !> backward (next to a singular configuration, lie_newton): the momentum rows, forces, within
+  !> NEWTON_KAPPA tol of the momenta over h (1 + |M V|) / h, the scale of the lam group (ga_measure).
+  logical function ga_floor(self, h, u, u2, backward)
     class(lie_genalpha_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, u(:), u2(:)
+    logical, intent(in) :: backward
     real(wp) :: e, sm
     integer :: nv, m
     associate (p => self%p, w => self%w)
       nv = w%nv; m = w%m
       e = NEWTON_FLOOR * epsilon(1.0_wp)
-      if (w%structured) then
+      if (backward) then
+        sm = NEWTON_KAPPA * self%tol * (1 + maxabs(lie_mass_times(self%sys, self%v1))) / (e * h)
+      else if (w%structured) then
         sm = maxabs(lie_bt_times(w%blk, abs(self%b1), abs(w%z(nv + 1:nv + m))))
       else
         sm = maxabs(matmul(abs(w%z(nv + 1:nv + m)), abs(self%b1)))
       end if
-      sm = sm + maxabs(lie_mass_times(self%sys, w%z(1:nv))) + maxabs(w%qf)
+      if (.not. backward) sm = sm + maxabs(lie_mass_times(self%sys, w%z(1:nv))) + maxabs(w%qf)
       ga_floor = maxabs(w%res(1:nv)) <= e * sm .and. &
                  maxabs(w%res(nv + 1:nv + m)) <= e * (1 + maxval(abs(w%x1))) / (p%beta * h * h)
       if (self%variant == LGA_STAB2 .and. ga_floor) &

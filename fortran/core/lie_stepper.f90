@@ -289,9 +289,13 @@ contains
 
   !> Is w%res (at the iterate newton_eval left; u, u2 as newton_eval's) at its round-off floor?  A
   !> method that knows its residual's scales overrides this (lie_newton); the default never says so.
-  logical function lie_no_floor(self, h, u, u2)
+  !> backward: the test of a step next to a singular configuration instead (lie_newton): the
+  !> momentum rows within NEWTON_KAPPA tol of the momenta (the iterate's backward error), the
+  !> constraint rows at their floor.
+  logical function lie_no_floor(self, h, u, u2, backward)
     class(lie_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, u(:), u2(:)
+    logical, intent(in) :: backward
     lie_no_floor = .false.
   end function
 
@@ -577,8 +581,20 @@ contains
   !> residual (from the third on) was at its round-off floor (residual_at_floor: the equations hold as far as the
   !> arithmetic evaluates them), that iterate is the step's solution (the last such one): a
   !> backward-stable answer, not a failure.  A run that converges is not changed.
-  !> A failure with B's kept rows at the last iterate near rank loss (lie_near_singular) sets
-  !> self%near_singular: drive_adaptive then tries a longer step from the same start, across.
+  !> A failure with B's kept rows at the last iterate near rank loss (lie_near_singular) is taken,
+  !> as symplectic.f90's sym_pass takes such a step, with the convergence test on what the step
+  !> determines (residual_at_floor, backward): the last iterate (from the third on) whose momentum
+  !> rows are within NEWTON_KAPPA tol of the momenta and whose constraint rows are at their floor
+  !> solves exactly the step of a state perturbed by that much (Higham, Accuracy and Stability of
+  !> Numerical Algorithms, 2nd ed., 1.10, 7.1: the backward error; Deuflhard, Newton Methods for
+  !> Nonlinear Problems, 2004, 2.1.4: the residual-based test where the Jacobian is near-singular).
+  !> Why: with sigma_min / sigma_max of B ~ 1e-6 the increments along B's near-null directions are
+  !> the residual's round-off times the inverse's norm; through (B^T lam)_q the multipliers' noise
+  !> (IFToMM A02 in space, N = 40, h = 1e-3, t = 1.244: |dlam| 1 ... 20 per iteration) keeps the
+  !> momentum rows at 1e-9, above their floor 1e-11, however long Newton runs, while the
+  !> constraint rows sit at theirs.  The undetermined parts stay as noise in W and lam, not in the
+  !> positions (beta h^2 |dW| ~ 1e-10).  With no such iterate it sets self%near_singular:
+  !> drive_adaptive then tries a longer step from the same start, across.
   !> (A Tikhonov-filtered retry of the iteration, mu = 1e-10 ... 1e-6 of s_1 of the equilibrated
   !> matrix, rescued a few such steps on IFToMM A02 in space but not the run: the variable-step run
   !> still stopped at a crossing, and with the step across it changed no step over 20 s.)
@@ -587,18 +603,22 @@ contains
     real(wp), intent(in) :: h, u(:), u2(:)
     integer, intent(out) :: info
     integer :: it, iters
-    real(wp) :: zfloor(size(self%w%z))
-    logical :: floor
+    real(wp) :: zfloor(size(self%w%z)), zpass(size(self%w%z))
+    logical :: floor, pass
     iters = 0
     floor = .false.
+    pass = .false.
     info = STATUS_NEWTON_FAILED
     call self%w%nc%start()
     do it = 1, self%maxit
       call self%newton_eval(h, u, u2)
       if (it >= 3) then            ! a converging step has mostly stopped by then: it pays nothing
-        if (self%residual_at_floor(h, u, u2)) then
+        if (self%residual_at_floor(h, u, u2, .false.)) then
           floor = .true.
           zfloor = self%w%z
+        else if (self%residual_at_floor(h, u, u2, .true.)) then
+          pass = .true.
+          zpass = self%w%z
         end if
       end if
       if (self%w%structured) then
@@ -619,6 +639,11 @@ contains
     end if
     self%near_singular = .false.
     if (info == STATUS_NEWTON_FAILED .and. self%w%m > 0) self%near_singular = lie_near_singular(self)
+    if (info == STATUS_NEWTON_FAILED .and. self%near_singular .and. pass) then
+      self%w%z = zpass              ! the step next to a singular configuration (above)
+      info = 0
+      self%near_singular = .false.
+    end if
     self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) = self%stats(STAT_LIE_BACKWARD_NEWTON_ITERATIONS) + iters
     self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) = self%stats(STAT_LIE_BACKWARD_JACOBIAN_FACTORIZATIONS) + iters
     self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS) = max(self%stats(STAT_LIE_BACKWARD_MAX_NEWTON_ITERATIONS), real(iters, wp))
