@@ -137,6 +137,13 @@ eps_acc of its rtol run 1.19e-5 -> 1.45e-5, energy 1.8e-10 (of 239 J), 7 iterati
 to a crossing taking 20 iterations (was 11) before the floor rule accepted it, the benchmark error 7.7e-12;
 its new linear_solver statistic.  NaturalModel's Python constraint items no longer store the dense Hessians
 (pyint/models/natural.py): A04's IDA reference moved by round-off, every A04 error by <= 1.2e-13.
+Then after the Lie steppers' pass of a step next to a singular configuration (fortran/core/lie_stepper.f90
+lie_newton: the last iterate whose backward error is within the Newton tolerance): A02_N2_spatial's
+lie_genalpha_s2 with rtol = 1e-6 passes the one step it failed in Newton (newton_failures 1 -> 0, then the
+error test accepts it; before, the step across after the failure): 4558 steps (was 4557), the benchmark
+error unchanged, B0's position and velocity by <= 5.2e-10 / 4.3e-9, energy 4.2e-8 (of 35.8 J), and the
+acceleration-level maximum eps_acc 2.6e-5 -> 9.3e-4 at the passed step (the stabilized index-2 form keeps
+g and G v, not G a + gamma; the multipliers' undetermined part next to the crossing shows there).
 """
 import json
 import math
