@@ -639,6 +639,7 @@ contains
     if (.not. (rw%kd%diagonal .or. n <= SMALL_MAX)) return
     rw%kd%sing_tol = SING_TOL
     rw%kd%lower_s = .true.        ! (S exactly symmetric from its lower triangle: half the products)
+    rw%kd%chol = .true.           ! (S = L L^T: half the LU's operations; pyint_kkt)
     allocate(rw%gq(m, n), rw%cn(0, n), rw%xr(n + m), rw%gr(m))
     rw%schur = .true.
   end subroutine

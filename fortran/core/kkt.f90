@@ -110,7 +110,7 @@
 !> the resolved eigenvectors becomes its smooth version S lam_mu (phi_i instead of phi_i >= 1/2).
 module pyint_kkt
   use pyint_kinds
-  use pyint_small_lu, only: slu_factor, slu_solve
+  use pyint_small_lu, only: slu_factor, slu_solve, chol_factor, chol_solve
   use pyint_small_lu, only: band_solve
   use pyint_linalg, only: lu_inverse
   use pyint_newton_matrix, only: newton_matrix_t, SOLVER_BANDED
@@ -164,6 +164,15 @@ module pyint_kkt
     !> (RATTLE's kept K: the chain N = 8, 3.0 k -> 1.6 k instructions a factorization; over C's
     !> nonzeros, where a column holds few, the mirror cost more than it saved: IFToMM A02)
     logical :: lower_s = .false.
+    !> S by Cholesky, S = L L^T (pyint_small_lu's chol_factor), instead of an LU where S is formed on
+    !> C's nonzeros (f%sparse, M diagonal), unfiltered and without the pass flag's SING_TOL_PASS (whose
+    !> kappa_1 estimate runs on an LU): S is symmetric positive definite where C has full rank, only its
+    !> lower triangle is formed, and L keeps S's sparsity (RATTLE's kept K on IFToMM A02, m = 29: 89
+    !> of L's 406 entries below the diagonal are nonzero), which the factorization and the solves
+    !> run on.  A pivot that is not positive is a singular S (kkt_factor's flag); the pivots of the
+    !> singular-position test are the l_kk^2, LDL^T's d_kk (Golub-Van Loan 4.2): S's Schur pivots
+    !> without row exchanges, where the LU's u_kk are with them.
+    logical :: chol = .false.
     real(wp) :: mu = 0                !< > 0: Tikhonov-filtered solves (module header; a pass only)
     real(wp), allocatable :: minv(:, :)
     !> banded (kkt_structure): S = C M^-1 C^T from C's pattern, band-factorized in the RCM order
@@ -180,6 +189,8 @@ module pyint_kkt
     integer, allocatable :: piv(:)
     integer, allocatable :: cp(:), ci(:)   !< C's nonzeros by columns: rows ci(cp(j):cp(j+1)-1), ascending
     logical :: sparse = .false.            !< few of C's entries are nonzero (nonzeros): products on cp, ci
+    logical :: chol = .false.              !< S holds its Cholesky factor L (d%chol), not an LU
+    integer, allocatable :: lp(:), lr(:)   !< ... and L's nonzeros below the diagonal (chol_factor)
     real(wp) :: s_ref = 0     !< the largest pivot of S at the first factorization (the singular-position check)
     integer :: hager_j = 0    !< the column of S^-1 of the previous condition estimate (0: none; inv_norm1)
     real(wp), allocatable :: row_ref(:)    !< |C_i|^2 at the first factorization (the same)
@@ -284,9 +295,15 @@ contains
         if (d%sing_tol == SING_TOL_PASS) snorm = band_norm1(d, f%sv)
         call f%sm%factor(info)
       else
+        f%chol = d%chol .and. d%sing_tol /= SING_TOL_PASS
         call schur_complement(d, f)
         if (d%sing_tol == SING_TOL_PASS) snorm = norm1(f%s)
-        call slu_factor(f%s, f%piv, info)
+        if (f%chol) then
+          if (.not. allocated(f%lp)) allocate(f%lp(m + 1), f%lr(max(1, m * (m - 1) / 2)))
+          call chol_factor(f%s, f%lp, f%lr, info)
+        else
+          call slu_factor(f%s, f%piv, info)
+        end if
       end if
       if (.not. allocated(f%row_ref)) then
         allocate(f%row_ref(m))
@@ -350,11 +367,18 @@ contains
     integer :: i, j, k, p, q
     real(wp) :: wji, acc
     call nonzeros(f)
+    f%chol = f%chol .and. d%diagonal .and. f%sparse      ! (d%chol: on C's nonzeros only)
     if (.not. d%schur) then
       call columns_times(f%minv, transpose(f%c), f%w)
     else if (d%diagonal .and. f%sparse) then
-      do i = 1, d%m
-        f%w(:, i) = d%minv(:, 1) * f%c(i, :)
+      ! W on C^T's pattern (zero off it, as the dense products leave it): the same W without the
+      ! products by C's zeros (IFToMM A02: 84 of 870 entries)
+      f%w = 0
+      do j = 1, d%n
+        do p = f%cp(j), f%cp(j + 1) - 1
+          i = f%ci(p)
+          f%w(j, i) = d%minv(j, 1) * f%c(i, j)
+        end do
       end do
       f%s = 0
       do j = 1, d%n
@@ -362,7 +386,8 @@ contains
           i = f%ci(p)
           wji = f%w(j, i)
           if (wji == 0) cycle           ! (as columns_times)
-          do q = f%cp(j), f%cp(j + 1) - 1
+          ! (f%chol: the lower triangle only, rows k >= i: ci ascends from p)
+          do q = merge(p, f%cp(j), f%chol), f%cp(j + 1) - 1
             k = f%ci(q)
             f%s(k, i) = f%s(k, i) + f%c(k, j) * wji
           end do
@@ -460,6 +485,7 @@ contains
     integer :: n, m, mh
     n = d%n; m = d%m; mh = size(ch, 1)
     if (.not. allocated(f%c)) allocate(f%c(m, n), f%w(n, m), f%s(m, m))
+    f%chol = .false.             ! (f%s: U, formed whole)
     if (.not. allocated(f%ev)) allocate(f%ev(m))
     f%c(1:mh, :) = ch
     f%c(mh + 1:m, :) = cn
@@ -669,6 +695,8 @@ contains
     integer :: k
     if (d%banded) then
       pv = [(abs(f%sm%ab(f%sm%kl + f%sm%ku + 1, k)), k = 1, d%m)]
+    else if (f%chol) then
+      pv = pivots(f%s)**2
     else
       pv = pivots(f%s)
     end if
@@ -1037,7 +1065,7 @@ contains
     if (d%mu > 0) then
       x(n + 1:n + m) = matmul(f%s, f%ev / (f%ev**2 + f%eps_mu**2) * matmul(x(n + 1:n + m), f%s))
     else
-      call slu_solve(f%s, f%piv, x(n + 1:n + m))
+      call s_solve(f, x(n + 1:n + m))
     end if
     if (d%schur .and. d%diagonal .and. f%sparse) then
       do j = 1, n
@@ -1083,7 +1111,7 @@ contains
         x(n + 1:n + m) = x(n + 1:n + m) + f%c(:, j) * xj
       end do
     end if
-    call slu_solve(f%s, f%piv, x(n + 1:n + m))
+    call s_solve(f, x(n + 1:n + m))
     if (f%sparse) then
       do j = 1, n
         do p = f%cp(j), f%cp(j + 1) - 1
@@ -1096,6 +1124,17 @@ contains
         xj = x(n + i)
         x(1:n) = x(1:n) - f%w(:, i) * xj
       end do
+    end if
+  end subroutine
+
+  !> b := S^-1 b with the dense factors of S (its LU, or its Cholesky factor: d%chol).
+  pure subroutine s_solve(f, b)
+    type(kkt_factor_t), intent(in) :: f
+    real(wp), intent(inout), contiguous :: b(:)
+    if (f%chol) then
+      call chol_solve(f%s, f%lp, f%lr, b)
+    else
+      call slu_solve(f%s, f%piv, b)
     end if
   end subroutine
 
@@ -1116,7 +1155,7 @@ contains
         y(i) = y(i) + f%c(i, j) * x(j)
       end do
     end do
-    call slu_solve(f%s, f%piv, y(1:d%m))
+    call s_solve(f, y(1:d%m))
     do i = 1, d%m
       do j = 1, d%n
         x(j) = x(j) - f%w(j, i) * y(i)
