@@ -1007,7 +1007,7 @@ contains
     type(kkt_factor_t), intent(in) :: f
     real(wp), intent(inout) :: x(:)
     real(wp) :: a0(d%n), acc
-    integer :: n, m, i, j, k, p
+    integer :: n, m, i, j, p
     n = d%n; m = d%m
     if (.not. (d%schur .or. d%mu > 0)) then
       call slu_solve(f%lu, f%piv, x)
@@ -1050,36 +1050,58 @@ contains
     ! C a0 and W lam over C's nonzeros (schur_complement), W's for a diagonal M (C^T's pattern):
     ! the dense loops' sums in their order but for the terms x * 0
     x(n + 1:n + m) = -x(n + 1:n + m)
-    if (f%sparse) then
-      do j = 1, n
-        do p = f%cp(j), f%cp(j + 1) - 1
-          k = f%ci(p)
-          x(n + k) = x(n + k) + f%c(k, j) * a0(j)
-        end do
-      end do
-    else
-      do j = 1, n
-        x(n + 1:n + m) = x(n + 1:n + m) + f%c(:, j) * a0(j)
-      end do
-    end if
+    call add_c_times(f, n, m, a0, x(n + 1:n + m))
     if (d%mu > 0) then
       x(n + 1:n + m) = matmul(f%s, f%ev / (f%ev**2 + f%eps_mu**2) * matmul(x(n + 1:n + m), f%s))
     else
       call s_solve(f, x(n + 1:n + m))
     end if
-    if (d%schur .and. d%diagonal .and. f%sparse) then
+    call sub_w_times(f, n, m, d%schur .and. d%diagonal .and. f%sparse, x(n + 1:n + m), a0)
+    x(1:n) = a0
+  end subroutine
+
+  !> y += C a, column by column (over C's nonzeros when f%sparse): kkt_solve's C M^-1 r1.
+  subroutine add_c_times(f, n, m, a, y)
+    type(kkt_factor_t), intent(in) :: f
+    integer, intent(in) :: n, m
+    real(wp), intent(in) :: a(n)
+    real(wp), intent(inout) :: y(m)
+    integer :: j, k, p
+    if (f%sparse) then
       do j = 1, n
         do p = f%cp(j), f%cp(j + 1) - 1
           k = f%ci(p)
-          a0(j) = a0(j) - f%w(j, k) * x(n + k)
+          y(k) = y(k) + f%c(k, j) * a(j)
+        end do
+      end do
+    else
+      do j = 1, n
+        y = y + f%c(:, j) * a(j)
+      end do
+    end if
+  end subroutine
+
+  !> a -= W lam, W = M^-1 C^T (over C^T's pattern when sparse: W's own for a diagonal M, as
+  !> schur_complement fills it), column by column otherwise: kkt_solve's back-substitution.
+  subroutine sub_w_times(f, n, m, sparse, lam, a)
+    type(kkt_factor_t), intent(in) :: f
+    integer, intent(in) :: n, m
+    logical, intent(in) :: sparse
+    real(wp), intent(in) :: lam(m)
+    real(wp), intent(inout) :: a(n)
+    integer :: i, j, k, p
+    if (sparse) then
+      do j = 1, n
+        do p = f%cp(j), f%cp(j + 1) - 1
+          k = f%ci(p)
+          a(j) = a(j) - f%w(j, k) * lam(k)
         end do
       end do
     else
       do i = 1, m
-        a0 = a0 - f%w(:, i) * x(n + i)
+        a = a - f%w(:, i) * lam(i)
       end do
     end if
-    x(1:n) = a0
   end subroutine
 
   !> kkt_solve's dense Schur path for a diagonal M, unfiltered: general_solve's products in the same
@@ -1090,41 +1112,15 @@ contains
     type(kkt_factor_t), intent(in) :: f
     real(wp), intent(inout) :: x(:)
     logical, intent(in) :: top_zero
-    integer :: n, m, i, j, k, p
-    real(wp) :: xj
+    integer :: n, m
     n = d%n; m = d%m
     x(n + 1:n + m) = -x(n + 1:n + m)
-    if (top_zero) then
-      continue         ! a0 = 0: C a0 adds nothing
-    else if (f%sparse) then
+    if (.not. top_zero) then       ! (top_zero: a0 = 0, C a0 adds nothing)
       x(1:n) = d%minv(:, 1) * x(1:n)
-      do j = 1, n
-        do p = f%cp(j), f%cp(j + 1) - 1
-          k = f%ci(p)
-          x(n + k) = x(n + k) + f%c(k, j) * x(j)
-        end do
-      end do
-    else
-      x(1:n) = d%minv(:, 1) * x(1:n)
-      do j = 1, n
-        xj = x(j)
-        x(n + 1:n + m) = x(n + 1:n + m) + f%c(:, j) * xj
-      end do
+      call add_c_times(f, n, m, x(1:n), x(n + 1:n + m))
     end if
     call s_solve(f, x(n + 1:n + m))
-    if (f%sparse) then
-      do j = 1, n
-        do p = f%cp(j), f%cp(j + 1) - 1
-          k = f%ci(p)
-          x(j) = x(j) - f%w(j, k) * x(n + k)
-        end do
-      end do
-    else
-      do i = 1, m
-        xj = x(n + i)
-        x(1:n) = x(1:n) - f%w(:, i) * xj
-      end do
-    end if
+    call sub_w_times(f, n, m, f%sparse, x(n + 1:n + m), x(1:n))
   end subroutine
 
   !> b := S^-1 b with the dense factors of S (its LU, or its Cholesky factor: d%chol).
