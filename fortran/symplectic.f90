@@ -667,7 +667,7 @@ contains
   !> x <- K^{-1} x with the kept factorization (kept_factor); top_zero: x(1:n) is zero (kkt_solve's).
   subroutine kept_solve(rw, x, top_zero)
     type(rattle_work_t), intent(inout) :: rw
-    real(wp), intent(inout) :: x(:)
+    real(wp), intent(inout), contiguous :: x(:)
     logical, intent(in), optional :: top_zero
     if (rw%kf_schur) then
       call kkt_solve(rw%kd, rw%kk(1), x, top_zero)
@@ -951,7 +951,11 @@ contains
     end if
     rw%tf = t1
     rw%qf = q
-    call model%hol_t(t1, q, rw%xs(n + 1:))
+    if (model%scleronomic) then     ! (g_t = 0: hol_t's work array and copy skipped, the same zeros)
+      rw%xs(n + 1:) = 0
+    else
+      call model%hol_t(t1, q, rw%xs(n + 1:))
+    end if
     rw%xs(n + 1:) = -rw%xs(n + 1:)
     rw%xs(1:n) = p
     call kept_solve(rw, rw%xs)

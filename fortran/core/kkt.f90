@@ -187,6 +187,7 @@ module pyint_kkt
   type :: kkt_factor_t
     real(wp), allocatable :: c(:, :), w(:, :), s(:, :), lu(:, :)
     integer, allocatable :: piv(:)
+    integer, allocatable :: prof(:, :)     !< the LU's profile (pyint_small_lu's slu_factor): its solves run on it
     integer, allocatable :: cp(:), ci(:)   !< C's nonzeros by columns: rows ci(cp(j):cp(j+1)-1), ascending
     logical :: sparse = .false.            !< few of C's entries are nonzero (nonzeros): products on cp, ci
     logical :: chol = .false.              !< S holds its Cholesky factor L (d%chol), not an LU
@@ -194,6 +195,7 @@ module pyint_kkt
     real(wp) :: s_ref = 0     !< the largest pivot of S at the first factorization (the singular-position check)
     integer :: hager_j = 0    !< the column of S^-1 of the previous condition estimate (0: none; inv_norm1)
     real(wp), allocatable :: row_ref(:)    !< |C_i|^2 at the first factorization (the same)
+    real(wp), allocatable :: pv(:)         !< S's pivots (s_pivots: kkt_factor's work)
     real(wp), allocatable :: ev(:)         !< filtered: the eigenvalues s_i of S (s then holds U; module header)
     real(wp) :: eps_mu = 0                 !< filtered: mu s_max
     real(wp), allocatable :: minv(:, :)    !< filtered with a varying M: M(q)^(-1)
@@ -249,9 +251,9 @@ contains
     end if
     do k = 1, size(f)
       if (d%schur) then
-        allocate(f(k)%c(m, n), f(k)%w(n, m), f(k)%s(m, m), f(k)%piv(m))
+        allocate(f(k)%c(m, n), f(k)%w(n, m), f(k)%s(m, m), f(k)%piv(m), f(k)%prof(2, m))
       else
-        allocate(f(k)%lu(n + m, n + m), f(k)%piv(n + m))
+        allocate(f(k)%lu(n + m, n + m), f(k)%piv(n + m), f(k)%prof(2, n + m))
       end if
     end do
   end subroutine
@@ -265,7 +267,6 @@ contains
     integer, intent(out) :: info
     integer :: n, m, mh, i, jt, j, l
     real(wp) :: snorm, grow
-    real(wp), allocatable :: pv(:)
     n = d%n; m = d%m; mh = size(ch, 1)
     if (d%mu > 0) then
       call filtered_factor(d, mq, ch, cn, f, info)
@@ -302,7 +303,7 @@ contains
           if (.not. allocated(f%lp)) allocate(f%lp(m + 1), f%lr(max(1, m * (m - 1) / 2)))
           call chol_factor(f%s, f%lp, f%lr, info)
         else
-          call slu_factor(f%s, f%piv, info)
+          call slu_factor(f%s, f%piv, info, f%prof)
         end if
       end if
       if (.not. allocated(f%row_ref)) then
@@ -320,8 +321,9 @@ contains
       end if
       ! (sing_tol = 0, no check: a zero pivot is info /= 0 above, and the pivot test is skipped)
       if (d%sing_tol > 0) then
-        pv = s_pivots(d, f)
-        if (f%s_ref == 0) f%s_ref = maxval(pv)
+        if (.not. allocated(f%pv)) allocate(f%pv(m))
+        call s_pivots(d, f, f%pv)
+        if (f%s_ref == 0) f%s_ref = maxval(f%pv)
         grow = 1
         if (d%sing_tol == SING_TOL_PASS) then
           if (f%kappa_ref < 0) then        ! the first factorization: the references of the pass flag
@@ -331,7 +333,7 @@ contains
           end if
           grow = kappa_growth(d%sing_tol, f%kappa_ref)
         end if
-        if (minval(pv) <= d%sing_tol * max(maxval(pv), f%s_ref) .or. &
+        if (minval(f%pv) <= d%sing_tol * max(maxval(f%pv), f%s_ref) .or. &
             (d%sing_tol == SING_TOL_PASS .and. s_inv_norm1(d, f, f%hager_j, grow / (d%sing_tol * snorm)) &
              * snorm >= grow / d%sing_tol)) then
           if (.not. scaled_regular(d, f, d%sing_tol)) then
@@ -349,7 +351,7 @@ contains
         f%lu(1:n, n + mh + 1:n + m) = transpose(cn)
         f%lu(n + mh + 1:n + m, 1:n) = cn
       end if
-      call slu_factor(f%lu, f%piv, info)
+      call slu_factor(f%lu, f%piv, info, f%prof)
     end if
     if (info /= 0) info = STATUS_SINGULAR
   end subroutine
@@ -687,20 +689,27 @@ contains
     g = max(1.0_wp, GROWTH_FLAG * tol * min(kappa_ref, KAPPA_REF_MAX))
   end function
 
-  !> |u_kk| of S's LU (dense or banded).
-  function s_pivots(d, f) result(pv)
+  !> pv = |u_kk| of S's LU (dense or banded; l_kk^2 of its Cholesky factor), into the caller's
+  !> array (an allocatable result was two heap allocations per factorization).
+  pure subroutine s_pivots(d, f, pv)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
-    real(wp), allocatable :: pv(:)
+    real(wp), intent(out) :: pv(:)
     integer :: k
     if (d%banded) then
-      pv = [(abs(f%sm%ab(f%sm%kl + f%sm%ku + 1, k)), k = 1, d%m)]
+      do k = 1, d%m
+        pv(k) = abs(f%sm%ab(f%sm%kl + f%sm%ku + 1, k))
+      end do
     else if (f%chol) then
-      pv = pivots(f%s)**2
+      do k = 1, d%m
+        pv(k) = abs(f%s(k, k))**2
+      end do
     else
-      pv = pivots(f%s)
+      do k = 1, d%m
+        pv(k) = abs(f%s(k, k))
+      end do
     end if
-  end function
+  end subroutine
 
   !> inv_norm1 of S's LU (dense or banded).
   real(wp) function s_inv_norm1(d, f, jw, flag) result(est)
@@ -986,10 +995,13 @@ contains
 
   !> x = K^(-1) x in place (x = (a-part, lam-part)).  top_zero: the caller's x(1:n) is zero (a
   !> refinement of the constraint rows), whose products the dense Schur path of a diagonal M skips.
+  !> x contiguous (here and in the two paths): s_solve's contiguous b, a section x(n + 1:n + m) of
+  !> an assumed-shape x, was packed into a heap copy and back at every solve (RATTLE on the chain
+  !> N = 8: 5.6 solves a step, 1.4 k of its 35.4 k instructions).
   subroutine kkt_solve(d, f, x, top_zero)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
-    real(wp), intent(inout) :: x(:)
+    real(wp), intent(inout), contiguous :: x(:)
     logical, intent(in), optional :: top_zero
     logical :: tz
     if (d%schur .and. d%diagonal .and. .not. d%banded .and. d%mu == 0) then
@@ -1005,12 +1017,12 @@ contains
   subroutine general_solve(d, f, x)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
-    real(wp), intent(inout) :: x(:)
+    real(wp), intent(inout), contiguous :: x(:)
     real(wp) :: a0(d%n), acc
     integer :: n, m, i, j, p
     n = d%n; m = d%m
     if (.not. (d%schur .or. d%mu > 0)) then
-      call slu_solve(f%lu, f%piv, x)
+      call slu_solve(f%lu, f%piv, x, f%prof)
       return
     end if
     if (d%banded) then      ! the same on C's pattern (kkt_structure), M diagonal
@@ -1110,7 +1122,7 @@ contains
   subroutine diagonal_solve(d, f, x, top_zero)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
-    real(wp), intent(inout) :: x(:)
+    real(wp), intent(inout), contiguous :: x(:)
     logical, intent(in) :: top_zero
     integer :: n, m
     n = d%n; m = d%m
@@ -1130,7 +1142,7 @@ contains
     if (f%chol) then
       call chol_solve(f%s, f%lp, f%lr, b)
     else
-      call slu_solve(f%s, f%piv, b)
+      call slu_solve(f%s, f%piv, b, f%prof)
     end if
   end subroutine
 
