@@ -832,8 +832,7 @@ contains
     rw%x(1:n) = v + 0.5_wp * h * a
     rw%x(n + 1:) = 0.5_wp * h * lam(1:m)
     newf = .not. model%const_force
-    if (.not. newf) call model%force(t, q, v, rw%f0)
-    call rattle_residual(model, rw, t, h, q, p, .true., .true.)
+    call rattle_residual(model, rw, t, h, q, p, .true., .true.)   ! (f0: a constant force's once a step)
     ! the groups' scales and floors, as in sym_step with s = 2 (stage positions q_k, q_{k+1};
     ! momenta ~ p_k)
     sq = max(maxabs(q), maxabs(rw%q1))
