@@ -112,12 +112,19 @@ contains
     real(wp), intent(out) :: gq(self%mh, self%n)
     real(wp) :: d(2)
     integer :: i
-    gq = 0
+    call zero(gq, size(gq))    ! (one memset: gq = 0 on the 2-d array was one a column)
     do i = 1, self%nlink
       d = rel(q, i)
       gq(i, 2 * i - 1:2 * i) = d
       if (i > 1) gq(i, 2 * i - 3:2 * i - 2) = -d
     end do
+  end subroutine
+
+  !> x(1:k) = 0 (an array by sequence association).
+  pure subroutine zero(x, k)
+    integer, intent(in) :: k
+    real(wp), intent(out) :: x(k)
+    x = 0
   end subroutine
 
   subroutine chain_hol_vel_q(self, t, q, v, d)
