@@ -1019,7 +1019,7 @@ contains
   !> refinement of the constraint rows), whose products the dense Schur path of a diagonal M skips.
   !> x contiguous (here and in the two paths): s_solve's contiguous b, a section x(n + 1:n + m) of
   !> an assumed-shape x, was packed into a heap copy and back at every solve (RATTLE on the chain
-  !> N = 8: 5.6 solves a step, 1.4 k of its 35.4 k instructions).
+  !> N = 8: 5.6 solves a step, 1.4 k of its 35.6 k instructions).
   subroutine kkt_solve(d, f, x, top_zero)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
