@@ -858,7 +858,7 @@ contains
     real(wp), intent(inout) :: q(:), v(:), a(:), lam(:), hist(:)
     type(alpha_work_t), intent(inout) :: w
     integer, intent(out) :: iters, nfact, nreuse, info
-    integer :: it2, nf2, nr2, i
+    integer :: it2, nf2, nr2, i, k
     real(wp) :: e2, e3, cl, cq3(3)
     do i = 1, w%n
       w%qpred(i) = q(i) + h * v(i) + h * h * (0.5_wp - p%beta) * a(i)
@@ -875,7 +875,12 @@ contains
     if (w%variant == VARIANT_STAB2 .and. w%mh > 0) then
       if (w%nz == 0) then     ! (the structured matrix applies G(q_n)^T as an operator: g0t_mul)
         if (.not. (w%gq_next .and. t == w%t_gq)) call model%hol_jac(t, q, w%gq)
-        w%g0t(:, :) = p%beta * h * h * transpose(w%gq)
+        ! (g0t = beta h^2 G^T element by element: transpose() made a heap temporary every step)
+        do i = 1, w%mh
+          do k = 1, w%n
+            w%g0t(k, i) = p%beta * h * h * w%gq(i, k)
+          end do
+        end do
       end if
       w%gq_next = .false.
       w%t0 = t

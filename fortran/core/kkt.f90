@@ -1172,12 +1172,13 @@ contains
   !> x - W S^(-1) C x, W = M^(-1) C^T, the projection onto C x = 0 along M^(-1) C^T.  kkt_solve of
   !> (M x, 0) forms a0 = M^(-1) (M x), x itself up to round-off: neither product is formed here.
   !> Without the Schur path the caller solves (M x, 0) with kkt_solve.  y: workspace of m (an
-  !> automatic array was a heap allocation per call).
+  !> automatic array was a heap allocation per call; contiguous: s_solve's contiguous b is then y
+  !> itself, where an assumed-shape y was packed into a heap temporary and back at every call).
   subroutine kkt_project(d, f, x, y)
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(in) :: f
     real(wp), intent(inout) :: x(:)
-    real(wp), intent(out) :: y(:)
+    real(wp), intent(out), contiguous :: y(:)
     integer :: i, j
     y(1:d%m) = 0
     do j = 1, d%n
