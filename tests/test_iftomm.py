@@ -186,6 +186,46 @@ def test_a02_n40_spatial_lie_genalpha_passes_the_steps_next_to_a_crossing():
     assert res.eps_pos < np.finfo(float).eps * (1 + x_max) / 2e-6          # measured 3.7e-14 ... 3.7e-11
 
 
+def test_a02_n40_spatial_lie_genalpha_s2_retakes_a_step_at_a_crossing_as_index3():
+    """Lie-group generalized-alpha, stabilized index 2, on A02 in space with N = 40 from the reduced
+    solution's state at t = 8.5 over 0.2 s at h = 1e-3.  The step ending at t = 8.584 ends at a crossing
+    (sigma_min / sigma_max of B 7.7e-7): its Newton matrix holds B twice, the increments are O(1), no
+    iterate passes the backward test, and the run stopped there with newton_failed.  The step is now
+    retaken with mu fixed at 0, the index-3 step (fortran/lie_genalpha.f90 lga_step), which the backward
+    test passes: mu is 0 at that step only, its velocity constraint is not imposed there (eps_vel measured
+    1.5e-5; bound 10x) and the next step imposes it again (measured <= 1.1e-14 from t = 8.585 on; bound:
+    eps (1 + max |V|) / 2e-6, B's conditioning as for eps_pos).  Error of B0 against the reduced solution: measured 3.16e-6
+    (6.4e-7 at the retaken step); bound 10x.  eps_pos: bound from B's conditioning as in the index-3 test
+    above (measured 1.4e-14)."""
+    from scipy.integrate import solve_ivp
+    from pyint.models.iftomm import G, n_four_bar_spatial
+    from pyint.integrator import METHODS
+    model = n_four_bar_spatial(40)
+    length = model.params["length"]
+    jj, kk = n_four_bar_reduced(40, model.params["mass"], length, G)
+    t = np.linspace(8.5, 8.7, 201)
+    sol = solve_ivp(lambda _, y: (y[1], kk * G / jj * np.sin(y[0])), (0.0, t[-1]), (0.0, 1.0 / length),
+                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=np.r_[0.0, t])
+    theta, omega = sol.y[:, 1:]
+    q0, v0 = n_four_bar_state(model, theta[0], omega[0])
+    res = METHODS["lie_genalpha_s2"]().integrate(model, q0, v0, t[-1], t0=t[0], h=1e-3, raise_on_failure=False)
+    assert res.status == "ok", res.message
+    np.testing.assert_allclose(res.t, t, rtol=0, atol=1e-12)
+    retaken = res.t[1:][np.max(np.abs(res.extra["mu"][1:]), axis=1) == 0]
+    np.testing.assert_allclose(retaken, [8.584], rtol=0, atol=1e-9)
+    pos = n_four_bar_point(model, res.q, res.v)[0]
+    err = np.max(np.abs(pos - length * np.c_[np.sin(theta), np.cos(theta)]))
+    assert err < 3.2e-5, err                                                 # measured 3.16e-6
+    x_max = np.max(np.abs(res.q.reshape(len(res.t), -1, 12)[:, :, :3]))
+    pos_bound = np.finfo(float).eps * (1 + x_max) / 2e-6
+    assert res.eps_pos < pos_bound                                          # measured 1.4e-14
+    eps_vel = res.residual[:, 1]
+    k = int(np.argmin(np.abs(res.t - 8.584)))
+    assert eps_vel[k] < 1.5e-4, eps_vel[k]                                  # measured 1.5e-5
+    vel_bound = np.finfo(float).eps * (1 + np.max(np.abs(res.v))) / 2e-6   # as pos_bound, on B V
+    assert np.max(eps_vel[k + 1:]) < vel_bound, np.max(eps_vel[k + 1:])     # measured 1.1e-14
+
+
 def test_a02_n40_genalpha_rtol_steps_across_a_crossing():
     """Generalized-alpha (stabilized index 2) with rtol = 3e-8 on A02 with N = 40, from the reduced solution's
     state at t = 3.15 to 3.3 (the crossing at t = 3.2096).  A step ending next to it fails in Newton: the
