@@ -242,12 +242,9 @@ def reference(name, t_end):
         pos = exact_position(t, np.pi / 2, 1.0, G)
         return t, pos, np.full_like(pos, np.nan), {"reference": "closed form (Jacobi elliptic functions)"}
     if kind in ("A02", "A02S"):
-        from pyint.models.iftomm import n_four_bar_reduced
+        from pyint.models.iftomm import n_four_bar_reduced_motion
         L = model.params["length"]
-        jj, kk = n_four_bar_reduced(n, model.params["mass"], L, G)
-        sol = solve_ivp(lambda _, y: (y[1], kk * G / jj * np.sin(y[0])), (0.0, t_end), (0.0, 1.0 / L),
-                        method="DOP853", rtol=1e-12, atol=1e-12, t_eval=t)
-        th, om = sol.y
+        th, om = n_four_bar_reduced_motion(n, t, model.params["mass"], L, G)
         pos = L * np.stack([np.sin(th), np.cos(th)], axis=1)
         vel = L * om[:, None] * np.stack([np.cos(th), -np.sin(th)], axis=1)
         return t, pos, vel, {"reference": "reduced 1-DOF equation J theta'' = K g sin(theta), DOP853 "

@@ -17,7 +17,8 @@ import pyint
 
 from pyint.models.iftomm import (ANDREWS_PARAMS, ANDREWS_Q0, andrews, andrews_point_f, bricard, bricard_point,
                                  flyball_governor, flyball_point, flyball_reduced, flyball_state, n_four_bar,
-                                 n_four_bar_point, n_four_bar_reduced, n_four_bar_state)
+                                 n_four_bar_point, n_four_bar_reduced, n_four_bar_reduced_motion,
+                                 n_four_bar_state)
 from pyint.studies import iftomm_benchmarks as S
 
 
@@ -133,16 +134,12 @@ def test_a02_n40_lobatto_passes_a_step_that_ends_at_the_crossing():
     test) takes it with g = 0 kept.  Error against the reduced solution at every step: measured 3.35e-10
     (1.4e-12 up to t = 18.411), bound 10x; eps_pos measured 1.4e-14, bound 20x; max |lam| measured 303
     (7.6e8 from the unfiltered solve at the crossing, pass_multipliers), bound 10x."""
-    from scipy.integrate import solve_ivp
     from pyint.models.iftomm import G
     from pyint.integrator import METHODS
     model = n_four_bar(40, g=G)
     length = model.params["length"]
-    jj, kk = n_four_bar_reduced(40, model.params["mass"], length, G)
     t = np.linspace(18.3, 18.54, 241)
-    sol = solve_ivp(lambda _, y: (y[1], kk * G / jj * np.sin(y[0])), (0.0, t[-1]), (0.0, 1.0 / length),
-                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=np.r_[0.0, t])
-    theta, omega = sol.y[:, 1:]
+    theta, omega = n_four_bar_reduced_motion(40, t, model.params["mass"], length, G)
     q0, v0 = n_four_bar_state(model, theta[0], omega[0])
     res = METHODS["lobatto_iiiab"]().integrate(model, q0, v0, t[-1], h=1e-3, t0=t[0], raise_on_failure=False)
     assert res.status == "ok", res.message
@@ -168,19 +165,16 @@ def test_a02_n40_spatial_lie_genalpha_passes_the_steps_next_to_a_crossing():
     SkylakeX OpenBLAS kernels) to 3.0e-12 and 3.7e-11 (Sandybridge, Haswell; at t = 1.243 ... 1.245,
     elsewhere <= 5.3e-13).  Bound: eps (1 + max |x|) / (sigma_min / sigma_max = 2e-6, the run's message
     without the pass) = 3.1e-9."""
-    from scipy.integrate import solve_ivp
     from pyint.models.iftomm import G, n_four_bar_spatial
     from pyint.integrator import METHODS
     model = n_four_bar_spatial(40)
     length = model.params["length"]
-    jj, kk = n_four_bar_reduced(40, model.params["mass"], length, G)
     q0, v0 = n_four_bar_state(model, 0.0, 1.0)
     res = METHODS["lie_genalpha"]().integrate(model, q0, v0, 1.4, h=1e-3, raise_on_failure=False)
     assert res.status == "ok", res.message
-    sol = solve_ivp(lambda _, y: (y[1], kk * G / jj * np.sin(y[0])), (0.0, res.t[-1]), (0.0, 1.0 / length),
-                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=res.t)
+    theta, _ = n_four_bar_reduced_motion(40, res.t, model.params["mass"], length, G)
     pos = n_four_bar_point(model, res.q, res.v)[0]
-    err = np.max(np.abs(pos - length * np.c_[np.sin(sol.y[0]), np.cos(sol.y[0])]))
+    err = np.max(np.abs(pos - length * np.c_[np.sin(theta), np.cos(theta)]))
     assert err < 2.9e-4, err                                                 # measured 2.83e-5
     x_max = np.max(np.abs(res.q.reshape(len(res.t), -1, 12)[:, :, :3]))   # 26.8 m
     assert res.eps_pos < np.finfo(float).eps * (1 + x_max) / 2e-6          # measured 3.7e-14 ... 3.7e-11
@@ -197,16 +191,12 @@ def test_a02_n40_spatial_lie_genalpha_s2_retakes_a_step_at_a_crossing_as_index3(
     eps (1 + max |V|) / 2e-6, B's conditioning as for eps_pos).  Error of B0 against the reduced solution: measured 3.16e-6
     (6.4e-7 at the retaken step); bound 10x.  eps_pos: bound from B's conditioning as in the index-3 test
     above (measured 1.4e-14)."""
-    from scipy.integrate import solve_ivp
     from pyint.models.iftomm import G, n_four_bar_spatial
     from pyint.integrator import METHODS
     model = n_four_bar_spatial(40)
     length = model.params["length"]
-    jj, kk = n_four_bar_reduced(40, model.params["mass"], length, G)
     t = np.linspace(8.5, 8.7, 201)
-    sol = solve_ivp(lambda _, y: (y[1], kk * G / jj * np.sin(y[0])), (0.0, t[-1]), (0.0, 1.0 / length),
-                    method="DOP853", rtol=1e-12, atol=1e-12, t_eval=np.r_[0.0, t])
-    theta, omega = sol.y[:, 1:]
+    theta, omega = n_four_bar_reduced_motion(40, t, model.params["mass"], length, G)
     q0, v0 = n_four_bar_state(model, theta[0], omega[0])
     res = METHODS["lie_genalpha_s2"]().integrate(model, q0, v0, t[-1], t0=t[0], h=1e-3, raise_on_failure=False)
     assert res.status == "ok", res.message
@@ -235,14 +225,10 @@ def test_a02_n40_genalpha_rtol_steps_across_a_crossing():
     drive_adaptive).  Before: singular_position after 15 Newton failures.  Measured: ok, 1 Newton failure,
     B0's error 3.2e-8 against the reduced equation (2.1e-8 and 5.3e-8 at rtol 2e-8, 5e-8, which meet no
     failure); bound 10x the measured."""
-    from scipy.integrate import solve_ivp
     from pyint import GeneralizedAlpha
     model, _, _ = S.benchmark_model("A02_N40")
-    jj, kk = n_four_bar_reduced(40, 1.0, 1.0, S.G)
     t = np.linspace(3.15, 3.3, 4)
-    sol = solve_ivp(lambda _, y: (y[1], kk * S.G / jj * np.sin(y[0])), (0.0, 3.3), (0.0, 1.0), method="DOP853",
-                    rtol=1e-12, atol=1e-12, t_eval=np.r_[0.0, t])
-    th, om = sol.y[:, 1:]
+    th, om = n_four_bar_reduced_motion(40, t, 1.0, 1.0, S.G)
     q0, v0 = n_four_bar_state(model, th[0], om[0])
     r = GeneralizedAlpha().integrate(model, q0, v0, 3.3, t0=3.15, rtol=3e-8, atol=3e-8, t_eval=t,
                                      raise_on_failure=False)
@@ -261,19 +247,16 @@ def test_a02_long_chain_index1_methods_pass_the_singular_positions(method, measu
     regular kappa_1 (1.7e4) above the fixed flag 1e4 that passed every step, so the pass flag is kappa_1's
     growth since the start.  Through two crossings (theta 0 .. 5.6) against the reduced solution: status ok,
     error within 10x the measured value (written beside the method), far inside the benchmark's 1e-3."""
-    from scipy.integrate import solve_ivp
     n, t_end = 20, 1.5
     model = n_four_bar(n)
     q0, v0 = n_four_bar_state(model, 0.0, 1.0)
-    jj, kk = n_four_bar_reduced(n)
     t = np.linspace(0.0, t_end, 31)
-    sol = solve_ivp(lambda _, y: (y[1], kk * S.G / jj * np.sin(y[0])), (0.0, t_end), (0.0, 1.0), method="DOP853",
-                    rtol=1e-12, atol=1e-12, t_eval=t)
+    theta, _ = n_four_bar_reduced_motion(n, t, g=S.G)
     r = pyint.METHODS[method]().integrate(model, q0, v0, t_end=t_end, h=1e-3)
     assert r.status == "ok"
     pos, _ = n_four_bar_point(model, r.q[::50], r.v[::50])
     assert np.allclose(r.t[::50], t)
-    assert S.benchmark_error(pos, np.stack([np.sin(sol.y[0]), np.cos(sol.y[0])], axis=1)) < 10 * measured
+    assert S.benchmark_error(pos, np.stack([np.sin(theta), np.cos(theta)], axis=1)) < 10 * measured
 
 
 def test_a04_redundant_mechanism_runs_and_matches_its_reference():

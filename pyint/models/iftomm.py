@@ -16,7 +16,7 @@ Fortran, and says which point the benchmark reports.  The study ``iftomm_benchma
 * :func:`n_four_bar_spatial` -- A02 built in space from revolute joints, the way a planar loop is
   modelled in 3D: a :class:`~pyint.models.rigid_bodies.RigidBodySystem` for the Lie-group methods,
   with 3N redundant joint rows besides the singular configurations; :func:`n_four_bar_state`,
-  :func:`n_four_bar_point` and :func:`n_four_bar_reduced` serve both models.
+  :func:`n_four_bar_point`, :func:`n_four_bar_reduced` and :func:`n_four_bar_reduced_motion` serve both models.
 * :func:`andrews` -- A03, Andrews' squeezing mechanism: seven planar bodies in Hairer & Wanner's
   seven relative angles (Solving ODEs II, sec. VII.7), six loop-closure equations, a motor torque
   against a stiff spring; a :class:`~pyint.models.SymbolicModel` (M depends on q), compiled to
@@ -189,6 +189,17 @@ def n_four_bar_reduced(n, mass=1.0, length=1.0, g=G):
     their pivots, couplers translating with the crank tips), K = (n + 1) m L / 2 + n m L."""
     return (n + 1) * mass * length**2 / 3 + n * mass * length**2, (n + 1) * mass * length / 2 + n * mass * length
 
+
+
+def n_four_bar_reduced_motion(n, times, mass=1.0, length=1.0, g=G):
+    """(theta, omega) at ``times`` (increasing, in [0, times[-1]]) of the reduced equation of
+    :func:`n_four_bar_reduced` from the benchmark's start, theta = 0 and B0' = 1 m/s (omega = 1 /
+    length): DOP853, rtol = atol = 1e-12.  The reference of A02, planar and in space."""
+    from scipy.integrate import solve_ivp
+    jj, kk = n_four_bar_reduced(n, mass, length, g)
+    times = np.asarray(times, dtype=float)
+    return solve_ivp(lambda _, y: (y[1], kk * g / jj * np.sin(y[0])), (0.0, times[-1]), (0.0, 1.0 / length),
+                     method="DOP853", rtol=1e-12, atol=1e-12, t_eval=times).y
 
 def n_four_bar_point(model, q, v):
     """Position and velocity of B0 (the tip of crank 0) at each sample of q, v (..., n): (..., 2) each.
