@@ -21,7 +21,8 @@
 !>   [ c B1 + (h beta c/gamma) (B1 V)_q P'              0      (beta h/gamma) (B1 V)_q P' B0^T ]
 !> Above SMALL_MAX unknowns it is assembled from the joints' blocks (ga_assemble), the mu columns
 !> through the auxiliary y = B0^T mu.  A step of the stabilized variant that fails next to a
-!> singular configuration is retaken with mu fixed at 0, the index-3 step (lga_step).
+!> singular configuration is retaken with mu fixed at 0, the index-3 step, and if that fails too,
+!> with B's near-null directions left out of Newton's increments (ga_filtered; lga_step).
 !> Termination: the one rule of every implicit kernel, pyint_newton_control
 !> (fortran/core/newton_control.f90), in the Lie steppers' one Newton iteration
 !> (fortran/core/lie_stepper.f90); groups at ga_measure.
@@ -53,7 +54,8 @@ module lie_genalpha
   use pyint_driver, only: state_t
   use pyint_lie_stepper, only: lie_stepper_t, lie_work_init, lie_pack, lie_structure_record, lie_structure_setup, &
                                lie_tangents, lie_add_mass, lie_add_force_v, lie_add_vv, lie_add_mv, lie_add_vm, &
-                               lie_add_identity, lie_mass_times, lie_b_times, lie_bt_times
+                               lie_add_identity, lie_mass_times, lie_b_times, lie_bt_times, &
+                               lie_near_null_split
   use pyint_seam, only: NSTATS_LIE_GENALPHA, NIOPT_LIE_GENALPHA, NROPT_LIE_GENALPHA, IOPT_LIE_GENALPHA_VARIANT, &
                         IOPT_LIE_GENALPHA_MAXIT, ROPT_LIE_GENALPHA_TOL, ROPT_LIE_GENALPHA_RHO_INF, &
                         IOPT_LIE_GENALPHA_LINEAR_SOLVER, STAT_LIE_GENALPHA_LINEAR_SOLVER
@@ -102,6 +104,7 @@ module lie_genalpha
     procedure :: newton_eval => ga_eval
     procedure :: newton_measure => ga_measure
     procedure :: residual_at_floor => ga_floor
+    procedure :: filtered_increment => ga_filtered
     procedure :: finish => lga_finish
   end type
 
@@ -259,12 +262,17 @@ contains
   !> of what its terms' sizes let it be evaluated to: the momentum rows against |M W| + |B^T lam| +
   !> |Q|, Phi / (beta h^2) against (1 + |x|) / (beta h^2), B V / (gamma h) against |B| |V| / (gamma h).
   !> backward (next to a singular configuration, lie_newton): the momentum rows, forces, within
-  !> NEWTON_KAPPA tol of the momenta over h (1 + |M V|) / h, the scale of the lam group (ga_measure).
+  !> NEWTON_KAPPA tol of the momenta over h (1 + |M V|) / h, the scale of the lam group (ga_measure);
+  !> of a filtered step (ga_filtered) the constraint rows, the joints' closure, within NEWTON_KAPPA tol
+  !> of the positions (1 + |x|): that step solves exactly the step of a joint geometry perturbed by
+  !> them (the rows along B's near-null directions, which it does not solve), as it does that of a
+  !> force perturbed by the momentum rows (Higham, Accuracy and Stability of Numerical Algorithms,
+  !> 2nd ed., 1.10, 7.1: the backward error).
   logical function ga_floor(self, h, u, u2, backward)
     class(lie_genalpha_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, u(:), u2(:)
     logical, intent(in) :: backward
-    real(wp) :: e, sm
+    real(wp) :: e, sm, sc
     integer :: nv, m
     associate (p => self%p, w => self%w)
       nv = w%nv; m = w%m
@@ -277,12 +285,90 @@ contains
         sm = maxabs(matmul(abs(w%z(nv + 1:nv + m)), abs(self%b1)))
       end if
       if (.not. backward) sm = sm + maxabs(lie_mass_times(self%sys, w%z(1:nv))) + maxabs(w%qf)
+      sc = e
+      if (backward .and. self%filtered) sc = NEWTON_KAPPA * self%tol
       ga_floor = maxabs(w%res(1:nv)) <= e * sm .and. &
-                 maxabs(w%res(nv + 1:nv + m)) <= e * (1 + maxval(abs(w%x1))) / (p%beta * h * h)
+                 maxabs(w%res(nv + 1:nv + m)) <= sc * (1 + maxval(abs(w%x1))) / (p%beta * h * h)
       if (self%variant == LGA_STAB2 .and. .not. self%mu_fixed .and. ga_floor) &
         ga_floor = maxabs(w%res(nv + m + 1:)) <= e * nv * maxval(abs(self%b1)) * maxabs(self%v1) / (p%gamma * h)
     end associate
   end function
+
+  !> The filtered increment of the index-3 step (lie_newton with self%filtered: lga_step's last retake
+  !> of a step next to a singular configuration; mu fixed at 0).  With B1 = U diag(sigma) V^T split
+  !> at NEAR_SINGULAR sigma_max (lie_near_null_split: U0, V0 the near-null singular vectors, U1 the
+  !> other left ones, Vc the other right ones and B1's null space) the increment leaves W's component
+  !> along V0 at the start's (dW = Vc a) and the constraint rows' along U0 out; lam keeps all its
+  !> components:
+  !>   [ A Vc                B1^T ] [ a    ]   [ -r_m      ]
+  !>   [ c U1^T B1 P' Vc     0    ] [ dlam ] = [ -U1^T r_c ]
+  !> A = M - h gamma c Q_V + beta h^2 c (B1^T lam)_q P', the Newton matrix's first block (ga_eval).
+  !> Why: along a pair u, v (B1^T u = sigma v) the Newton matrix couples W_v and lam_u only through
+  !> sigma, [a sigma; c sigma 0]: the constraint row along u fixes W_v to its round-off delta over
+  !> sigma and lam_u to a delta / (c sigma^2), and (B1^T lam)_q P' brings their product back into the
+  !> momentum rows at beta h^2 c |dlam| |dW| ~ delta^2 / sigma^3 (IFToMM A02 in space, N = 40,
+  !> h = 1e-3, the step ending at t = 8.584: 40 of the 485 kept rows (41 of those kept from t = 0) at
+  !> sigma / sigma_max 3e-7 ... 3.2e-6, the next at 0.22; |dlam| 1e2 ... 1e5 per iteration, the
+  !> momentum rows stalled at 5e-8 ... 1e-6, above the backward test's 4.5e-8; at t = 1.244, sigma
+  !> ratio 2e-6, at 1e-9: about the sigma^-3).  Without the pair's row and W's column, lam_u is set by the momentum row along v, the
+  !> force sigma lam_u that holds the mechanism on its branch (|lam| 1.9e4 there), amplified by
+  !> 1 / sigma only and multiplied by no noisy dW: the truncated SVD of the constraint block with the
+  !> minimum-norm choice in W (P. C. Hansen, Rank-Deficient and Discrete Ill-Posed Problems, SIAM
+  !> 1998, 3.2; Golub, Van Loan, Matrix Computations, 4th ed., 5.5).  W along V0 stays the last
+  !> step's acceleration there (on the branch it changes by O(h)); the rows along U0 keep what that
+  !> leaves of the method's local error, |Phi| 1e-12 m, within ga_floor's backward test.  (Dropping
+  !> lam's components along U0 instead, the minimum-norm increment in lam, lets W_v take the free
+  !> acceleration along v: B0's velocity 4.6e-4 off at that step, and |Phi| 4e-10 m along U0 from the
+  !> run's state, beyond that test.)  Dense: B1's SVD and an LU of order nv + m - k per iteration,
+  !> on such retaken steps only.
+  subroutine ga_filtered(self, h, info)
+    class(lie_genalpha_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h
+    integer, intent(out) :: info
+    real(wp), allocatable :: u1(:, :), vc(:, :), kk(:, :), x(:)
+    integer, allocatable :: ipiv(:)
+    integer :: nv, m, nc, n
+    real(wp) :: c
+    associate (s => self%sys, p => self%p, w => self%w)
+      nv = w%nv; m = w%m
+      c = p%c
+      if (.not. all(abs(w%res) <= huge(1.0_wp))) then
+        info = STATUS_NONFINITE
+        return
+      end if
+      call lie_near_null_split(self%b1, u1, vc, info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      nc = size(vc, 2)
+      n = nc + m
+      allocate(kk(n, n), x(n), ipiv(n))
+      kk = 0
+      call rigid_force_v(s, self%v1, w%kvv)
+      w%kvv = w%mm - h * p%gamma * c * w%kvv
+      kk(1:nv, 1:nc) = matmul(w%kvv, vc)
+      call rigid_btl_q(s, w%r1, w%z(nv + 1:nv + m), w%kvv)
+      call rigid_right_tangent(s, w%psi, w%kvv)            ! (B1^T lam)_q P'
+      kk(1:nv, 1:nc) = kk(1:nv, 1:nc) + p%beta * h * h * c * matmul(w%kvv, vc)
+      kk(1:nv, nc + 1:) = transpose(self%b1)
+      w%kmv = self%b1
+      call rigid_right_tangent(s, w%psi, w%kmv)            ! B1 P'
+      kk(nv + 1:, 1:nc) = c * matmul(transpose(u1), matmul(w%kmv, vc))
+      x(1:nv) = -w%res(1:nv)
+      x(nv + 1:) = -matmul(w%res(nv + 1:nv + m), u1)
+      call lu_factor(kk, ipiv, info)
+      if (info /= 0) then
+        info = STATUS_SINGULAR
+        return
+      end if
+      call lu_solve(kk, ipiv, x)
+      w%dz = 0                                             ! (mu stays 0)
+      w%dz(1:nv) = matmul(vc, x(1:nc))
+      w%dz(nv + 1:nv + m) = x(nc + 1:)
+      w%z = w%z + w%dz
+    end associate
+  end subroutine
 
   !> Vdot and lam at the start from the index-3 system (rigid_consistent_acc); a_0 = Vdot_0.
   subroutine lga_init(self, s, info)
@@ -386,12 +472,15 @@ contains
         ! step imposes it again (3e-15; |mu| 180 on that one step).  Variable steps keep the
         ! driver's step across (drive_adaptive): index 3 is not for step control
         ! (docs/adaptive_steps.md 1.6).
-        w%z(1:nv) = s%a
-        w%z(nv + 1:nv + m) = s%lam
-        w%z(nv + m + 1:) = 0
-        self%mu_fixed = .true.
-        call self%newton(h, s%v, s%a, info)
-        self%mu_fixed = .false.
+        call retake(.false.)
+      end if
+      if (info == STATUS_NEWTON_FAILED .and. self%near_singular .and. self%variant == LGA_STAB2 &
+          .and. .not. self%adaptive) then
+        ! The index-3 step failed next to a singular configuration too (IFToMM A02 in space, N = 40,
+        ! from t = 0: the step ending at t = 8.584, sigma_min / sigma_max of B 4.2e-7; the momentum
+        ! rows stall at 8.5e-8 ... 9.3e-7): retaken with B's near-null directions left out of the
+        ! increments (ga_filtered), the step taken by its backward error (ga_floor).
+        call retake(.true.)
       end if
       if (info /= 0) return
       call ga_kinematics(self, h, s%v, s%a)
@@ -402,6 +491,22 @@ contains
       call lie_pack(x, r, s%q)
       if (self%adaptive) call lga_estimates(self, h, t0, self%el1, off0, a0, v0, w0, s, info)
     end associate
+
+  contains
+
+    !> The step again from its start with mu fixed at 0 (the index-3 step), filtered or not.
+    subroutine retake(filtered)
+      logical, intent(in) :: filtered
+      self%w%z(1:nv) = s%a
+      self%w%z(nv + 1:nv + m) = s%lam
+      if (self%variant == LGA_STAB2) self%w%z(nv + m + 1:) = 0
+      self%mu_fixed = self%variant == LGA_STAB2
+      self%filtered = filtered
+      call self%newton(h, s%v, s%a, info)
+      self%mu_fixed = .false.
+      self%filtered = .false.
+    end subroutine
+
   end subroutine
 
   !> docs/adaptive_steps.md section 8: e_psi = h^3 C_q a[s_n, s_n+1] - h^3/12 [V, Vdot] (the mean

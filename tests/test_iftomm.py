@@ -216,6 +216,54 @@ def test_a02_n40_spatial_lie_genalpha_s2_retakes_a_step_at_a_crossing_as_index3(
     assert np.max(eps_vel[k + 1:]) < vel_bound, np.max(eps_vel[k + 1:])     # measured 1.1e-14
 
 
+#: the reduced solution's time at which it has the crank angle of lie_genalpha_s2's run from t = 0 (h = 1e-3)
+#: at t = 8.57: that run lags it by 1.549e-5 s there (measured; 1.53e-5 at t = 8.5)
+A02_N40_S2_PHASE = 8.569984509633866
+
+
+def test_a02_n40_spatial_lie_genalpha_s2_filters_the_step_its_run_from_0_stopped_at():
+    """Lie-group generalized-alpha, stabilized index 2, on A02 in space with N = 40 from the reduced solution's
+    state at A02_N40_S2_PHASE over 0.04 s at h = 1e-3: the steps end where those of the run from t = 0 do
+    relative to the crossing, and the step ending at t0 + 0.014 = 8.58398 ends as near it as that run's
+    step ending at t = 8.584 (sigma_min / sigma_max of B 4.2e-7 in both; from t = 8.5 above, 7.7e-7).  The
+    run from t = 0 and this one stopped there with newton_failed: the stabilized step and its index-3
+    retake, whose momentum rows stall at 5e-8 ... 1e-6 (above the backward test's 4.5e-8).  That step is
+    now retaken once more with B's near-null directions left out of Newton's increments (fortran/
+    lie_genalpha.f90 ga_filtered: W's component along the 40 near-null right singular vectors of B kept,
+    the constraint rows along the left ones not imposed; measured in the run from t = 0: taken at the
+    third iterate, its momentum rows at 7.6e-12), mu 0 on that step only.  The run from t = 0 then ends the library's 20 s
+    ok (benchmark error 3.1e-4).  Error of B0 against the reduced solution: measured 3.48e-7 in position
+    (8.7e-8 at the filtered step), 1.38e-5 in velocity (at that step, B V not imposed there: eps_vel
+    1.5e-5; <= 5.9e-6 elsewhere); bounds 10x.  eps_pos: the filtered step's backward test bounds the rows
+    it leaves by NEWTON_KAPPA tol (1 + |x|) (a joint geometry perturbed by that much; 2.7e-10), measured
+    1.07e-14 here (in the run from t = 0 the kept rows at 9.5e-13 there, all 605 rows at 2.1e-11, 4.1e-14
+    on every step before).  B V after that step: as in the test above."""
+    from pyint.models.iftomm import G, n_four_bar_spatial
+    from pyint.integrator import METHODS
+    model = n_four_bar_spatial(40)
+    length = model.params["length"]
+    t = A02_N40_S2_PHASE + 1e-3 * np.arange(41)
+    theta, omega = n_four_bar_reduced_motion(40, t, model.params["mass"], length, G)
+    q0, v0 = n_four_bar_state(model, theta[0], omega[0])
+    method = METHODS["lie_genalpha_s2"]()
+    res = method.integrate(model, q0, v0, t[-1], t0=t[0], h=1e-3, raise_on_failure=False)
+    assert res.status == "ok", res.message
+    np.testing.assert_allclose(res.t, t, rtol=0, atol=1e-12)
+    retaken = res.t[1:][np.max(np.abs(res.extra["mu"][1:]), axis=1) == 0]
+    np.testing.assert_allclose(retaken, [t[14]], rtol=0, atol=1e-9)
+    pos, vel = n_four_bar_point(model, res.q, res.v)
+    err_p = np.max(np.abs(pos - length * np.c_[np.sin(theta), np.cos(theta)]))
+    err_v = np.max(np.abs(vel - length * omega[:, None] * np.c_[np.cos(theta), -np.sin(theta)]))
+    assert err_p < 3.5e-6, err_p                                             # measured 3.48e-7
+    assert err_v < 1.4e-4, err_v                                             # measured 1.38e-5
+    x_max = np.max(np.abs(res.q.reshape(len(res.t), -1, 12)[:, :, :3]))   # 26.6 m
+    assert res.eps_pos < 0.1 * method.tol * (1 + x_max)                     # measured 1.07e-14
+    eps_vel = res.residual[:, 1]
+    assert eps_vel[14] < 1.5e-4, eps_vel[14]                                # measured 1.5e-5
+    vel_bound = np.finfo(float).eps * (1 + np.max(np.abs(res.v))) / 2e-6   # as in the test above
+    assert np.max(eps_vel[15:]) < vel_bound, np.max(eps_vel[15:])           # measured 3.9e-15
+
+
 def test_a02_n40_genalpha_rtol_steps_across_a_crossing():
     """Generalized-alpha (stabilized index 2) with rtol = 3e-8 on A02 with N = 40, from the reduced solution's
     state at t = 3.15 to 3.3 (the crossing at t = 3.2096).  A step ending next to it fails in Newton: the

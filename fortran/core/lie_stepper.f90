@@ -28,6 +28,7 @@ module pyint_lie_stepper
   implicit none
   private
   public :: lie_stepper_t, lie_work_init, lie_unpack, lie_pack, lie_checked_start, RIGID_MODEL_ID
+  public :: lie_near_null_split
   public :: lie_newton_work_t, lie_blocks_t, lie_structure_record, lie_structure_setup, lie_tangents, lie_add_mass, &
             lie_add_force_v, lie_add_vv, lie_add_mv, lie_add_vm, lie_add_identity, lie_mass_times, lie_b_times, &
             lie_bt_times
@@ -81,6 +82,9 @@ module pyint_lie_stepper
     type(lie_newton_work_t) :: w                   !< the Newton workspace (lie_work_init)
     integer :: maxit = 1                           !< Newton's options (the method's init reads them)
     real(wp) :: tol = 0
+    !> Newton's increments from the method's filtered solve (filtered_increment) instead of the Newton
+    !> matrix's: a step retaken next to a singular configuration (lie_newton)
+    logical :: filtered = .false.
   contains
     procedure :: setup => lie_setup
     procedure :: residuals => lie_residuals
@@ -91,6 +95,7 @@ module pyint_lie_stepper
     procedure(lie_eval_i), deferred :: newton_eval
     procedure(lie_measure_i), deferred :: newton_measure
     procedure :: residual_at_floor => lie_no_floor
+    procedure :: filtered_increment => lie_no_filter
     procedure :: finish => lie_finish
   end type
 
@@ -298,6 +303,15 @@ contains
     logical, intent(in) :: backward
     lie_no_floor = .false.
   end function
+
+  !> The filtered increment (lie_newton with self%filtered) of a method that has none: never asked
+  !> for (info = STATUS_SINGULAR).
+  subroutine lie_no_filter(self, h, info)
+    class(lie_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h
+    integer, intent(out) :: info
+    info = STATUS_SINGULAR
+  end subroutine
 
   !> The end of a run: the structured matrix's KLU handle (C memory) freed.
   subroutine lie_finish(self)
@@ -598,20 +612,33 @@ contains
   !> (A Tikhonov-filtered retry of the iteration, mu = 1e-10 ... 1e-6 of s_1 of the equilibrated
   !> matrix, rescued a few such steps on IFToMM A02 in space but not the run: the variable-step run
   !> still stopped at a crossing, and with the step across it changed no step over 20 s.)
+  !> self%filtered (a method's retake of such a step, lie_genalpha.f90 lga_step): the increments from
+  !> the method's filtered solve (filtered_increment: B's near-null directions left out), which
+  !> converge as Newton's on the rows they solve; the step is the first iterate (from the second on)
+  !> that passes the backward test on every row (residual_at_floor, backward), taken as it is (the
+  !> further iterations add the multipliers' noise along those directions: symplectic.f90 sym_pass).
   subroutine lie_newton(self, h, u, u2, info)
     class(lie_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, u(:), u2(:)
     integer, intent(out) :: info
     integer :: it, iters
     real(wp) :: zfloor(size(self%w%z)), zpass(size(self%w%z))
-    logical :: floor, pass
+    logical :: floor, pass, taken
     iters = 0
+    taken = .false.
     floor = .false.
     pass = .false.
     info = STATUS_NEWTON_FAILED
     call self%w%nc%start()
     do it = 1, self%maxit
       call self%newton_eval(h, u, u2)
+      if (self%filtered .and. it >= 2) then
+        taken = self%residual_at_floor(h, u, u2, .true.)
+        if (taken) then
+          info = 0
+          exit
+        end if
+      end if
       if (it >= 3) then            ! a converging step has mostly stopped by then: it pays nothing
         if (self%residual_at_floor(h, u, u2, .false.)) then
           floor = .true.
@@ -621,7 +648,9 @@ contains
           zpass = self%w%z
         end if
       end if
-      if (self%w%structured) then
+      if (self%filtered) then
+        call self%filtered_increment(h, info)
+      else if (self%w%structured) then
         call structured_increment(self%w, info)
       else
         call newton_increment(self%w%res, self%w%jac, self%w%ipiv, self%w%dz, self%w%z, info)
@@ -633,6 +662,10 @@ contains
       if (self%w%nc%done(self%tol, self%maxit, info)) exit
       info = STATUS_NEWTON_FAILED
     end do
+    if (info == 0 .and. self%filtered .and. .not. taken) then
+      call self%newton_eval(h, u, u2)
+      if (.not. self%residual_at_floor(h, u, u2, .true.)) info = STATUS_NEWTON_FAILED
+    end if
     if (info == STATUS_NEWTON_FAILED .and. floor) then
       self%w%z = zfloor
       info = 0
@@ -683,6 +716,37 @@ contains
     if (info /= 0) return
     lie_near_singular = sv(size(sv)) < NEAR_SINGULAR * sv(1)
   end function
+
+  !> B (m x nv, m <= nv) = U diag(sigma) V^T split at NEAR_SINGULAR sigma_max (lie_near_singular's
+  !> test): u1 (m x r), the left singular vectors with sigma >= NEAR_SINGULAR sigma_max, and vc (nv x
+  !> (nv - m + r)), the right ones with them and B's null space: the complements of B's near-null
+  !> directions u0, v0 (B^T u0 = sigma v0, sigma < NEAR_SINGULAR sigma_max), the combinations of the
+  !> rows a singular configuration makes dependent and the motions it frees.  info /= 0: LAPACK dgesvd
+  !> failed.
+  subroutine lie_near_null_split(b, u1, vc, info)
+    real(wp), intent(in) :: b(:, :)
+    real(wp), allocatable, intent(out) :: u1(:, :), vc(:, :)
+    integer, intent(out) :: info
+    real(wp) :: query(1)
+    real(wp), allocatable :: bm(:, :), u(:, :), vt(:, :), sv(:), work(:)
+    integer :: m, n, r
+    m = size(b, 1); n = size(b, 2)
+    info = 0
+    bm = b                                       ! (heap arrays: m, n in the hundreds)
+    allocate(u(m, m), vt(n, n), sv(max(1, m)))
+    sv = 0
+    call dgesvd('A', 'A', m, n, bm, max(1, m), sv, u, max(1, m), vt, n, query, -1, info)
+    if (info /= 0) return
+    allocate(work(max(1, int(query(1)))))
+    call dgesvd('A', 'A', m, n, bm, max(1, m), sv, u, max(1, m), vt, n, work, size(work), info)
+    if (info /= 0) return
+    r = 0
+    if (m > 0) r = count(sv(1:m) >= NEAR_SINGULAR * sv(1))
+    u1 = u(:, 1:r)
+    allocate(vc(n, n - m + r))
+    vc(:, 1:r) = transpose(vt(1:r, :))
+    vc(:, r + 1:) = transpose(vt(m + 1:n, :))
+  end subroutine
 
   !> (x, R) of every body from the state's q.
   pure subroutine lie_unpack(q, x, r)
