@@ -310,8 +310,9 @@ contains
   !> h = 1e-3, the step ending at t = 8.584: 40 of the 485 kept rows (41 of those kept from t = 0) at
   !> sigma / sigma_max 3e-7 ... 3.2e-6, the next at 0.22; |dlam| 1e2 ... 1e5 per iteration, the
   !> momentum rows stalled at 5e-8 ... 1e-6, above the backward test's 4.5e-8; at t = 1.244, sigma
-  !> ratio 2e-6, at 1e-9: about the sigma^-3).  Without the pair's row and W's column, lam_u is set by the momentum row along v, the
-  !> force sigma lam_u that holds the mechanism on its branch (|lam| 1.9e4 there), amplified by
+  !> ratio 2e-6, at 1e-9: about the sigma^-3).  Without the pair's row and W's column, lam_u is set
+  !> by the momentum row along v, the force sigma lam_u that holds the mechanism on its branch
+  !> (|lam| 1.9e4 there), amplified by
   !> 1 / sigma only and multiplied by no noisy dW: the truncated SVD of the constraint block with the
   !> minimum-norm choice in W (P. C. Hansen, Rank-Deficient and Discrete Ill-Posed Problems, SIAM
   !> 1998, 3.2; Golub, Van Loan, Matrix Computations, 4th ed., 5.5).  W along V0 stays the last
