@@ -860,6 +860,11 @@ contains
     integer, intent(out) :: iters, nfact, nreuse, info
     integer :: it2, nf2, nr2, i, k
     real(wp) :: e2, e3, cl, cq3(3)
+    !> start_value's weights (a_weights: wa_l, wa_q; the steps': ws_l, ws_q; have_wa, have_ws when
+    !> formed), which the choice between the starts after the step takes again: the same numbers
+    !> (alpha_newton changes none of the steps and offsets they come from) without their divisions
+    real(wp) :: wa_l, wa_q(3), ws_l, ws_q(3)
+    logical :: have_wa, have_ws
     do i = 1, w%n
       w%qpred(i) = q(i) + h * v(i) + h * h * (0.5_wp - p%beta) * a(i)
       w%vpred(i) = v(i) + h * (1 - p%gamma) * a(i)
@@ -919,12 +924,22 @@ contains
       if (w%contiguous .and. w%nback >= 2) then
         e2 = 0
         e3 = 0
-        call a_weights(cl, cq3)
+        if (have_wa) then
+          cl = wa_l
+          cq3 = wa_q
+        else
+          call a_weights(cl, cq3)
+        end if
         do i = 1, w%n
           e2 = max(e2, abs(w%x(i) - cl * w%xn(i) - (1 - cl) * w%xprev(i)))
           e3 = max(e3, abs(w%x(i) - cq3(1) * w%xn(i) - cq3(2) * w%xprev(i) - cq3(3) * w%xprev2(i)))
         end do
-        call extrapolation_weights(h, w%hx1, w%hx2, cl, cq3)
+        if (have_ws) then
+          cl = ws_l
+          cq3 = ws_q
+        else
+          call extrapolation_weights(h, w%hx1, w%hx2, cl, cq3)
+        end if
         do i = w%n + 1, w%nx
           e2 = max(e2, abs(w%x(i) - cl * w%xn(i) - (1 - cl) * w%xprev(i)))
           e3 = max(e3, abs(w%x(i) - cq3(1) * w%xn(i) - cq3(2) * w%xprev(i) - cq3(3) * w%xprev2(i)))
@@ -994,14 +1009,22 @@ contains
       w%contiguous = w%have_prev .and. abs(t - w%t_prev_end) <= 0.5_wp * h
       w%r1 = 1
       w%r1a = 1
+      have_wa = .false.
+      have_ws = .false.
       if (w%h_varies .and. w%contiguous) then
         w%r1 = h / w%hx1
         call a_weights(cla, cqa)
         w%r1a = cla - 1
+        wa_l = cla
+        wa_q = cqa
+        have_wa = .true.
       end if
       if (w%h_varies .and. w%contiguous .and. w%trusted) then
         ! variable steps: the same starts through the last steps' times (a: through its own, a_weights)
         call extrapolation_weights(h, w%hx1, w%hx2, cl, cq)
+        ws_l = cl
+        ws_q = cq
+        have_ws = .true.
         if (w%quadratic .and. w%nback >= 2) then
           w%x(1:n) = cqa(1) * w%xn(1:n) + cqa(2) * w%xprev(1:n) + cqa(3) * w%xprev2(1:n)
           w%x(n + 1:) = cq(1) * w%xn(n + 1:) + cq(2) * w%xprev(n + 1:) + cq(3) * w%xprev2(n + 1:)
@@ -1514,14 +1537,23 @@ contains
     dst%off = src%off; dst%s_start = src%s_start; dst%has_start = src%has_start
     dst%m1 = src%m1; dst%m2 = src%m2; dst%nr = src%nr
     call copy_array(dst%a_start, src%a_start)
-    call copy_array(dst%r1, src%r1)
-    call copy_array(dst%r2, src%r2)
+    if (allocated(src%r1) .or. allocated(dst%r1)) call copy_array(dst%r1, src%r1)     ! (alpha-RATTLE's)
+    if (allocated(src%r2) .or. allocated(dst%r2)) call copy_array(dst%r2, src%r2)
   end subroutine
 
   !> d = s for allocatable vectors, in place when the sizes agree
   subroutine copy_array(d, s)
     real(wp), allocatable, intent(inout) :: d(:)
     real(wp), allocatable, intent(in) :: s(:)
+    integer :: i
+    if (allocated(s) .and. allocated(d)) then
+      if (size(d) == size(s)) then      ! (a loop: d(:) = s called memcpy for a few elements)
+        do i = 1, size(s)
+          d(i) = s(i)
+        end do
+        return
+      end if
+    end if
     if (.not. allocated(s)) then
       if (allocated(d)) deallocate(d)
     else if (allocated(d)) then
@@ -1543,11 +1575,18 @@ contains
     real(wp), intent(inout) :: hist(:)
     type(alpha_work_t), intent(inout) :: w
     logical, intent(in) :: to_var
+    integer :: i
     if (to_var) then
       if (.not. allocated(var%hist)) allocate(var%hist(size(hist)), var%xprev(w%nx), var%xprev2(w%nx))
-      var%hist(:) = hist
-      var%xprev(:) = w%xprev
-      var%xprev2(:) = w%xprev2
+      ! (loops: the section assignments called memcpy or ran vector loops with overlap checks,
+      ! twice the copies' cost at a few elements; a save at every step)
+      do i = 1, size(hist)
+        var%hist(i) = hist(i)
+      end do
+      do i = 1, w%nx
+        var%xprev(i) = w%xprev(i)
+        var%xprev2(i) = w%xprev2(i)
+      end do
       var%hx1 = w%hx1
       var%hx2 = w%hx2
       var%oa1 = w%oa1
@@ -1559,7 +1598,9 @@ contains
       var%t_prev_end = w%t_prev_end
       if (w%ns > 0) then
         if (.not. allocated(var%mu)) allocate(var%mu(w%ns))
-        var%mu(:) = w%mu
+        do i = 1, w%ns
+          var%mu(i) = w%mu(i)
+        end do
       end if
     else
       hist(:) = var%hist
