@@ -1230,9 +1230,13 @@ contains
             self%hist = self%hist + p%k * self%w%tmp
           end if
           off0 = p%alpha * h
-          s%a(:) = a0
+          do i = 1, n
+            s%a(i) = a0(i)
+          end do
         else
-          a0(:) = s%a
+          do i = 1, n
+            a0(i) = s%a(i)
+          end do
         end if
         off1 = (p%alpha * h - p%alpha_m * off0) / (1 - p%alpha_m)       ! eq. (3)
         self%w%oa = off0                ! Newton's start for a through the times it approximates
@@ -1274,7 +1278,9 @@ contains
           if (self%variant == VARIANT_RATTLE) call rattle_estimates(self, t0, h, q0, s, info)   ! eq. (11a)
           if (info == 0) call project_estimates(self, t1, s, info)     ! eq. (11)
           if (.not. allocated(var%a_start)) allocate(var%a_start(n))
-          var%a_start(:) = a0
+          do i = 1, n
+            var%a_start(i) = a0(i)
+          end do
           var%s_start = s_n
           var%has_start = .true.
           var%off = off1
