@@ -1586,9 +1586,11 @@ contains
       if (.not. allocated(var%hist)) allocate(var%hist(size(hist)), var%xprev(w%nx), var%xprev2(w%nx))
       ! (loops: the section assignments called memcpy or ran vector loops with overlap checks,
       ! twice the copies' cost at a few elements; a save at every step)
+      !GCC$ novector
       do i = 1, size(hist)
         var%hist(i) = hist(i)
       end do
+      !GCC$ novector
       do i = 1, w%nx
         var%xprev(i) = w%xprev(i)
         var%xprev2(i) = w%xprev2(i)
@@ -1604,6 +1606,7 @@ contains
       var%t_prev_end = w%t_prev_end
       if (w%ns > 0) then
         if (.not. allocated(var%mu)) allocate(var%mu(w%ns))
+        !GCC$ novector
         do i = 1, w%ns
           var%mu(i) = w%mu(i)
         end do
