@@ -1336,8 +1336,7 @@ contains
     real(wp), intent(in) :: t1
     type(state_t), intent(in) :: s
     integer, intent(out) :: info
-    integer :: n, mh, mn, m, i, j, k
-    real(wp) :: acc
+    integer :: n, mh, mn, m
     info = 0
     n = self%nv; mh = self%model%mh; mn = self%model%mn; m = mh + mn
     if (m == 0) return
@@ -1356,32 +1355,16 @@ contains
       if (mn > 0) call self%model%nh(t1, s%q, pj%c(mh + 1:m, :), pj%bn)
       if (mh > 0) then
         ! (C D and C e in scalar loops, the sums in dot_product's order: the dot_products of C's
-        ! strided rows cost more than their arithmetic, 400 instructions for m = 2, n = 4)
-        do j = 1, mh
-          do i = 1, mh
-            acc = 0
-            do k = 1, n
-              acc = acc + w%gq(i, k) * w%g0t(k, j)
-            end do
-            pj%cd(i, j) = acc
-          end do
-          acc = 0
-          do k = 1, n
-            acc = acc + w%gq(j, k) * self%err_q(k)
-          end do
-          pj%y(j) = acc
-        end do
+        ! strided rows cost more than their arithmetic, 400 instructions for m = 2, n = 4; on
+        ! explicit-shape arrays, cd_products: 115 fewer a step on stiff_fast)
+        call cd_products(mh, n, w%gq, w%g0t, self%err_q, pj%cd, pj%y)
         call slu_factor(pj%cd, pj%piv, info)
         if (info /= 0) then
           info = STATUS_SINGULAR
           return
         end if
         call slu_solve(pj%cd, pj%piv, pj%y)
-        do j = 1, mh
-          do k = 1, n
-            self%err_q(k) = self%err_q(k) - pj%y(j) * w%g0t(k, j)
-          end do
-        end do
+        call minus_d_times(mh, n, w%g0t, pj%y, self%err_q)
       end if
       if (.not. self%has_err_v) return
       if (.not. self%model%const_mass) call self%model%mass(s%q, pj%mq)
@@ -1400,6 +1383,44 @@ contains
         self%err_v = pj%x(1:n)
       end if
     end associate
+  end subroutine
+
+  !> project_estimates' C D (cd) and C e (y) for C = gq, D = g0t, the sums in dot_product's order, on
+  !> explicit-shape arrays (on the workspace's components the compiler reloaded their bounds and
+  !> strides in the loops).
+  pure subroutine cd_products(mh, n, gq, g0t, e, cd, y)
+    integer, intent(in) :: mh, n
+    real(wp), intent(in) :: gq(mh, n), g0t(n, mh), e(n)
+    real(wp), intent(out) :: cd(mh, mh), y(mh)
+    integer :: i, j, k
+    real(wp) :: acc
+    do j = 1, mh
+      do i = 1, mh
+        acc = 0
+        do k = 1, n
+          acc = acc + gq(i, k) * g0t(k, j)
+        end do
+        cd(i, j) = acc
+      end do
+      acc = 0
+      do k = 1, n
+        acc = acc + gq(j, k) * e(k)
+      end do
+      y(j) = acc
+    end do
+  end subroutine
+
+  !> e = e - D y, column by column of D (project_estimates' err_q; as cd_products).
+  pure subroutine minus_d_times(mh, n, g0t, y, e)
+    integer, intent(in) :: mh, n
+    real(wp), intent(in) :: g0t(n, mh), y(mh)
+    real(wp), intent(inout) :: e(n)
+    integer :: j, k
+    do j = 1, mh
+      do k = 1, n
+        e(k) = e(k) - y(j) * g0t(k, j)
+      end do
+    end do
   end subroutine
 
   !> project_estimates through the structured solvers (the stabilized variant with its structured
