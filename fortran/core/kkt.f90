@@ -287,6 +287,11 @@ contains
             end if
           end do
         end do
+      else if (mh == m) then
+        ! (C = ch whole, element by element in storage order: sequence association packs ch only if
+        ! it is not contiguous; the two section assignments cost 6 times the copy for a few rows,
+        ! generalized-alpha's variable-step estimate, m = 2, n = 4: 155 -> 25 instructions)
+        call copy_flat(m * n, ch, f%c)
       else
         f%c(1:mh, :) = ch
         f%c(mh + 1:m, :) = cn
@@ -367,7 +372,7 @@ contains
     type(kkt_data_t), intent(in) :: d
     type(kkt_factor_t), intent(inout) :: f
     integer :: i, j, k, p, q
-    real(wp) :: wji, acc
+    real(wp) :: wji
     call nonzeros(f)
     f%chol = f%chol .and. d%diagonal .and. f%sparse      ! (d%chol: on C's nonzeros only)
     if (.not. d%schur) then
@@ -400,21 +405,9 @@ contains
       ! a small C (fewer than SPARSE_MIN entries): W and S = C W in scalar loops, S's sums in
       ! columns_times' order with its zero terms skipped as there (the same S bit for bit); the array
       ! operations and the call cost more than the arithmetic here (generalized-alpha's variable-step
-      ! estimate, m = 2, n = 4: schur_complement 590 -> 440 instructions)
-      do i = 1, d%m
-        do j = 1, d%n
-          f%w(j, i) = d%minv(j, 1) * f%c(i, j)
-        end do
-      end do
-      do i = 1, d%m
-        do k = 1, d%m
-          acc = 0
-          do j = 1, d%n
-            if (f%w(j, i) /= 0) acc = acc + f%c(k, j) * f%w(j, i)
-          end do
-          f%s(k, i) = acc
-        end do
-      end do
+      ! estimate, m = 2, n = 4: schur_complement 590 -> 440 instructions; on explicit-shape arrays
+      ! (small_schur) 447 -> 401)
+      call small_schur(d%m, d%n, d%minv, f%c, f%w, f%s)
       return
     else if (d%diagonal) then
       if (d%lower_s) then     ! columns_times on rows i..m of column i (also for a small C: RATTLE
@@ -459,6 +452,43 @@ contains
       end do
     end do
     call mirror_lower(s)
+  end subroutine
+
+  !> schur_complement's path for a small C and a diagonal M (minv(:, 1)): W = M^-1 C^T, S = C W in
+  !> columns_times' order with its zero terms skipped as there.  On explicit-shape arrays, as
+  !> lower_schur (on f's components the compiler reloaded their bounds and strides in the loops).
+  pure subroutine small_schur(m, n, minv, c, w, s)
+    integer, intent(in) :: m, n
+    real(wp), intent(in) :: minv(n, 1), c(m, n)
+    real(wp), intent(out) :: w(n, m), s(m, m)
+    integer :: i, j, k
+    real(wp) :: acc
+    do i = 1, m
+      do j = 1, n
+        w(j, i) = minv(j, 1) * c(i, j)
+      end do
+    end do
+    do i = 1, m
+      do k = 1, m
+        acc = 0
+        do j = 1, n
+          if (w(j, i) /= 0) acc = acc + c(k, j) * w(j, i)
+        end do
+        s(k, i) = acc
+      end do
+    end do
+  end subroutine
+
+  !> y = x, k elements in storage order.
+  pure subroutine copy_flat(k, x, y)
+    integer, intent(in) :: k
+    real(wp), intent(in) :: x(k)
+    real(wp), intent(out) :: y(k)
+    integer :: i
+    !GCC$ novector
+    do i = 1, k
+      y(i) = x(i)
+    end do
   end subroutine
 
   !> s(i, k) = s(k, i) for k > i.
