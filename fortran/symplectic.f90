@@ -103,27 +103,6 @@
 !> sec. IV.8), iterated to round-off as above; the state and the kick as above.  Redundant constraints: K is factored by the
 !> same layer as RATTLE's; singular positions: sym_pass takes the step again with the step's own
 !> Jacobian and a backward-error test (red_step's pass mode), then halves it.
-!> Starting values (Hairer-Wanner II, sec. IV.8: from the previous steps, as the extrapolated
-!> collocation polynomial there): the plain start U_j = v + c_j h a, mu_j = h lam (the composition:
-!> h/2 lam) is O(h^2) off the stage solution Z; the step's Newton correction dZ_k = Z_k - Z^0_k
-!> (plain) is a smooth function of the step's start along the solution (a one-step method), so the
-!> start adds the polynomial extrapolation of dZ_{k-1}, ..., dZ_{k-j} (the steps of the same h;
-!> order j <= START_ORDER, error O(h^(j+2))).  j is the highest order whose backward difference
-!> at the last step was at most half the one below, in U and in mu (extrap_order): a table that
-!> does not shrink says the steps do not resolve dZ, and the plain start is kept (symplectic_gl on
-!> IFToMM A02 at h = 0.1: dZ 1.12 in U, whose scale is 5.7, and its first two backward differences
-!> 1.07 and 1.03; the cubic start there took the next step to another root of its stage system,
-!> |mu| 231 against 2.4 the step before, and the step after it failed).  One order for U and mu:
-!> approaching a singular position of A02 (h = 1e-3, t = 22.08) mu's table stopped shrinking while
-!> U's did not, and the cubic start of U alone took the step to the other branch (the energy
-!> jumped by 39, status ok).  Near such crossings the branch a step ends on is sensitive to
-!> perturbations of its Newton path anyway: on A02 over 30 s the plain start itself switched
-!> branches at t = 18.2 in 3 of 30 runs from v0 perturbed by up to 7e-14 (relative), this start
-!> in 2 of 30.  No history: the first step, after a change of h or a failed step, a step not from
-!> the last one's end (q_k /= the kept K's point), a pass (sym_pass: filtered lam).
-!> Measured at h = 1e-3 over 2000 steps (Newton iterations a step, plain start -> extrapolated):
-!> Lobatto s = 3 chain2 4.10 -> 2.75, chain8 4.38 -> 2.96, A02 4.45 -> 2.69; symplectic_gl (s = 2)
-!> chain2 2.71 -> 2.00, chain8 2.89 -> 2.03, A02 2.00 -> 2.02.
 !>
 !> Newton (every other case): simplified Newton on the stage system, unknowns (Q, P, mu) with
 !> the position constraint rows scaled by 1/h, its dense LU kept across iterations and steps and
@@ -147,7 +126,7 @@ module symplectic
   use pyint_kkt, only: kkt_data_t, kkt_factor_t, kkt_setup, kkt_factor, kkt_solve, kkt_ctmul, SING_TOL, &
                        TIKHONOV_MU
   use pyint_newton_control, only: newton_control_t, NEWTON_CONVERGED, NEWTON_DIVERGED, NEWTON_FLOOR, maxabs, &
-                                  NEWTON_STAGNATION, NEWTON_KAPPA, NEWTON_CONTINUE
+                                  NEWTON_STAGNATION, NEWTON_KAPPA
   use pyint_seam, only: NSTATS_SYMPLECTIC, NIOPT_SYMPLECTIC, NROPT_SYMPLECTIC, IOPT_SYMPLECTIC_SCHEME, &
                         IOPT_SYMPLECTIC_TABLEAU, IOPT_SYMPLECTIC_STAGES, IOPT_SYMPLECTIC_MAXIT, ROPT_SYMPLECTIC_TOL
   use pyint_seam, only: STAT_SYMPLECTIC_JACOBIAN_FACTORIZATIONS, STAT_SYMPLECTIC_MAX_NEWTON_ITERATIONS, &
@@ -166,9 +145,6 @@ module symplectic
   !> 2^21 entries: 1080 us a step against 454 by KLU on K; N = 512, 2^19: 198 ... 240 against 197)
   real(wp), parameter :: BAND_G_MAX = 2.0_wp**18
   integer, parameter :: TAB_GAUSS = 0, TAB_LOBATTO = 1, TAB_EXPLICIT_MIDPOINT = 2
-  !> red_start's extrapolation of the Newton corrections (module header: starting values): at most
-  !> this order (a cubic through the last 3 steps' corrections), and START_ORDER + 1 kept for its test
-  integer, parameter :: START_ORDER = 3, NHIST = START_ORDER + 1
 
   !> Per-trajectory workspace (allocated once per call: the kernel is reentrant).
   type :: sym_work_t
@@ -235,12 +211,6 @@ module symplectic
     real(wp), allocatable :: dpm(:)        !< (s): red_step's max |M dU_l|
     real(wp), allocatable :: xj(:)         !< (s n + nmu m): jm's right-hand side
     logical :: pass = .false.              !< a step of sym_pass (red_step's pass mode)
-    !> red_start's history (module header: starting values): the Newton corrections dZ = Z - Z^0
-    !> (plain start) of the last nhist steps (of size hist_h, each from the last one's end), newest in
-    !> slot hnew of a ring of NHIST; ord: the order of the next start's extrapolation
-    integer :: nhist = 0, hnew = 1, ord = 0
-    real(wp) :: hist_h = 0
-    real(wp), allocatable :: dzu(:, :, :), dzm(:, :, :)   !< (n, s, NHIST), (m, nmu, NHIST)
   end type
 
   !> The family as a stepper of the one driver (fortran/core/driver.f90).  Options:
@@ -1008,62 +978,6 @@ contains
     end do
   end subroutine
 
-  !> The order of red_start's next extrapolation from the ring d (newest in slot hnew, nh valid): the
-  !> highest j <= min(nh - 1, START_ORDER) such that every backward difference of the newest
-  !> correction up to order j, the error of the extrapolation of that order at the last step, is at
-  !> most half the one below (module header: starting values).  (The ring's slots are zero until
-  !> written: the differences beyond nh - 1 are finite and not used.)
-  pure integer function extrap_order(d, hnew, nh) result(ord)
-    real(wp), intent(in), contiguous :: d(:, :, :)
-    integer, intent(in) :: hnew, nh
-    real(wp) :: e(0:START_ORDER), x0, x1, x2, x3, b1, b2, b3
-    integer :: i, j, k, s0, s1, s2, s3, top
-    top = min(nh - 1, START_ORDER)
-    ord = 0
-    if (top < 1) return
-    s0 = hnew
-    s1 = modulo(hnew - 2, NHIST) + 1
-    s2 = modulo(hnew - 3, NHIST) + 1
-    s3 = modulo(hnew - 4, NHIST) + 1
-    e = 0
-    do j = 1, size(d, 2)
-      do i = 1, size(d, 1)
-        x0 = d(i, j, s0); x1 = d(i, j, s1); x2 = d(i, j, s2); x3 = d(i, j, s3)
-        b1 = x0 - x1                                  ! backward differences
-        b2 = b1 - (x1 - x2)
-        b3 = b2 - ((x1 - x2) - (x2 - x3))
-        e(0) = max(e(0), abs(x0))
-        e(1) = max(e(1), abs(b1))
-        e(2) = max(e(2), abs(b2))
-        e(3) = max(e(3), abs(b3))
-      end do
-    end do
-    do k = 1, top
-      if (.not. e(k) <= e(k - 1) / 2) exit
-      ord = k
-    end do
-  end function
-
-  !> x <- x + the extrapolation of order ord (<= START_ORDER) of the ring d (newest in slot hnew) one
-  !> step ahead: the polynomial through the ord newest, sum_k -(-1)^k binom(ord, k) d_{-k}
-  pure subroutine add_extrapolation(x, d, hnew, ord)
-    real(wp), intent(inout), contiguous :: x(:, :)
-    real(wp), intent(in), contiguous :: d(:, :, :)
-    integer, intent(in) :: hnew, ord
-    integer :: s1, s2, s3
-    s1 = hnew
-    s2 = modulo(hnew - 2, NHIST) + 1
-    s3 = modulo(hnew - 3, NHIST) + 1
-    select case (ord)
-    case (1)
-      x = x + d(:, :, s1)
-    case (2)
-      x = x + (2 * d(:, :, s1) - d(:, :, s2))
-    case (3)
-      x = x + (3 * (d(:, :, s1) - d(:, :, s2)) + d(:, :, s3))
-    end select
-  end subroutine
-
   !> x <- M^{-1} x (M constant): by the diagonal M^{-1} of the kept K's Schur path when it has
   !> one (kept_factor), else by M's factors (lw%mf).
   subroutine minv_solve(lw, rw, x)
@@ -1102,8 +1016,6 @@ contains
              lw%z(n, nmu), lw%gd(n, nmu), lw%mu(m, nmu), lw%dmu(m, nmu), lw%rg(m, nmu), &
              lw%xs(n + m), lw%zb(n), lw%zn(n), lw%zm(m), lw%q1(n), lw%xj(ns * n + nmu * m), lw%wk(n), &
              lw%mus(n, ns), lw%dpm(ns))
-    allocate(lw%dzu(n, ns, NHIST), lw%dzm(m, nmu, NHIST))
-    lw%dzu = 0; lw%dzm = 0; lw%nhist = 0
     lw%zn = 0; lw%zm = 0; lw%gtm = 0
     if (lw%comp) then
       lw%gcoef = 1
@@ -1359,27 +1271,17 @@ contains
     type(rattle_work_t), intent(inout) :: rw
     type(newton_control_t), intent(inout) :: nc
     real(wp), intent(in) :: t, h, tol
-    ! (contiguous: the state's arrays; maxabs's contiguous dummy made a packed heap copy of q, p
-    ! and v at every step and of p at every iteration else, as in rattle_step: chain2, Lobatto
-    ! s = 3, 5.8 malloc / free pairs a step)
-    real(wp), intent(inout), contiguous :: q(:), p(:), v(:), a(:), lam(:)
+    real(wp), intent(inout) :: q(:), p(:), v(:), a(:), lam(:)
     integer, intent(in) :: maxit
     integer, intent(out) :: iters, nfact, info
-    integer :: it, i, j, n, m, ns, status, extra, base, nh
+    integer :: it, i, j, n, m, ns, status, extra, base
     logical :: newf, jmode, fresh, jnew
     real(wp) :: sq, sp, amp, est, gnow, gprev, dq, gdmax
     n = model%n; m = model%mh; ns = size(lw%b)
     iters = 0; nfact = 0; info = 0
     jmode = .false.; fresh = .false.; jnew = .false.
     if (lw%jm_h /= h) lw%jm_ok = .false.
-    ! the history of the starting values: steps of this h, the last of which ended here (kick_complete
-    ! kept K at its end); kept again only if this step succeeds
-    nh = 0
-    if (lw%nhist > 0 .and. h == lw%hist_h .and. .not. lw%pass) then
-      if (all(q == rw%qf)) nh = lw%nhist
-    end if
-    lw%nhist = 0
-    call red_start(nh > 0)
+    call red_start()
     newf = .not. model%const_force
     call red_residual(model, lw, rw, t, h, q, p, .true.)
     ! the groups' scales and floors as in sym_step (stage positions, momenta ~ p_k, impulses by
@@ -1458,12 +1360,6 @@ contains
       ! increments at round-off (the rule asks for a fresh matrix once they stop contracting
       ! there: with the kept one they are the arithmetic's noise): the iterate is the solution
       if (nc%at_floor .and. status /= NEWTON_DIVERGED) status = NEWTON_CONVERGED
-      ! a kept matrix converged at its first iteration above the floor: one more, which measures this
-      ! step's rate for the extra iterations below (the rule's first-iteration eta is the last step's,
-      ! raised to the power 0.8 at every step that measures none (RADAU5's device): extra
-      ! iterations from it grew step by step, 17.6 a step on chain2 at h = 1e-5)
-      if (status == NEWTON_CONVERGED .and. nc%it == 1 .and. .not. (jnew .or. nc%at_floor) .and. nc%nrm > 0) &
-        status = NEWTON_CONTINUE
       ! a pass: the backward-error test (backward_converged); its iterate is taken as it is (the
       ! extra iterations would add the same noise)
       if (lw%pass .and. jnew .and. status /= NEWTON_CONVERGED) then
@@ -1485,12 +1381,6 @@ contains
         ! last increment is the arithmetic's noise and so is its rate: one more iteration, a
         ! fixed number
         if (jnew) extra = 1
-        ! increments at round-off (every group within its floor) with a kept matrix: their observed
-        ! rate is that of the noise (IFToMM A02 at h = 1e-3: theta 0.2 ... 0.9 at the floor gave up
-        ! to 20 extra iterations), so one more iteration, a fixed number, as with a Jacobian of this
-        ! step (none: the branch a step ends on at A02's singular positions changed in 4 of 10 runs
-        ! from perturbed v0, against none with one)
-        if (nc%at_floor .and. .not. jnew) extra = min(extra, 1)
         exit
       end if
       if (status == NEWTON_DIVERGED .or. nc%refresh .or. nc%theta > THETA_REFRESH) then
@@ -1529,21 +1419,13 @@ contains
       jnew = .true.
       base = iters
     end do
-    call keep_correction()
     call finish(info)
-    if (info == 0) then
-      lw%nhist = min(nh + 1, NHIST)
-      lw%hist_h = h
-      lw%ord = min(extrap_order(lw%dzu, lw%hnew, lw%nhist), extrap_order(lw%dzm, lw%hnew, lw%nhist))
-    end if
 
   contains
 
     !> The start: U_j = v + c_j h a, mu_j = h lam (GNI VII.1: mu_j = h Lam_j; the composition's
-    !> mu = h/2 Lam_k), the plain start; with extrap, plus the extrapolated Newton corrections of
-    !> the last steps (module header: starting values), of order ord
-    subroutine red_start(extrap)
-      logical, intent(in) :: extrap
+    !> mu = h/2 Lam_k)
+    subroutine red_start()
       integer :: j
       do j = 1, ns
         lw%u(:, j) = v + lw%c(j) * h * a
@@ -1552,25 +1434,6 @@ contains
         lw%mu(:, j) = h * lam(1:m)
       end do
       if (lw%comp) lw%mu = lw%mu / 2
-      if (.not. extrap) return
-      call add_extrapolation(lw%u, lw%dzu, lw%hnew, lw%ord)
-      call add_extrapolation(lw%mu, lw%dzm, lw%hnew, lw%ord)
-    end subroutine
-
-    !> This step's Newton correction dZ = Z - Z^0 (plain start, from the step's v, a, lam) into the
-    !> ring's next slot (the newest once the step succeeds)
-    subroutine keep_correction()
-      integer :: j
-      real(wp) :: hm
-      lw%hnew = modulo(lw%hnew, NHIST) + 1
-      do j = 1, ns
-        lw%dzu(:, j, lw%hnew) = lw%u(:, j) - (v + lw%c(j) * h * a)
-      end do
-      hm = h
-      if (lw%comp) hm = h / 2
-      do j = 1, size(lw%mu, 2)
-        lw%dzm(:, j, lw%hnew) = lw%mu(:, j) - hm * lam(1:m)
-      end do
     end subroutine
 
     !> Go on with the reduced system's Jacobian: the kept one (a step of the same h) the first
@@ -1579,7 +1442,7 @@ contains
     subroutine to_jacobian(restart)
       logical, intent(in) :: restart
       if (restart) then
-        call red_start(.false.)
+        call red_start()
         call red_residual(model, lw, rw, t, h, q, p, .true.)
       end if
       if (.not. jmode .and. lw%jm_ok) then
@@ -1823,7 +1686,6 @@ contains
     info = STATUS_SINGULAR_POSITION
     if (self%rt%on) return
     p0 = self%p
-    self%lw%nhist = 0
     if (self%lw%on) then
       ! the reduced step: the step itself in red_step's pass mode, then (if it fails) its halves
       s0 = s
@@ -1845,7 +1707,6 @@ contains
     if (self%lw%on) then
       self%lw%pass = .false.
       self%lw%jm_ok = .false.      ! no Jacobian of the crossing is kept for the next steps
-      self%lw%nhist = 0            ! nor starting values (the end's lam is filtered: pass_multipliers)
       if (info == 0) call pass_multipliers(self, s, info)
     end if
     if (info /= 0) self%p = p0
