@@ -1271,7 +1271,10 @@ contains
     type(rattle_work_t), intent(inout) :: rw
     type(newton_control_t), intent(inout) :: nc
     real(wp), intent(in) :: t, h, tol
-    real(wp), intent(inout) :: q(:), p(:), v(:), a(:), lam(:)
+    ! (contiguous: the state's arrays; maxabs's contiguous dummy made a packed heap copy of q, p
+    ! and v at every step and of p at every iteration else, as in rattle_step: chain2, Lobatto
+    ! s = 3, 5.8 malloc / free pairs a step)
+    real(wp), intent(inout), contiguous :: q(:), p(:), v(:), a(:), lam(:)
     integer, intent(in) :: maxit
     integer, intent(out) :: iters, nfact, info
     integer :: it, i, j, n, m, ns, status, extra, base
