@@ -48,7 +48,7 @@ module lie_genalpha
   use pyint_rigid
   use pyint_alpha, only: alpha_params_t, alpha_params, alpha_error_constants
   use pyint_newton_control, only: maxabs, newton_control_t, NEWTON_FLOOR, NEWTON_KAPPA
-  use pyint_linalg, only: lu_factor, lu_solve
+  use pyint_linalg, only: lu_factor, lu_solve, lu_factor_solve
   use pyint_newton_matrix, only: newton_matrix_t
   use pyint_so3, only: hat, cross
   use pyint_driver, only: state_t
@@ -358,12 +358,8 @@ contains
       kk(nv + 1:, 1:nc) = c * matmul(transpose(u1), matmul(w%kmv, vc))
       x(1:nv) = -w%res(1:nv)
       x(nv + 1:) = -matmul(w%res(nv + 1:nv + m), u1)
-      call lu_factor(kk, ipiv, info)
-      if (info /= 0) then
-        info = STATUS_SINGULAR
-        return
-      end if
-      call lu_solve(kk, ipiv, x)
+      call lu_factor_solve(kk, ipiv, x, info)
+      if (info /= 0) return
       w%dz = 0                                             ! (mu stays 0)
       w%dz(1:nv) = matmul(vc, x(1:nc))
       w%dz(nv + 1:nv + m) = x(nc + 1:)

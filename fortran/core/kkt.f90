@@ -425,6 +425,19 @@ contains
     call columns_times(f%c, f%w, f%s)
   end subroutine
 
+  !> W = M^-1 C^T for a diagonal M (minv(:, 1)), on explicit-shape arrays (lower_schur, small_schur)
+  pure subroutine scaled_transpose(m, n, minv, c, w)
+    integer, intent(in) :: m, n
+    real(wp), intent(in) :: minv(n, 1), c(m, n)
+    real(wp), intent(out) :: w(n, m)
+    integer :: i, j
+    do i = 1, m
+      do j = 1, n
+        w(j, i) = minv(j, 1) * c(i, j)
+      end do
+    end do
+  end subroutine
+
   !> schur_complement's lower_s path for a diagonal M (minv(:, 1)): W = M^-1 C^T, S's lower
   !> triangle by columns_times' sums on rows i..m, mirrored.  On explicit-shape arrays, so that the
   !> compiler keeps the columns' bounds and addresses in registers (on f's components: the chain
@@ -435,11 +448,7 @@ contains
     real(wp), intent(out) :: w(n, m), s(m, m)
     integer :: i, j, k
     real(wp) :: wji
-    do i = 1, m
-      do j = 1, n
-        w(j, i) = minv(j, 1) * c(i, j)
-      end do
-    end do
+    call scaled_transpose(m, n, minv, c, w)
     do i = 1, m
       s(i:, i) = 0
       do j = 1, n
@@ -463,11 +472,7 @@ contains
     real(wp), intent(out) :: w(n, m), s(m, m)
     integer :: i, j, k
     real(wp) :: acc
-    do i = 1, m
-      do j = 1, n
-        w(j, i) = minv(j, 1) * c(i, j)
-      end do
-    end do
+    call scaled_transpose(m, n, minv, c, w)
     do i = 1, m
       do k = 1, m
         acc = 0
