@@ -11,7 +11,8 @@ import numpy as np
 
 from . import _validate as V
 from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_NEWTON_FAILED, STATUS_NONFINITE, \
-    STATUS_OK, STATUS_RANK_DEFICIENT, STATUS_STEP_TOO_LARGE, STATUS_TEXT, STATUS_LEFT_MANIFOLD
+    STATUS_OK, STATUS_RANK_DEFICIENT, STATUS_STEP_TOO_LARGE, STATUS_TEXT, STATUS_LEFT_MANIFOLD, \
+    STATUS_LEFT_BRANCH
 from .errors import Interrupted, LapackError
 from .models.base import nonfinite_item
 from .results import Result, trajectory_residuals
@@ -122,10 +123,34 @@ def _failure_cause(result, status, h):
         return (f": the residual reached {result.eps_vel:.3g} (at the last sample: {last:.3g}); keep the run "
                 f"on the constraints with projection=\"steps\" where the method has it, or retry with a smaller h "
                 f"(this run: h = {h:g})")
+    if status == STATUS_LEFT_BRANCH:
+        return (_rank_at(result) + f"; retry with a smaller h (this run: h = {h:g}), or with genalpha or "
+                f"rattle, which pass such positions on their branch (docs/guide/redundant.md)")
     if status == STATUS_NEWTON_FAILED and fixed:
         return (f"; at h = {h:g} the step may be too large for Newton's method to converge from its "
                 f"predictor: retry with a smaller h (e.g. h = {h / 4:g})" + or_variable_steps())
     return ""
+
+
+def _rank_at(result):
+    """Where a run stopped next to a singular position: the constraint Jacobian C = [G; A] at the last
+    state, its singular values' ratio and its rank at the driver's near-singular threshold (sigma_min /
+    sigma_max 1e-2, fortran/core/reduced_model.f90: near_singular_position); "" where the model has no
+    Python Jacobian to say it with (a Lie-group model, a model item that fails)."""
+    model = result.model
+    try:
+        t, q = float(result.t[-1]), np.asarray(result.q[-1])
+        blocks = ([np.reshape(model.hol_jac(t, q), (model.n_hol, -1))] if model.n_hol else []) + \
+                 ([np.reshape(model.nh_A(t, q), (model.n_nonhol, -1))] if model.n_nonhol else [])
+        c = np.vstack(blocks)
+        sv = np.linalg.svd(c, compute_uv=False)
+    except Exception:  # noqa: BLE001 - the message stays without it
+        return ""
+    if not len(sv) or not sv[0] > 0:
+        return ""
+    rank = int(np.sum(sv > 1e-2 * sv[0]))
+    return (f": at the step's start (t = {t:.6g}) sigma_min / sigma_max of the constraint Jacobian is "
+            f"{sv[-1] / sv[0]:.2g}, rank {rank} of its {len(sv)} rows at 1e-2 of sigma_max")
 
 
 def _fail_time(t0, h, steps_done):

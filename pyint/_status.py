@@ -18,6 +18,7 @@ STATUS_STEP_TOO_SMALL = STATUS["step_too_small"]      # variable steps: the step
 STATUS_SINGULAR_POSITION = STATUS["singular_position"]  # the index-1 form met a singular position
 STATUS_STEP_TOO_LARGE = STATUS["step_too_large"]      # fixed steps: a step-to-step oscillation (driver.f90)
 STATUS_LEFT_MANIFOLD = STATUS["left_manifold"]        # fixed steps: the velocity constraint residual jumped
+STATUS_LEFT_BRANCH = STATUS["left_branch"]            # fixed steps: the velocity jumped at a singular position
 
 #: code -> name, the description's names
 STATUS_NAMES = {code: name for name, code in STATUS.items()}
@@ -35,6 +36,7 @@ STATUS_ERRORS = {
     STATUS_SINGULAR_POSITION: SingularPositionError,
     STATUS_STEP_TOO_LARGE: StepTooLargeError,
     STATUS_LEFT_MANIFOLD: SingularPositionError,
+    STATUS_LEFT_BRANCH: SingularPositionError,
 }
 
 STATUS_TEXT = {
@@ -67,4 +69,9 @@ STATUS_TEXT = {
                            "as when a crossing of a singular position takes the wrong branch; the index-1 form "
                            "keeps only the acceleration level, so the position residual would then grow "
                            "unchecked"),
+    STATUS_LEFT_BRANCH: ("a step next to a singular position of the mechanism (the constraint Jacobian's rank "
+                         "drops there) jumped onto another branch of its motion: the velocity changed by more "
+                         "than ten times the step before's change (fortran/core/driver.f90: branch_check), and "
+                         "the method's own pass of the step, where it has one, jumped too; the run stops at the "
+                         "step's start"),
 }

@@ -101,7 +101,9 @@ class SingularPositionError(IntegrationError):
     pass_singular) failed too.  ``time`` is where; the message says what to use instead.
     Also raised (status ``left_manifold``) when a fixed-step run of the index-1 form crossed such a
     position onto another branch: its velocity-level constraint residual jumped (the driver's
-    manifold check, fortran/core/driver.f90: manifold_left).
+    manifold check, fortran/core/driver.f90: manifold_left), and (status ``left_branch``) when a
+    fixed step next to such a position jumped onto another branch of the motion and the method's pass
+    of the step jumped too (the driver's branch check, fortran/core/driver.f90: branch_check).
 
     An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
     where it stopped.
