@@ -12,7 +12,7 @@ import numpy as np
 from . import _validate as V
 from ._status import STATUS_ERRORS, STATUS_INTERRUPTED, STATUS_NAMES, STATUS_NEWTON_FAILED, STATUS_NONFINITE, \
     STATUS_OK, STATUS_RANK_DEFICIENT, STATUS_STEP_TOO_LARGE, STATUS_TEXT, STATUS_LEFT_MANIFOLD, \
-    STATUS_LEFT_BRANCH
+    STATUS_LEFT_BRANCH, STATUS_SINGULAR_POSITION
 from .errors import Interrupted, LapackError
 from .models.base import nonfinite_item
 from .results import Result, trajectory_residuals
@@ -126,6 +126,8 @@ def _failure_cause(result, status, h):
     if status == STATUS_LEFT_BRANCH:
         return (_rank_at(result) + f"; retry with a smaller h (this run: h = {h:g}), or with genalpha or "
                 f"rattle, which pass such positions on their branch (docs/guide/redundant.md)")
+    if status == STATUS_SINGULAR_POSITION:
+        return _rank_at(result)
     if status == STATUS_NEWTON_FAILED and fixed:
         return (f"; at h = {h:g} the step may be too large for Newton's method to converge from its "
                 f"predictor: retry with a smaller h (e.g. h = {h / 4:g})" + or_variable_steps())
@@ -133,10 +135,11 @@ def _failure_cause(result, status, h):
 
 
 def _rank_at(result):
-    """Where a run stopped next to a singular position: the constraint Jacobian C = [G; A] at the last
-    state, its singular values' ratio and its rank at the driver's near-singular threshold (sigma_min /
-    sigma_max 1e-2, fortran/core/reduced_model.f90: near_singular_position); "" where the model has no
-    Python Jacobian to say it with (a Lie-group model, a model item that fails)."""
+    """Where a vector method's run stopped next to a singular position: the constraint Jacobian C = [G; A]
+    at the last state, its singular values' ratio and its rank at the driver's near-singular threshold
+    (sigma_min / sigma_max 1e-2, fortran/core/reduced_model.f90: near_singular_position); "" where the
+    model has no such Jacobian to say it with (a model item that fails; the Lie methods say it their
+    way, pyint/methods/lie/integrator.py)."""
     model = result.model
     try:
         t, q = float(result.t[-1]), np.asarray(result.q[-1])
