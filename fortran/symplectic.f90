@@ -230,6 +230,7 @@ module symplectic
     procedure :: step => sym_advance
     procedure :: aux => sym_aux
     procedure :: pass_singular => sym_pass
+    procedure :: straddle => sym_straddle
   end type
 
 contains
@@ -1606,6 +1607,7 @@ contains
       call self%model%mass_mul(s%q, s%v, self%p)
       call red_init(self%model, self%lw, self%rt, self%iopt(IOPT_SYMPLECTIC_STAGES), s, info)
       self%passes_singular = .true.
+      self%straddles = .true.
       return
     end if
     call work_init(self%w, self%model, self%scheme, self%iopt(IOPT_SYMPLECTIC_TABLEAU), self%iopt(IOPT_SYMPLECTIC_STAGES), &
@@ -1716,6 +1718,39 @@ contains
       if (info == 0) call pass_multipliers(self, s, info)
     end if
     if (info /= 0) self%p = p0
+  end subroutine
+
+  !> The driver's straddle, for the reduced step (Lobatto IIIA-IIIB, the composition with Gauss
+  !> stages): s at t1 - 2 h, the state a step before a step that started at a singular position
+  !> and jumped branch, its pass too (fortran/core/driver.f90 branch_check).  Started at the
+  !> crossing, the step's stage equations have a solution on each branch (G(Q_1) = G(q_k) has lost
+  !> rank: the forces along its near-null directions are gone from the first stage) and Newton's
+  !> choice hangs on round-off; two steps of 0.6 h and 1.4 h from t1 - 2 h have no point there
+  !> (their stage points are 0.3 h and 0.4 h from it).  The stepper starts again from s as init
+  !> does: p = M v, the kept K factored at s (kick_complete's), no Jacobian kept; s%a, s%lam are
+  !> that step's own, consistent ones.
+  subroutine sym_straddle(self, h, t1, s, info)
+    class(sym_stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    real(wp), parameter :: SPLIT = 0.6_wp
+    info = STATUS_LEFT_BRANCH
+    if (.not. self%lw%on) return
+    call self%model%mass_mul(s%q, s%v, self%p)
+    self%rt%tf = -huge(1.0_wp)
+    call kept_factor(self%model, self%rt, s%t, s%q, info)
+    if (info /= 0) then
+      info = STATUS_LEFT_BRANCH
+      return
+    end if
+    self%rt%tf = s%t
+    self%rt%qf = s%q
+    self%lw%jm_ok = .false.
+    call sym_advance(self, SPLIT * h, s%t + SPLIT * h, s, info)
+    self%lw%jm_ok = .false.
+    if (info == 0) call sym_advance(self, (2 - SPLIT) * h, t1, s, info)
+    self%lw%jm_ok = .false.
   end subroutine
 
   !> a and lam of a passed step's end (sym_pass, the reduced step) by the Tikhonov-filtered

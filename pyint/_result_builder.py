@@ -152,7 +152,7 @@ def _rank_at(result):
     if not len(sv) or not sv[0] > 0:
         return ""
     rank = int(np.sum(sv > 1e-2 * sv[0]))
-    return (f": at the step's start (t = {t:.6g}) sigma_min / sigma_max of the constraint Jacobian is "
+    return (f": at the last state returned (t = {t:.6g}) sigma_min / sigma_max of the constraint Jacobian is "
             f"{sv[-1] / sv[0]:.2g}, rank {rank} of its {len(sv)} rows at 1e-2 of sigma_max")
 
 

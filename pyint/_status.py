@@ -72,6 +72,7 @@ STATUS_TEXT = {
     STATUS_LEFT_BRANCH: ("a step next to a singular position of the mechanism (the constraint Jacobian's rank "
                          "drops there) jumped onto another branch of its motion: the velocity changed by more "
                          "than ten times the step before's change (fortran/core/driver.f90: branch_check), and "
-                         "the method's own pass of the step, where it has one, jumped too; the run stops at the "
-                         "step's start"),
+                         "the method's own pass of the step, where it has one, jumped too (Lobatto IIIA-IIIB and "
+                         "symplectic_gl also retake the two steps from the one before as 0.6 h and 1.4 h); the "
+                         "run stops at the step's start"),
 }

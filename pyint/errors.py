@@ -103,7 +103,8 @@ class SingularPositionError(IntegrationError):
     position onto another branch: its velocity-level constraint residual jumped (the driver's
     manifold check, fortran/core/driver.f90: manifold_left), and (status ``left_branch``) when a
     fixed step next to such a position jumped onto another branch of the motion and the method's pass
-    of the step jumped too (the driver's branch check, fortran/core/driver.f90: branch_check).
+    of the step (and its straddle, where it has one) jumped too (the driver's branch check,
+    fortran/core/driver.f90: branch_check).
 
     An :class:`IntegrationError`: ``result``, ``step`` and ``time`` say what was computed and
     where it stopped.

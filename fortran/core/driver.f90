@@ -114,6 +114,8 @@ module pyint_driver
     type(residual_work_t) :: rw            !< vector_residuals' workspace
     !> pass_singular is the stepper's own (its init sets this): drive keeps each step's start for it
     logical :: passes_singular = .false.
+    !> straddle is the stepper's own (its init sets this): drive keeps the state two steps back for it
+    logical :: straddles = .false.
     !> the stepper integrates the index-1 form, whose flow keeps G v + g_t constant: drive's fixed
     !> steps check that this residual does not jump (manifold_left; its init sets this)
     logical :: drift_check = .false.
@@ -133,6 +135,7 @@ module pyint_driver
     procedure :: euler => vector_euler
     procedure :: finish => no_finish
     procedure :: pass_singular => cannot_pass
+    procedure :: straddle => cannot_straddle
     procedure :: options_fit
   end type
 
@@ -291,6 +294,18 @@ contains
     info = STATUS_SINGULAR_POSITION
   end subroutine
 
+  !> Two steps from s at t1 - 2 h to t1 whose points avoid t1 - h (branch_check: a step that
+  !> starts at a singular position and jumped branch, its pass too); the stepper's internal state
+  !> is set up again from s (fortran/symplectic.f90 sym_straddle).  The default cannot: info =
+  !> STATUS_LEFT_BRANCH.
+  subroutine cannot_straddle(self, h, t1, s, info)
+    class(stepper_t), intent(inout) :: self
+    real(wp), intent(in) :: h, t1
+    type(state_t), intent(inout) :: s
+    integer, intent(out) :: info
+    info = STATUS_LEFT_BRANCH
+  end subroutine
+
   !> One trajectory (see the module comment).  The stepper is set up (its model
   !> built).  Outputs: column k = sample k; lout(1:nl, k), auxout(1:naux, k),
   !> resout(1:nres, k), eout(k) the energy; stepmax(1:nres) the maxima of the
@@ -304,7 +319,7 @@ contains
     real(wp), intent(inout) :: tout(:), qout(:, :), vout(:, :), aout(:, :), lout(:, :), auxout(:, :), &
                                resout(:, :), eout(:), stepmax(:)
     integer, intent(out) :: istat(3)
-    type(state_t) :: s, s_old
+    type(state_t) :: s, s_old, s_old2    ! the step's start, the state a step before it (straddle)
     real(wp) :: res(st%nres), energy, e0
     real(wp), allocatable :: v1(:), v2(:), vt(:)   ! v one and two steps back (step_guard)
     integer :: step, info, ns, nalt
@@ -328,6 +343,7 @@ contains
     nalt = 0
     past = huge(1.0_wp)
     do step = 1, nsteps
+      if (st%straddles .and. step >= 2) call copy_state(s_old2, s_old)
       if (st%passes_singular) call copy_state(s_old, s)
       call take_step(st, h, t0 + step * h, s, info)
       ! a step flagged at a singular position is taken again by the stepper's own way through it
@@ -345,7 +361,8 @@ contains
       if (info == 0 .and. step >= 2 .and. size(s%v) > 0) then
         call step_guard(h, s%q, s%v, v1, v2, nalt, past, too_large, d2)
         if (too_large) info = STATUS_STEP_TOO_LARGE
-        if (info == 0 .and. allocated(st%model)) call branch_check(st, h, t0 + step * h, s, s_old, v1, v2, d2, info)
+        if (info == 0 .and. allocated(st%model)) &
+          call branch_check(st, h, t0 + step * h, s, s_old, s_old2, v1, v2, d2, info)
       end if
       if (info == 0) info = stop_status(t0 + step * h)   ! Ctrl-C, a callback's exception, a LAPACK error
       if (info == 0) then
@@ -500,17 +517,23 @@ contains
   !> rank drop can reach either).  The signs: d2 > JUMP d1 and the step's start or end near a
   !> singular position (near_singular_position, the driver's flag for a failed step).  Then a
   !> stepper that passes singular positions takes the step again by its pass from the step's
-  !> start (kept in s_old), and the run goes on if the passed step does not jump too; else, and
-  !> for the other steppers, the run stops at the step's start (STATUS_LEFT_BRANCH).  Measured on
+  !> start (kept in s_old), and the run goes on if the passed step does not jump too.  A step
+  !> that starts at the crossing itself (A02, N = 4: sigma_min / sigma_max 9e-6 at t = 1.236, the
+  !> grid 2e-6 s from it) jumps from there whatever its own size (Lobatto's pass, and ten steps of
+  !> h / 10, land on one wrong solution); a stepper that straddles (st%straddles) then takes the
+  !> two steps from the state a step before (s_old2) again as 0.6 h and 1.4 h, whose points miss
+  !> the crossing (A02, N = 4, 16 perturbed starts, the three splits 0.8, 0.6 and 0.4: all on the
+  !> branch, within 1.2e-9 of the reduced solution).  Else the run stops at the step's start
+  !> (STATUS_LEFT_BRANCH).  Measured on
   !> IFToMM A02 (h = 1e-3, 20 s, N = 2 and 4, every fixed-step vector method, v0 as the benchmark
   !> gives it and perturbed by 7e-14): d2 / d1 at most 0.0173 on the branch, 279 on Lobatto
   !> IIIA-IIIB's step onto the other branch at N = 4's crossing near t = 1.237 (energy +35 J, the
   !> run ok before this check).  A jump away from singular positions (a discontinuous force) is
   !> left alone: the check costs the jump test a step, the flag's factorization only on a jump.
-  subroutine branch_check(st, h, t1, s, s_old, v1, v2, d2, info)
+  subroutine branch_check(st, h, t1, s, s_old, s_old2, v1, v2, d2, info)
     class(stepper_t), intent(inout) :: st
     real(wp), intent(in) :: h, t1, v1(:), v2(:), d2
-    type(state_t), intent(inout) :: s, s_old
+    type(state_t), intent(inout) :: s, s_old, s_old2
     integer, intent(inout) :: info
     real(wp), parameter :: JUMP = 10
     logical :: near
@@ -525,6 +548,13 @@ contains
     call st%pass_singular(h, t1, s, pinfo)
     if (pinfo == 0 .and. finite_state(s)) then
       if (.not. max_abs(s%v, v1, v2) > JUMP * max_diff(v1, v2)) info = 0
+    end if
+    if (info /= 0 .and. st%straddles) then
+      call copy_state(s, s_old2)
+      call st%straddle(h, t1, s, pinfo)
+      if (pinfo == 0 .and. finite_state(s)) then
+        if (.not. max_abs(s%v, v1, v2) > JUMP * max_diff(v1, v2)) info = 0
+      end if
     end if
     if (info /= 0) call copy_state(s, s_old)
   end subroutine
