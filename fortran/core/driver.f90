@@ -343,7 +343,7 @@ contains
     nalt = 0
     past = huge(1.0_wp)
     do step = 1, nsteps
-      if (st%straddles .and. step >= 2) call copy_state(s_old2, s_old)
+      if (st%straddles .and. step >= 2) call swap_state(s_old2, s_old)   ! (s_old is written next)
       if (st%passes_singular) call copy_state(s_old, s)
       call take_step(st, h, t0 + step * h, s, info)
       ! a step flagged at a singular position is taken again by the stepper's own way through it
@@ -633,6 +633,29 @@ contains
     real(wp), intent(in) :: x(:)
     finite = count(abs(x) <= huge(1.0_wp)) == size(x)
   end function
+
+  !> x <-> y by their arrays' descriptors (move_alloc), no element copied: drive's state a step
+  !> before the step's start (straddle) at no cost a step.
+  subroutine swap_state(x, y)
+    type(state_t), intent(inout) :: x, y
+    real(wp), allocatable :: tmp(:)
+    real(wp) :: t
+    t = x%t
+    x%t = y%t
+    y%t = t
+    call move_alloc(x%q, tmp)
+    call move_alloc(y%q, x%q)
+    call move_alloc(tmp, y%q)
+    call move_alloc(x%v, tmp)
+    call move_alloc(y%v, x%v)
+    call move_alloc(tmp, y%v)
+    call move_alloc(x%a, tmp)
+    call move_alloc(y%a, x%a)
+    call move_alloc(tmp, y%a)
+    call move_alloc(x%lam, tmp)
+    call move_alloc(y%lam, x%lam)
+    call move_alloc(tmp, y%lam)
+  end subroutine
 
   !> dst = src, dst's arrays kept (the same sizes: one run's states) once allocated: the
   !> adaptive loop's copy per step without the allocations of a derived-type assignment.
