@@ -19,8 +19,8 @@
 !>     a step that makes the velocity-level constraint residual jump stops the run
 !>     (STATUS_LEFT_MANIFOLD);
 !>   * the fixed-step branch check (branch_check, every vector method): a step whose velocity
-!>     jumped next to a singular position is taken again by the stepper's pass, or stops the
-!>     run (STATUS_LEFT_BRANCH);
+!>     jumped next to a singular position is taken again by the stepper's pass, then with the
+!>     step before it as two unequal steps (straddle), or stops the run (STATUS_LEFT_BRANCH);
 !>   * istat = [status, steps done, samples written].
 !> A fixed step flagged STATUS_SINGULAR_POSITION (fortran/core/kkt.f90: the constraint Jacobian
 !> near a rank drop) is taken again from its start by the stepper's pass_singular (the index-1
@@ -524,12 +524,13 @@ contains
   !> two steps from the state a step before (s_old2) again as 0.6 h and 1.4 h, whose points miss
   !> the crossing (A02, N = 4, 16 perturbed starts, the three splits 0.8, 0.6 and 0.4: all on the
   !> branch, within 1.2e-9 of the reduced solution).  Else the run stops at the step's start
-  !> (STATUS_LEFT_BRANCH).  Measured on
-  !> IFToMM A02 (h = 1e-3, 20 s, N = 2 and 4, every fixed-step vector method, v0 as the benchmark
-  !> gives it and perturbed by 7e-14): d2 / d1 at most 0.0173 on the branch, 279 on Lobatto
-  !> IIIA-IIIB's step onto the other branch at N = 4's crossing near t = 1.237 (energy +35 J, the
-  !> run ok before this check).  A jump away from singular positions (a discontinuous force) is
-  !> left alone: the check costs the jump test a step, the flag's factorization only on a jump.
+  !> (STATUS_LEFT_BRANCH).  Measured on IFToMM A02 (h = 1e-3, 20 s, N = 2 and 4, every fixed-step
+  !> vector method, v0 as the benchmark gives it and perturbed by 7e-14): d2 / d1 at most 0.0173
+  !> on the branch, 279 on Lobatto IIIA-IIIB's step onto the other branch at N = 4's crossing near
+  !> t = 1.237 (energy +35 J, the run ok before this check).  A jump away from singular positions
+  !> (a discontinuous force) is left alone; one next to them (an impulsive force there) is taken
+  !> for a branch jump.  The check costs the jump test a step, the flag's factorization only on a
+  !> jump.
   subroutine branch_check(st, h, t1, s, s_old, s_old2, v1, v2, d2, info)
     class(stepper_t), intent(inout) :: st
     real(wp), intent(in) :: h, t1, v1(:), v2(:), d2
