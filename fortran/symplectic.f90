@@ -1136,21 +1136,48 @@ contains
     do j = 1, ns - 1
       call kept_gtmul(model, rw, t + lw%c(j) * h, lw%qs(:, j), lw%mu(:, j), lw%gtm(:, j))
     end do
-    ! (h f_j - G^T mu_j formed once for all i: the same values as per row)
-    do j = 1, ns - 1
-      lw%hf(:, j) = h * lw%fs(:, j) - lw%gtm(:, j)
-    end do
     do i = 1, ns
       call model%mass_mul(q, lw%u(:, i), lw%mus(:, i))
-      lw%ru(:, i) = lw%mus(:, i) - p
-      do j = 1, ns - 1
-        lw%ru(:, i) = lw%ru(:, i) - lw%ah(i, j) * lw%hf(:, j)
-      end do
-      if (i > 1) then
-        call model%hol(t + lw%c(i) * h, lw%qs(:, i), lw%rg(:, i - 1))
-        lw%rg(:, i - 1) = lw%rg(:, i - 1) / h
-      end if
     end do
+    call lob_rows(model%n, ns, h, lw%ah, p, lw%mus, lw%fs, lw%gtm, lw%hf, lw%ru)
+    do i = 2, ns
+      call model%hol(t + lw%c(i) * h, lw%qs(:, i), lw%rg(:, i - 1))
+      lw%rg(:, i - 1) = lw%rg(:, i - 1) / h
+    end do
+  end subroutine
+
+  !> lob_residual's rows r_U,i = M U_i - p_k - sum_j ahat_ij (h f_j - G(Q_j)^T mu_j), the sum in
+  !> the order of j < s, with hf_j = h f_j - G^T mu_j formed once for all i (the same values) and
+  !> explicit shapes (the derived type's descriptors cost more than the sums at the chain's n of a
+  !> few).
+  pure subroutine lob_rows(n, ns, h, ah, p, mus, fs, gtm, hf, ru)
+    integer, intent(in) :: n, ns
+    real(wp), intent(in) :: h, ah(ns, ns), p(n), mus(n, ns), fs(n, ns), gtm(n, ns)
+    real(wp), intent(out) :: hf(n, ns), ru(n, ns)
+    integer :: i, j
+    do j = 1, ns - 1
+      hf(:, j) = h * fs(:, j) - gtm(:, j)
+    end do
+    do i = 1, ns
+      ru(:, i) = mus(:, i) - p
+      do j = 1, ns - 1
+        ru(:, i) = ru(:, i) - ah(i, j) * hf(:, j)
+      end do
+    end do
+  end subroutine
+
+  !> red_increment's end for Lobatto: dU_l = (sum_i ahat'_li z_i) - alpha_l zb (the sums in du on
+  !> entry), U += dU, mu += dmu; explicit shapes, as lob_rows.
+  pure subroutine lob_update(n, m, ns, nmu, alpha, zb, du, u, dmu, mu)
+    integer, intent(in) :: n, m, ns, nmu
+    real(wp), intent(in) :: alpha(ns), zb(n), dmu(m, nmu)
+    real(wp), intent(inout) :: du(n, ns), u(n, ns), mu(m, nmu)
+    integer :: j
+    do j = 1, ns
+      du(:, j) = du(:, j) - alpha(j) * zb
+    end do
+    u = u + du
+    mu = mu + dmu
   end subroutine
 
   !> The residual of the composition's reduced step at (U, mu) (module header: the composition,
@@ -1543,11 +1570,7 @@ contains
       call combine(n, ns, 1, 1, lw%ru, lw%beta, lw%zb)
       call minv_solve(lw, rw, lw%zb)
       call combine(n, ns - 1, ns, ns, lw%z, lw%ah, lw%du)
-      do j = 1, ns
-        lw%du(:, j) = lw%du(:, j) - lw%alpha(j) * lw%zb
-      end do
-      lw%u = lw%u + lw%du
-      lw%mu = lw%mu + lw%dmu
+      call lob_update(n, m, ns, size(lw%mu, 2), lw%alpha, lw%zb, lw%du, lw%u, lw%dmu, lw%mu)
       iters = iters + 1
     end subroutine
 
