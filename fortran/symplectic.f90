@@ -1113,9 +1113,22 @@ contains
     integer :: j, ns
     ns = size(lw%b)
     call combine(model%n, ns, ns, ns, lw%u, lw%a, lw%qs)     ! (the sums, then Q_j from them)
+    call shift_points(model%n, ns, h, q, lw%qs)
+    if (newf) then
+      do j = 1, ns
+        call model%force(t + lw%c(j) * h, lw%qs(:, j), lw%u(:, j), lw%fs(:, j))
+      end do
+    end if
+  end subroutine
+
+  !> qs(:, j) = q + h qs(:, j), j = 1 .. ns (stage_points' Q_j from their sums; explicit shapes).
+  pure subroutine shift_points(n, ns, h, q, qs)
+    integer, intent(in) :: n, ns
+    real(wp), intent(in) :: h, q(n)
+    real(wp), intent(inout) :: qs(n, ns)
+    integer :: j
     do j = 1, ns
-      lw%qs(:, j) = q + h * lw%qs(:, j)
-      if (newf) call model%force(t + lw%c(j) * h, lw%qs(:, j), lw%u(:, j), lw%fs(:, j))
+      qs(:, j) = q + h * qs(:, j)
     end do
   end subroutine
 
