@@ -1179,6 +1179,20 @@ contains
     end do
   end subroutine
 
+  !> red_step's start values U_j = v + c_j h a, mu_j = h lam (explicit shapes, as lob_rows).
+  pure subroutine start_values(n, m, ns, nmu, h, c, v, a, lam, u, mu)
+    integer, intent(in) :: n, m, ns, nmu
+    real(wp), intent(in) :: h, c(ns), v(n), a(n), lam(m)
+    real(wp), intent(out) :: u(n, ns), mu(m, nmu)
+    integer :: j
+    do j = 1, ns
+      u(:, j) = v + c(j) * h * a
+    end do
+    do j = 1, nmu
+      mu(:, j) = h * lam
+    end do
+  end subroutine
+
   !> red_increment's end for Lobatto: dU_l = (sum_i ahat'_li z_i) - alpha_l zb (the sums in du on
   !> entry), U += dU, mu += dmu; explicit shapes, as lob_rows.
   pure subroutine lob_update(n, m, ns, nmu, alpha, zb, du, u, dmu, mu)
@@ -1497,13 +1511,7 @@ contains
     !> with N = 4 to the other branch at its crossing near t = 1.237, status ok: near a singular
     !> position the kept K amplifies the start's error along its near-null directions.)
     subroutine red_start()
-      integer :: j
-      do j = 1, ns
-        lw%u(:, j) = v + lw%c(j) * h * a
-      end do
-      do j = 1, size(lw%mu, 2)
-        lw%mu(:, j) = h * lam(1:m)
-      end do
+      call start_values(n, m, ns, size(lw%mu, 2), h, lw%c, v, a, lam, lw%u, lw%mu)
       if (lw%comp) lw%mu = lw%mu / 2
     end subroutine
 
