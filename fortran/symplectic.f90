@@ -203,6 +203,8 @@ module symplectic
     real(wp), allocatable :: cinv(:, :), wm(:, :), alpha(:), beta(:)   !< Lobatto's elimination
     real(wp), allocatable :: gcoef(:, :)    !< (s, nmu): d r_U,i / d mu_j = gcoef(i, j) G^T
     real(wp), allocatable :: u(:, :), du(:, :), ru(:, :), qs(:, :), fs(:, :), gtm(:, :)   !< (n, s)
+    real(wp), allocatable :: hf(:, :)      !< (n, s): lob_residual's h f_j - G(Q_j)^T mu_j
+    real(wp), allocatable :: wq(:, :)      !< (n, s): red_step's combinations of the dU_l
     real(wp), allocatable :: z(:, :), gd(:, :)                          !< (n, nmu)
     real(wp), allocatable :: mu(:, :), dmu(:, :), rg(:, :)             !< (m, nmu)
     real(wp), allocatable :: xs(:), zb(:), zn(:), zm(:), q1(:)
@@ -727,7 +729,7 @@ contains
           end do
         end do
       else
-        call combine(rw%gq, rw%xs(1:n), rw%gr)
+        call combine(model%mh, n, 1, 1, rw%gq, rw%xs, rw%gr)
       end if
       rw%xr(n + 1:) = rw%xr(n + 1:) - rw%gr
       call kept_solve(rw, rw%xr, top_zero=.true.)
@@ -967,15 +969,32 @@ contains
     if (.not. (all(abs(p) <= huge(1.0_wp)) .and. all(abs(a) <= huge(1.0_wp)))) info = STATUS_NONFINITE
   end subroutine
 
-  !> y = sum_j c(j) x(:, j), accumulated in the order of j, zero c(j) skipped: matmul(x, c)
-  !> without the temporary of a strided c (a row of a tableau) or of the result.
-  pure subroutine combine(x, c, y)
-    real(wp), intent(in) :: x(:, :), c(:)
-    real(wp), intent(out) :: y(:)
-    integer :: j
-    y = 0
-    do j = 1, size(c)
-      if (c(j) /= 0) y = y + c(j) * x(:, j)
+  !> y(:, r) = sum_j c(r, j) x(:, j), r = 1 .. nr, each accumulated in the order of j from 0, zero
+  !> c(r, j) skipped: matmul(x, transpose(c)) without temporaries.  Explicit shapes: x (n, s), y
+  !> (n, nr), c with leading dimension ldc from its first used element (a row of a tableau as
+  !> c(i, 1), ldc its rows); every caller's x and y are contiguous work arrays or their columns.
+  !> So unit-stride loops without the descriptors' stride cases, several rows in one call, and the
+  !> first term's 0 + c(r, j) x(:, j) written as such rather than after a zeroing of y (a memset
+  !> call): with the reduced step's n of a few the calls' overhead was most of the cost (chain2,
+  !> Lobatto s = 3: ~150 instructions a call of one row, ~15 calls an iteration).
+  pure subroutine combine(n, s, nr, ldc, x, c, y)
+    integer, intent(in) :: n, s, nr, ldc
+    real(wp), intent(in) :: x(n, s), c(ldc, *)
+    real(wp), intent(out) :: y(n, nr)
+    integer :: r, j
+    logical :: first
+    do r = 1, nr
+      first = .true.
+      do j = 1, s
+        if (c(r, j) == 0) cycle
+        if (first) then
+          y(:, r) = 0.0_wp + c(r, j) * x(:, j)
+          first = .false.
+        else
+          y(:, r) = y(:, r) + c(r, j) * x(:, j)
+        end if
+      end do
+      if (first) y(:, r) = 0
     end do
   end subroutine
 
@@ -1016,7 +1035,7 @@ contains
     allocate(lw%u(n, ns), lw%du(n, ns), lw%ru(n, ns), lw%qs(n, ns), lw%fs(n, ns), lw%gtm(n, ns), &
              lw%z(n, nmu), lw%gd(n, nmu), lw%mu(m, nmu), lw%dmu(m, nmu), lw%rg(m, nmu), &
              lw%xs(n + m), lw%zb(n), lw%zn(n), lw%zm(m), lw%q1(n), lw%xj(ns * n + nmu * m), lw%wk(n), &
-             lw%mus(n, ns), lw%dpm(ns))
+             lw%mus(n, ns), lw%dpm(ns), lw%hf(n, ns), lw%wq(n, ns))
     lw%zn = 0; lw%zm = 0; lw%gtm = 0
     if (lw%comp) then
       lw%gcoef = 1
@@ -1092,11 +1111,25 @@ contains
     type(red_work_t), intent(inout) :: lw
     real(wp), intent(in) :: t, h, q(:)
     logical, intent(in) :: newf
+    integer :: j, ns
+    ns = size(lw%b)
+    call combine(model%n, ns, ns, ns, lw%u, lw%a, lw%qs)     ! (the sums, then Q_j from them)
+    call shift_points(model%n, ns, h, q, lw%qs)
+    if (newf) then
+      do j = 1, ns
+        call model%force(t + lw%c(j) * h, lw%qs(:, j), lw%u(:, j), lw%fs(:, j))
+      end do
+    end if
+  end subroutine
+
+  !> qs(:, j) = q + h qs(:, j), j = 1 .. ns (stage_points' Q_j from their sums; explicit shapes).
+  pure subroutine shift_points(n, ns, h, q, qs)
+    integer, intent(in) :: n, ns
+    real(wp), intent(in) :: h, q(n)
+    real(wp), intent(inout) :: qs(n, ns)
     integer :: j
-    do j = 1, size(lw%b)
-      call combine(lw%u, lw%a(j, :), lw%wk)
-      lw%qs(:, j) = q + h * lw%wk
-      if (newf) call model%force(t + lw%c(j) * h, lw%qs(:, j), lw%u(:, j), lw%fs(:, j))
+    do j = 1, ns
+      qs(:, j) = q + h * qs(:, j)
     end do
   end subroutine
 
@@ -1119,15 +1152,60 @@ contains
     end do
     do i = 1, ns
       call model%mass_mul(q, lw%u(:, i), lw%mus(:, i))
-      lw%ru(:, i) = lw%mus(:, i) - p
-      do j = 1, ns - 1
-        lw%ru(:, i) = lw%ru(:, i) - lw%ah(i, j) * (h * lw%fs(:, j) - lw%gtm(:, j))
-      end do
-      if (i > 1) then
-        call model%hol(t + lw%c(i) * h, lw%qs(:, i), lw%rg(:, i - 1))
-        lw%rg(:, i - 1) = lw%rg(:, i - 1) / h
-      end if
     end do
+    call lob_rows(model%n, ns, h, lw%ah, p, lw%mus, lw%fs, lw%gtm, lw%hf, lw%ru)
+    do i = 2, ns
+      call model%hol(t + lw%c(i) * h, lw%qs(:, i), lw%rg(:, i - 1))
+      lw%rg(:, i - 1) = lw%rg(:, i - 1) / h
+    end do
+  end subroutine
+
+  !> lob_residual's rows r_U,i = M U_i - p_k - sum_j ahat_ij (h f_j - G(Q_j)^T mu_j), the sum in
+  !> the order of j < s, with hf_j = h f_j - G^T mu_j formed once for all i (the same values) and
+  !> explicit shapes (the derived type's descriptors cost more than the sums at the chain's n of a
+  !> few).
+  pure subroutine lob_rows(n, ns, h, ah, p, mus, fs, gtm, hf, ru)
+    integer, intent(in) :: n, ns
+    real(wp), intent(in) :: h, ah(ns, ns), p(n), mus(n, ns), fs(n, ns), gtm(n, ns)
+    real(wp), intent(out) :: hf(n, ns), ru(n, ns)
+    integer :: i, j
+    do j = 1, ns - 1
+      hf(:, j) = h * fs(:, j) - gtm(:, j)
+    end do
+    do i = 1, ns
+      ru(:, i) = mus(:, i) - p
+      do j = 1, ns - 1
+        ru(:, i) = ru(:, i) - ah(i, j) * hf(:, j)
+      end do
+    end do
+  end subroutine
+
+  !> red_step's start values U_j = v + c_j h a, mu_j = h lam (explicit shapes, as lob_rows).
+  pure subroutine start_values(n, m, ns, nmu, h, c, v, a, lam, u, mu)
+    integer, intent(in) :: n, m, ns, nmu
+    real(wp), intent(in) :: h, c(ns), v(n), a(n), lam(m)
+    real(wp), intent(out) :: u(n, ns), mu(m, nmu)
+    integer :: j
+    do j = 1, ns
+      u(:, j) = v + c(j) * h * a
+    end do
+    do j = 1, nmu
+      mu(:, j) = h * lam
+    end do
+  end subroutine
+
+  !> red_increment's end for Lobatto: dU_l = (sum_i ahat'_li z_i) - alpha_l zb (the sums in du on
+  !> entry), U += dU, mu += dmu; explicit shapes, as lob_rows.
+  pure subroutine lob_update(n, m, ns, nmu, alpha, zb, du, u, dmu, mu)
+    integer, intent(in) :: n, m, ns, nmu
+    real(wp), intent(in) :: alpha(ns), zb(n), dmu(m, nmu)
+    real(wp), intent(inout) :: du(n, ns), u(n, ns), mu(m, nmu)
+    integer :: j
+    do j = 1, ns
+      du(:, j) = du(:, j) - alpha(j) * zb
+    end do
+    u = u + du
+    mu = mu + dmu
   end subroutine
 
   !> The residual of the composition's reduced step at (U, mu) (module header: the composition,
@@ -1147,10 +1225,10 @@ contains
     call stage_points(model, lw, t, h, q, newf)
     do i = 1, ns
       call model%mass_mul(q, lw%u(:, i), lw%mus(:, i))
-      call combine(lw%fs, lw%ah(i, :), lw%wk)
+      call combine(model%n, ns, 1, ns, lw%fs, lw%ah(i, 1), lw%wk)
       lw%ru(:, i) = lw%mus(:, i) - p + lw%gtm(:, 1) - h * lw%wk
     end do
-    call combine(lw%u, lw%b, lw%wk)
+    call combine(model%n, ns, 1, 1, lw%u, lw%b, lw%wk)
     lw%q1 = q + h * lw%wk
     call model%hol(t + h, lw%q1, lw%rg(:, 1))
     lw%rg(:, 1) = lw%rg(:, 1) / h
@@ -1280,7 +1358,7 @@ contains
     integer, intent(out) :: iters, nfact, info
     integer :: it, i, j, n, m, ns, status, extra, base
     logical :: newf, jmode, fresh, jnew
-    real(wp) :: sq, sp, amp, est, gnow, gprev, dq, gdmax
+    real(wp) :: sq, sp, sp0, amp, est, gnow, gprev, dq, gdmax
     n = model%n; m = model%mh; ns = size(lw%b)
     iters = 0; nfact = 0; info = 0
     jmode = .false.; fresh = .false.; jnew = .false.
@@ -1292,6 +1370,7 @@ contains
     ! the momenta they change)
     sq = max(maxabs(q), maxabs(lw%q1))
     sp = maxabs(p)
+    sp0 = sp            ! (p is p_k until the step ends)
     amp = ns**3 * max(1.0_wp, sq / (h * max(maxabs(v), sq * epsilon(1.0_wp))))
     status = NEWTON_DIVERGED
     extra = 0
@@ -1321,11 +1400,11 @@ contains
       ! the constraint rows' round-off leaves dU_l noise that the weights cancel; measured:
       ! h max |dU| 1.2 times its floor 8 eps |q|, the points' increments 1e-16, Lobatto s = 8
       ! on chain2 at h = 1e-6: it never stopped)
-      call combine(lw%du, lw%b, lw%wk)
+      call combine(n, ns, 1, 1, lw%du, lw%b, lw%wk)
       dq = maxabs(lw%wk)
+      call combine(n, ns, ns - 1, ns, lw%du, lw%a(2, 1), lw%wq)
       do j = 2, ns
-        call combine(lw%du, lw%a(j, :), lw%wk)
-        dq = max(dq, maxabs(lw%wk))
+        dq = max(dq, maxabs(lw%wq(:, j - 1)))
       end do
       do i = 1, size(lw%mu, 2)
         call kept_gtmul(model, rw, t, q, lw%dmu(:, i), lw%gd(:, i))
@@ -1335,7 +1414,7 @@ contains
         if (jmode) then
           call model%mass_mul(q, lw%du(:, j), lw%zn)
         else
-          call combine(lw%gd, lw%gcoef(j, :), lw%zn)
+          call combine(n, size(lw%mu, 2), 1, ns, lw%gd, lw%gcoef(j, 1), lw%zn)
           lw%zn = lw%ru(:, j) + lw%zn       ! (the residual before this increment)
         end if
         lw%dpm(j) = maxabs(lw%zn)
@@ -1344,7 +1423,7 @@ contains
       ! iterate's stage momenta M U_j's, as sym_step's (from rest, p_k = 0 left the impulses'
       ! floor at zero: their round-off, 1.5e-7 on chain2 at h = 1e-6, s = 9, never stopped)
       call red_residual(model, lw, rw, t, h, q, p, newf)
-      sp = maxabs(p)
+      sp = sp0
       do j = 1, ns
         sp = max(sp, maxabs(lw%mus(:, j)))
       end do
@@ -1433,13 +1512,7 @@ contains
     !> with N = 4 to the other branch at its crossing near t = 1.237, status ok: near a singular
     !> position the kept K amplifies the start's error along its near-null directions.)
     subroutine red_start()
-      integer :: j
-      do j = 1, ns
-        lw%u(:, j) = v + lw%c(j) * h * a
-      end do
-      do j = 1, size(lw%mu, 2)
-        lw%mu(:, j) = h * lam(1:m)
-      end do
+      call start_values(n, m, ns, size(lw%mu, 2), h, lw%c, v, a, lam, lw%u, lw%mu)
       if (lw%comp) lw%mu = lw%mu / 2
     end subroutine
 
@@ -1509,21 +1582,17 @@ contains
         return
       end if
       do i = 1, ns - 1
-        call combine(lw%ru, lw%wm(i, :), lw%xs(1:n))
-        call combine(lw%rg, lw%cinv(i, :), lw%xs(n + 1:))
+        call combine(n, ns, 1, ns - 1, lw%ru, lw%wm(i, 1), lw%xs)
+        call combine(m, ns - 1, 1, ns - 1, lw%rg, lw%cinv(i, 1), lw%xs(n + 1))
         lw%xs = -lw%xs
         call kept_solve(rw, lw%xs)
         lw%z(:, i) = lw%xs(1:n)
         lw%dmu(:, i) = lw%xs(n + 1:)
       end do
-      call combine(lw%ru, lw%beta, lw%zb)
+      call combine(n, ns, 1, 1, lw%ru, lw%beta, lw%zb)
       call minv_solve(lw, rw, lw%zb)
-      do j = 1, ns
-        call combine(lw%z, lw%ah(j, 1:ns - 1), lw%du(:, j))
-        lw%du(:, j) = lw%du(:, j) - lw%alpha(j) * lw%zb
-      end do
-      lw%u = lw%u + lw%du
-      lw%mu = lw%mu + lw%dmu
+      call combine(n, ns - 1, ns, ns, lw%z, lw%ah, lw%du)
+      call lob_update(n, m, ns, size(lw%mu, 2), lw%alpha, lw%zb, lw%du, lw%u, lw%dmu, lw%mu)
       iters = iters + 1
     end subroutine
 
@@ -1532,7 +1601,7 @@ contains
     !> M: these differences have b-weighted sum zero).
     subroutine comp_increment()
       integer :: j
-      call combine(lw%ru, lw%b, lw%zb)
+      call combine(n, ns, 1, 1, lw%ru, lw%b, lw%zb)
       lw%xs(1:n) = -lw%zb
       lw%xs(n + 1:) = -lw%rg(:, 1)
       call kept_solve(rw, lw%xs)
