@@ -225,6 +225,16 @@ def test_cache_key_depends_on_parameters_study_version_and_pyint_version(monkeyp
     assert key != cache.cache_key(SELFTEST, p)
 
 
+def test_cache_key_depends_on_the_compiled_kernels(monkeypatch):
+    """Another build of the kernels is another case (a rebuild keeps pyint's version: its cached cases came
+    back as the new build's); this build's fingerprint is the extension's bytes, the same at every call."""
+    p = {"h": 0.1, "method": "rk4"}
+    assert len(cache.kernels_fingerprint()) == 24
+    key = cache.cache_key(SELFTEST, p)
+    monkeypatch.setattr(cache, "kernels_fingerprint", lambda: "another build")
+    assert key != cache.cache_key(SELFTEST, p)
+
+
 # -- combining ----------------------------------------------------------------------------------
 def _case(t, value, n=3):
     return xr.Dataset({"y": ("time", np.full(len(t), value)), "count": ((), np.int64(n)),

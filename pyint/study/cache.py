@@ -1,5 +1,6 @@
 """The case store of a study run: batches of finished cases in NetCDF shards, keyed on the study, its
-parameters, the pyint version and the code that computes a case (see :mod:`pyint.study.runner`).
+parameters, the pyint version, the compiled kernels and the code that computes a case (see
+:mod:`pyint.study.runner`).
 
 Layout, under ``<out>/.cache/<study>/``::
 
@@ -16,8 +17,9 @@ cases have none, time axes differ with ``h``, a case's own dimensions are outer-
 batch needs no schema in advance, no coordination between writers (HDF5 has no safe concurrent writers,
 so one file per writer) and no new dependency; the shard directory, not the index, is the truth: a shard
 the index lacks (its writer finished after the study process was killed, or another process wrote it)
-is found by the one listing at the start of a run.  A case's cache key covers its parameters and the code
-that computes it (:func:`code_fingerprint`), so any run may use any shard.
+is found by the one listing at the start of a run.  A case's cache key covers its parameters, the code
+that computes it (:func:`code_fingerprint`) and the compiled kernels it ran on (:func:`kernels_fingerprint`),
+so any run may use any shard of the same build.
 
 A shard packs its cases' datasets without losing anything (the runner combines them as if each had been
 read from its own file): every variable of every case is flattened into one 1-D buffer per (name, dtype)
@@ -165,11 +167,27 @@ def code_fingerprint(study: Study) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:24]
 
 
+@functools.lru_cache(maxsize=1)
+def kernels_fingerprint() -> str:
+    """Hash of the compiled kernels (the bytes of pyint's extension module): a case computed by another
+    build of the Fortran kernels is another case.  pyint's version alone does not say it (a rebuild
+    with changed kernels keeps the version, and its cached cases came back as the new build's: the
+    block methods' rtol cases of iftomm_benchmarks after their coupling reuse); an install of the same
+    build keeps its cache.  "" where the extension is not found (the key then falls back to the rest)."""
+    try:
+        from .. import _fortran
+        return hashlib.sha256(Path(_fortran.__file__).read_bytes()).hexdigest()[:24]
+    except (ImportError, AttributeError, TypeError, OSError):
+        return ""
+
+
 def cache_key(study: Study, params: Mapping, code: str | None = None) -> str:
-    """Hash of the study name and version, the case parameters, the pyint version and the
-    study's code (:func:`code_fingerprint`; pass it when keying many cases)."""
+    """Hash of the study name and version, the case parameters, the pyint version, the compiled kernels
+    (:func:`kernels_fingerprint`) and the study's code (:func:`code_fingerprint`; pass it when keying
+    many cases)."""
     from .. import __version__
     blob = json.dumps({"study": study.name, "study_version": study.version, "pyint_version": __version__,
+                       "kernels": kernels_fingerprint(),
                        "code": code_fingerprint(study) if code is None else code,
                        "params": dict(params)}, sort_keys=True, default=json_default)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
@@ -478,5 +496,5 @@ class CaseStore:
         return self.shards / self.names[shard]
 
 
-__all__ = ["Case", "CaseGrid", "CaseStore", "cache_key", "code_fingerprint", "make_cases", "pack_cases",
-           "unpack_cases", "write_shard"]
+__all__ = ["Case", "CaseGrid", "CaseStore", "cache_key", "code_fingerprint", "kernels_fingerprint", "make_cases",
+           "pack_cases", "unpack_cases", "write_shard"]
