@@ -667,6 +667,23 @@ contains
     call rw%kf%factor(info)
   end subroutine
 
+  !> The kept K factored at (t, q) (kept_factor), and recorded as K(tf, qf) for kept_gtmul once it
+  !> is (tf stays -huge while it is not).  info: 0 or STATUS_SINGULAR.
+  subroutine kept_at(model, rw, t, q, info)
+    class(model_t), intent(in) :: model
+    type(rattle_work_t), intent(inout) :: rw
+    real(wp), intent(in) :: t, q(:)
+    integer, intent(out) :: info
+    rw%tf = -huge(1.0_wp)
+    call kept_factor(model, rw, t, q, info)
+    if (info /= 0) then
+      info = STATUS_SINGULAR
+      return
+    end if
+    rw%tf = t
+    rw%qf = q
+  end subroutine
+
   !> x <- K^{-1} x with the kept factorization (kept_factor); top_zero: x(1:n) is zero (kkt_solve's).
   subroutine kept_solve(rw, x, top_zero)
     type(rattle_work_t), intent(inout) :: rw
@@ -774,13 +791,8 @@ contains
                       rw%kf, 0, 0)
     call rw%kf%keep_base()
     call schur_init(model, rw, s%q)
-    call kept_factor(model, rw, s%t, s%q, info)
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    rw%tf = s%t
-    rw%qf = s%q
+    call kept_at(model, rw, s%t, s%q, info)
+    if (info /= 0) return
     call kept_index1(model, rw, s%t, s%q, s%v, s%a, s%lam)
     info = 0
     if (.not. all(abs(s%a) <= huge(1.0_wp))) info = STATUS_NONFINITE
@@ -944,15 +956,9 @@ contains
     integer, intent(out) :: info
     integer :: n
     n = model%n
-    rw%tf = -huge(1.0_wp)      ! kf is K(tf, qf) once factored
-    call kept_factor(model, rw, t1, q, info)
+    call kept_at(model, rw, t1, q, info)
     nfact = nfact + 1
-    if (info /= 0) then
-      info = STATUS_SINGULAR
-      return
-    end if
-    rw%tf = t1
-    rw%qf = q
+    if (info /= 0) return
     if (model%scleronomic) then     ! (g_t = 0: hol_t's work array and copy skipped, the same zeros)
       rw%xs(n + 1:) = 0
     else
@@ -1796,8 +1802,8 @@ contains
   !> rank: the forces along its near-null directions are gone from the first stage) and Newton's
   !> choice hangs on round-off; two steps of 0.6 h and 1.4 h from t1 - 2 h have no point there
   !> (their stage points are 0.3 h and 0.4 h from it).  The stepper starts again from s as init
-  !> does: p = M v, the kept K factored at s (kick_complete's), no Jacobian kept; s%a, s%lam are
-  !> that step's own, consistent ones.
+  !> does: p = M v, the kept K factored at s (kept_at); s%a, s%lam are that step's own, consistent
+  !> ones.  No reduced Jacobian carries over: red_step keeps one only for steps of its own length.
   subroutine sym_straddle(self, h, t1, s, info)
     class(sym_stepper_t), intent(inout) :: self
     real(wp), intent(in) :: h, t1
@@ -1807,19 +1813,13 @@ contains
     info = STATUS_LEFT_BRANCH
     if (.not. self%lw%on) return
     call self%model%mass_mul(s%q, s%v, self%p)
-    self%rt%tf = -huge(1.0_wp)
-    call kept_factor(self%model, self%rt, s%t, s%q, info)
+    call kept_at(self%model, self%rt, s%t, s%q, info)
     if (info /= 0) then
       info = STATUS_LEFT_BRANCH
       return
     end if
-    self%rt%tf = s%t
-    self%rt%qf = s%q
-    self%lw%jm_ok = .false.
     call sym_advance(self, SPLIT * h, s%t + SPLIT * h, s, info)
-    self%lw%jm_ok = .false.
     if (info == 0) call sym_advance(self, (2 - SPLIT) * h, t1, s, info)
-    self%lw%jm_ok = .false.
   end subroutine
 
   !> a and lam of a passed step's end (sym_pass, the reduced step) by the Tikhonov-filtered

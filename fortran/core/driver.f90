@@ -539,7 +539,9 @@ contains
     real(wp), parameter :: JUMP = 10
     logical :: near
     integer :: pinfo
-    if (.not. d2 > JUMP * max_diff(v1, v2)) return
+    real(wp) :: d1
+    d1 = max_diff(v1, v2)
+    if (.not. d2 > JUMP * d1) return
     near = near_singular_position(st%model, t1, s%q, s%v)
     if (st%passes_singular .and. .not. near) near = near_singular_position(st%model, s_old%t, s_old%q, s_old%v)
     if (.not. near) return
@@ -547,17 +549,23 @@ contains
     if (.not. st%passes_singular) return
     call copy_state(s, s_old)
     call st%pass_singular(h, t1, s, pinfo)
-    if (pinfo == 0 .and. finite_state(s)) then
-      if (.not. max_abs(s%v, v1, v2) > JUMP * max_diff(v1, v2)) info = 0
-    end if
-    if (info /= 0 .and. st%straddles) then
+    if (.not. retaken() .and. st%straddles) then
       call copy_state(s, s_old2)
       call st%straddle(h, t1, s, pinfo)
-      if (pinfo == 0 .and. finite_state(s)) then
-        if (.not. max_abs(s%v, v1, v2) > JUMP * max_diff(v1, v2)) info = 0
-      end if
     end if
-    if (info /= 0) call copy_state(s, s_old)
+    if (retaken()) then
+      info = 0
+    else
+      call copy_state(s, s_old)
+    end if
+
+  contains
+
+    !> The step taken again (its status pinfo, its end s) ended finite and without the jump.
+    logical function retaken()
+      retaken = pinfo == 0 .and. finite_state(s)
+      if (retaken) retaken = .not. max_abs(s%v, v1, v2) > JUMP * d1
+    end function
   end subroutine
 
   !> max_i |x_i - y_i| (branch_check's last increment; a loop, no temporary array).
