@@ -143,10 +143,7 @@ def _rank_at(result):
     model = result.model
     try:
         t, q = float(result.t[-1]), np.asarray(result.q[-1])
-        blocks = ([np.reshape(model.hol_jac(t, q), (model.n_hol, -1))] if model.n_hol else []) + \
-                 ([np.reshape(model.nh_A(t, q), (model.n_nonhol, -1))] if model.n_nonhol else [])
-        c = np.vstack(blocks)
-        sv = np.linalg.svd(c, compute_uv=False)
+        sv = np.linalg.svd(V.constraint_matrix(model, t, q), compute_uv=False)
     except Exception:  # noqa: BLE001 - the message stays without it
         return ""
     if not len(sv) or not sv[0] > 0:

@@ -456,8 +456,9 @@ class Model:
 
     def consistent_acceleration(self, t, q, v):
         """Solve the index-1 system for (a, lam_h, lam_n) at (t, q, v)."""
+        from .. import _validate as V
         n, mh, mn = self.n, self.n_hol, self.n_nonhol
-        c = np.vstack([self.checked("hol_jac", self.hol_jac(t, q), t), self.checked("nh_A", self.nh_A(t, q), t)])
+        c = V.constraint_matrix(self, t, q)
         k = np.zeros((n + mh + mn, n + mh + mn))
         k[:n, :n] = self.checked("mass", self.mass(q), t)
         k[:n, n:] = c.T
@@ -468,7 +469,6 @@ class Model:
         try:
             sol = np.linalg.solve(k, rhs)
         except np.linalg.LinAlgError:   # say which part is singular, not NumPy's "Singular matrix"
-            from .. import _validate as V
             raise V.singular_mass(self, t, q) or ValueError(
                 f"the index-1 matrix [M C^T; C 0] of model {self.name!r} is singular at t={t}: the constraint "
                 "Jacobian [G; A] is rank deficient (redundant or degenerate constraints)") from None
