@@ -38,6 +38,11 @@ module pyint_compiled_model
                                          REQ_MASS_DQQ]
   integer, parameter :: K_MASS = 1, K_MASS_DQ = 2, K_FQ = 3, K_FV = 4, K_G = 5, K_GVQ = 6, K_GTL = 7, &
                         K_A = 8, K_AVQ = 9, K_ATL = 10, K_MASS_DQQ = 11
+  !> An item's nonzeros are evaluated into a local buffer of this many entries, larger ones into an
+  !> allocated one: gfortran puts an automatic array of run-time size on the heap (a malloc / free
+  !> pair at every G^T lam, M a, ...: 8 % of a composition step's instructions on seed 002's triple
+  !> pendulum).
+  integer, parameter :: NNZ_LOCAL = 256
 
   abstract interface
     subroutine eval_i(req, t, q, v, w, rpar, out) bind(C)
@@ -54,6 +59,7 @@ module pyint_compiled_model
     real(wp), allocatable :: rpar(:)
     integer :: off(NMAT + 1) = 0           !< item k's nonzeros are off(k)+1 .. off(k+1)
     integer, allocatable :: pr(:), pc(:)   !< their rows and columns (1-based)
+    real(wp), allocatable :: mass_vals(:)  !< a constant M's nonzeros, evaluated once
   contains
     procedure :: item_vec => cm_item_vec
     procedure :: item_mat => cm_item_mat
@@ -80,6 +86,7 @@ contains
     integer(c_intptr_t) :: addr
     type(c_funptr) :: fp
     integer :: k, nnz, p0, i
+    real(wp), allocatable :: z(:), mv(:)
     ierr = 1
     if (size(ipar) < 5 + NMAT) return
     addr = ior(iand(int(ipar(1), c_intptr_t), int(z'FFFFFFFF', c_intptr_t)), &
@@ -107,6 +114,12 @@ contains
     m%rpar = rpar
     fp = transfer(addr, fp)
     call c_f_procpointer(fp, m%ev)
+    if (m%const_mass) then        ! (M depends on neither q nor t: any point gives it)
+      allocate(mv(m%off(K_MASS + 1) - m%off(K_MASS)), z(m%n))
+      z = 0
+      call vals(m, K_MASS, 0.0_wp, z, z, z, mv)
+      call move_alloc(mv, m%mass_vals)
+    end if
     ierr = 0
   end subroutine
 
@@ -130,6 +143,10 @@ contains
     real(wp), intent(in) :: t, q(:), v(:), w(:)
     real(wp), intent(out) :: x(:)
     real(wp) :: dummy(1)
+    if (k == K_MASS .and. allocated(self%mass_vals)) then
+      x = self%mass_vals
+      return
+    end if
     if (size(x) == 0) then
       call self%ev(int(MAT_REQ(k), c_int), t, q, v, w, self%rpar, dummy)
       return
@@ -143,15 +160,28 @@ contains
     integer, intent(in) :: k
     real(wp), intent(in) :: t, q(:), v(:), w(:)
     real(wp), intent(out) :: d(:, :)
-    real(wp) :: x(self%off(k + 1) - self%off(k))
-    integer :: i, o
+    real(wp) :: local(NNZ_LOCAL)
+    real(wp), allocatable :: big(:)
+    integer :: nb
     d = 0
-    if (size(x) == 0) return
-    call vals(self, k, t, q, v, w, x)
-    o = self%off(k)
-    do i = 1, size(x)
-      d(self%pr(o + i), self%pc(o + i)) = x(i)
-    end do
+    nb = self%off(k + 1) - self%off(k)
+    if (nb == 0) return
+    if (nb <= NNZ_LOCAL) then
+      call fill(local(1:nb))
+    else
+      allocate(big(nb))
+      call fill(big)
+    end if
+  contains
+    subroutine fill(b)
+      real(wp), intent(out) :: b(:)
+      integer :: i, o
+      call vals(self, k, t, q, v, w, b)
+      o = self%off(k)
+      do i = 1, size(b)
+        d(self%pr(o + i), self%pc(o + i)) = b(i)
+      end do
+    end subroutine
   end subroutine
 
   !> y = s B x (trans false) or y = s B^T x (trans true) for item k, accumulated.
@@ -161,20 +191,33 @@ contains
     real(wp), intent(in) :: t, q(:), v(:), w(:), x(:)
     logical, intent(in) :: trans
     real(wp), intent(inout) :: y(:)
-    real(wp) :: b(self%off(k + 1) - self%off(k))
-    integer :: i, o
-    if (size(b) == 0) return
-    call vals(self, k, t, q, v, w, b)
-    o = self%off(k)
-    if (trans) then
-      do i = 1, size(b)
-        y(self%pc(o + i)) = y(self%pc(o + i)) + b(i) * x(self%pr(o + i))
-      end do
+    real(wp) :: local(NNZ_LOCAL)
+    real(wp), allocatable :: big(:)
+    integer :: nb
+    nb = self%off(k + 1) - self%off(k)
+    if (nb == 0) return
+    if (nb <= NNZ_LOCAL) then
+      call apply(local(1:nb))
     else
-      do i = 1, size(b)
-        y(self%pr(o + i)) = y(self%pr(o + i)) + b(i) * x(self%pc(o + i))
-      end do
+      allocate(big(nb))
+      call apply(big)
     end if
+  contains
+    subroutine apply(b)
+      real(wp), intent(out) :: b(:)
+      integer :: i, o
+      call vals(self, k, t, q, v, w, b)
+      o = self%off(k)
+      if (trans) then
+        do i = 1, size(b)
+          y(self%pc(o + i)) = y(self%pc(o + i)) + b(i) * x(self%pr(o + i))
+        end do
+      else
+        do i = 1, size(b)
+          y(self%pr(o + i)) = y(self%pr(o + i)) + b(i) * x(self%pc(o + i))
+        end do
+      end if
+    end subroutine
   end subroutine
 
   !> asm += s B (or s B^T) for item k: every structural nonzero, zeros included.
@@ -185,18 +228,31 @@ contains
     logical, intent(in) :: trans
     type(newton_matrix_t), intent(inout) :: asm
     integer, intent(in) :: r0, c0
-    real(wp) :: b(self%off(k + 1) - self%off(k))
-    integer :: i, o
-    if (size(b) == 0) return
-    call vals(self, k, t, q, v, w, b)
-    o = self%off(k)
-    do i = 1, size(b)
-      if (trans) then
-        call asm%add(r0 + self%pc(o + i), c0 + self%pr(o + i), s * b(i))
-      else
-        call asm%add(r0 + self%pr(o + i), c0 + self%pc(o + i), s * b(i))
-      end if
-    end do
+    real(wp) :: local(NNZ_LOCAL)
+    real(wp), allocatable :: big(:)
+    integer :: nb
+    nb = self%off(k + 1) - self%off(k)
+    if (nb == 0) return
+    if (nb <= NNZ_LOCAL) then
+      call add(local(1:nb))
+    else
+      allocate(big(nb))
+      call add(big)
+    end if
+  contains
+    subroutine add(b)
+      real(wp), intent(out) :: b(:)
+      integer :: i, o
+      call vals(self, k, t, q, v, w, b)
+      o = self%off(k)
+      do i = 1, size(b)
+        if (trans) then
+          call asm%add(r0 + self%pc(o + i), c0 + self%pr(o + i), s * b(i))
+        else
+          call asm%add(r0 + self%pr(o + i), c0 + self%pc(o + i), s * b(i))
+        end if
+      end do
+    end subroutine
   end subroutine
 
   !> Vector item req at (t, q, v, w) into x (the dense items of model_t: fortran/core/item_model.f90).
