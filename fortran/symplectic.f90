@@ -1571,13 +1571,22 @@ contains
     !> K [z_i; dmu_i] = [-(W r_U)_i; -(C^{-1} r_g)_i], then dU_l = sum_i ahat'_li z_i - alpha_l
     !> M^{-1} (beta . r_U).
     subroutine red_increment()
-      integer :: i, j
-      if (jmode) then
-        lw%xj(1:ns * n) = -reshape(lw%ru, [ns * n])
-        lw%xj(ns * n + 1:) = -reshape(lw%rg, [size(lw%rg)])
+      integer :: i, j, nmu
+      if (jmode) then      ! (column by column: reshape made a heap temporary per call)
+        nmu = size(lw%dmu, 2)
+        do j = 1, ns
+          lw%xj((j - 1) * n + 1:j * n) = -lw%ru(:, j)
+        end do
+        do j = 1, nmu
+          lw%xj(ns * n + (j - 1) * m + 1:ns * n + j * m) = -lw%rg(:, j)
+        end do
         call lw%jm%solve(lw%xj)
-        lw%du = reshape(lw%xj(1:ns * n), [n, ns])
-        lw%dmu = reshape(lw%xj(ns * n + 1:), shape(lw%dmu))
+        do j = 1, ns
+          lw%du(:, j) = lw%xj((j - 1) * n + 1:j * n)
+        end do
+        do j = 1, nmu
+          lw%dmu(:, j) = lw%xj(ns * n + (j - 1) * m + 1:ns * n + j * m)
+        end do
         lw%u = lw%u + lw%du
         lw%mu = lw%mu + lw%dmu
         iters = iters + 1
