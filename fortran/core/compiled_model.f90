@@ -111,6 +111,9 @@ contains
     end do
     m%const_mass = mflags(1) /= 0
     m%has_energy = mflags(2) /= 0
+    ! f_q and f_v without a structural nonzero: SymPy found f free of q and v (the items' patterns
+    ! are the derivatives' nonzeros), so the kernels evaluate f once per point in time
+    m%const_force = m%off(K_FQ + 1) == m%off(K_FQ) .and. m%off(K_FV + 1) == m%off(K_FV)
     m%rpar = rpar
     fp = transfer(addr, fp)
     call c_f_procpointer(fp, m%ev)
