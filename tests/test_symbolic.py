@@ -292,7 +292,6 @@ def test_random_model_runs_in_fortran_like_the_callback_path():
     assert np.max(np.abs(r1.q - r2.q)) <= TRAJ_TOL
 
 
-
 @pytest.mark.parametrize("method", ["rattle", "symplectic_gl", "lobatto_iiiab", "genalpha"])
 def test_force_of_time_alone_follows_time_in_fortran(method):
     """A force free of q and v (here a horizontal push A sin(w t) and gravity on a pendulum bob)
