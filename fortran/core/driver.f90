@@ -647,23 +647,23 @@ contains
   !> before the step's start (straddle) at no cost a step.
   subroutine swap_state(x, y)
     type(state_t), intent(inout) :: x, y
-    real(wp), allocatable :: tmp(:)
     real(wp) :: t
     t = x%t
     x%t = y%t
     y%t = t
-    call move_alloc(x%q, tmp)
-    call move_alloc(y%q, x%q)
-    call move_alloc(tmp, y%q)
-    call move_alloc(x%v, tmp)
-    call move_alloc(y%v, x%v)
-    call move_alloc(tmp, y%v)
-    call move_alloc(x%a, tmp)
-    call move_alloc(y%a, x%a)
-    call move_alloc(tmp, y%a)
-    call move_alloc(x%lam, tmp)
-    call move_alloc(y%lam, x%lam)
-    call move_alloc(tmp, y%lam)
+    call swap_array(x%q, y%q)
+    call swap_array(x%v, y%v)
+    call swap_array(x%a, y%a)
+    call swap_array(x%lam, y%lam)
+  end subroutine
+
+  !> x <-> y (swap_state's arrays), by move_alloc.
+  subroutine swap_array(x, y)
+    real(wp), allocatable, intent(inout) :: x(:), y(:)
+    real(wp), allocatable :: tmp(:)
+    call move_alloc(x, tmp)
+    call move_alloc(y, x)
+    call move_alloc(tmp, y)
   end subroutine
 
   !> dst = src, dst's arrays kept (the same sizes: one run's states) once allocated: the
