@@ -242,11 +242,9 @@ def reference(name, t_end):
         pos = exact_position(t, np.pi / 2, 1.0, G)
         return t, pos, np.full_like(pos, np.nan), {"reference": "closed form (Jacobi elliptic functions)"}
     if kind in ("A02", "A02S"):
-        from pyint.models.iftomm import n_four_bar_reduced_motion
+        from pyint.models.iftomm import n_four_bar_reduced_motion, n_four_bar_reduced_point
         L = model.params["length"]
-        th, om = n_four_bar_reduced_motion(n, t, model.params["mass"], L, G)
-        pos = L * np.stack([np.sin(th), np.cos(th)], axis=1)
-        vel = L * om[:, None] * np.stack([np.cos(th), -np.sin(th)], axis=1)
+        pos, vel = n_four_bar_reduced_point(*n_four_bar_reduced_motion(n, t, model.params["mass"], L, G), L)
         return t, pos, vel, {"reference": "reduced 1-DOF equation J theta'' = K g sin(theta), DOP853 "
                                           "rtol = atol = 1e-12"}
     from pyint.reference.ode import ode_reference

@@ -18,7 +18,7 @@ import pyint
 from pyint.models.iftomm import (ANDREWS_PARAMS, ANDREWS_Q0, andrews, andrews_point_f, bricard, bricard_point,
                                  flyball_governor, flyball_point, flyball_reduced, flyball_state, n_four_bar,
                                  n_four_bar_point, n_four_bar_reduced, n_four_bar_reduced_motion,
-                                 n_four_bar_state)
+                                 n_four_bar_reduced_point, n_four_bar_state)
 from pyint.integrator import METHODS
 from pyint.studies import iftomm_benchmarks as S
 
@@ -130,7 +130,6 @@ def _a02_n4_perturbed_run(name, seed):
     perturbed by 7e-14 relative (seed): the result (ok, or the IntegrationError's) and its error against
     the reduced solution at every step, positions and velocities of B0."""
     from pyint.models.iftomm import G
-    from pyint.integrator import METHODS
     model = n_four_bar(4, g=G)
     length, mass = model.params["length"], model.params["mass"]
     q0, v0 = n_four_bar_state(model, 0.0, 1.0 / length)
@@ -139,10 +138,9 @@ def _a02_n4_perturbed_run(name, seed):
         r, exc = METHODS[name]().integrate(model, q0, v, 1.3, h=1e-3, every=1), None
     except pyint.IntegrationError as e:
         r, exc = e.result, e
-    th, om = n_four_bar_reduced_motion(4, r.t, mass, length, G)
+    pr, vr = n_four_bar_reduced_point(*n_four_bar_reduced_motion(4, r.t, mass, length, G), length)
     p, vp = n_four_bar_point(model, r.q, r.v)
-    err = max(np.abs(p - length * np.stack([np.sin(th), np.cos(th)], 1)).max(),
-              np.abs(vp - length * om[:, None] * np.stack([np.cos(th), -np.sin(th)], 1)).max())
+    err = max(np.abs(p - pr).max(), np.abs(vp - vr).max())
     return r, exc, err
 
 
@@ -214,8 +212,8 @@ def test_a02_n40_lobatto_passes_a_step_that_ends_at_the_crossing():
     res = METHODS["lobatto_iiiab"]().integrate(model, q0, v0, t[-1], h=1e-3, t0=t[0], raise_on_failure=False)
     assert res.status == "ok", res.message
     np.testing.assert_allclose(res.t, t, rtol=0, atol=1e-12)
-    err = max(np.max(np.abs(n_four_bar_point(model, q, v)[0] - length * np.array([np.sin(a), np.cos(a)])))
-              for q, v, a in zip(res.q, res.v, theta))
+    err = np.max(np.abs(n_four_bar_point(model, res.q, res.v)[0]
+                        - n_four_bar_reduced_point(theta, omega, length)[0]))
     assert err < 3.4e-9, err                                                 # measured 3.35e-10
     assert res.eps_pos < 3e-13                                              # measured 1.4e-14
     assert np.max(np.abs(res.lam)) < 3.1e3                                  # measured 303
@@ -242,9 +240,9 @@ def test_a02_n40_spatial_lie_genalpha_passes_the_steps_next_to_a_crossing():
     q0, v0 = n_four_bar_state(model, 0.0, 1.0)
     res = METHODS["lie_genalpha"]().integrate(model, q0, v0, 1.4, h=1e-3, raise_on_failure=False)
     assert res.status == "ok", res.message
-    theta, _ = n_four_bar_reduced_motion(40, res.t, model.params["mass"], length, G)
+    theta, omega = n_four_bar_reduced_motion(40, res.t, model.params["mass"], length, G)
     pos = n_four_bar_point(model, res.q, res.v)[0]
-    err = np.max(np.abs(pos - length * np.c_[np.sin(theta), np.cos(theta)]))
+    err = np.max(np.abs(pos - n_four_bar_reduced_point(theta, omega, length)[0]))
     assert err < 2.9e-4, err                                                 # measured 2.83e-5
     x_max = np.max(np.abs(res.q.reshape(len(res.t), -1, 12)[:, :, :3]))   # 26.8 m
     assert res.eps_pos < np.finfo(float).eps * (1 + x_max) / 2e-6          # measured 3.7e-14 ... 3.7e-11
@@ -274,7 +272,7 @@ def test_a02_n40_spatial_lie_genalpha_s2_retakes_a_step_at_a_crossing_as_index3(
     retaken = res.t[1:][np.max(np.abs(res.extra["mu"][1:]), axis=1) == 0]
     np.testing.assert_allclose(retaken, [8.584], rtol=0, atol=1e-9)
     pos = n_four_bar_point(model, res.q, res.v)[0]
-    err = np.max(np.abs(pos - length * np.c_[np.sin(theta), np.cos(theta)]))
+    err = np.max(np.abs(pos - n_four_bar_reduced_point(theta, omega, length)[0]))
     assert err < 3.2e-5, err                                                 # measured 3.16e-6
     x_max = np.max(np.abs(res.q.reshape(len(res.t), -1, 12)[:, :, :3]))
     pos_bound = np.finfo(float).eps * (1 + x_max) / 2e-6
@@ -322,8 +320,8 @@ def test_a02_n40_spatial_lie_genalpha_s2_filters_the_step_its_run_from_0_stopped
     retaken = res.t[1:][np.max(np.abs(res.extra["mu"][1:]), axis=1) == 0]
     np.testing.assert_allclose(retaken, [t[14]], rtol=0, atol=1e-9)
     pos, vel = n_four_bar_point(model, res.q, res.v)
-    err_p = np.max(np.abs(pos - length * np.c_[np.sin(theta), np.cos(theta)]))
-    err_v = np.max(np.abs(vel - length * omega[:, None] * np.c_[np.cos(theta), -np.sin(theta)]))
+    pr, vr = n_four_bar_reduced_point(theta, omega, length)
+    err_p, err_v = np.max(np.abs(pos - pr)), np.max(np.abs(vel - vr))
     assert err_p < 3.5e-6, err_p                                             # measured 3.48e-7
     assert err_v < 1.4e-4, err_v                                             # measured 1.38e-5
     x_max = np.max(np.abs(res.q.reshape(len(res.t), -1, 12)[:, :, :3]))   # 26.6 m
@@ -353,8 +351,7 @@ def test_a02_n40_genalpha_rtol_steps_across_a_crossing():
     assert r.status == "ok", r.message
     assert r.stats["newton_failures"] >= 1          # the step across was taken (measured: 1)
     p, v = n_four_bar_point(model, r.q, r.v)
-    pr = np.stack([np.sin(th), np.cos(th)], axis=1)
-    vr = om[:, None] * np.stack([np.cos(th), -np.sin(th)], axis=1)
+    pr, vr = n_four_bar_reduced_point(th, om)
     err = max(np.max(np.abs(p - pr)) / np.max(np.abs(pr)), np.max(np.abs(v - vr) / np.max(np.abs(vr), axis=0)))
     assert err < 3.2e-7, err                        # measured 3.17e-8
 
@@ -369,12 +366,12 @@ def test_a02_long_chain_index1_methods_pass_the_singular_positions(method, measu
     model = n_four_bar(n)
     q0, v0 = n_four_bar_state(model, 0.0, 1.0)
     t = np.linspace(0.0, t_end, 31)
-    theta, _ = n_four_bar_reduced_motion(n, t, g=S.G)
+    theta, omega = n_four_bar_reduced_motion(n, t, g=S.G)
     r = pyint.METHODS[method]().integrate(model, q0, v0, t_end=t_end, h=1e-3)
     assert r.status == "ok"
     pos, _ = n_four_bar_point(model, r.q[::50], r.v[::50])
     assert np.allclose(r.t[::50], t)
-    assert S.benchmark_error(pos, np.stack([np.sin(theta), np.cos(theta)], axis=1)) < 10 * measured
+    assert S.benchmark_error(pos, n_four_bar_reduced_point(theta, omega)[0]) < 10 * measured
 
 
 def test_a04_redundant_mechanism_runs_and_matches_its_reference():

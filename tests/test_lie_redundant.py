@@ -290,12 +290,11 @@ A02_RUNS = {2: 7.0, 4: 1.5}         # N -> T: N = 2 past lie_genalpha's old Newt
 @pytest.fixture(scope="module")
 def a02_spatial_reference():
     """N -> (times, B0 position, B0 velocity) of the reduced equation J theta'' = K g sin(theta), every 0.05 s."""
-    from pyint.models.iftomm import n_four_bar_reduced_motion
+    from pyint.models.iftomm import n_four_bar_reduced_motion, n_four_bar_reduced_point
     out = {}
     for n, t_end in A02_RUNS.items():
         t = np.arange(0.0, t_end + 1e-9, 0.05)
-        th, om = n_four_bar_reduced_motion(n, t)
-        out[n] = t, np.stack([np.sin(th), np.cos(th)], 1), om[:, None] * np.stack([np.cos(th), -np.sin(th)], 1)
+        out[n] = (t, *n_four_bar_reduced_point(*n_four_bar_reduced_motion(n, t)))
     return out
 
 

@@ -201,6 +201,16 @@ def n_four_bar_reduced_motion(n, times, mass=1.0, length=1.0, g=G):
     return solve_ivp(lambda _, y: (y[1], kk * g / jj * np.sin(y[0])), (0.0, times[-1]), (0.0, 1.0 / length),
                      method="DOP853", rtol=1e-12, atol=1e-12, t_eval=times).y
 
+def n_four_bar_reduced_point(theta, omega, length=1.0):
+    """Position and velocity of B0 (the tip of crank 0), (..., 2) each, at crank angles ``theta``
+    (from the upward vertical, clockwise positive) and rates ``omega`` (e.g. from
+    :func:`n_four_bar_reduced_motion`): the reference that :func:`n_four_bar_point` is compared with."""
+    theta, omega = np.asarray(theta, dtype=float), np.asarray(omega, dtype=float)
+    pos = length * np.stack([np.sin(theta), np.cos(theta)], axis=-1)
+    vel = length * omega[..., None] * np.stack([np.cos(theta), -np.sin(theta)], axis=-1)
+    return pos, vel
+
+
 def n_four_bar_point(model, q, v):
     """Position and velocity of B0 (the tip of crank 0) at each sample of q, v (..., n): (..., 2) each.
     For :func:`n_four_bar_spatial`: B0 in the loop's plane coordinates (X, Y); its distance from
